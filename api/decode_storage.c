@@ -1,0 +1,243 @@
+/*
+ * decode_storage.c - PersistentVolume, PersistentVolumeClaim (v1), StorageClass and
+ * CSINode (storage.k8s.io/v1): the fields VolumeBinding, VolumeZone, VolumeRestrictions
+ * and NodeVolumeLimits read.
+ */
+#include "ksched/api.h"
+#include "ksched/decode.h"
+#include "ksched/intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int access_modes(struct ks_decoder *d, const struct ks_yaml_node *spec, unsigned *out)
+{
+    static const char *const names[] = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"};
+    const char **modes = NULL;
+    uint32_t n = 0;
+    int rc = ks_dec_string_list(d, spec, "accessModes", &n, &modes);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned bit = 0;
+        for (unsigned j = 0; j < 4; j++) {
+            if (strcmp(modes[i], names[j]) == 0)
+                bit = 1u << j;
+        }
+        if (!bit) {
+            size_t s = ks_dec_push(d, "accessModes");
+            ks_dec_push_index(d, i);
+            rc = ks_dec_fail(d, ks_yaml_get(spec, "accessModes"), 0, "unsupported access mode \"%s\"", modes[i]);
+            ks_dec_pop(d, s);
+            return rc;
+        }
+        *out |= bit;
+    }
+    return 0;
+}
+
+/* storageClassName: "given" even when empty, since "" means "no class" rather than "default class" */
+static int storage_class_name(struct ks_decoder *d, const struct ks_yaml_node *spec, bool *has, const char **out)
+{
+    const struct ks_yaml_node *n = ks_yaml_get(spec, "storageClassName");
+    *has = n && !ks_yaml_is_null(n);
+    *out = "";
+    return ks_dec_string(d, spec, "storageClassName", out);
+}
+
+/* A map field that must be present: @what names it in the error. */
+static int need_map(struct ks_decoder *d, const struct ks_yaml_node *doc, const char *key,
+                    const struct ks_yaml_node **out)
+{
+    int rc = ks_dec_map(d, doc, key, out);
+    if (rc == 0 && !*out) {
+        size_t s = ks_dec_push(d, key);
+        rc = ks_dec_fail(d, doc, 0, "Required value");
+        ks_dec_pop(d, s);
+    }
+    return rc;
+}
+
+static int pv_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_persistent_volume *pv)
+{
+    const struct ks_yaml_node *spec = NULL, *status = NULL, *ref = NULL, *csi = NULL, *aff = NULL;
+    struct ks_resource_list cap = {0};
+    int rc;
+
+    if ((rc = ks_dec_meta(d, doc, false, &pv->meta)) || (rc = need_map(d, doc, "spec", &spec)))
+        return rc;
+    size_t saved = ks_dec_push(d, "spec");
+    if ((rc = ks_dec_resources(d, spec, "capacity", &cap)) ||
+        (rc = storage_class_name(d, spec, &pv->has_storage_class, &pv->storage_class)) ||
+        (rc = access_modes(d, spec, &pv->access_modes)) || (rc = ks_dec_map(d, spec, "claimRef", &ref)) ||
+        (rc = ks_dec_map(d, spec, "csi", &csi)) || (rc = ks_dec_map(d, spec, "nodeAffinity", &aff)) ||
+        (rc = ks_dec_string(d, spec, "volumeMode", &pv->volume_mode)))
+        return rc;
+    pv->capacity_storage = ks_resource_list_get(&cap, ks_intern("storage"));
+    if (ref) {
+        size_t s = ks_dec_push(d, "claimRef");
+        pv->claim_namespace = "default";
+        if ((rc = ks_dec_string(d, ref, "namespace", &pv->claim_namespace)) ||
+            (rc = ks_dec_string(d, ref, "name", &pv->claim_name)))
+            return rc;
+        ks_dec_pop(d, s);
+    }
+    if (csi) {
+        size_t s = ks_dec_push(d, "csi");
+        if ((rc = ks_dec_string(d, csi, "driver", &pv->csi_driver)) ||
+            (rc = ks_dec_string(d, csi, "volumeHandle", &pv->csi_volume_handle)))
+            return rc;
+        ks_dec_pop(d, s);
+    }
+    if (aff) {
+        size_t s = ks_dec_push(d, "nodeAffinity");
+        if ((rc = ks_dec_node_selector(d, aff, "required", &pv->node_affinity)))
+            return rc;
+        ks_dec_pop(d, s);
+    }
+    ks_dec_pop(d, saved);
+    if ((rc = ks_dec_map(d, doc, "status", &status)))
+        return rc;
+    if (status) {
+        saved = ks_dec_push(d, "status");
+        if ((rc = ks_dec_string(d, status, "phase", &pv->phase)))
+            return rc;
+        ks_dec_pop(d, saved);
+    }
+    return 0;
+}
+
+static int pvc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_persistent_volume_claim *pvc)
+{
+    const struct ks_yaml_node *spec = NULL, *status = NULL, *res = NULL;
+    struct ks_resource_list req = {0};
+    int rc;
+
+    if ((rc = ks_dec_meta(d, doc, true, &pvc->meta)) || (rc = need_map(d, doc, "spec", &spec)))
+        return rc;
+    size_t saved = ks_dec_push(d, "spec");
+    pvc->volume_name = "";
+    if ((rc = storage_class_name(d, spec, &pvc->has_storage_class, &pvc->storage_class)) ||
+        (rc = ks_dec_string(d, spec, "volumeName", &pvc->volume_name)) ||
+        (rc = access_modes(d, spec, &pvc->access_modes)) || (rc = ks_dec_map(d, spec, "resources", &res)) ||
+        (rc = ks_dec_label_selector(d, spec, "selector", &pvc->selector)) ||
+        (rc = ks_dec_string(d, spec, "volumeMode", &pvc->volume_mode)))
+        return rc;
+    if (res) {
+        size_t s = ks_dec_push(d, "resources");
+        if ((rc = ks_dec_resources(d, res, "requests", &req)))
+            return rc;
+        ks_dec_pop(d, s);
+        pvc->request_storage = ks_resource_list_get(&req, ks_intern("storage"));
+    }
+    ks_dec_pop(d, saved);
+    if ((rc = ks_dec_map(d, doc, "status", &status)))
+        return rc;
+    if (status) {
+        saved = ks_dec_push(d, "status");
+        if ((rc = ks_dec_string(d, status, "phase", &pvc->phase)))
+            return rc;
+        ks_dec_pop(d, saved);
+    }
+    return 0;
+}
+
+/* allowedTopologies: [{matchLabelExpressions: [{key, values}]}] as terms of In requirements */
+static int allowed_topologies(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_storage_class *sc)
+{
+    const struct ks_yaml_node *seq = NULL;
+    int rc = ks_dec_seq(d, doc, "allowedTopologies", &seq);
+    if (rc || !seq)
+        return rc;
+    sc->nallowed_topologies = seq->n;
+    if (!(sc->allowed_topologies = ks_arena_calloc(d->arena, seq->n ? seq->n : 1, sizeof(*sc->allowed_topologies))))
+        return ks_dec_nomem(d);
+    size_t saved = ks_dec_push(d, "allowedTopologies");
+    for (uint32_t i = 0; i < seq->n; i++) {
+        const struct ks_yaml_node *exprs = NULL;
+        struct ks_node_selector_term *t = &sc->allowed_topologies[i];
+        size_t s2 = ks_dec_push_index(d, i);
+        if ((rc = ks_dec_seq(d, seq->items[i], "matchLabelExpressions", &exprs)))
+            return rc;
+        t->nexprs = exprs ? exprs->n : 0;
+        if (!(t->exprs = ks_arena_calloc(d->arena, t->nexprs ? t->nexprs : 1, sizeof(*t->exprs))))
+            return ks_dec_nomem(d);
+        ks_dec_push(d, "matchLabelExpressions");
+        for (uint32_t j = 0; j < t->nexprs; j++) {
+            struct ks_requirement *r = &t->exprs[j];
+            size_t s3 = ks_dec_push_index(d, j);
+            r->op = KS_OP_IN;
+            if ((rc = ks_dec_id(d, exprs->items[j], "key", &r->key)) ||
+                (rc = ks_dec_id_set(d, exprs->items[j], "values", &r->nvalues, &r->values)))
+                return rc;
+            ks_dec_pop(d, s3);
+        }
+        ks_dec_pop(d, s2);
+    }
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
+static int sc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_storage_class *sc)
+{
+    static const char *const modes[] = {"Immediate", "WaitForFirstConsumer", NULL};
+    int mode = KS_BINDING_IMMEDIATE, rc;
+
+    if ((rc = ks_dec_meta(d, doc, false, &sc->meta)) || (rc = ks_dec_string(d, doc, "provisioner", &sc->provisioner)) ||
+        (rc = ks_dec_enum(d, doc, "volumeBindingMode", modes, &mode)) || (rc = allowed_topologies(d, doc, sc)))
+        return rc;
+    if (!sc->provisioner) {
+        size_t s = ks_dec_push(d, "provisioner");
+        rc = ks_dec_fail(d, doc, 0, "Required value");
+        ks_dec_pop(d, s);
+        return rc;
+    }
+    sc->binding_mode = (enum ks_binding_mode)mode;
+    return 0;
+}
+
+static int csi_node_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_csi_node *cn)
+{
+    const struct ks_yaml_node *spec = NULL, *seq = NULL;
+    int rc;
+
+    if ((rc = ks_dec_meta(d, doc, false, &cn->meta)) || (rc = need_map(d, doc, "spec", &spec)))
+        return rc;
+    size_t saved = ks_dec_push(d, "spec");
+    if ((rc = ks_dec_seq(d, spec, "drivers", &seq)))
+        return rc;
+    cn->ndrivers = seq ? seq->n : 0;
+    if (!(cn->drivers = ks_arena_calloc(d->arena, cn->ndrivers ? cn->ndrivers : 1, sizeof(*cn->drivers))))
+        return ks_dec_nomem(d);
+    ks_dec_push(d, "drivers");
+    for (uint32_t i = 0; i < cn->ndrivers; i++) {
+        struct ks_csi_node_driver *drv = &cn->drivers[i];
+        const struct ks_yaml_node *alloc = NULL;
+        size_t s2 = ks_dec_push_index(d, i);
+        if ((rc = ks_dec_string(d, seq->items[i], "name", &drv->name)) ||
+            (rc = ks_dec_string(d, seq->items[i], "nodeID", &drv->node_id)) ||
+            (rc = ks_dec_map(d, seq->items[i], "allocatable", &alloc)) ||
+            (rc = ks_dec_id_list(d, seq->items[i], "topologyKeys", &drv->ntopology_keys, &drv->topology_keys)))
+            return rc;
+        if (!drv->name) {
+            ks_dec_push(d, "name");
+            return ks_dec_fail(d, seq->items[i], 0, "Required value");
+        }
+        if (alloc && ks_yaml_get(alloc, "count") && !ks_yaml_is_null(ks_yaml_get(alloc, "count"))) {
+            size_t s3 = ks_dec_push(d, "allocatable");
+            drv->has_count = true;
+            if ((rc = ks_dec_int32(d, alloc, "count", &drv->allocatable_count)))
+                return rc;
+            ks_dec_pop(d, s3);
+        }
+        ks_dec_pop(d, s2);
+    }
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
+KS_DEFINE_DECODER(ks_decode_pv, struct ks_persistent_volume, ks_pv_destroy, pv_body)
+KS_DEFINE_DECODER(ks_decode_pvc, struct ks_persistent_volume_claim, ks_pvc_destroy, pvc_body)
+KS_DEFINE_DECODER(ks_decode_storage_class, struct ks_storage_class, ks_storage_class_destroy, sc_body)
+KS_DEFINE_DECODER(ks_decode_csi_node, struct ks_csi_node, ks_csi_node_destroy, csi_node_body)

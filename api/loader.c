@@ -1,0 +1,335 @@
+/*
+ * loader.c - manifest files into a struct ks_objects, all or nothing.
+ *
+ * Each document is dispatched on (apiVersion, kind) through KS_KIND_MAP; `List` and
+ * `<Kind>List` documents contribute their items. An index keyed by (kind, namespace,
+ * name) rejects duplicates and serves the cross-object checks that run once every file
+ * is in: PVC references and priority resolution (the Priority admission plugin's job in a
+ * real cluster: plugin/pkg/admission/priority).
+ */
+#include "ksched/loader.h"
+
+#include "ksched/api.h"
+#include "ksched/decode.h"
+#include "ksched/intern.h"
+#include "ksched/yaml_tree.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kind_ops {
+    const char *kind;
+    const char *versions;
+    int (*decode)(const char *file, const struct ks_yaml_node *doc, void **out, struct ks_error *err);
+    void (*destroy)(void *obj);
+    size_t meta_off; /* offsetof(type, meta) */
+};
+
+#define KS_X(id, kind, versions, type, suffix)                                                          \
+    static int decode_##suffix(const char *file, const struct ks_yaml_node *doc, void **out,             \
+                               struct ks_error *err)                                                     \
+    {                                                                                                    \
+        type *obj;                                                                                       \
+        int rc = ks_decode_##suffix(file, doc, &obj, err);                                               \
+        *out = obj;                                                                                      \
+        return rc;                                                                                       \
+    }                                                                                                    \
+    static void destroy_##suffix(void *obj)                                                              \
+    {                                                                                                    \
+        ks_##suffix##_destroy(obj);                                                                      \
+    }
+KS_KIND_MAP(KS_X)
+#undef KS_X
+
+static const struct kind_ops kinds[KS_KIND_COUNT] = {
+#define KS_X(id, kind, versions, type, suffix)                                                          \
+    [KS_KIND_##id] = {kind, versions, decode_##suffix, destroy_##suffix, offsetof(type, meta)},
+    KS_KIND_MAP(KS_X)
+#undef KS_X
+};
+
+const char *ks_kind_name(enum ks_kind kind)
+{
+    return kind < KS_KIND_COUNT ? kinds[kind].kind : "?";
+}
+
+static const struct ks_object_meta *meta_of(enum ks_kind kind, const void *obj)
+{
+    return (const struct ks_object_meta *)((const char *)obj + kinds[kind].meta_off);
+}
+
+/* ---- (kind, namespace, name) index: open addressing over object pointers ---- */
+
+struct index_slot {
+    uint64_t hash;
+    enum ks_kind kind;
+    const void *obj;
+};
+
+struct index {
+    struct index_slot *slots;
+    uint32_t mask, n;
+};
+
+static uint64_t key_hash(enum ks_kind kind, uint32_t ns, const char *name)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kind << 32) ^ ns;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+static struct index_slot *index_find(struct index *ix, enum ks_kind kind, uint32_t ns, const char *name)
+{
+    uint64_t h = key_hash(kind, ns, name);
+    for (uint32_t i = (uint32_t)h & ix->mask;; i = (i + 1) & ix->mask) {
+        struct index_slot *s = &ix->slots[i];
+        if (!s->obj)
+            return s;
+        const struct ks_object_meta *m = meta_of(s->kind, s->obj);
+        if (s->hash == h && s->kind == kind && m->namespace_id == ns && strcmp(m->name, name) == 0)
+            return s;
+    }
+}
+
+static int index_grow(struct index *ix)
+{
+    uint32_t cap = ix->slots ? (ix->mask + 1) * 2 : 1024;
+    struct index old = *ix;
+    if (!(ix->slots = calloc(cap, sizeof(*ix->slots)))) {
+        *ix = old;
+        return -ENOMEM;
+    }
+    ix->mask = cap - 1;
+    for (uint32_t i = 0; old.slots && i <= old.mask; i++) {
+        if (old.slots[i].obj) {
+            const struct ks_object_meta *m = meta_of(old.slots[i].kind, old.slots[i].obj);
+            *index_find(ix, old.slots[i].kind, m->namespace_id, m->name) = old.slots[i];
+        }
+    }
+    free(old.slots);
+    return 0;
+}
+
+static const void *index_get(const struct index *ix, enum ks_kind kind, uint32_t ns, const char *name)
+{
+    return ix->slots ? index_find((struct index *)ix, kind, ns, name)->obj : NULL;
+}
+
+/* ---- loading ---- */
+
+struct load {
+    struct ks_objects *objs;
+    struct index ix;
+    struct ks_error *err;
+};
+
+static int push_object(struct load *l, enum ks_kind kind, void *obj, const char *file)
+{
+    struct ks_objvec *v = &l->objs->of[kind];
+    const struct ks_object_meta *m = meta_of(kind, obj);
+
+    if ((l->ix.n + 1) * 2 > (l->ix.slots ? l->ix.mask + 1 : 0) && index_grow(&l->ix) < 0)
+        return -ENOMEM;
+    struct index_slot *s = index_find(&l->ix, kind, m->namespace_id, m->name);
+    if (s->obj) {
+        const char *ns = ks_intern_str(m->namespace_id);
+        return ks_error_set(l->err, file, m->line, "metadata.name", "Duplicate value: %s \"%s%s%s\" already defined",
+                            kinds[kind].kind, ns, *ns ? "/" : "", m->name);
+    }
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 64;
+        void **items = realloc(v->items, cap * sizeof(*items));
+        if (!items)
+            return -ENOMEM;
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = obj;
+    *s = (struct index_slot){key_hash(kind, m->namespace_id, m->name), kind, obj};
+    l->ix.n++;
+    return 0;
+}
+
+static int version_ok(const char *versions, const char *v)
+{
+    size_t len = strlen(v);
+    for (const char *p = versions; *p;) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && memcmp(p, v, n) == 0)
+            return 1;
+        p += n + (end != NULL);
+    }
+    return 0;
+}
+
+static int scalar_field(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *key,
+                        const char *prefix, const char **out)
+{
+    const struct ks_yaml_node *n = ks_yaml_get(doc, key);
+    if (ks_yaml_is_null(n) || n->kind != KS_YAML_SCALAR || n->len == 0)
+        return ks_error_set(l->err, file, n ? n->line : doc->line, NULL, "%s%s: Required value", prefix, key);
+    *out = n->str;
+    return 0;
+}
+
+static int load_doc(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *prefix, int depth)
+{
+    const char *api_version, *kind;
+    int rc;
+
+    if (doc->kind != KS_YAML_MAP)
+        return ks_error_set(l->err, file, doc->line, prefix[0] ? prefix : NULL,
+                            "expected a Kubernetes object (a map), found %s", ks_yaml_kind_name(doc));
+    if ((rc = scalar_field(l, file, doc, "kind", prefix, &kind)) ||
+        (rc = scalar_field(l, file, doc, "apiVersion", prefix, &api_version)))
+        return rc;
+    size_t klen = strlen(kind);
+    if (depth == 0 && klen >= 4 && strcmp(kind + klen - 4, "List") == 0) {
+        const struct ks_yaml_node *items = ks_yaml_get(doc, "items");
+        if (!ks_yaml_is_null(items) && items->kind != KS_YAML_SEQ)
+            return ks_error_set(l->err, file, items->line, "items", "expected a list, found %s",
+                                ks_yaml_kind_name(items));
+        for (uint32_t i = 0; items && items->kind == KS_YAML_SEQ && i < items->n; i++) {
+            char item_prefix[32];
+            snprintf(item_prefix, sizeof(item_prefix), "items[%u].", i);
+            if ((rc = load_doc(l, file, items->items[i], item_prefix, 1)))
+                return rc;
+        }
+        return 0;
+    }
+    for (int k = 0; k < KS_KIND_COUNT; k++) {
+        if (strcmp(kinds[k].kind, kind) != 0)
+            continue;
+        if (!version_ok(kinds[k].versions, api_version))
+            return ks_error_set(l->err, file, ks_yaml_get(doc, "apiVersion")->line, NULL,
+                                "%sapiVersion: unsupported apiVersion \"%s\" for kind %s (want %s)", prefix,
+                                api_version, kind, kinds[k].versions);
+        void *obj;
+        struct ks_error inner = {0};
+        if ((rc = kinds[k].decode(file, doc, &obj, &inner))) {
+            if (rc == -ENOMEM && !inner.set)
+                ks_error_set(&inner, file, doc->line, NULL, "out of memory");
+            /* name the list item in the field path */
+            ks_error_set(l->err, inner.file, inner.line, NULL, "%s", "");
+            snprintf(l->err->field, sizeof(l->err->field), "%s%s", prefix, inner.field);
+            snprintf(l->err->msg, sizeof(l->err->msg), "%s", inner.msg);
+            return rc;
+        }
+        if ((rc = push_object(l, (enum ks_kind)k, obj, file))) {
+            kinds[k].destroy(obj);
+            if (rc == -ENOMEM)
+                ks_error_set(l->err, file, doc->line, NULL, "out of memory");
+        }
+        return rc;
+    }
+    return ks_error_set(l->err, file, ks_yaml_get(doc, "kind")->line, NULL,
+                        "%skind: unsupported kind \"%s\" (apiVersion %s)", prefix, kind, api_version);
+}
+
+static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
+{
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const struct ks_volume *v = &pod->volumes[i];
+        if (v->kind == KS_VOLUME_PVC &&
+            !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
+            return ks_error_set(l->err, file, pod->meta.line, NULL,
+                                "spec.volumes[%u].persistentVolumeClaim.claimName: pod %s/%s names the unknown "
+                                "PersistentVolumeClaim \"%s\"",
+                                i, ks_intern_str(pod->meta.namespace_id), pod->meta.name, v->source);
+    }
+    if (pod->has_priority)
+        return 0;
+    /* Priority admission: spec.priority from the class, else the global default, else 0. */
+    static const struct {
+        const char *name;
+        int32_t value;
+    } builtin[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
+    const struct ks_priority_class *pc = NULL;
+    if (pod->priority_class_name && pod->priority_class_name[0]) {
+        pc = index_get(&l->ix, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, pod->priority_class_name);
+        if (!pc) {
+            for (size_t b = 0; b < sizeof(builtin) / sizeof(builtin[0]); b++) {
+                if (strcmp(builtin[b].name, pod->priority_class_name) == 0) {
+                    pod->priority = builtin[b].value;
+                    return 0;
+                }
+            }
+            return ks_error_set(l->err, file, pod->meta.line, "spec.priorityClassName",
+                                "no PriorityClass with name %s was found", pod->priority_class_name);
+        }
+    } else {
+        struct ks_objvec *pcs = &l->objs->of[KS_KIND_PRIORITY_CLASS];
+        for (uint32_t i = 0; i < pcs->n && !pc; i++) {
+            const struct ks_priority_class *c = pcs->items[i];
+            if (c->global_default)
+                pc = c;
+        }
+    }
+    if (pc) {
+        pod->priority = pc->value;
+        if (!pod->has_preemption_policy && pc->has_preemption_policy)
+            pod->preemption_policy = pc->preemption_policy;
+    }
+    return 0;
+}
+
+int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err)
+{
+    struct load l = {.err = err};
+    int rc = 0;
+
+    *out = NULL;
+    if (!(l.objs = calloc(1, sizeof(*l.objs))))
+        return -ENOMEM;
+    /* pods are checked against the objects of every file: remember where each came from */
+    const char **pod_file = NULL;
+    for (int f = 0; f < n && rc == 0; f++) {
+        struct ks_yaml_stream *s;
+        uint32_t first_pod = l.objs->of[KS_KIND_POD].n;
+        if ((rc = ks_yaml_parse_file(paths[f], &s, err)))
+            break;
+        for (uint32_t i = 0; i < s->ndocs && rc == 0; i++) {
+            if (s->docs[i] && !ks_yaml_is_null(s->docs[i]))
+                rc = load_doc(&l, paths[f], s->docs[i], "", 0);
+        }
+        ks_yaml_stream_destroy(s);
+        uint32_t npods = l.objs->of[KS_KIND_POD].n;
+        if (rc == 0 && npods > first_pod) {
+            const char **pf = realloc(pod_file, npods * sizeof(*pf));
+            if (!pf) {
+                rc = ks_error_set(err, paths[f], 0, NULL, "out of memory");
+                break;
+            }
+            pod_file = pf;
+            for (uint32_t p = first_pod; p < npods; p++)
+                pod_file[p] = paths[f];
+        }
+    }
+    for (uint32_t p = 0; rc == 0 && p < l.objs->of[KS_KIND_POD].n; p++)
+        rc = check_pod(&l, l.objs->of[KS_KIND_POD].items[p], pod_file[p]);
+    free(pod_file);
+    free(l.ix.slots);
+    if (rc) {
+        ks_objects_destroy(l.objs);
+        return rc;
+    }
+    *out = l.objs;
+    return 0;
+}
+
+void ks_objects_destroy(struct ks_objects *objs)
+{
+    if (!objs)
+        return;
+    for (int k = 0; k < KS_KIND_COUNT; k++) {
+        for (uint32_t i = 0; i < objs->of[k].n; i++)
+            kinds[k].destroy(objs->of[k].items[i]);
+        free(objs->of[k].items);
+    }
+    free(objs);
+}

@@ -1,0 +1,78 @@
+/*
+ * objects.c - well-known interned names, enum name tables and object destructors.
+ *
+ * The enum name tables are generated from the X-macros of api_types.h, so a value and its
+ * name can never drift apart.
+ */
+#include "ksched/api.h"
+#include "ksched/intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct ks_wellknown ks_wk;
+
+int ks_api_init(void)
+{
+    struct ks_wellknown wk = {
+        .cpu = ks_intern("cpu"),
+        .memory = ks_intern("memory"),
+        .ephemeral_storage = ks_intern("ephemeral-storage"),
+        .pods = ks_intern("pods"),
+        .metadata_name = ks_intern("metadata.name"),
+        .default_scheduler = ks_intern("default-scheduler"),
+        .hostname_label = ks_intern("kubernetes.io/hostname"),
+        .zone_label = ks_intern("topology.kubernetes.io/zone"),
+        .region_label = ks_intern("topology.kubernetes.io/region"),
+    };
+    const uint32_t *ids = (const uint32_t *)&wk;
+    for (size_t i = 0; i < sizeof(wk) / sizeof(uint32_t); i++) {
+        if (ids[i] == KS_ID_NONE)
+            return -ENOMEM;
+    }
+    ks_wk = wk;
+    return 0;
+}
+
+#define KS_NAME_TABLE(fn, type, map, prefix)                                                            \
+    const char *fn(type v)                                                                               \
+    {                                                                                                    \
+        switch (v) {                                                                                     \
+            map(prefix)                                                                                  \
+        }                                                                                                \
+        return "?";                                                                                      \
+    }
+
+#define KS_CASE_OP(name, text)                                                                           \
+    case KS_OP_##name:                                                                                   \
+        return text;
+#define KS_CASE_EFFECT(name, text)                                                                       \
+    case KS_EFFECT_##name:                                                                               \
+        return text;
+#define KS_CASE_PHASE(name, text)                                                                        \
+    case KS_PHASE_##name:                                                                                \
+        return text;
+
+KS_NAME_TABLE(ks_selector_op_name, enum ks_selector_op, KS_SELECTOR_OP_MAP, KS_CASE_OP)
+KS_NAME_TABLE(ks_taint_effect_name, enum ks_taint_effect, KS_TAINT_EFFECT_MAP, KS_CASE_EFFECT)
+KS_NAME_TABLE(ks_pod_phase_name, enum ks_pod_phase, KS_POD_PHASE_MAP, KS_CASE_PHASE)
+
+/* Every loaded object is one malloc'd struct whose contents live in its embedded arena. */
+#define KS_DESTRUCTOR(fn, type)                                                                          \
+    void fn(type *obj)                                                                                   \
+    {                                                                                                    \
+        if (!obj)                                                                                        \
+            return;                                                                                      \
+        ks_arena_destroy(&obj->arena);                                                                   \
+        free(obj);                                                                                       \
+    }
+
+KS_DESTRUCTOR(ks_pod_destroy, struct ks_pod)
+KS_DESTRUCTOR(ks_node_destroy, struct ks_node)
+KS_DESTRUCTOR(ks_pv_destroy, struct ks_persistent_volume)
+KS_DESTRUCTOR(ks_pvc_destroy, struct ks_persistent_volume_claim)
+KS_DESTRUCTOR(ks_storage_class_destroy, struct ks_storage_class)
+KS_DESTRUCTOR(ks_csi_node_destroy, struct ks_csi_node)
+KS_DESTRUCTOR(ks_pdb_destroy, struct ks_pod_disruption_budget)
+KS_DESTRUCTOR(ks_namespace_destroy, struct ks_namespace)
+KS_DESTRUCTOR(ks_priority_class_destroy, struct ks_priority_class)

@@ -1,0 +1,13 @@
+/*
+ * commands.h - the subcommands of the ksched CLI.
+ *
+ * Each returns the process exit status: 0 on success, 1 on an internal failure, 2 on bad
+ * input or usage (with one message on standard error and nothing on standard output).
+ */
+#ifndef KSCHED_CMD_COMMANDS_H
+#define KSCHED_CMD_COMMANDS_H
+
+int ks_cmd_schedule(int argc, char **argv);
+int ks_cmd_config(int argc, char **argv);
+
+#endif

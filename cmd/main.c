@@ -1,0 +1,44 @@
+/*
+ * main.c - the ksched command: dispatch to a subcommand.
+ */
+#include "commands.h"
+
+#include "ksched/api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"schedule", ks_cmd_schedule, "schedule [--config FILE] FILE...   load manifests and schedule their pending pods"},
+    {"config", ks_cmd_config, "config --print [--config FILE]      print the effective scheduler configuration"},
+};
+
+static int usage(FILE *out)
+{
+    fprintf(out, "usage: ksched COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %s\n", commands[i].help);
+    return out == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)
+        return usage(stdout);
+    if (ks_api_init() < 0) {
+        fprintf(stderr, "ksched: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "ksched: unknown command \"%s\"\n", argv[1]);
+    return usage(stderr);
+}

@@ -1,0 +1,111 @@
+/*
+ * cache_types.h - the immutable node snapshot Filter and Score workers read.
+ *
+ * The cache (cache/) owns mutable per-node aggregates (upstream's NodeInfo) and publishes
+ * a struct ks_snapshot with RCU before each scheduling cycle. A snapshot is never changed
+ * once published: a node whose aggregates move gets a new struct ks_node_snap, and the
+ * next snapshot version shares every unchanged record (and every chunk of record pointers
+ * that holds no changed node) with the previous one. Readers hold the RCU read lock for as
+ * long as they use a snapshot or anything reachable from it, pods and nodes included.
+ *
+ * Mirrors pkg/scheduler/framework/types.go (NodeInfo) and backend/cache/snapshot.go.
+ */
+#ifndef KSCHED_CACHE_TYPES_H
+#define KSCHED_CACHE_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/rcu.h"
+
+/* A host port in use on a node: (hostIP, protocol, port) as upstream's HostPortInfo. */
+struct ks_host_port {
+    uint32_t ip; /* interned; "0.0.0.0" for an empty hostIP */
+    uint16_t port;
+    uint8_t protocol; /* enum ks_protocol */
+};
+
+/* One image on a node and how many nodes of the cluster have it (ImageStateSummary). */
+struct ks_image_state {
+    uint32_t name; /* interned, as the kubelet reported it */
+    int64_t size_bytes;
+    uint32_t num_nodes;
+};
+
+/*
+ * One node as Filter and Score see it. The first 64 bytes are what the resource filter
+ * and the resource scores read for every node; the rest is read by the plugins that need
+ * it. Arrays point into the same allocation as the record.
+ */
+struct ks_node_snap {
+    /* hot: allocatable and requested, NodeResourcesFit and the resource scores */
+    int64_t alloc_milli_cpu;
+    int64_t alloc_memory;
+    int64_t req_milli_cpu;
+    int64_t req_memory;
+    int64_t nonzero_milli_cpu; /* requested with 100m / 200Mi defaults, for scoring */
+    int64_t nonzero_memory;
+    int32_t alloc_pods;
+    uint32_t npods;
+    uint32_t name; /* interned node name */
+    uint32_t flags; /* KS_SNAP_* */
+
+    int64_t alloc_ephemeral;
+    int64_t req_ephemeral;
+    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
+
+    uint32_t nreq_scalar;
+    uint32_t nports;
+    const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
+    const struct ks_host_port *ports;
+    const struct ks_pod *const *pods; /* assumed pods included */
+    uint32_t naffinity_pods;          /* pods with any (anti-)affinity term */
+    uint32_t nanti_affinity_pods;     /* pods with required anti-affinity */
+    const struct ks_pod *const *affinity_pods;
+    const struct ks_pod *const *anti_affinity_pods;
+    uint32_t nimages;
+    uint32_t npvc_refs;
+    const struct ks_image_state *images;
+    const uint32_t *pvc_refs; /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
+    const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
+    uint64_t generation;
+};
+
+#define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
+#define KS_SNAP_HAS_NODE      0x2u /* the node object exists (false for pods left on a deleted node) */
+
+#define KS_SNAP_CHUNK_SHIFT 8
+#define KS_SNAP_CHUNK       (1u << KS_SNAP_CHUNK_SHIFT)
+
+/* KS_SNAP_CHUNK record pointers; shared between snapshot versions while unchanged. */
+struct ks_snap_chunk {
+    const struct ks_node_snap *nodes[KS_SNAP_CHUNK];
+};
+
+struct ks_snapshot_garbage;
+
+/*
+ * One published version. Node i (in upstream's nodeTree order: zones round-robin) is
+ * chunks[i >> KS_SNAP_CHUNK_SHIFT]->nodes[i & (KS_SNAP_CHUNK - 1)].
+ */
+struct ks_snapshot {
+    struct ks_rcu_head rcu;
+    uint64_t generation; /* the cache generation this version reflects */
+    uint32_t nnodes;
+    uint32_t nchunks;
+    struct ks_snap_chunk *const *chunks;
+    uint32_t naffinity_nodes; /* indices of nodes with affinity pods (HavePodsWithAffinityList) */
+    uint32_t nanti_affinity_nodes;
+    const uint32_t *affinity_nodes;
+    const uint32_t *anti_affinity_nodes;
+    struct ks_snapshot_garbage *garbage; /* what the next version replaced: freed with this one */
+};
+
+/* ks_snapshot_node - node @i of @s. Context: inside the RCU read section that loaded @s. */
+static inline const struct ks_node_snap *ks_snapshot_node(const struct ks_snapshot *s, uint32_t i)
+{
+    return s->chunks[i >> KS_SNAP_CHUNK_SHIFT]->nodes[i & (KS_SNAP_CHUNK - 1)];
+}
+
+#endif

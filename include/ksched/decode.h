@@ -1,0 +1,133 @@
+/*
+ * decode.h - typed decoding of YAML trees into Kubernetes objects.
+ *
+ * A struct ks_decoder walks one object's tree, allocating into the object's arena and
+ * tracking the dotted field path (spec.containers[0].resources.requests.cpu) so that the
+ * first failure becomes one struct ks_error with file, line and field. Fields ksched does
+ * not model are ignored, as a client decoding a newer server's objects would; a field it
+ * does model must have the right shape and a valid value.
+ *
+ * Context: load time, one thread per decoder. Functions return 0 or a negative errno
+ * (-EINVAL with the error set, -ENOMEM).
+ */
+#ifndef KSCHED_DECODE_H
+#define KSCHED_DECODE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ksched/api_types.h"
+#include "ksched/error.h"
+#include "ksched/yaml_tree.h"
+
+#define KS_DECODE_PATH_MAX 256
+
+struct ks_decoder {
+    const char *file;
+    struct ks_error *err;
+    struct ks_arena *arena;
+    char path[KS_DECODE_PATH_MAX];
+    size_t plen;
+};
+
+/* ks_decoder_init - a decoder for one object, allocating into @arena. */
+void ks_decoder_init(struct ks_decoder *d, const char *file, struct ks_arena *arena, struct ks_error *err);
+
+/* Path handling: push returns the previous length, which pop restores. */
+size_t ks_dec_push(struct ks_decoder *d, const char *field);
+size_t ks_dec_push_index(struct ks_decoder *d, uint32_t i);
+size_t ks_dec_push_key(struct ks_decoder *d, const char *key); /* .key, or [key] when it has a dot */
+void ks_dec_pop(struct ks_decoder *d, size_t len);
+
+/* ks_dec_fail - record an error at @node's line (or @line when @node is NULL) on the current path. */
+int ks_dec_fail(struct ks_decoder *d, const struct ks_yaml_node *node, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ks_dec_nomem - record an out-of-memory error; returns -ENOMEM. */
+int ks_dec_nomem(struct ks_decoder *d);
+
+/*
+ * Each field decoder looks @key up in @map; a missing or null field leaves *out alone
+ * (callers set defaults first) and returns 0. Path and line of errors are the field's.
+ */
+int ks_dec_map(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+               const struct ks_yaml_node **out);
+int ks_dec_seq(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+               const struct ks_yaml_node **out);
+int ks_dec_string(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, const char **out);
+int ks_dec_id(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *out);
+int ks_dec_int32(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int32_t *out);
+int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
+int ks_dec_bool(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, bool *out);
+int ks_dec_time(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
+int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, struct ks_labels *out);
+int ks_dec_annotations(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                       struct ks_annotations *out);
+int ks_dec_resources(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                     struct ks_resource_list *out);
+int ks_dec_id_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
+                   uint32_t **out);
+/* ks_dec_id_set - like ks_dec_id_list, sorted by id (for binary search). */
+int ks_dec_id_set(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
+                  uint32_t **out);
+int ks_dec_string_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
+                       const char ***out);
+
+/* ks_dec_enum - a string field that must be one of @names (NULL-terminated); *out is its index. */
+int ks_dec_enum(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                const char *const *names, int *out);
+
+/* Selectors: *out stays NULL when the field is missing or null (a nil selector). */
+int ks_dec_label_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                          struct ks_label_selector **out);
+int ks_dec_node_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                         struct ks_node_selector **out);
+int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *node,
+                              struct ks_node_selector_term *out);
+
+/* ks_dec_meta - metadata; @namespaced objects default their namespace to "default". */
+int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool namespaced, struct ks_object_meta *out);
+
+/*
+ * KS_DEFINE_DECODER - define fn(file, doc, out, err): allocate a zeroed @type, decode it
+ * with body(decoder, doc, obj) into its own arena, destroy it on failure.
+ */
+#define KS_DEFINE_DECODER(fn, type, destroy, body)                                                              \
+    int fn(const char *file, const struct ks_yaml_node *doc, type **out, struct ks_error *err)          \
+    {                                                                                                    \
+        struct ks_decoder d;                                                                             \
+        type *obj = calloc(1, sizeof(*obj));                                                             \
+        int rc;                                                                                          \
+        *out = NULL;                                                                                     \
+        if (!obj)                                                                                        \
+            return -ENOMEM;                                                                              \
+        ks_decoder_init(&d, file, &obj->arena, err);                                                     \
+        if ((rc = body(&d, doc, obj))) {                                                                 \
+            destroy(obj);                                                                                \
+            return rc;                                                                                   \
+        }                                                                                                \
+        *out = obj;                                                                                      \
+        return 0;                                                                                        \
+    }
+
+/* Object decoders: each allocates the object and returns it in *out (caller destroys). */
+int ks_decode_pod(const char *file, const struct ks_yaml_node *doc, struct ks_pod **out, struct ks_error *err);
+int ks_decode_node(const char *file, const struct ks_yaml_node *doc, struct ks_node **out, struct ks_error *err);
+int ks_decode_pv(const char *file, const struct ks_yaml_node *doc, struct ks_persistent_volume **out,
+                 struct ks_error *err);
+int ks_decode_pvc(const char *file, const struct ks_yaml_node *doc, struct ks_persistent_volume_claim **out,
+                  struct ks_error *err);
+int ks_decode_storage_class(const char *file, const struct ks_yaml_node *doc, struct ks_storage_class **out,
+                            struct ks_error *err);
+int ks_decode_csi_node(const char *file, const struct ks_yaml_node *doc, struct ks_csi_node **out,
+                       struct ks_error *err);
+int ks_decode_pdb(const char *file, const struct ks_yaml_node *doc, struct ks_pod_disruption_budget **out,
+                  struct ks_error *err);
+int ks_decode_namespace(const char *file, const struct ks_yaml_node *doc, struct ks_namespace **out,
+                        struct ks_error *err);
+int ks_decode_priority_class(const char *file, const struct ks_yaml_node *doc, struct ks_priority_class **out,
+                             struct ks_error *err);
+
+#endif

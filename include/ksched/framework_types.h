@@ -1,0 +1,70 @@
+/*
+ * framework_types.h - what the scheduling framework hands to plugins.
+ *
+ * Mirrors pkg/scheduler/framework/{interface.go,cycle_state.go}: CycleState, the
+ * PreFilterResult, per-node scores, the filter Diagnosis that PostFilter reads.
+ *
+ * Context: a struct ks_cycle_state belongs to one scheduling cycle. PreFilter, PreScore,
+ * Reserve, Permit and the binding ops run on one thread and may write it; Filter and Score
+ * run on worker threads in parallel and only read it (they receive it const).
+ */
+#ifndef KSCHED_FRAMEWORK_TYPES_H
+#define KSCHED_FRAMEWORK_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/arena.h"
+#include "ksched/cache_types.h"
+#include "ksched/status_types.h"
+
+/* Upper bound of plugins in one profile (bit masks of plugin indices are 64-bit). */
+#define KS_MAX_PROFILE_PLUGINS 64
+
+/* MaxNodeScore / MinNodeScore of framework/interface.go. */
+#define KS_MAX_NODE_SCORE 100
+#define KS_MIN_NODE_SCORE 0
+
+struct ks_framework;
+
+/*
+ * Per-cycle plugin data: slot[i] belongs to the plugin with index i in its profile.
+ * Data lives in the cycle's arena (reset between cycles) unless a plugin says otherwise.
+ */
+struct ks_cycle_state {
+    void *slot[KS_MAX_PROFILE_PLUGINS];
+    uint64_t skip_filter; /* plugins whose PreFilter returned Skip */
+    uint64_t skip_score;  /* plugins whose PreScore returned Skip */
+    struct ks_arena arena;
+    uint64_t seed; /* per-cycle random seed (selectHost ties, sampling) */
+};
+
+/* PreFilterResult: nil (all nodes) or a set of node names, sorted interned ids. */
+struct ks_pre_filter_result {
+    bool all;
+    uint32_t n;
+    const uint32_t *names;
+};
+
+/* Why each node failed Filter, for the FailedScheduling message and PostFilter. */
+struct ks_diagnosis {
+    uint32_t nnodes;                 /* nodes in the snapshot */
+    struct ks_status *node_status;   /* per snapshot node index; code Success for nodes that passed */
+    uint64_t unschedulable_plugins;  /* plugin indices that returned a failure */
+    uint32_t pre_filter_msg;         /* interned message of a failed PreFilter, KS_ID_EMPTY otherwise */
+    uint32_t post_filter_msg;        /* interned message of PostFilter, KS_ID_EMPTY otherwise */
+};
+
+/* PostFilterResult: the nominated node, or none. */
+struct ks_post_filter_result {
+    uint32_t nominated_node; /* interned node name, KS_ID_EMPTY for none */
+};
+
+/* What init() receives: the plugin's parsed args and its place in the profile. */
+struct ks_plugin_init {
+    const void *args;            /* from args_parse, NULL for a plugin without args */
+    uint16_t slot;               /* index in the profile: its cycle-state slot */
+    struct ks_framework *framework;
+};
+
+#endif

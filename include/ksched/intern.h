@@ -1,0 +1,40 @@
+/*
+ * intern.h - process-wide string interning.
+ *
+ * Strings that plugins compare (label keys and values, taint keys and values, topology
+ * keys, node names, namespaces, resource names, image names) are interned once when an
+ * object is loaded; the scheduling hot path then compares 32-bit ids. Id 0 is the empty
+ * string. Interned strings live until ks_intern_reset() (process exit in practice).
+ *
+ * Context: ks_intern*() may be called from any thread (a mutex guards insertion);
+ * ks_intern_str() is lock-free and may be called from any thread for an id obtained from
+ * ks_intern*(), including inside RCU read sections.
+ */
+#ifndef KSCHED_INTERN_H
+#define KSCHED_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KS_ID_EMPTY 0u          /* the interned empty string "" */
+#define KS_ID_NONE  UINT32_MAX /* "no string": an absent optional field */
+
+/* ks_intern_n - id of the @len bytes at @s, interning them if new; KS_ID_NONE when out of memory. */
+uint32_t ks_intern_n(const char *s, size_t len);
+
+/* ks_intern - id of the NUL-terminated @s (see ks_intern_n). */
+uint32_t ks_intern(const char *s);
+
+/* ks_intern_find - id of @s if already interned, else KS_ID_NONE; never inserts. */
+uint32_t ks_intern_find(const char *s, size_t len);
+
+/* ks_intern_str - the NUL-terminated string of @id ("" for KS_ID_NONE). */
+const char *ks_intern_str(uint32_t id);
+
+/* ks_intern_count - number of interned strings (memory accounting and tests). */
+uint32_t ks_intern_count(void);
+
+/* ks_intern_reset - forget every string (tests and process exit only: no reader may hold an id). */
+void ks_intern_reset(void);
+
+#endif

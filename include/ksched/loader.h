@@ -1,0 +1,68 @@
+/*
+ * loader.h - Kubernetes manifests (multi-document YAML, `kind: List`) into objects.
+ *
+ * Loading is all or nothing: every file is parsed and every object decoded and checked
+ * (kinds, duplicates, references between objects) before anything is handed out; the
+ * first failure is one struct ks_error naming file, line and field, and no object
+ * survives it.
+ */
+#ifndef KSCHED_LOADER_H
+#define KSCHED_LOADER_H
+
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/error.h"
+
+/* kind, apiVersions accepted (space separated), decoder/destructor suffix */
+#define KS_KIND_MAP(X)                                                                                  \
+    X(NODE, "Node", "v1", struct ks_node, node)                                                          \
+    X(POD, "Pod", "v1", struct ks_pod, pod)                                                              \
+    X(PV, "PersistentVolume", "v1", struct ks_persistent_volume, pv)                                     \
+    X(PVC, "PersistentVolumeClaim", "v1", struct ks_persistent_volume_claim, pvc)                        \
+    X(STORAGE_CLASS, "StorageClass", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_storage_class, \
+      storage_class)                                                                                     \
+    X(CSI_NODE, "CSINode", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_csi_node, csi_node)     \
+    X(PDB, "PodDisruptionBudget", "policy/v1 policy/v1beta1", struct ks_pod_disruption_budget, pdb)      \
+    X(NAMESPACE, "Namespace", "v1", struct ks_namespace, namespace)                                      \
+    X(PRIORITY_CLASS, "PriorityClass", "scheduling.k8s.io/v1 scheduling.k8s.io/v1beta1",                  \
+      struct ks_priority_class, priority_class)
+
+enum ks_kind {
+#define KS_X(id, kind, versions, type, suffix) KS_KIND_##id,
+    KS_KIND_MAP(KS_X)
+#undef KS_X
+        KS_KIND_COUNT
+};
+
+struct ks_objvec {
+    uint32_t n, cap;
+    void **items;
+};
+
+/* Objects by kind, in input order. Owned: ks_objects_destroy() frees every object. */
+struct ks_objects {
+    struct ks_objvec of[KS_KIND_COUNT];
+};
+
+/* Typed views of one kind's objects. */
+#define ks_objects_nodes(o) ((struct ks_node **)(o)->of[KS_KIND_NODE].items)
+#define ks_objects_pods(o)  ((struct ks_pod **)(o)->of[KS_KIND_POD].items)
+#define ks_objects_count(o, kind) ((o)->of[KS_KIND_##kind].n)
+
+/* ks_kind_name - "Node", "Pod", ... */
+const char *ks_kind_name(enum ks_kind kind);
+
+/*
+ * ks_objects_load - load @n files into a new object set.
+ * Resolves each pod's priority from its PriorityClass when spec.priority is absent
+ * (system-cluster-critical and system-node-critical are built in) and checks that every
+ * persistentVolumeClaim volume names a loaded claim. Returns 0 and *out, or -EINVAL with
+ * @err set / -ENOMEM; on failure *out is NULL and nothing is leaked.
+ */
+int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err);
+
+/* ks_objects_destroy - free the set and every object in it. Accepts NULL. */
+void ks_objects_destroy(struct ks_objects *objs);
+
+#endif

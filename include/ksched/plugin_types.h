@@ -1,0 +1,110 @@
+/*
+ * plugin_types.h - the ops table every scheduler plugin exports.
+ *
+ * One const struct ks_plugin per plugin (plugins/<name>.c exports ks_plugin_<name>), in
+ * the manner of the kernel's struct sched_class: designated initialisers named after the
+ * extension points, NULL meaning "not at this point". abi_version comes first and new
+ * ops are only ever appended, so an out-of-tree plugin built against an older table keeps
+ * working (SQLite's iVersion rule).
+ */
+#ifndef KSCHED_PLUGIN_TYPES_H
+#define KSCHED_PLUGIN_TYPES_H
+
+#include <stdint.h>
+
+#include <stdbool.h>
+
+#include "ksched/error.h"
+#include "ksched/yaml_tree.h"
+
+#define KS_PLUGIN_ABI_VERSION 1u
+
+struct ks_yaml_out;
+struct ks_cycle_state;
+struct ks_pre_filter_result;
+struct ks_diagnosis;
+struct ks_post_filter_result;
+struct ks_plugin_init;
+struct ks_node_snap;
+struct ks_pod;
+struct ks_queued_pod;
+struct ks_status;
+
+struct ks_plugin {
+    uint32_t abi_version; /* KS_PLUGIN_ABI_VERSION the plugin was built against */
+    const char *name;     /* the name used in KubeSchedulerConfiguration */
+
+    /*
+     * args_parse - decode, default and validate this plugin's pluginConfig args.
+     * @args is the `args` node of the plugin's pluginConfig entry, or NULL for defaults.
+     * @api_version is the configuration's apiVersion (defaults differ between versions).
+     * Returns 0 and a newly allocated *out (freed with args_destroy), or -EINVAL with @err
+     * naming the field (relative to the args node; @file for the file name).
+     * Context: configuration load, one thread; may allocate.
+     */
+    int (*args_parse)(const struct ks_yaml_node *args, const char *api_version, const char *file,
+                      void **out, struct ks_error *err);
+
+    /* args_print - write the (defaulted) args as the YAML body of `args:`; used by `ksched config --print`. */
+    void (*args_print)(const void *args, struct ks_yaml_out *out);
+
+    /* args_destroy - free what args_parse returned. Accepts NULL. */
+    void (*args_destroy)(void *args);
+
+    /*
+     * init - create the plugin's instance for one profile (one framework). *self is passed
+     * back to every op below. Context: start-up, one thread; may allocate.
+     */
+    int (*init)(const struct ks_plugin_init *in, void **self, struct ks_error *err);
+    /* destroy - free the instance. Accepts NULL. */
+    void (*destroy)(void *self);
+
+    /*
+     * The extension points. Every op returns a code (enum ks_code) and, for anything but
+     * Success, fills @st (reasons are interned ids; see status_types.h). Unless said
+     * otherwise ops run on the scheduling thread and may write @cs; none may block.
+     */
+
+    /* QueueSort: true when @a must be popped before @b. Any thread, under the queue's rules. */
+    bool (*less)(void *self, const struct ks_queued_pod *a, const struct ks_queued_pod *b);
+
+    /* PreFilter: compute per-pod state into @cs; may narrow the nodes through @res; Skip skips Filter. */
+    int (*pre_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      struct ks_pre_filter_result *res, struct ks_status *st);
+    /* PreFilterExtensions: update the state in @cs as if @other were added to / removed from @node. */
+    int (*add_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, const struct ks_pod *other,
+                   const struct ks_node_snap *node, struct ks_status *st);
+    int (*remove_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, const struct ks_pod *other,
+                      const struct ks_node_snap *node, struct ks_status *st);
+    /* Filter: does @pod fit @node? Worker threads, in parallel; reads @cs only; allocation-free. */
+    int (*filter)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st);
+    /* PostFilter: run when no node fits (preemption); may nominate a node in @res. */
+    int (*post_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       const struct ks_diagnosis *diag, struct ks_post_filter_result *res, struct ks_status *st);
+    /* PreScore: per-pod state for Score over the @n feasible @nodes; Skip skips Score. */
+    int (*pre_score)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st);
+    /* Score: @node's raw score. Worker threads, in parallel; reads @cs only; allocation-free. */
+    int (*score)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                 const struct ks_node_snap *node, int64_t *score, struct ks_status *st);
+    /* NormalizeScore: rescale @scores (parallel to @nodes) into [0, KS_MAX_NODE_SCORE]. */
+    int (*normalize_score)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
+                           struct ks_status *st);
+    /* Reserve / Unreserve (Unreserve runs in reverse order and must be idempotent). */
+    int (*reserve)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                   struct ks_status *st);
+    void (*unreserve)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node);
+    /* Permit: Success, Unschedulable, or Wait with *timeout_ns set. */
+    int (*permit)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                  int64_t *timeout_ns, struct ks_status *st);
+    /* PreBind / Bind / PostBind: binding threads; Bind returns Skip to let the next binder act. */
+    int (*pre_bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                    struct ks_status *st);
+    int (*bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                struct ks_status *st);
+    void (*post_bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node);
+};
+
+#endif

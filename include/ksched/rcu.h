@@ -1,0 +1,87 @@
+/*
+ * rcu.h - ksched's use of liburcu (memb flavour), with ThreadSanitizer annotations.
+ *
+ * Readers: ks_rcu_read_lock() / ks_rcu_read_unlock() around ks_rcu_deref(); nothing in
+ * between may block or allocate. Writers: ks_rcu_publish() a fully built object, then
+ * retire the old one with ks_rcu_call() (or ks_rcu_synchronize() and free). Every thread
+ * that reads registers once with ks_rcu_register_thread().
+ *
+ * TSan cannot see liburcu 0.13's inline-asm barriers. Under KS_TSAN the pointer itself is
+ * accessed with C11-style release/acquire builtins (which TSan models), and two
+ * annotations give the grace period its meaning: every read-side unlock releases a token
+ * that the reclaimer acquires after the grace period, so "every reader that could see the
+ * old version finished before it is freed" is visible to TSan. Outside TSan the plain
+ * liburcu primitives are used, inlined (_LGPL_SOURCE).
+ */
+#ifndef KSCHED_RCU_H
+#define KSCHED_RCU_H
+
+#if !defined(KS_TSAN) && !defined(_LGPL_SOURCE)
+#define _LGPL_SOURCE
+#endif
+#include <urcu/urcu-memb.h>
+#include <urcu/pointer.h>
+#include <urcu/call-rcu.h>
+
+#ifdef KS_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char ks_rcu_grace_token;
+#define KS_TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
+#define KS_TSAN_RELEASE(addr) __tsan_release((void *)(addr))
+/* ks_rcu_publish - make @ptr (fully initialised) visible at @slot. */
+#define ks_rcu_publish(slot, ptr) __atomic_store_n(&(slot), (ptr), __ATOMIC_RELEASE)
+/* ks_rcu_deref - load @slot inside a read section. */
+#define ks_rcu_deref(slot) __atomic_load_n(&(slot), __ATOMIC_ACQUIRE)
+#else
+#define KS_TSAN_ACQUIRE(addr) ((void)0)
+#define KS_TSAN_RELEASE(addr) ((void)0)
+#define ks_rcu_publish(slot, ptr) rcu_assign_pointer((slot), (ptr))
+#define ks_rcu_deref(slot) rcu_dereference(slot)
+#endif
+
+/* An object retired through ks_rcu_call() embeds one of these. */
+struct ks_rcu_head {
+    struct rcu_head head;
+    void (*fn)(struct ks_rcu_head *);
+};
+
+static inline void ks_rcu_register_thread(void)
+{
+    urcu_memb_register_thread();
+}
+
+static inline void ks_rcu_unregister_thread(void)
+{
+    urcu_memb_unregister_thread();
+}
+
+static inline void ks_rcu_read_lock(void)
+{
+    urcu_memb_read_lock();
+}
+
+static inline void ks_rcu_read_unlock(void)
+{
+    KS_TSAN_RELEASE(&ks_rcu_grace_token);
+    urcu_memb_read_unlock();
+}
+
+/* ks_rcu_synchronize - wait until every pre-existing read section has ended. Blocks. */
+static inline void ks_rcu_synchronize(void)
+{
+    urcu_memb_synchronize_rcu();
+    KS_TSAN_ACQUIRE(&ks_rcu_grace_token);
+}
+
+/*
+ * ks_rcu_call - run @fn(@head) on liburcu's call_rcu thread after a grace period.
+ * Never blocks; the caller must not be inside a read section it registered from a
+ * different flavour.
+ */
+void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *));
+
+/* ks_rcu_barrier - wait until every callback queued by ks_rcu_call() has run. */
+void ks_rcu_barrier(void);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * registry.h - the in-tree plugins, as kube-scheduler's NewInTreeRegistry().
+ *
+ * KS_INTREE_PLUGIN_MAP lists every in-tree plugin once: the suffix of its ops table
+ * (plugins/<suffix>.c exports ks_plugin_<suffix>) and the extension points it implements.
+ * The point masks follow upstream's plugins as the framework expands them from MultiPoint
+ * (pkg/scheduler/apis/config/testing/defaults: ExpandedPluginsV1); once the ops tables
+ * carry extension-point ops the masks can be derived from the non-NULL ops instead.
+ *
+ * Names that upstream removed from every version ksched reads (NodeLabel, ServiceAffinity,
+ * NodePreferAvoidPods, NodeResourcesLeastAllocated, ...) are not plugins here; the
+ * configuration validator reports them as removed.
+ *
+ * Context: immutable data; any thread.
+ */
+#ifndef KSCHED_REGISTRY_H
+#define KSCHED_REGISTRY_H
+
+#include "ksched/config_types.h"
+#include "ksched/plugin_types.h"
+
+#define KS_PT_FILTERS (KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER))
+#define KS_PT_SCORES  (KS_EXT_BIT(PRE_SCORE) | KS_EXT_BIT(SCORE))
+
+#define KS_INTREE_PLUGIN_MAP(X)                                                                              \
+    X(scheduling_gates, KS_EXT_BIT(PRE_ENQUEUE))                                                             \
+    X(priority_sort, KS_EXT_BIT(QUEUE_SORT))                                                                 \
+    X(node_unschedulable, KS_EXT_BIT(FILTER))                                                                \
+    X(node_name, KS_EXT_BIT(FILTER))                                                                         \
+    X(taint_toleration, KS_EXT_BIT(FILTER) | KS_PT_SCORES)                                                   \
+    X(node_affinity, KS_PT_FILTERS | KS_PT_SCORES)                                                           \
+    X(node_ports, KS_PT_FILTERS)                                                                             \
+    X(node_resources_fit, KS_PT_FILTERS | KS_PT_SCORES)                                                      \
+    X(volume_restrictions, KS_PT_FILTERS)                                                                    \
+    X(node_volume_limits, KS_PT_FILTERS)                                                                     \
+    X(ebs_limits, KS_PT_FILTERS)                                                                             \
+    X(gce_pd_limits, KS_PT_FILTERS)                                                                          \
+    X(azure_disk_limits, KS_PT_FILTERS)                                                                      \
+    X(cinder_limits, KS_PT_FILTERS)                                                                          \
+    X(volume_binding, KS_PT_FILTERS | KS_PT_SCORES | KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))             \
+    X(volume_zone, KS_PT_FILTERS)                                                                            \
+    X(pod_topology_spread, KS_PT_FILTERS | KS_PT_SCORES)                                                     \
+    X(inter_pod_affinity, KS_PT_FILTERS | KS_PT_SCORES)                                                      \
+    X(default_preemption, KS_EXT_BIT(POST_FILTER))                                                           \
+    X(node_resources_balanced_allocation, KS_PT_SCORES)                                                      \
+    X(image_locality, KS_EXT_BIT(SCORE))                                                                     \
+    X(default_binder, KS_EXT_BIT(BIND))                                                                      \
+    X(selector_spread, KS_PT_SCORES)                                                                         \
+    X(dynamic_resources, KS_EXT_BIT(PRE_ENQUEUE) | KS_PT_FILTERS | KS_EXT_BIT(POST_FILTER) |                 \
+                             KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))
+
+#define KS_X(suffix, points) extern const struct ks_plugin ks_plugin_##suffix;
+KS_INTREE_PLUGIN_MAP(KS_X)
+#undef KS_X
+
+/* ks_registry - every in-tree plugin, NULL-terminated, in KS_INTREE_PLUGIN_MAP order. */
+extern const struct ks_plugin *const ks_registry[];
+
+/* ks_registry_find - the in-tree plugin called @name, or NULL. */
+const struct ks_plugin *ks_registry_find(const char *name);
+
+/* ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements (0 when unknown). */
+unsigned ks_registry_points(const struct ks_plugin *plugin);
+
+#endif
