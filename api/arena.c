@@ -73,6 +73,21 @@ char *ks_arena_strdup(struct ks_arena *a, const char *s)
     return s ? ks_arena_strndup(a, s, strlen(s)) : NULL;
 }
 
+void ks_arena_reset(struct ks_arena *a)
+{
+    if (!a->head)
+        return;
+    struct ks_arena_block *keep = a->head, *b = keep->next;
+    while (b) {
+        struct ks_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    keep->next = NULL;
+    a->used = 0;
+    a->total = sizeof(*keep) + a->cap;
+}
+
 void ks_arena_destroy(struct ks_arena *a)
 {
     if (!a)

@@ -95,46 +95,107 @@ static int expect(struct ks_decoder *d, const struct ks_yaml_node *n, enum ks_ya
     return 0;
 }
 
-int ks_dec_map(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
-               const struct ks_yaml_node **out)
+/* The field @key, which must be of @kind; *out as for ks_dec_map. */
+static int node_field(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                      enum ks_yaml_kind kind, const struct ks_yaml_node **out)
 {
     size_t saved;
     const struct ks_yaml_node *n = field(d, map, key, &saved);
-    int rc = n ? expect(d, n, KS_YAML_MAP) : 0;
+    int rc = n ? expect(d, n, kind) : 0;
     if (rc == 0) {
         *out = n;
         ks_dec_pop(d, saved);
     }
     return rc;
+}
+
+int ks_dec_map(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+               const struct ks_yaml_node **out)
+{
+    return node_field(d, map, key, KS_YAML_MAP, out);
 }
 
 int ks_dec_seq(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
                const struct ks_yaml_node **out)
 {
+    return node_field(d, map, key, KS_YAML_SEQ, out);
+}
+
+int ks_dec_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t elem_size,
+                uint32_t *n, void **items, ks_dec_item_fn item, void *ctx)
+{
+    const struct ks_yaml_node *seq = NULL;
+    int rc = ks_dec_seq(d, map, key, &seq);
+    if (rc || !seq)
+        return rc;
+    char *out = ks_arena_calloc(d->arena, seq->n ? seq->n : 1, elem_size);
+    if (!out)
+        return ks_dec_nomem(d);
+    size_t saved = ks_dec_push(d, key);
+    for (uint32_t i = 0; i < seq->n; i++) {
+        size_t s2 = ks_dec_push_index(d, i);
+        if ((rc = expect(d, seq->items[i], KS_YAML_MAP)) ||
+            (rc = item(d, seq->items[i], out + i * elem_size, ctx)))
+            return rc;
+        ks_dec_pop(d, s2);
+    }
+    ks_dec_pop(d, saved);
+    *n = seq->n;
+    memcpy(items, &out, sizeof(out)); /* *items has the caller's element pointer type */
+    return 0;
+}
+
+int ks_dec_object(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t size,
+                  void **out, ks_dec_item_fn fn, void *ctx)
+{
+    const struct ks_yaml_node *n = NULL;
+    int rc = ks_dec_map(d, map, key, &n);
+    if (rc || !n)
+        return rc;
+    size_t saved = ks_dec_push(d, key);
+    void *obj = ks_arena_alloc(d->arena, size);
+    if (!obj)
+        return ks_dec_nomem(d);
+    if ((rc = fn(d, n, obj, ctx)))
+        return rc;
+    ks_dec_pop(d, saved);
+    memcpy(out, &obj, sizeof(obj)); /* *out has the caller's object pointer type */
+    return 0;
+}
+
+int ks_dec_required(struct ks_decoder *d, const struct ks_yaml_node *at, const char *field)
+{
+    size_t s = ks_dec_push(d, field);
+    int rc = ks_dec_fail(d, at, 0, "Required value");
+    ks_dec_pop(d, s);
+    return rc;
+}
+
+/* A scalar field: @parse decodes its (scalar) node into @out when present and not null. */
+static int scalar_field(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                        int (*parse)(struct ks_decoder *d, const struct ks_yaml_node *n, void *out),
+                        void *out)
+{
     size_t saved;
     const struct ks_yaml_node *n = field(d, map, key, &saved);
-    int rc = n ? expect(d, n, KS_YAML_SEQ) : 0;
-    if (rc == 0) {
-        *out = n;
-        ks_dec_pop(d, saved);
-    }
-    return rc;
+    int rc;
+    if (n && ((rc = expect(d, n, KS_YAML_SCALAR)) || (rc = parse(d, n, out))))
+        return rc;
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
+static int parse_string(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    /* the tree is freed after loading: strings are copied into the object's arena */
+    if (!(*(const char **)out = ks_arena_strndup(d->arena, n->str, n->len)))
+        return ks_dec_nomem(d);
+    return 0;
 }
 
 int ks_dec_string(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, const char **out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = expect(d, n, KS_YAML_SCALAR);
-        if (rc)
-            return rc;
-        /* the tree is freed after loading: strings are copied into the object's arena */
-        if (!(*out = ks_arena_strndup(d->arena, n->str, n->len)))
-            return ks_dec_nomem(d);
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    return scalar_field(d, map, key, parse_string, out);
 }
 
 static int scalar_id(struct ks_decoder *d, const struct ks_yaml_node *n, uint32_t *out)
@@ -147,24 +208,19 @@ static int scalar_id(struct ks_decoder *d, const struct ks_yaml_node *n, uint32_
     return 0;
 }
 
-int ks_dec_id(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *out)
+static int parse_id(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = scalar_id(d, n, out);
-        if (rc)
-            return rc;
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    return scalar_id(d, n, out);
 }
 
+int ks_dec_id(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *out)
+{
+    return scalar_field(d, map, key, parse_id, out);
+}
+
+/* A plain integer scalar in [@lo, @hi]. */
 static int parse_int(struct ks_decoder *d, const struct ks_yaml_node *n, int64_t lo, int64_t hi, int64_t *out)
 {
-    int rc = expect(d, n, KS_YAML_SCALAR);
-    if (rc)
-        return rc;
     if (!n->plain)
         return ks_dec_fail(d, n, 0, "expected an integer, found the string \"%s\"", n->str);
     char *end;
@@ -176,55 +232,49 @@ static int parse_int(struct ks_decoder *d, const struct ks_yaml_node *n, int64_t
     return 0;
 }
 
+static int parse_int32(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    int64_t v;
+    int rc = parse_int(d, n, INT32_MIN, INT32_MAX, &v);
+    if (rc == 0)
+        *(int32_t *)out = (int32_t)v;
+    return rc;
+}
+
+static int parse_int64(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    return parse_int(d, n, INT64_MIN, INT64_MAX, out);
+}
+
 int ks_dec_int32(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int32_t *out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int64_t v;
-        int rc = parse_int(d, n, INT32_MIN, INT32_MAX, &v);
-        if (rc)
-            return rc;
-        *out = (int32_t)v;
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    return scalar_field(d, map, key, parse_int32, out);
 }
 
 int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = parse_int(d, n, INT64_MIN, INT64_MAX, out);
-        if (rc)
-            return rc;
+    return scalar_field(d, map, key, parse_int64, out);
+}
+
+static int parse_bool(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL};
+    int found = 0;
+    for (int i = 0; n->plain && yes[i]; i++) {
+        if (strcmp(n->str, yes[i]) == 0)
+            *(bool *)out = true, found = 1;
+        if (strcmp(n->str, no[i]) == 0)
+            *(bool *)out = false, found = 1;
     }
-    ks_dec_pop(d, saved);
+    if (!found)
+        return ks_dec_fail(d, n, 0, "expected true or false, found \"%s\"", n->str);
     return 0;
 }
 
 int ks_dec_bool(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, bool *out)
 {
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL};
-    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL};
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = expect(d, n, KS_YAML_SCALAR), found = 0;
-        if (rc)
-            return rc;
-        for (int i = 0; n->plain && yes[i]; i++) {
-            if (strcmp(n->str, yes[i]) == 0)
-                *out = true, found = 1;
-            if (strcmp(n->str, no[i]) == 0)
-                *out = false, found = 1;
-        }
-        if (!found)
-            return ks_dec_fail(d, n, 0, "expected true or false, found \"%s\"", n->str);
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    return scalar_field(d, map, key, parse_bool, out);
 }
 
 static int digits(const char **p, int count, int *out)
@@ -286,19 +336,16 @@ static int parse_rfc3339(const char *s, int64_t *out)
     return 0;
 }
 
+static int parse_time(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    if (parse_rfc3339(n->str, out) < 0)
+        return ks_dec_fail(d, n, 0, "invalid RFC 3339 time \"%s\"", n->str);
+    return 0;
+}
+
 int ks_dec_time(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = expect(d, n, KS_YAML_SCALAR);
-        if (rc)
-            return rc;
-        if (parse_rfc3339(n->str, out) < 0)
-            return ks_dec_fail(d, n, 0, "invalid RFC 3339 time \"%s\"", n->str);
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    return scalar_field(d, map, key, parse_time, out);
 }
 
 static int cmp_label(const void *a, const void *b)
@@ -307,35 +354,73 @@ static int cmp_label(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, struct ks_labels *out)
+/*
+ * The map @n into a new arena array with one element of @size bytes per pair, decoded by
+ * @fn. The path stays at the map; @fn may extend it (restored after each pair).
+ */
+static int pairs(struct ks_decoder *d, const struct ks_yaml_node *n, size_t size, uint32_t *count,
+                 void **items, int (*fn)(struct ks_decoder *d, const struct ks_yaml_pair *p, void *elem))
+{
+    int rc = expect(d, n, KS_YAML_MAP);
+    if (rc)
+        return rc;
+    char *out = ks_arena_calloc(d->arena, n->n ? n->n : 1, size);
+    if (!out)
+        return ks_dec_nomem(d);
+    for (uint32_t i = 0; i < n->n; i++) {
+        size_t s2 = d->plen;
+        if ((rc = fn(d, &n->pairs[i], out + i * size)))
+            return rc;
+        ks_dec_pop(d, s2);
+    }
+    *count = n->n;
+    memcpy(items, &out, sizeof(out)); /* *items has the caller's element pointer type */
+    return 0;
+}
+
+static int label_pair(struct ks_decoder *d, const struct ks_yaml_pair *p, void *elem)
+{
+    struct ks_label *l = elem;
+    int rc = scalar_id(d, p->key, &l->key);
+    if (rc)
+        return rc;
+    ks_dec_push_key(d, p->key->str);
+    if (ks_yaml_is_null(p->value))
+        l->value = KS_ID_EMPTY;
+    else if ((rc = scalar_id(d, p->value, &l->value)))
+        return rc;
+    return 0;
+}
+
+int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                  struct ks_labels *out)
 {
     size_t saved;
     const struct ks_yaml_node *n = field(d, map, key, &saved);
     int rc;
 
-    if (!n)
-        goto done;
-    if ((rc = expect(d, n, KS_YAML_MAP)))
-        return rc;
-    out->items = ks_arena_calloc(d->arena, n->n ? n->n : 1, sizeof(*out->items));
-    if (!out->items)
-        return ks_dec_nomem(d);
-    out->n = n->n;
-    for (uint32_t i = 0; i < n->n; i++) {
-        const struct ks_yaml_pair *p = &n->pairs[i];
-        size_t s2 = d->plen;
-        if ((rc = scalar_id(d, p->key, &out->items[i].key)))
+    if (n) {
+        if ((rc = pairs(d, n, sizeof(*out->items), &out->n, (void **)&out->items, label_pair)))
             return rc;
-        ks_dec_push_key(d, p->key->str);
-        if (ks_yaml_is_null(p->value))
-            out->items[i].value = KS_ID_EMPTY;
-        else if ((rc = scalar_id(d, p->value, &out->items[i].value)))
-            return rc;
-        ks_dec_pop(d, s2);
+        qsort(out->items, out->n, sizeof(*out->items), cmp_label);
     }
-    qsort(out->items, out->n, sizeof(*out->items), cmp_label);
-done:
     ks_dec_pop(d, saved);
+    return 0;
+}
+
+static int annotation_pair(struct ks_decoder *d, const struct ks_yaml_pair *p, void *elem)
+{
+    struct ks_kv *a = elem;
+    int rc;
+    ks_dec_push_key(d, p->key->str);
+    if ((rc = expect(d, p->key, KS_YAML_SCALAR)) ||
+        (!ks_yaml_is_null(p->value) && (rc = expect(d, p->value, KS_YAML_SCALAR))))
+        return rc;
+    a->key = ks_arena_strndup(d->arena, p->key->str, p->key->len);
+    a->value = ks_yaml_is_null(p->value) ? ks_arena_strdup(d->arena, "")
+                                         : ks_arena_strndup(d->arena, p->value->str, p->value->len);
+    if (!a->key || !a->value)
+        return ks_dec_nomem(d);
     return 0;
 }
 
@@ -346,28 +431,8 @@ int ks_dec_annotations(struct ks_decoder *d, const struct ks_yaml_node *map, con
     const struct ks_yaml_node *n = field(d, map, key, &saved);
     int rc;
 
-    if (!n)
-        goto done;
-    if ((rc = expect(d, n, KS_YAML_MAP)))
+    if (n && (rc = pairs(d, n, sizeof(*out->items), &out->n, (void **)&out->items, annotation_pair)))
         return rc;
-    out->items = ks_arena_calloc(d->arena, n->n ? n->n : 1, sizeof(*out->items));
-    if (!out->items)
-        return ks_dec_nomem(d);
-    out->n = n->n;
-    for (uint32_t i = 0; i < n->n; i++) {
-        const struct ks_yaml_pair *p = &n->pairs[i];
-        size_t s2 = ks_dec_push_key(d, p->key->str);
-        if ((rc = expect(d, p->key, KS_YAML_SCALAR)) ||
-            (!ks_yaml_is_null(p->value) && (rc = expect(d, p->value, KS_YAML_SCALAR))))
-            return rc;
-        out->items[i].key = ks_arena_strndup(d->arena, p->key->str, p->key->len);
-        out->items[i].value = ks_yaml_is_null(p->value) ? ks_arena_strdup(d->arena, "")
-                                                         : ks_arena_strndup(d->arena, p->value->str, p->value->len);
-        if (!out->items[i].key || !out->items[i].value)
-            return ks_dec_nomem(d);
-        ks_dec_pop(d, s2);
-    }
-done:
     ks_dec_pop(d, saved);
     return 0;
 }
@@ -376,6 +441,24 @@ static int cmp_resource(const void *a, const void *b)
 {
     const struct ks_resource_item *x = a, *y = b;
     return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int resource_pair(struct ks_decoder *d, const struct ks_yaml_pair *p, void *elem)
+{
+    struct ks_resource_item *r = elem;
+    struct ks_quantity q;
+    int rc = scalar_id(d, p->key, &r->name);
+    if (rc)
+        return rc;
+    ks_dec_push_key(d, p->key->str);
+    if (ks_yaml_is_null(p->value) || p->value->kind != KS_YAML_SCALAR)
+        return ks_dec_fail(d, p->value, 0, "expected a quantity, found %s", ks_yaml_kind_name(p->value));
+    if (ks_quantity_parse(p->value->str, &q) < 0)
+        return ks_dec_fail(d, p->value, 0, "invalid quantity \"%s\"", p->value->str);
+    if (ks_quantity_sign(&q) < 0)
+        return ks_dec_fail(d, p->value, 0, "must be greater than or equal to 0, found \"%s\"", p->value->str);
+    r->value = r->name == ks_intern("cpu") ? ks_quantity_milli_value(&q) : ks_quantity_value(&q);
+    return 0;
 }
 
 int ks_dec_resources(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
@@ -387,29 +470,8 @@ int ks_dec_resources(struct ks_decoder *d, const struct ks_yaml_node *map, const
 
     if (!n)
         goto done;
-    if ((rc = expect(d, n, KS_YAML_MAP)))
+    if ((rc = pairs(d, n, sizeof(*out->items), &out->n, (void **)&out->items, resource_pair)))
         return rc;
-    out->items = ks_arena_calloc(d->arena, n->n ? n->n : 1, sizeof(*out->items));
-    if (!out->items)
-        return ks_dec_nomem(d);
-    out->n = n->n;
-    for (uint32_t i = 0; i < n->n; i++) {
-        const struct ks_yaml_pair *p = &n->pairs[i];
-        struct ks_quantity q;
-        size_t s2 = d->plen;
-        if ((rc = scalar_id(d, p->key, &out->items[i].name)))
-            return rc;
-        ks_dec_push_key(d, p->key->str);
-        if (ks_yaml_is_null(p->value) || p->value->kind != KS_YAML_SCALAR)
-            return ks_dec_fail(d, p->value, 0, "expected a quantity, found %s", ks_yaml_kind_name(p->value));
-        if (ks_quantity_parse(p->value->str, &q) < 0)
-            return ks_dec_fail(d, p->value, 0, "invalid quantity \"%s\"", p->value->str);
-        if (ks_quantity_sign(&q) < 0)
-            return ks_dec_fail(d, p->value, 0, "must be greater than or equal to 0, found \"%s\"", p->value->str);
-        out->items[i].value =
-            out->items[i].name == ks_intern("cpu") ? ks_quantity_milli_value(&q) : ks_quantity_value(&q);
-        ks_dec_pop(d, s2);
-    }
     qsort(out->items, out->n, sizeof(*out->items), cmp_resource);
     for (uint32_t i = 1; i < out->n; i++) {
         if (out->items[i].name == out->items[i - 1].name)
@@ -478,34 +540,39 @@ int ks_dec_string_list(struct ks_decoder *d, const struct ks_yaml_node *map, con
     return scalar_list(d, map, key, n, NULL, out, false);
 }
 
+struct enum_out {
+    const char *const *names;
+    int *index;
+};
+
+static int parse_enum(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
+{
+    const struct enum_out *e = out;
+    const char *const *names = e->names;
+    int i;
+    for (i = 0; names[i]; i++) {
+        if (strcmp(names[i], n->str) == 0)
+            break;
+    }
+    if (!names[i]) {
+        char allowed[256] = "";
+        for (int j = 0; names[j]; j++) {
+            if (!names[j][0])
+                continue;
+            size_t l = strlen(allowed);
+            snprintf(allowed + l, sizeof(allowed) - l, "%s\"%s\"", l ? ", " : "", names[j]);
+        }
+        return ks_dec_fail(d, n, 0, "unsupported value \"%s\": supported values: %s", n->str, allowed);
+    }
+    *e->index = i;
+    return 0;
+}
+
 int ks_dec_enum(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
                 const char *const *names, int *out)
 {
-    size_t saved;
-    const struct ks_yaml_node *n = field(d, map, key, &saved);
-    if (n) {
-        int rc = expect(d, n, KS_YAML_SCALAR);
-        if (rc)
-            return rc;
-        int i;
-        for (i = 0; names[i]; i++) {
-            if (strcmp(names[i], n->str) == 0)
-                break;
-        }
-        if (!names[i]) {
-            char allowed[256] = "";
-            for (int j = 0; names[j]; j++) {
-                if (!names[j][0])
-                    continue;
-                size_t l = strlen(allowed);
-                snprintf(allowed + l, sizeof(allowed) - l, "%s\"%s\"", l ? ", " : "", names[j]);
-            }
-            return ks_dec_fail(d, n, 0, "unsupported value \"%s\": supported values: %s", n->str, allowed);
-        }
-        *out = i;
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    struct enum_out e = {.names = names, .index = out};
+    return scalar_field(d, map, key, parse_enum, &e);
 }
 
 /* ---- selectors ---------------------------------------------------------------------------- */
@@ -518,7 +585,8 @@ static const char *const op_names[] = {
 };
 
 /* One requirement {key, operator, values}; @node_ops allows Gt and Lt. */
-static int requirement(struct ks_decoder *d, const struct ks_yaml_node *n, bool node_ops, struct ks_requirement *r)
+static int requirement(struct ks_decoder *d, const struct ks_yaml_node *n, bool node_ops,
+                       struct ks_requirement *r)
 {
     int op = -1, rc;
     if ((rc = expect(d, n, KS_YAML_MAP)))
@@ -526,19 +594,14 @@ static int requirement(struct ks_decoder *d, const struct ks_yaml_node *n, bool 
     r->key = KS_ID_NONE;
     if ((rc = ks_dec_id(d, n, "key", &r->key)) || (rc = ks_dec_enum(d, n, "operator", op_names, &op)))
         return rc;
-    if (r->key == KS_ID_NONE) {
-        size_t s = ks_dec_push(d, "key");
-        rc = ks_dec_fail(d, n, 0, "Required value");
-        ks_dec_pop(d, s);
-        return rc;
-    }
-    if (op < 0 || (!node_ops && op > KS_OP_DOES_NOT_EXIST)) {
-        size_t s = ks_dec_push(d, "operator");
-        rc = op < 0 ? ks_dec_fail(d, n, 0, "Required value")
-                    : ks_dec_fail(d, ks_yaml_get(n, "operator"), 0, "%s is not a valid label selector operator",
-                                  op_names[op]);
-        ks_dec_pop(d, s);
-        return rc;
+    if (r->key == KS_ID_NONE)
+        return ks_dec_required(d, n, "key");
+    if (op < 0)
+        return ks_dec_required(d, n, "operator");
+    if (!node_ops && op > KS_OP_DOES_NOT_EXIST) {
+        ks_dec_push(d, "operator");
+        return ks_dec_fail(d, ks_yaml_get(n, "operator"), 0, "%s is not a valid label selector operator",
+                           op_names[op]);
     }
     r->op = (enum ks_selector_op)op;
     if ((rc = scalar_list(d, n, "values", &r->nvalues, &r->values, NULL, true)))
@@ -554,7 +617,8 @@ static int requirement(struct ks_decoder *d, const struct ks_yaml_node *n, bool 
     case KS_OP_EXISTS:
     case KS_OP_DOES_NOT_EXIST:
         if (r->nvalues != 0)
-            return ks_dec_fail(d, vn, 0, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+            return ks_dec_fail(d, vn, 0,
+                               "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
         break;
     case KS_OP_GT:
     case KS_OP_LT: {
@@ -563,7 +627,8 @@ static int requirement(struct ks_decoder *d, const struct ks_yaml_node *n, bool 
         errno = 0;
         r->number = strtoll(v, &end, 10);
         if (r->nvalues != 1)
-            return ks_dec_fail(d, vn ? vn : n, 0, "must be specified single value when `operator` is 'Lt' or 'Gt'");
+            return ks_dec_fail(d, vn ? vn : n, 0,
+                               "must be specified single value when `operator` is 'Lt' or 'Gt'");
         /* as Go's strconv.ParseInt: an optional sign, then digits only */
         if (errno || end == v || *end || !(v[0] == '-' || v[0] == '+' || (v[0] >= '0' && v[0] <= '9')))
             return ks_dec_fail(d, vn, 0, "invalid integer \"%s\" for `operator` '%s'", v, op_names[r->op]);
@@ -597,17 +662,13 @@ static int requirements(struct ks_decoder *d, const struct ks_yaml_node *map, co
     return 0;
 }
 
-int ks_dec_label_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
-                          struct ks_label_selector **out)
+static int label_selector(struct ks_decoder *d, const struct ks_yaml_node *sel, void *elem, void *ctx)
 {
-    const struct ks_yaml_node *sel = NULL, *ml = NULL;
-    int rc = ks_dec_map(d, map, key, &sel);
-    if (rc || !sel)
-        return rc;
-    size_t saved = ks_dec_push(d, key);
-    struct ks_label_selector *s = ks_arena_alloc(d->arena, sizeof(*s));
-    if (!s)
-        return ks_dec_nomem(d);
+    struct ks_label_selector *s = elem;
+    const struct ks_yaml_node *ml = NULL;
+    int rc;
+
+    (void)ctx;
     if ((rc = ks_dec_map(d, sel, "matchLabels", &ml)))
         return rc;
     /* matchLabels become In requirements with one value, ahead of matchExpressions */
@@ -626,9 +687,13 @@ int ks_dec_label_selector(struct ks_decoder *d, const struct ks_yaml_node *map, 
             r->values = &labels.items[i].value;
         }
     }
-    ks_dec_pop(d, saved);
-    *out = s;
     return 0;
+}
+
+int ks_dec_label_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                          struct ks_label_selector **out)
+{
+    return ks_dec_object(d, map, key, sizeof(**out), (void **)out, label_selector, NULL);
 }
 
 int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *node,
@@ -643,7 +708,8 @@ int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *n
             size_t s = ks_dec_push(d, "matchFields");
             ks_dec_push_index(d, i);
             ks_dec_push(d, "key");
-            rc = ks_dec_fail(d, node, 0, "not a valid field selector key \"%s\"", ks_intern_str(out->fields[i].key));
+            rc = ks_dec_fail(d, node, 0, "not a valid field selector key \"%s\"",
+                             ks_intern_str(out->fields[i].key));
             ks_dec_pop(d, s);
             return rc;
         }
@@ -659,7 +725,9 @@ int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *n
             size_t s = ks_dec_push(d, "matchFields");
             ks_dec_push_index(d, i);
             ks_dec_push(d, "values");
-            rc = ks_dec_fail(d, node, 0, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
+            rc = ks_dec_fail(
+                d, node, 0,
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
             ks_dec_pop(d, s);
             return rc;
         }
@@ -667,43 +735,54 @@ int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *n
     return 0;
 }
 
-int ks_dec_node_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
-                         struct ks_node_selector **out)
+static int node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *node, void *elem, void *ctx)
 {
-    const struct ks_yaml_node *sel = NULL, *terms = NULL;
-    int rc = ks_dec_map(d, map, key, &sel);
-    if (rc || !sel)
-        return rc;
-    size_t saved = ks_dec_push(d, key);
-    struct ks_node_selector *s = ks_arena_alloc(d->arena, sizeof(*s));
-    if (!s)
-        return ks_dec_nomem(d);
+    (void)ctx;
+    return ks_dec_node_selector_term(d, node, elem);
+}
+
+static int node_selector(struct ks_decoder *d, const struct ks_yaml_node *sel, void *elem, void *ctx)
+{
+    struct ks_node_selector *s = elem;
+    const struct ks_yaml_node *terms = NULL;
+    int rc;
+
+    (void)ctx;
     if ((rc = ks_dec_seq(d, sel, "nodeSelectorTerms", &terms)))
         return rc;
     if (!terms || terms->n == 0) {
         ks_dec_push(d, "nodeSelectorTerms");
         return ks_dec_fail(d, sel, 0, "must have at least one node selector term");
     }
-    s->nterms = terms->n;
-    if (!(s->terms = ks_arena_calloc(d->arena, terms->n, sizeof(*s->terms))))
-        return ks_dec_nomem(d);
-    ks_dec_push(d, "nodeSelectorTerms");
-    for (uint32_t i = 0; i < terms->n; i++) {
-        size_t s2 = ks_dec_push_index(d, i);
-        if ((rc = ks_dec_node_selector_term(d, terms->items[i], &s->terms[i])))
-            return rc;
-        ks_dec_pop(d, s2);
-    }
-    ks_dec_pop(d, saved);
-    *out = s;
-    return 0;
+    return ks_dec_list(d, sel, "nodeSelectorTerms", sizeof(*s->terms), &s->nterms, (void **)&s->terms,
+                       node_selector_term, NULL);
+}
+
+int ks_dec_node_selector(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                         struct ks_node_selector **out)
+{
+    return ks_dec_object(d, map, key, sizeof(**out), (void **)out, node_selector, NULL);
 }
 
 /* ---- metadata ------------------------------------------------------------------------------ */
 
-int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool namespaced, struct ks_object_meta *out)
+static int owner_ref(struct ks_decoder *d, const struct ks_yaml_node *on, void *elem, void *ctx)
 {
-    const struct ks_yaml_node *m = NULL, *owners = NULL;
+    struct ks_owner_ref *o = elem;
+    int rc;
+    (void)ctx;
+    if ((rc = ks_dec_string(d, on, "apiVersion", &o->api_version)) ||
+        (rc = ks_dec_string(d, on, "kind", &o->kind)) || (rc = ks_dec_string(d, on, "name", &o->name)) ||
+        (rc = ks_dec_string(d, on, "uid", &o->uid)) ||
+        (rc = ks_dec_bool(d, on, "controller", &o->controller)))
+        return rc;
+    return 0;
+}
+
+int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool namespaced,
+                struct ks_object_meta *out)
+{
+    const struct ks_yaml_node *m = NULL;
     int rc;
 
     out->creation_time = KS_TIME_NONE;
@@ -738,24 +817,9 @@ int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool names
         (rc = ks_dec_annotations(d, m, "annotations", &out->annotations)) ||
         (rc = ks_dec_time(d, m, "creationTimestamp", &out->creation_time)) ||
         (rc = ks_dec_time(d, m, "deletionTimestamp", &out->deletion_time)) ||
-        (rc = ks_dec_seq(d, m, "ownerReferences", &owners)))
+        (rc = ks_dec_list(d, m, "ownerReferences", sizeof(*out->owners), &out->nowners, (void **)&out->owners,
+                          owner_ref, NULL)))
         return rc;
-    if (owners) {
-        out->nowners = owners->n;
-        if (!(out->owners = ks_arena_calloc(d->arena, owners->n ? owners->n : 1, sizeof(*out->owners))))
-            return ks_dec_nomem(d);
-        ks_dec_push(d, "ownerReferences");
-        for (uint32_t i = 0; i < owners->n; i++) {
-            struct ks_owner_ref *o = &out->owners[i];
-            const struct ks_yaml_node *on = owners->items[i];
-            size_t s2 = ks_dec_push_index(d, i);
-            if ((rc = expect(d, on, KS_YAML_MAP)) || (rc = ks_dec_string(d, on, "apiVersion", &o->api_version)) ||
-                (rc = ks_dec_string(d, on, "kind", &o->kind)) || (rc = ks_dec_string(d, on, "name", &o->name)) ||
-                (rc = ks_dec_string(d, on, "uid", &o->uid)) || (rc = ks_dec_bool(d, on, "controller", &o->controller)))
-                return rc;
-            ks_dec_pop(d, s2);
-        }
-    }
     ks_dec_pop(d, saved);
     return 0;
 }

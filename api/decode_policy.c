@@ -21,15 +21,17 @@ static int int_or_percent(struct ks_decoder *d, const struct ks_yaml_node *map, 
     int value, used = 0;
     out->set = true;
     out->percent = n->len > 0 && n->str[n->len - 1] == '%';
-    if (sscanf(n->str, "%d%n", &value, &used) != 1 || used != (int)n->len - (out->percent ? 1 : 0) || value < 0 ||
-        (out->percent && value > 100) || (!out->percent && !n->plain))
-        return ks_dec_fail(d, n, 0, "invalid value \"%s\": want a non-negative integer or a percentage", n->str);
+    if (sscanf(n->str, "%d%n", &value, &used) != 1 || used != (int)n->len - (out->percent ? 1 : 0) ||
+        value < 0 || (out->percent && value > 100) || (!out->percent && !n->plain))
+        return ks_dec_fail(d, n, 0, "invalid value \"%s\": want a non-negative integer or a percentage",
+                           n->str);
     out->value = value;
     ks_dec_pop(d, saved);
     return 0;
 }
 
-static int pdb_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_pod_disruption_budget *pdb)
+static int pdb_body(struct ks_decoder *d, const struct ks_yaml_node *doc,
+                    struct ks_pod_disruption_budget *pdb)
 {
     const struct ks_yaml_node *spec = NULL, *status = NULL, *disrupted = NULL;
     int rc;
@@ -54,7 +56,8 @@ static int pdb_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct
             return rc;
         if (disrupted) {
             pdb->ndisrupted = disrupted->n;
-            if (!(pdb->disrupted_pods = ks_arena_calloc(d->arena, disrupted->n ? disrupted->n : 1, sizeof(char *))))
+            if (!(pdb->disrupted_pods =
+                      ks_arena_calloc(d->arena, disrupted->n ? disrupted->n : 1, sizeof(char *))))
                 return ks_dec_nomem(d);
             for (uint32_t i = 0; i < disrupted->n; i++) {
                 const struct ks_yaml_node *k = disrupted->pairs[i].key;
@@ -72,7 +75,8 @@ static int namespace_body(struct ks_decoder *d, const struct ks_yaml_node *doc, 
     return ks_dec_meta(d, doc, false, &ns->meta);
 }
 
-static int priority_class_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_priority_class *pc)
+static int priority_class_body(struct ks_decoder *d, const struct ks_yaml_node *doc,
+                               struct ks_priority_class *pc)
 {
     static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
     int policy = -1, rc;
@@ -81,12 +85,8 @@ static int priority_class_body(struct ks_decoder *d, const struct ks_yaml_node *
         (rc = ks_dec_bool(d, doc, "globalDefault", &pc->global_default)) ||
         (rc = ks_dec_enum(d, doc, "preemptionPolicy", policies, &policy)))
         return rc;
-    if (!ks_yaml_get(doc, "value")) {
-        size_t s = ks_dec_push(d, "value");
-        rc = ks_dec_fail(d, doc, 0, "Required value");
-        ks_dec_pop(d, s);
-        return rc;
-    }
+    if (!ks_yaml_get(doc, "value"))
+        return ks_dec_required(d, doc, "value");
     pc->has_preemption_policy = policy >= 0;
     pc->preemption_policy = policy == 1 ? KS_PREEMPT_NEVER : KS_PREEMPT_LOWER_PRIORITY;
     return 0;

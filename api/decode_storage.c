@@ -28,7 +28,8 @@ static int access_modes(struct ks_decoder *d, const struct ks_yaml_node *spec, u
         if (!bit) {
             size_t s = ks_dec_push(d, "accessModes");
             ks_dec_push_index(d, i);
-            rc = ks_dec_fail(d, ks_yaml_get(spec, "accessModes"), 0, "unsupported access mode \"%s\"", modes[i]);
+            rc = ks_dec_fail(d, ks_yaml_get(spec, "accessModes"), 0, "unsupported access mode \"%s\"",
+                             modes[i]);
             ks_dec_pop(d, s);
             return rc;
         }
@@ -38,7 +39,8 @@ static int access_modes(struct ks_decoder *d, const struct ks_yaml_node *spec, u
 }
 
 /* storageClassName: "given" even when empty, since "" means "no class" rather than "default class" */
-static int storage_class_name(struct ks_decoder *d, const struct ks_yaml_node *spec, bool *has, const char **out)
+static int storage_class_name(struct ks_decoder *d, const struct ks_yaml_node *spec, bool *has,
+                              const char **out)
 {
     const struct ks_yaml_node *n = ks_yaml_get(spec, "storageClassName");
     *has = n && !ks_yaml_is_null(n);
@@ -51,17 +53,28 @@ static int need_map(struct ks_decoder *d, const struct ks_yaml_node *doc, const 
                     const struct ks_yaml_node **out)
 {
     int rc = ks_dec_map(d, doc, key, out);
-    if (rc == 0 && !*out) {
-        size_t s = ks_dec_push(d, key);
-        rc = ks_dec_fail(d, doc, 0, "Required value");
-        ks_dec_pop(d, s);
-    }
+    if (rc == 0 && !*out)
+        rc = ks_dec_required(d, doc, key);
     return rc;
+}
+
+/* status.phase of a volume or a claim. */
+static int status_phase(struct ks_decoder *d, const struct ks_yaml_node *doc, const char **phase)
+{
+    const struct ks_yaml_node *status = NULL;
+    int rc = ks_dec_map(d, doc, "status", &status);
+    if (rc || !status)
+        return rc;
+    size_t saved = ks_dec_push(d, "status");
+    if ((rc = ks_dec_string(d, status, "phase", phase)))
+        return rc;
+    ks_dec_pop(d, saved);
+    return 0;
 }
 
 static int pv_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_persistent_volume *pv)
 {
-    const struct ks_yaml_node *spec = NULL, *status = NULL, *ref = NULL, *csi = NULL, *aff = NULL;
+    const struct ks_yaml_node *spec = NULL, *ref = NULL, *csi = NULL, *aff = NULL;
     struct ks_resource_list cap = {0};
     int rc;
 
@@ -97,20 +110,13 @@ static int pv_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct 
         ks_dec_pop(d, s);
     }
     ks_dec_pop(d, saved);
-    if ((rc = ks_dec_map(d, doc, "status", &status)))
-        return rc;
-    if (status) {
-        saved = ks_dec_push(d, "status");
-        if ((rc = ks_dec_string(d, status, "phase", &pv->phase)))
-            return rc;
-        ks_dec_pop(d, saved);
-    }
-    return 0;
+    return status_phase(d, doc, &pv->phase);
 }
 
-static int pvc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_persistent_volume_claim *pvc)
+static int pvc_body(struct ks_decoder *d, const struct ks_yaml_node *doc,
+                    struct ks_persistent_volume_claim *pvc)
 {
-    const struct ks_yaml_node *spec = NULL, *status = NULL, *res = NULL;
+    const struct ks_yaml_node *spec = NULL, *res = NULL;
     struct ks_resource_list req = {0};
     int rc;
 
@@ -132,51 +138,31 @@ static int pvc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct
         pvc->request_storage = ks_resource_list_get(&req, ks_intern("storage"));
     }
     ks_dec_pop(d, saved);
-    if ((rc = ks_dec_map(d, doc, "status", &status)))
+    return status_phase(d, doc, &pvc->phase);
+}
+
+/* One matchLabelExpressions item {key, values} as an In requirement. */
+static int topology_requirement(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    struct ks_requirement *r = elem;
+    int rc;
+
+    (void)ctx;
+    r->op = KS_OP_IN;
+    if ((rc = ks_dec_id(d, n, "key", &r->key)) ||
+        (rc = ks_dec_id_set(d, n, "values", &r->nvalues, &r->values)))
         return rc;
-    if (status) {
-        saved = ks_dec_push(d, "status");
-        if ((rc = ks_dec_string(d, status, "phase", &pvc->phase)))
-            return rc;
-        ks_dec_pop(d, saved);
-    }
     return 0;
 }
 
 /* allowedTopologies: [{matchLabelExpressions: [{key, values}]}] as terms of In requirements */
-static int allowed_topologies(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_storage_class *sc)
+static int topology_term(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
 {
-    const struct ks_yaml_node *seq = NULL;
-    int rc = ks_dec_seq(d, doc, "allowedTopologies", &seq);
-    if (rc || !seq)
-        return rc;
-    sc->nallowed_topologies = seq->n;
-    if (!(sc->allowed_topologies = ks_arena_calloc(d->arena, seq->n ? seq->n : 1, sizeof(*sc->allowed_topologies))))
-        return ks_dec_nomem(d);
-    size_t saved = ks_dec_push(d, "allowedTopologies");
-    for (uint32_t i = 0; i < seq->n; i++) {
-        const struct ks_yaml_node *exprs = NULL;
-        struct ks_node_selector_term *t = &sc->allowed_topologies[i];
-        size_t s2 = ks_dec_push_index(d, i);
-        if ((rc = ks_dec_seq(d, seq->items[i], "matchLabelExpressions", &exprs)))
-            return rc;
-        t->nexprs = exprs ? exprs->n : 0;
-        if (!(t->exprs = ks_arena_calloc(d->arena, t->nexprs ? t->nexprs : 1, sizeof(*t->exprs))))
-            return ks_dec_nomem(d);
-        ks_dec_push(d, "matchLabelExpressions");
-        for (uint32_t j = 0; j < t->nexprs; j++) {
-            struct ks_requirement *r = &t->exprs[j];
-            size_t s3 = ks_dec_push_index(d, j);
-            r->op = KS_OP_IN;
-            if ((rc = ks_dec_id(d, exprs->items[j], "key", &r->key)) ||
-                (rc = ks_dec_id_set(d, exprs->items[j], "values", &r->nvalues, &r->values)))
-                return rc;
-            ks_dec_pop(d, s3);
-        }
-        ks_dec_pop(d, s2);
-    }
-    ks_dec_pop(d, saved);
-    return 0;
+    struct ks_node_selector_term *t = elem;
+
+    (void)ctx;
+    return ks_dec_list(d, n, "matchLabelExpressions", sizeof(*t->exprs), &t->nexprs, (void **)&t->exprs,
+                       topology_requirement, NULL);
 }
 
 static int sc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_storage_class *sc)
@@ -184,55 +170,53 @@ static int sc_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct 
     static const char *const modes[] = {"Immediate", "WaitForFirstConsumer", NULL};
     int mode = KS_BINDING_IMMEDIATE, rc;
 
-    if ((rc = ks_dec_meta(d, doc, false, &sc->meta)) || (rc = ks_dec_string(d, doc, "provisioner", &sc->provisioner)) ||
-        (rc = ks_dec_enum(d, doc, "volumeBindingMode", modes, &mode)) || (rc = allowed_topologies(d, doc, sc)))
+    if ((rc = ks_dec_meta(d, doc, false, &sc->meta)) ||
+        (rc = ks_dec_string(d, doc, "provisioner", &sc->provisioner)) ||
+        (rc = ks_dec_enum(d, doc, "volumeBindingMode", modes, &mode)) ||
+        (rc = ks_dec_list(d, doc, "allowedTopologies", sizeof(*sc->allowed_topologies),
+                          &sc->nallowed_topologies, (void **)&sc->allowed_topologies, topology_term, NULL)))
         return rc;
-    if (!sc->provisioner) {
-        size_t s = ks_dec_push(d, "provisioner");
-        rc = ks_dec_fail(d, doc, 0, "Required value");
-        ks_dec_pop(d, s);
-        return rc;
-    }
+    if (!sc->provisioner)
+        return ks_dec_required(d, doc, "provisioner");
     sc->binding_mode = (enum ks_binding_mode)mode;
+    return 0;
+}
+
+static int csi_driver(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    struct ks_csi_node_driver *drv = elem;
+    const struct ks_yaml_node *alloc = NULL;
+    int rc;
+
+    (void)ctx;
+    if ((rc = ks_dec_string(d, n, "name", &drv->name)) ||
+        (rc = ks_dec_string(d, n, "nodeID", &drv->node_id)) ||
+        (rc = ks_dec_map(d, n, "allocatable", &alloc)) ||
+        (rc = ks_dec_id_list(d, n, "topologyKeys", &drv->ntopology_keys, &drv->topology_keys)))
+        return rc;
+    if (!drv->name)
+        return ks_dec_required(d, n, "name");
+    if (alloc && ks_yaml_get(alloc, "count") && !ks_yaml_is_null(ks_yaml_get(alloc, "count"))) {
+        size_t s = ks_dec_push(d, "allocatable");
+        drv->has_count = true;
+        if ((rc = ks_dec_int32(d, alloc, "count", &drv->allocatable_count)))
+            return rc;
+        ks_dec_pop(d, s);
+    }
     return 0;
 }
 
 static int csi_node_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_csi_node *cn)
 {
-    const struct ks_yaml_node *spec = NULL, *seq = NULL;
+    const struct ks_yaml_node *spec = NULL;
     int rc;
 
     if ((rc = ks_dec_meta(d, doc, false, &cn->meta)) || (rc = need_map(d, doc, "spec", &spec)))
         return rc;
     size_t saved = ks_dec_push(d, "spec");
-    if ((rc = ks_dec_seq(d, spec, "drivers", &seq)))
+    if ((rc = ks_dec_list(d, spec, "drivers", sizeof(*cn->drivers), &cn->ndrivers, (void **)&cn->drivers,
+                          csi_driver, NULL)))
         return rc;
-    cn->ndrivers = seq ? seq->n : 0;
-    if (!(cn->drivers = ks_arena_calloc(d->arena, cn->ndrivers ? cn->ndrivers : 1, sizeof(*cn->drivers))))
-        return ks_dec_nomem(d);
-    ks_dec_push(d, "drivers");
-    for (uint32_t i = 0; i < cn->ndrivers; i++) {
-        struct ks_csi_node_driver *drv = &cn->drivers[i];
-        const struct ks_yaml_node *alloc = NULL;
-        size_t s2 = ks_dec_push_index(d, i);
-        if ((rc = ks_dec_string(d, seq->items[i], "name", &drv->name)) ||
-            (rc = ks_dec_string(d, seq->items[i], "nodeID", &drv->node_id)) ||
-            (rc = ks_dec_map(d, seq->items[i], "allocatable", &alloc)) ||
-            (rc = ks_dec_id_list(d, seq->items[i], "topologyKeys", &drv->ntopology_keys, &drv->topology_keys)))
-            return rc;
-        if (!drv->name) {
-            ks_dec_push(d, "name");
-            return ks_dec_fail(d, seq->items[i], 0, "Required value");
-        }
-        if (alloc && ks_yaml_get(alloc, "count") && !ks_yaml_is_null(ks_yaml_get(alloc, "count"))) {
-            size_t s3 = ks_dec_push(d, "allocatable");
-            drv->has_count = true;
-            if ((rc = ks_dec_int32(d, alloc, "count", &drv->allocatable_count)))
-                return rc;
-            ks_dec_pop(d, s3);
-        }
-        ks_dec_pop(d, s2);
-    }
     ks_dec_pop(d, saved);
     return 0;
 }

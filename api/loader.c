@@ -28,24 +28,24 @@ struct kind_ops {
     size_t meta_off; /* offsetof(type, meta) */
 };
 
-#define KS_X(id, kind, versions, type, suffix)                                                          \
-    static int decode_##suffix(const char *file, const struct ks_yaml_node *doc, void **out,             \
-                               struct ks_error *err)                                                     \
-    {                                                                                                    \
-        type *obj;                                                                                       \
-        int rc = ks_decode_##suffix(file, doc, &obj, err);                                               \
-        *out = obj;                                                                                      \
-        return rc;                                                                                       \
-    }                                                                                                    \
-    static void destroy_##suffix(void *obj)                                                              \
-    {                                                                                                    \
-        ks_##suffix##_destroy(obj);                                                                      \
+#define KS_X(id, kind, versions, type, suffix)                                                               \
+    static int decode_##suffix(const char *file, const struct ks_yaml_node *doc, void **out,                 \
+                               struct ks_error *err)                                                         \
+    {                                                                                                        \
+        type *obj;                                                                                           \
+        int rc = ks_decode_##suffix(file, doc, &obj, err);                                                   \
+        *out = obj;                                                                                          \
+        return rc;                                                                                           \
+    }                                                                                                        \
+    static void destroy_##suffix(void *obj)                                                                  \
+    {                                                                                                        \
+        ks_##suffix##_destroy(obj);                                                                          \
     }
 KS_KIND_MAP(KS_X)
 #undef KS_X
 
 static const struct kind_ops kinds[KS_KIND_COUNT] = {
-#define KS_X(id, kind, versions, type, suffix)                                                          \
+#define KS_X(id, kind, versions, type, suffix)                                                               \
     [KS_KIND_##id] = {kind, versions, decode_##suffix, destroy_##suffix, offsetof(type, meta)},
     KS_KIND_MAP(KS_X)
 #undef KS_X
@@ -137,8 +137,9 @@ static int push_object(struct load *l, enum ks_kind kind, void *obj, const char 
     struct index_slot *s = index_find(&l->ix, kind, m->namespace_id, m->name);
     if (s->obj) {
         const char *ns = ks_intern_str(m->namespace_id);
-        return ks_error_set(l->err, file, m->line, "metadata.name", "Duplicate value: %s \"%s%s%s\" already defined",
-                            kinds[kind].kind, ns, *ns ? "/" : "", m->name);
+        return ks_error_set(l->err, file, m->line, "metadata.name",
+                            "Duplicate value: %s \"%s%s%s\" already defined", kinds[kind].kind, ns,
+                            *ns ? "/" : "", m->name);
     }
     if (v->n == v->cap) {
         uint32_t cap = v->cap ? v->cap * 2 : 64;
@@ -177,7 +178,8 @@ static int scalar_field(struct load *l, const char *file, const struct ks_yaml_n
     return 0;
 }
 
-static int load_doc(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *prefix, int depth)
+static int load_doc(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *prefix,
+                    int depth)
 {
     const char *api_version, *kind;
     int rc;
@@ -235,12 +237,12 @@ static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
 {
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const struct ks_volume *v = &pod->volumes[i];
-        if (v->kind == KS_VOLUME_PVC &&
-            !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
-            return ks_error_set(l->err, file, pod->meta.line, NULL,
-                                "spec.volumes[%u].persistentVolumeClaim.claimName: pod %s/%s names the unknown "
-                                "PersistentVolumeClaim \"%s\"",
-                                i, ks_intern_str(pod->meta.namespace_id), pod->meta.name, v->source);
+        if (v->kind == KS_VOLUME_PVC && !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
+            return ks_error_set(
+                l->err, file, pod->meta.line, NULL,
+                "spec.volumes[%u].persistentVolumeClaim.claimName: pod %s/%s names the unknown "
+                "PersistentVolumeClaim \"%s\"",
+                i, ks_intern_str(pod->meta.namespace_id), pod->meta.name, v->source);
     }
     if (pod->has_priority)
         return 0;
@@ -327,8 +329,12 @@ void ks_objects_destroy(struct ks_objects *objs)
     if (!objs)
         return;
     for (int k = 0; k < KS_KIND_COUNT; k++) {
-        for (uint32_t i = 0; i < objs->of[k].n; i++)
-            kinds[k].destroy(objs->of[k].items[i]);
+        for (uint32_t i = 0; i < objs->of[k].n; i++) {
+            if (k == KS_KIND_POD)
+                ks_pod_put(objs->of[k].items[i]); /* the scheduler may hold references too */
+            else
+                kinds[k].destroy(objs->of[k].items[i]);
+        }
         free(objs->of[k].items);
     }
     free(objs);

@@ -34,37 +34,53 @@ int ks_api_init(void)
     return 0;
 }
 
-#define KS_NAME_TABLE(fn, type, map, prefix)                                                            \
-    const char *fn(type v)                                                                               \
-    {                                                                                                    \
-        switch (v) {                                                                                     \
-            map(prefix)                                                                                  \
-        }                                                                                                \
-        return "?";                                                                                      \
+#define KS_NAME_TABLE(fn, type, map, prefix)                                                                 \
+    const char *fn(type v)                                                                                   \
+    {                                                                                                        \
+        switch (v) {                                                                                         \
+            map(prefix)                                                                                      \
+        }                                                                                                    \
+        return "?";                                                                                          \
     }
 
-#define KS_CASE_OP(name, text)                                                                           \
-    case KS_OP_##name:                                                                                   \
+#define KS_CASE_OP(name, text)                                                                               \
+    case KS_OP_##name:                                                                                       \
         return text;
-#define KS_CASE_EFFECT(name, text)                                                                       \
-    case KS_EFFECT_##name:                                                                               \
+#define KS_CASE_EFFECT(name, text)                                                                           \
+    case KS_EFFECT_##name:                                                                                   \
         return text;
-#define KS_CASE_PHASE(name, text)                                                                        \
-    case KS_PHASE_##name:                                                                                \
+#define KS_CASE_PHASE(name, text)                                                                            \
+    case KS_PHASE_##name:                                                                                    \
         return text;
 
 KS_NAME_TABLE(ks_selector_op_name, enum ks_selector_op, KS_SELECTOR_OP_MAP, KS_CASE_OP)
 KS_NAME_TABLE(ks_taint_effect_name, enum ks_taint_effect, KS_TAINT_EFFECT_MAP, KS_CASE_EFFECT)
 KS_NAME_TABLE(ks_pod_phase_name, enum ks_pod_phase, KS_POD_PHASE_MAP, KS_CASE_PHASE)
 
+struct ks_pod *ks_pod_get(const struct ks_pod *pod)
+{
+    struct ks_pod *p = (struct ks_pod *)pod; /* the count is the only field a holder may change */
+    if (p)
+        __atomic_fetch_add(&p->refs, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+void ks_pod_put(const struct ks_pod *pod)
+{
+    struct ks_pod *p = (struct ks_pod *)pod;
+    /* acq_rel: every holder's reads of the pod happen before the last holder frees it */
+    if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        ks_pod_destroy(p);
+}
+
 /* Every loaded object is one malloc'd struct whose contents live in its embedded arena. */
-#define KS_DESTRUCTOR(fn, type)                                                                          \
-    void fn(type *obj)                                                                                   \
-    {                                                                                                    \
-        if (!obj)                                                                                        \
-            return;                                                                                      \
-        ks_arena_destroy(&obj->arena);                                                                   \
-        free(obj);                                                                                       \
+#define KS_DESTRUCTOR(fn, type)                                                                              \
+    void fn(type *obj)                                                                                       \
+    {                                                                                                        \
+        if (!obj)                                                                                            \
+            return;                                                                                          \
+        ks_arena_destroy(&obj->arena);                                                                       \
+        free(obj);                                                                                           \
     }
 
 KS_DESTRUCTOR(ks_pod_destroy, struct ks_pod)

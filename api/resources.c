@@ -121,6 +121,22 @@ static bool is_scalar_resource(uint32_t name)
            has_prefix(s, "attachable-volumes-");
 }
 
+/* Add @v to the field of @r for the well-known resource @name; false when @name is not one. */
+static bool add_well_known(struct ks_resources *r, uint32_t name, int64_t v)
+{
+    if (name == ks_wk.cpu)
+        r->milli_cpu += v;
+    else if (name == ks_wk.memory)
+        r->memory += v;
+    else if (name == ks_wk.ephemeral_storage)
+        r->ephemeral_storage += v;
+    else if (name == ks_wk.pods)
+        r->allowed_pods += v;
+    else
+        return false;
+    return true;
+}
+
 /* ---- aggregation over a dense vector indexed by the pod's resource names ---- */
 
 /* A dense resource list: one slot per name of the pod's name union; `set` marks presence. */
@@ -299,17 +315,7 @@ int ks_pod_finish(struct ks_pod *pod)
     for (size_t i = 0; i < k; i++) {
         if (!g.result.set[i])
             continue;
-        uint32_t name = names[i];
-        int64_t v = g.result.v[i];
-        if (name == ks_wk.cpu)
-            r.milli_cpu += v;
-        else if (name == ks_wk.memory)
-            r.memory += v;
-        else if (name == ks_wk.ephemeral_storage)
-            r.ephemeral_storage += v;
-        else if (name == ks_wk.pods)
-            r.allowed_pods += v;
-        else if (is_scalar_resource(name))
+        if (!add_well_known(&r, names[i], g.result.v[i]) && is_scalar_resource(names[i]))
             r.nscalar++;
     }
     if (r.nscalar) {
@@ -354,17 +360,7 @@ int ks_node_finish(struct ks_node *node)
             return -ENOMEM;
     }
     for (uint32_t i = 0; i < l->n; i++) {
-        uint32_t name = l->items[i].name;
-        int64_t v = l->items[i].value;
-        if (name == ks_wk.cpu)
-            r.milli_cpu += v;
-        else if (name == ks_wk.memory)
-            r.memory += v;
-        else if (name == ks_wk.ephemeral_storage)
-            r.ephemeral_storage += v;
-        else if (name == ks_wk.pods)
-            r.allowed_pods += v;
-        else if (is_scalar_resource(name))
+        if (!add_well_known(&r, l->items[i].name, l->items[i].value) && is_scalar_resource(l->items[i].name))
             r.scalar[r.nscalar++] = l->items[i]; /* the list is sorted by name, so is the result */
     }
     node->alloc = r;

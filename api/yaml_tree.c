@@ -232,8 +232,8 @@ int ks_yaml_parse(const char *file, const char *buf, size_t len, struct ks_yaml_
         if (!yaml_parser_parse(&parser, &ev)) {
             int line = (int)(parser.problem_mark.line + 1);
             rc = ks_error_set(err, s->file, line, NULL, "invalid YAML: %s%s%s",
-                              parser.problem ? parser.problem : "syntax error",
-                              parser.context ? " " : "", parser.context ? parser.context : "");
+                              parser.problem ? parser.problem : "syntax error", parser.context ? " " : "",
+                              parser.context ? parser.context : "");
             break;
         }
         if (ev.type == YAML_STREAM_END_EVENT) {
@@ -243,7 +243,7 @@ int ks_yaml_parse(const char *file, const char *buf, size_t len, struct ks_yaml_
         }
         if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
             const yaml_char_t *a = ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
-                                                                         : ev.data.mapping_start.anchor;
+                                                                        : ev.data.mapping_start.anchor;
             rc = on_event(&b, &ev);
             if (rc == 0 && a && !(coll_anchor[b.depth - 1] = strdup((const char *)a)))
                 rc = -ENOMEM;

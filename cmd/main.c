@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include "ksched/api.h"
+#include "ksched/rcu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +14,10 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *help;
 } commands[] = {
-    {"schedule", ks_cmd_schedule, "schedule [--config FILE] FILE...   load manifests and schedule their pending pods"},
-    {"config", ks_cmd_config, "config --print [--config FILE]      print the effective scheduler configuration"},
+    {"schedule", ks_cmd_schedule,
+     "schedule [--config FILE] FILE...   load manifests and schedule their pending pods"},
+    {"config", ks_cmd_config,
+     "config --print [--config FILE]      print the effective scheduler configuration"},
 };
 
 static int usage(FILE *out)
@@ -36,8 +39,13 @@ int main(int argc, char **argv)
         return 1;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            /* the main thread reads snapshots and retires them: it is an RCU reader */
+            ks_rcu_register_thread();
+            int status = commands[i].run(argc - 1, argv + 1);
+            ks_rcu_unregister_thread();
+            return status;
+        }
     }
     fprintf(stderr, "ksched: unknown command \"%s\"\n", argv[1]);
     return usage(stderr);

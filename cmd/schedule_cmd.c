@@ -1,20 +1,41 @@
 /*
- * schedule_cmd.c - `ksched schedule [--config FILE] FILE...`.
+ * schedule_cmd.c - `ksched schedule [--config F] [--explain] [--seed N] [--plugin-dir D] FILE...`.
  *
- * Loads every manifest (all or nothing) and reports what it holds. Bad input prints one
- * "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on standard output, and
- * exits 2.
+ * Loads the cluster (all or nothing), puts nodes and bound pods in the cache and the
+ * pending pods in the queue, runs the scheduler until every pending pod is bound or can
+ * no longer be helped by retrying, and writes one JSON line per event:
+ *   {"pod":"ns/name","status":"Scheduled","node":"n1"}
+ *   {"pod":"ns/name","status":"Unschedulable","message":"0/3 nodes are available: ..."}
+ * With --explain every attempt also writes its filtered nodes and per-plugin scores.
+ * Bad input prints one "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on
+ * standard output, and exits 2.
  */
 #include "commands.h"
+#include "json.h"
 
 #include "ksched/api.h"
+#include "ksched/cache.h"
+#include "ksched/config.h"
+#include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/loader.h"
+#include "ksched/scheduler.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct schedule_args {
+    const char *config;
+    const char *plugin_dir;
+    bool explain;
+    bool seeded;
+    uint64_t seed;
+    int nfiles;
+    const char **files;
+};
 
 static int fail_input(const struct ks_error *err)
 {
@@ -24,58 +45,230 @@ static int fail_input(const struct ks_error *err)
     return 2;
 }
 
-static void summarise(const struct ks_objects *objs, int nfiles)
+static void pod_key(FILE *out, const struct ks_pod *pod)
 {
-    uint32_t pending = 0;
-    struct ks_pod **pods = ks_objects_pods(objs);
-    for (uint32_t i = 0; i < ks_objects_count(objs, POD); i++)
-        pending += pods[i]->node_name == KS_ID_EMPTY;
-    printf("loaded %u nodes, %u pods (%u pending, %u bound)", ks_objects_count(objs, NODE),
-           ks_objects_count(objs, POD), pending, ks_objects_count(objs, POD) - pending);
-    for (int k = 0; k < KS_KIND_COUNT; k++) {
-        if (k != KS_KIND_NODE && k != KS_KIND_POD && objs->of[k].n)
-            printf(", %u %s", objs->of[k].n, ks_kind_name((enum ks_kind)k));
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ks_intern_str(pod->meta.namespace_id), pod->meta.name);
+    ks_json_str(out, key);
+}
+
+static void on_event(void *ctx, const struct ks_sched_event *ev)
+{
+    FILE *out = ctx;
+    fputs("{\"pod\":", out);
+    pod_key(out, ev->pod);
+    fputs(",\"status\":", out);
+    ks_json_str(out, ks_sched_event_name(ev->kind));
+    if (ev->kind == KS_SCHED_SCHEDULED || ev->kind == KS_SCHED_NOMINATED || ev->kind == KS_SCHED_PREEMPTED) {
+        fputs(",\"node\":", out);
+        ks_json_str(out, ks_intern_str(ev->node));
     }
-    printf(" from %d file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    if (ev->by) {
+        fputs(",\"by\":", out);
+        pod_key(out, ev->by);
+    }
+    if (ev->message) {
+        fputs(",\"message\":", out);
+        ks_json_str(out, ev->message);
+    }
+    fputs("}\n", out);
+    fflush(out);
+}
+
+/* The reasons of @st joined by ", ". */
+static void reasons(FILE *out, const struct ks_status *st)
+{
+    char buf[2048];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (uint32_t r = 0; r < st->nreasons && len < sizeof(buf); r++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", r ? ", " : "",
+                                ks_intern_str(st->reasons[r]));
+    ks_json_str(out, buf);
+}
+
+static void on_attempt(void *ctx, const struct ks_attempt *a)
+{
+    FILE *out = ctx;
+    const struct ks_diagnosis *d = a->diag;
+    bool first = true;
+
+    fputs("{\"pod\":", out);
+    pod_key(out, a->pod);
+    fprintf(out, ",\"attempt\":%" PRIu32 ",\"filtered\":{", a->attempt);
+    for (uint32_t i = 0; i < d->nfailed; i++) {
+        fputs(first ? "" : ",", out);
+        first = false;
+        ks_json_str(out, ks_intern_str(d->nodes[i]->name));
+        fputc(':', out);
+        reasons(out, &d->statuses[i]);
+    }
+    if (d->absent.code != KS_SUCCESS) {
+        /* every node without an explicit entry that did not pass carries the absent status */
+        for (uint32_t i = 0; i < a->snap->nnodes; i++) {
+            const struct ks_node_snap *n = ks_snapshot_node(a->snap, i);
+            bool listed = false;
+            for (uint32_t j = 0; j < d->nfailed && !listed; j++)
+                listed = d->nodes[j] == n;
+            for (uint32_t j = 0; j < a->nfeasible && !listed; j++)
+                listed = a->feasible[j] == n;
+            if (listed)
+                continue;
+            fputs(first ? "" : ",", out);
+            first = false;
+            ks_json_str(out, ks_intern_str(n->name));
+            fputc(':', out);
+            reasons(out, &d->absent);
+        }
+    }
+    fputs("},\"scores\":{", out);
+    for (uint32_t i = 0; i < a->nfeasible; i++) {
+        fputs(i ? "," : "", out);
+        ks_json_str(out, ks_intern_str(a->feasible[i]->name));
+        fprintf(out, ":{\"total\":%" PRId64, a->totals ? a->totals[i] : 0);
+        for (uint32_t k = 0; k < a->nscore; k++) {
+            fputc(',', out);
+            ks_json_str(out, ks_framework_plugin_name(a->fw, ks_framework_score_slot(a->fw, k)));
+            fprintf(out, ":%" PRId64, a->scores[(size_t)i * a->nscore + k]);
+        }
+        fputc('}', out);
+    }
+    fputs("}}\n", out);
+    fflush(out);
+}
+
+static int parse_args(int argc, char **argv, struct schedule_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc)
+                a->files[a->nfiles++] = argv[i];
+        } else if (strcmp(arg, "--explain") == 0) {
+            a->explain = true;
+        } else if ((strcmp(arg, "--config") == 0 || strcmp(arg, "--seed") == 0 ||
+                    strcmp(arg, "--plugin-dir") == 0) &&
+                   i + 1 < argc) {
+            const char *val = argv[++i];
+            if (strcmp(arg, "--config") == 0) {
+                a->config = val;
+            } else if (strcmp(arg, "--plugin-dir") == 0) {
+                a->plugin_dir = val;
+            } else {
+                char *end;
+                errno = 0;
+                a->seed = strtoull(val, &end, 10);
+                if (errno || end == val || *end) {
+                    fprintf(stderr, "ksched schedule: --seed: invalid number \"%s\"\n", val);
+                    return -1;
+                }
+                a->seeded = true;
+            }
+        } else if (arg[0] == '-' && arg[1]) {
+            fprintf(stderr, "ksched schedule: unknown or incomplete flag \"%s\"\n", arg);
+            return -1;
+        } else {
+            a->files[a->nfiles++] = arg;
+        }
+    }
+    if (a->nfiles == 0) {
+        fprintf(stderr,
+                "usage: ksched schedule [--config FILE] [--explain] [--seed N] [--plugin-dir DIR] FILE...\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Hand nodes to the cache and bound pods to it; queue the pending ones. */
+static int populate(struct ks_objects *objs, struct ks_cache *cache, struct ks_scheduler *s)
+{
+    struct ks_node **nodes = ks_objects_nodes(objs);
+    uint32_t nnodes = ks_objects_count(objs, NODE);
+    int rc = 0;
+
+    for (uint32_t i = 0; i < nnodes; i++) {
+        if (rc == 0 && (rc = ks_cache_add_node(cache, nodes[i])) == 0)
+            continue;
+        ks_node_destroy(nodes[i]); /* the cache did not take it */
+    }
+    objs->of[KS_KIND_NODE].n = 0; /* the cache owns them now */
+    struct ks_pod **pods = ks_objects_pods(objs);
+    for (uint32_t i = 0; rc == 0 && i < ks_objects_count(objs, POD); i++) {
+        const struct ks_pod *pod = pods[i];
+        if (pod->phase == KS_PHASE_SUCCEEDED || pod->phase == KS_PHASE_FAILED)
+            continue; /* terminal pods hold no resources, as the scheduler's informer filter */
+        if (pod->node_name != KS_ID_EMPTY) {
+            if ((rc = ks_cache_add_pod(cache, ks_pod_get(pod), pod->node_name)) < 0)
+                ks_pod_put(pod);
+        }
+    }
+    for (uint32_t i = 0; rc == 0 && i < ks_objects_count(objs, POD); i++) {
+        const struct ks_pod *pod = pods[i];
+        if (pod->node_name == KS_ID_EMPTY && pod->phase != KS_PHASE_SUCCEEDED &&
+            pod->phase != KS_PHASE_FAILED)
+            rc = ks_scheduler_add_pod(s, pod) < 0 ? -ENOMEM : 0;
+    }
+    return rc;
 }
 
 int ks_cmd_schedule(int argc, char **argv)
 {
-    const char **files = calloc((size_t)argc, sizeof(*files));
-    int nfiles = 0, status;
+    struct schedule_args a = {0};
     struct ks_error err = {0};
     struct ks_objects *objs = NULL;
+    struct ks_config *cfg = NULL;
+    struct ks_cache *cache = NULL;
+    struct ks_scheduler *s = NULL;
+    int status = 1, rc;
 
-    if (!files)
+    if (!(a.files = calloc((size_t)argc, sizeof(*a.files))))
         return 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            while (++i < argc)
-                files[nfiles++] = argv[i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "ksched schedule: unknown flag \"%s\"\n", argv[i]);
-            free(files);
-            return 2;
-        } else {
-            files[nfiles++] = argv[i];
-        }
-    }
-    if (nfiles == 0) {
-        fprintf(stderr, "usage: ksched schedule [--config FILE] FILE...\n");
-        free(files);
+    if (parse_args(argc, argv, &a) < 0) {
+        free(a.files);
         return 2;
     }
-    int rc = ks_objects_load(files, nfiles, &objs, &err);
-    if (rc == -ENOMEM && !err.set) {
-        fprintf(stderr, "ksched: out of memory\n");
-        status = 1;
-    } else if (rc) {
+    if (a.plugin_dir && (rc = ks_registry_load_dir(a.plugin_dir, &err)) < 0) {
         status = fail_input(&err);
-    } else {
-        summarise(objs, nfiles);
-        status = 0;
+        goto out;
     }
+    rc = a.config ? ks_config_load_file(a.config, &cfg, &err) : ks_config_load_default(&cfg);
+    if (rc == 0)
+        rc = ks_objects_load(a.files, a.nfiles, &objs, &err);
+    if (rc < 0) {
+        if (err.set) {
+            status = fail_input(&err);
+        } else {
+            fprintf(stderr, "ksched: %s\n", strerror(-rc));
+        }
+        goto out;
+    }
+    struct ks_scheduler_opts opts = {
+        .config = cfg,
+        .seed = a.seed,
+        .seeded = a.seeded,
+        .explain = a.explain,
+        .on_event = on_event,
+        .on_attempt = a.explain ? on_attempt : NULL,
+        .ctx = stdout,
+    };
+    if ((rc = ks_cache_create(0, &cache)) < 0 || (rc = ks_scheduler_create(&opts, cache, &s, &err)) < 0) {
+        if (err.set)
+            status = fail_input(&err);
+        else
+            fprintf(stderr, "ksched: %s\n", strerror(-rc));
+        goto out;
+    }
+    if ((rc = populate(objs, cache, s)) < 0) {
+        fprintf(stderr, "ksched: loading the cluster into the cache: %s\n", strerror(-rc));
+        goto out;
+    }
+    ks_scheduler_run_until_idle(s);
+    status = 0;
+out:
+    ks_scheduler_destroy(s);
+    ks_cache_destroy(cache);
     ks_objects_destroy(objs);
-    free(files);
+    ks_config_destroy(cfg);
+    free(a.files);
     return status;
 }

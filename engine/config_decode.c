@@ -119,32 +119,34 @@ int ks_cfg_args_begin(struct ks_decoder *d, const struct ks_yaml_node *args, con
     return 0;
 }
 
+/* ks_dec_list that also returns the list node in *seq (NULL when absent), for error lines. */
+static int list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t elem_size,
+                uint32_t *n, void **items, const struct ks_yaml_node **seq, ks_dec_item_fn item)
+{
+    *seq = NULL;
+    int rc = ks_dec_seq(d, map, key, seq);
+    if (rc || !*seq)
+        return rc;
+    return ks_dec_list(d, map, key, elem_size, n, items, item, NULL);
+}
+
+static int resource_spec(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    static const char *const fields[] = {"name", "weight", NULL};
+    struct ks_resource_spec *r = elem;
+    int rc;
+
+    (void)ctx;
+    if ((rc = strict(d, n, fields, NULL)) || (rc = ks_dec_id(d, n, "name", &r->name)) ||
+        (rc = ks_dec_int64(d, n, "weight", &r->weight)))
+        return rc;
+    return 0;
+}
+
 int ks_cfg_resources(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
                      struct ks_resource_spec **out, const struct ks_yaml_node **seq)
 {
-    static const char *const fields[] = {"name", "weight", NULL};
-    const struct ks_yaml_node *s = NULL;
-    int rc = ks_dec_seq(d, map, key, &s);
-
-    *seq = s;
-    if (rc || !s)
-        return rc;
-    struct ks_resource_spec *r = ks_arena_calloc(d->arena, s->n ? s->n : 1, sizeof(*r));
-    if (!r)
-        return ks_dec_nomem(d);
-    size_t saved = ks_dec_push(d, key);
-    for (uint32_t i = 0; i < s->n; i++) {
-        size_t s2 = ks_dec_push_index(d, i);
-        if ((rc = strict(d, s->items[i], fields, NULL)) ||
-            (rc = ks_dec_id(d, s->items[i], "name", &r[i].name)) ||
-            (rc = ks_dec_int64(d, s->items[i], "weight", &r[i].weight)))
-            return rc;
-        ks_dec_pop(d, s2);
-    }
-    ks_dec_pop(d, saved);
-    *n = s->n;
-    *out = r;
-    return 0;
+    return list(d, map, key, sizeof(**out), n, (void **)out, seq, resource_spec);
 }
 
 int ks_cfg_default_resources(struct ks_arena *a, uint32_t *n, struct ks_resource_spec **out)
@@ -162,32 +164,23 @@ int ks_cfg_default_resources(struct ks_arena *a, uint32_t *n, struct ks_resource
     return 0;
 }
 
+static int shape_point(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    static const char *const fields[] = {"utilization", "score", NULL};
+    struct ks_shape_point *p = elem;
+    int rc;
+
+    (void)ctx;
+    if ((rc = strict(d, n, fields, NULL)) || (rc = ks_dec_int32(d, n, "utilization", &p->utilization)) ||
+        (rc = ks_dec_int32(d, n, "score", &p->score)))
+        return rc;
+    return 0;
+}
+
 int ks_cfg_shape(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
                  struct ks_shape_point **out, const struct ks_yaml_node **seq)
 {
-    static const char *const fields[] = {"utilization", "score", NULL};
-    const struct ks_yaml_node *s = NULL;
-    int rc = ks_dec_seq(d, map, key, &s);
-
-    *seq = s;
-    if (rc || !s)
-        return rc;
-    struct ks_shape_point *p = ks_arena_calloc(d->arena, s->n ? s->n : 1, sizeof(*p));
-    if (!p)
-        return ks_dec_nomem(d);
-    size_t saved = ks_dec_push(d, key);
-    for (uint32_t i = 0; i < s->n; i++) {
-        size_t s2 = ks_dec_push_index(d, i);
-        if ((rc = strict(d, s->items[i], fields, NULL)) ||
-            (rc = ks_dec_int32(d, s->items[i], "utilization", &p[i].utilization)) ||
-            (rc = ks_dec_int32(d, s->items[i], "score", &p[i].score)))
-            return rc;
-        ks_dec_pop(d, s2);
-    }
-    ks_dec_pop(d, saved);
-    *n = s->n;
-    *out = p;
-    return 0;
+    return list(d, map, key, sizeof(**out), n, (void **)out, seq, shape_point);
 }
 
 const struct ks_yaml_node *ks_cfg_item_field(const struct ks_yaml_node *seq, uint32_t i, const char *field)

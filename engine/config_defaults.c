@@ -232,9 +232,7 @@ int ks__config_default_profiles(struct ks__cfg_load *l)
     if (cfg->nprofiles == 0) {
         /* decoding reserved room for this one */
         struct ks_profile *prof = &cfg->profiles[0];
-        uint32_t cap = 0;
-        for (const struct ks_plugin *const *p = ks_registry; *p; p++)
-            cap++;
+        uint32_t cap = ks_registry_count();
         prof->plugin_config = ks_arena_calloc(&cfg->arena, cap, sizeof(*prof->plugin_config));
         if (!prof->plugin_config)
             return -ENOMEM;

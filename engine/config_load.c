@@ -197,10 +197,8 @@ static int decode_plugin_config(struct ks__cfg_load *l, struct ks_profile *prof,
     uint32_t n = seq ? seq->n : 0;
     int rc;
 
-    /* room for the file's entries and one defaulted entry per in-tree plugin */
-    uint32_t cap = n;
-    for (const struct ks_plugin *const *p = ks_registry; *p; p++)
-        cap++;
+    /* room for the file's entries and one defaulted entry per registered plugin */
+    uint32_t cap = n + ks_registry_count();
     prof->plugin_config = ks_arena_calloc(&l->cfg->arena, cap, sizeof(*prof->plugin_config));
     src->args = ks_arena_calloc(&l->cfg->arena, n ? n : 1, sizeof(*src->args));
     if (!prof->plugin_config || !src->args)
@@ -283,20 +281,35 @@ static int decode_profiles(struct ks__cfg_load *l)
     return 0;
 }
 
-static int decode_leader_election(struct ks__cfg_load *l)
+/* The optional map @key of the document: strictly @fields, then @body with the path at it. */
+static int decode_section(struct ks__cfg_load *l, const char *key, const char *const *fields,
+                          int (*body)(struct ks__cfg_load *l, const struct ks_yaml_node *m))
 {
-    static const char *const fields[] = {"leaderElect",  "leaseDuration", "renewDeadline",     "retryPeriod",
-                                         "resourceLock", "resourceName",  "resourceNamespace", NULL};
-    struct ks_leader_election *le = &l->cfg->leader_election;
     struct ks_decoder *d = &l->dec;
     const struct ks_yaml_node *m = NULL;
-    int rc = ks_dec_map(d, l->doc, "leaderElection", &m);
+    int rc = ks_dec_map(d, l->doc, key, &m);
 
     if (rc || !m)
         return rc;
-    size_t saved = ks_dec_push(d, "leaderElection");
+    size_t saved = ks_dec_push(d, key);
+    if ((rc = ks_cfg_strict(d, m, fields)) || (rc = body(l, m)))
+        return rc;
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
+static const char *const leader_election_fields[] = {
+    "leaderElect",  "leaseDuration", "renewDeadline",     "retryPeriod",
+    "resourceLock", "resourceName",  "resourceNamespace", NULL};
+
+static int decode_leader_election(struct ks__cfg_load *l, const struct ks_yaml_node *m)
+{
+    struct ks_leader_election *le = &l->cfg->leader_election;
+    struct ks_decoder *d = &l->dec;
+    int rc;
+
     l->leader_elect = present(m, "leaderElect");
-    if ((rc = ks_cfg_strict(d, m, fields)) || (rc = ks_dec_bool(d, m, "leaderElect", &le->leader_elect)) ||
+    if ((rc = ks_dec_bool(d, m, "leaderElect", &le->leader_elect)) ||
         (rc = ks_cfg_duration(d, m, "leaseDuration", &le->lease_duration_ns)) ||
         (rc = ks_cfg_duration(d, m, "renewDeadline", &le->renew_deadline_ns)) ||
         (rc = ks_cfg_duration(d, m, "retryPeriod", &le->retry_period_ns)) ||
@@ -304,28 +317,23 @@ static int decode_leader_election(struct ks__cfg_load *l)
         (rc = ks_dec_string(d, m, "resourceName", &le->resource_name)) ||
         (rc = ks_dec_string(d, m, "resourceNamespace", &le->resource_namespace)))
         return rc;
-    ks_dec_pop(d, saved);
     return 0;
 }
 
-static int decode_client_connection(struct ks__cfg_load *l)
+static const char *const client_connection_fields[] = {
+    "kubeconfig", "acceptContentTypes", "contentType", "qps", "burst", NULL};
+
+static int decode_client_connection(struct ks__cfg_load *l, const struct ks_yaml_node *m)
 {
-    static const char *const fields[] = {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst",
-                                         NULL};
     struct ks_client_connection *cc = &l->cfg->client_connection;
     struct ks_decoder *d = &l->dec;
-    const struct ks_yaml_node *m = NULL;
-    int rc = ks_dec_map(d, l->doc, "clientConnection", &m);
+    int rc;
 
-    if (rc || !m)
-        return rc;
-    size_t saved = ks_dec_push(d, "clientConnection");
-    if ((rc = ks_cfg_strict(d, m, fields)) || (rc = ks_dec_string(d, m, "kubeconfig", &cc->kubeconfig)) ||
+    if ((rc = ks_dec_string(d, m, "kubeconfig", &cc->kubeconfig)) ||
         (rc = ks_dec_string(d, m, "acceptContentTypes", &cc->accept_content_types)) ||
         (rc = ks_dec_string(d, m, "contentType", &cc->content_type)) ||
         (rc = decode_float(l, m, "qps", &cc->qps)) || (rc = ks_dec_int32(d, m, "burst", &cc->burst)))
         return rc;
-    ks_dec_pop(d, saved);
     return 0;
 }
 
@@ -420,7 +428,8 @@ int ks__config_decode(struct ks__cfg_load *l)
     l->enable_profiling = present(l->doc, "enableProfiling");
     l->enable_contention_profiling = present(l->doc, "enableContentionProfiling");
     if ((rc = ks_dec_int32(d, l->doc, "parallelism", &cfg->parallelism)) ||
-        (rc = decode_leader_election(l)) || (rc = decode_client_connection(l)) ||
+        (rc = decode_section(l, "leaderElection", leader_election_fields, decode_leader_election)) ||
+        (rc = decode_section(l, "clientConnection", client_connection_fields, decode_client_connection)) ||
         (rc = ks_dec_string(d, l->doc, "healthzBindAddress", &cfg->healthz_bind_address)) ||
         (rc = ks_dec_string(d, l->doc, "metricsBindAddress", &cfg->metrics_bind_address)) ||
         (rc = ks_dec_bool(d, l->doc, "enableProfiling", &cfg->enable_profiling)) ||

@@ -38,46 +38,29 @@ static int args_check(struct ks_decoder *d, const struct ks_yaml_node *node,
     return 0;
 }
 
-static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file, void **out,
-                      struct ks_error *err)
+static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, const char *api_version,
+                       struct ks_defaultpreemption_args *a)
 {
     static const char *const fields[] = {"minCandidateNodesPercentage", "minCandidateNodesAbsolute", NULL};
-    struct ks_defaultpreemption_args *a = calloc(1, sizeof(*a));
-    struct ks_arena scratch = KS_ARENA_INIT;
     enum ks_config_version version;
-    struct ks_decoder d;
     int rc;
 
-    if (!a)
-        return -ENOMEM;
     a->min_candidate_nodes_percentage = 10;
     a->min_candidate_nodes_absolute = 100;
-    ks_decoder_init(&d, file, &scratch, err);
-    if (!(rc = ks_cfg_args_begin(&d, node, "DefaultPreemptionArgs", api_version, fields, &version)) &&
-        !(rc = ks_dec_int32(&d, node, "minCandidateNodesPercentage", &a->min_candidate_nodes_percentage)) &&
-        !(rc = ks_dec_int32(&d, node, "minCandidateNodesAbsolute", &a->min_candidate_nodes_absolute)))
-        rc = args_check(&d, node, a);
-    ks_arena_destroy(&scratch);
-    if (rc)
-        goto err_decode;
-    *out = a;
-    return 0;
-
-err_decode:
-    free(a);
-    return rc;
+    if ((rc = ks_cfg_args_begin(d, node, "DefaultPreemptionArgs", api_version, fields, &version)) ||
+        (rc = ks_dec_int32(d, node, "minCandidateNodesPercentage", &a->min_candidate_nodes_percentage)) ||
+        (rc = ks_dec_int32(d, node, "minCandidateNodesAbsolute", &a->min_candidate_nodes_absolute)))
+        return rc;
+    return args_check(d, node, a);
 }
+
+KS_DEFINE_PLAIN_ARGS_OPS(struct ks_defaultpreemption_args, args_decode)
 
 static void args_print(const void *args, struct ks_yaml_out *o)
 {
     const struct ks_defaultpreemption_args *a = args;
     ks_yaml_key_int(o, "minCandidateNodesPercentage", a->min_candidate_nodes_percentage);
     ks_yaml_key_int(o, "minCandidateNodesAbsolute", a->min_candidate_nodes_absolute);
-}
-
-static void args_destroy(void *args)
-{
-    free(args);
 }
 
 /* ---- plugin ----------------------------------------------------------------------------------- */

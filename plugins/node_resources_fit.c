@@ -4,20 +4,50 @@
  * (LeastAllocated, MostAllocated or RequestedToCapacityRatio) (PreFilter, Filter,
  * PreScore, Score).
  *
- * Mirrors pkg/scheduler/framework/plugins/noderesources/fit.go. Args
+ * Mirrors pkg/scheduler/framework/plugins/noderesources/fit.go (and helper/resource_fit.go
+ * of newer upstream), least_allocated.go, most_allocated.go,
+ * requested_to_capacity_ratio.go and resource_allocation.go. Args
  * (NodeResourcesFitArgs): defaults of SetDefaults_NodeResourcesFitArgs (LeastAllocated
  * over cpu and memory with weight 1; a resource weight of 0 means 1) and the checks of
  * ValidateNodeResourcesFitArgs (ignored resources are label names, groups contain no
  * '/', a known strategy type, weights in (0, 100], a shape exactly when the type is
- * RequestedToCapacityRatio). The extension-point ops join this table with the framework
- * runtime.
+ * RequestedToCapacityRatio).
+ *
+ * Filter (fitsRequest), reasons in upstream's order:
+ *   - "Too many pods" when the node already runs its allowed pod count;
+ *   - "Insufficient cpu" / "Insufficient memory" / "Insufficient ephemeral-storage" when a
+ *     non-zero request exceeds allocatable minus requested;
+ *   - "Insufficient <name>" for each requested scalar resource that does not fit (extended
+ *     resources named in ignoredResources, or whose domain is in ignoredResourceGroups,
+ *     are not checked), in name-id order (upstream walks a Go map: any order).
+ * The code is Unschedulable, or UnschedulableAndUnresolvable when some request exceeds the
+ * node's allocatable outright (no preemption could make room), as current upstream does.
+ * At most KS_STATUS_MAX_REASONS reasons are kept; the code still reflects all of them.
+ * Every message is interned at init or in PreFilter, so Filter copies ids only.
+ *
+ * Score: each configured resource with a non-zero allocatable on the node contributes
+ * (resources the pod does not request are left out when they are scalar); cpu and memory
+ * use the non-zero requests (100m / 200Mi per container that requests none) of the pod
+ * and of the node's pods. LeastAllocated and MostAllocated average integer per-resource
+ * scores by weight with integer division; RequestedToCapacityRatio maps utilization
+ * through the broken-linear shape (scores scaled by MaxNodeScore / MaxCustomPriorityScore)
+ * and rounds the weighted mean of the positive per-resource scores. PreScore stores the
+ * pod's per-resource requests; it never skips (upstream returns nil). Without PreScore,
+ * Score computes them itself, as upstream does.
+ *
+ * State: one struct fit_state per cycle in the cycle's arena (PreFilter part, then the
+ * PreScore requests); never changed by add_pod/remove_pod, so there is no state_clone.
  */
+#include "ksched/api.h"
 #include "ksched/config_decode.h"
+#include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,34 +194,7 @@ static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, co
     return check_strategy(d, a, &s, node ? node->line : 0);
 }
 
-static void args_destroy(void *args)
-{
-    struct ks_noderesourcesfit_args *a = args;
-    if (!a)
-        return;
-    ks_arena_destroy(&a->arena);
-    free(a);
-}
-
-static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file, void **out,
-                      struct ks_error *err)
-{
-    struct ks_noderesourcesfit_args *a = calloc(1, sizeof(*a));
-    struct ks_decoder d;
-    int rc;
-
-    if (!a)
-        return -ENOMEM;
-    ks_decoder_init(&d, file, &a->arena, err);
-    if ((rc = args_decode(&d, node, api_version, a)))
-        goto err_decode;
-    *out = a;
-    return 0;
-
-err_decode:
-    args_destroy(a);
-    return rc;
-}
+KS_DEFINE_ARGS_OPS(struct ks_noderesourcesfit_args, args_decode)
 
 static void args_print(const void *args, struct ks_yaml_out *o)
 {
@@ -220,6 +223,373 @@ static void args_print(const void *args, struct ks_yaml_out *o)
     ks_yaml_end(o);
 }
 
+/* ---- instance ------------------------------------------------------------------------------ */
+
+struct fit {
+    uint16_t slot;
+    enum ks_scoring_strategy strategy;
+    uint32_t nres;
+    uint32_t nshape;
+    uint32_t nignored;
+    uint32_t ngroups;
+    struct ks_res_spec *res;   /* scoringStrategy.resources */
+    struct ks_fn_point *shape; /* requestedToCapacityRatio.shape, scores scaled to MaxNodeScore */
+    uint32_t *ignored;         /* ignoredResources, interned */
+    char **groups;             /* ignoredResourceGroups (own copies) */
+    uint32_t msg_pods, msg_cpu, msg_memory, msg_ephemeral; /* interned reasons */
+    uint32_t msg_no_state, msg_no_resources;
+};
+
+/* One scalar resource the Filter checks: the pod's request and its interned reason. */
+struct fit_scalar {
+    uint32_t name;
+    uint32_t reason; /* "Insufficient <name>" */
+    int64_t value;
+};
+
+/* Cycle state: preFilterState (Resource) and preScoreState (podRequests). */
+struct fit_state {
+    bool filter_ready; /* PreFilter ran */
+    int64_t milli_cpu;
+    int64_t memory;
+    int64_t ephemeral;
+    const int64_t *score_req; /* per f->res entry, set by PreScore; NULL before */
+    uint32_t nscalar;
+    struct fit_scalar scalar[];
+};
+
+static void fit_free(struct fit *f)
+{
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < f->ngroups; i++)
+        free(f->groups[i]);
+    free(f->groups);
+    free(f->ignored);
+    free(f->shape);
+    free(f->res);
+    free(f);
+}
+
+static int intern_all(struct fit *f)
+{
+    f->msg_pods = ks_intern("Too many pods");
+    f->msg_cpu = ks_intern("Insufficient cpu");
+    f->msg_memory = ks_intern("Insufficient memory");
+    f->msg_ephemeral = ks_intern("Insufficient ephemeral-storage");
+    f->msg_no_state = ks_intern("error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+    f->msg_no_resources = ks_intern("resources not found");
+    if (f->msg_pods == KS_ID_NONE || f->msg_cpu == KS_ID_NONE || f->msg_memory == KS_ID_NONE ||
+        f->msg_ephemeral == KS_ID_NONE || f->msg_no_state == KS_ID_NONE || f->msg_no_resources == KS_ID_NONE)
+        return -ENOMEM;
+    return 0;
+}
+
+static int copy_args(struct fit *f, const struct ks_noderesourcesfit_args *a)
+{
+    f->strategy = a->strategy;
+    f->nres = a->nresources;
+    if (f->nres && !(f->res = calloc(f->nres, sizeof(*f->res))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < f->nres; i++)
+        f->res[i] = (struct ks_res_spec){a->resources[i].name, ks_res_kind_of(a->resources[i].name),
+                                         a->resources[i].weight};
+    if (a->strategy == KS_SCORING_REQUESTED_TO_CAPACITY_RATIO) {
+        f->nshape = a->nshape;
+        if (f->nshape && !(f->shape = calloc(f->nshape, sizeof(*f->shape))))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < f->nshape; i++)
+            f->shape[i] = (struct ks_fn_point){a->shape[i].utilization,
+                                               (int64_t)a->shape[i].score *
+                                                   (KS_MAX_NODE_SCORE / KS_MAX_CUSTOM_PRIORITY_SCORE)};
+    }
+    f->nignored = a->nignored_resources;
+    if (f->nignored && !(f->ignored = calloc(f->nignored, sizeof(*f->ignored))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < f->nignored; i++)
+        f->ignored[i] = a->ignored_resources[i];
+    if (a->nignored_resource_groups && !(f->groups = calloc(a->nignored_resource_groups, sizeof(*f->groups))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < a->nignored_resource_groups; i++) {
+        if (!(f->groups[i] = strdup(a->ignored_resource_groups[i])))
+            return -ENOMEM;
+        f->ngroups++;
+    }
+    return 0;
+}
+
+/* The defaults of SetDefaults_NodeResourcesFitArgs, for a profile that hands no args. */
+static int default_args(struct fit *f)
+{
+    f->strategy = KS_SCORING_LEAST_ALLOCATED;
+    f->nres = 2;
+    if (!(f->res = calloc(f->nres, sizeof(*f->res))))
+        return -ENOMEM;
+    f->res[0] = (struct ks_res_spec){ks_wk.cpu, KS_RES_CPU, 1};
+    f->res[1] = (struct ks_res_spec){ks_wk.memory, KS_RES_MEMORY, 1};
+    return 0;
+}
+
+/* init - NewFit. Start-up, one thread. */
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    struct fit *f = calloc(1, sizeof(*f));
+    int rc;
+
+    (void)err;
+    if (!f)
+        return -ENOMEM;
+    f->slot = in->slot;
+    if ((rc = ks_api_init()) || (rc = intern_all(f)) ||
+        (rc = in->args ? copy_args(f, in->args) : default_args(f)))
+        goto err_free;
+    *self = f;
+    return 0;
+
+err_free:
+    fit_free(f);
+    return rc;
+}
+
+static void destroy(void *self)
+{
+    fit_free(self);
+}
+
+/* ---- PreFilter, Filter ------------------------------------------------------------------------ */
+
+/* Is the extended resource @name one the args say not to check? PreFilter only (compares strings). */
+static bool ignored(const struct fit *f, uint32_t name)
+{
+    if (f->nignored == 0 && f->ngroups == 0)
+        return false;
+    const char *s = ks_intern_str(name);
+    if (!ks_is_extended_resource_name(s))
+        return false;
+    for (uint32_t i = 0; i < f->nignored; i++) {
+        if (f->ignored[i] == name)
+            return true;
+    }
+    size_t domain = strcspn(s, "/");
+    for (uint32_t i = 0; i < f->ngroups; i++) {
+        if (strlen(f->groups[i]) == domain && strncmp(f->groups[i], s, domain) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The interned "Insufficient <name>", KS_ID_NONE when out of memory. */
+static uint32_t insufficient(uint32_t name)
+{
+    const char *s = ks_intern_str(name);
+    char small[384];
+    int len = snprintf(small, sizeof(small), "Insufficient %s", s);
+
+    if (len < 0)
+        return KS_ID_NONE;
+    if ((size_t)len < sizeof(small))
+        return ks_intern_n(small, (size_t)len);
+    char *big = malloc((size_t)len + 1);
+    if (!big)
+        return KS_ID_NONE;
+    snprintf(big, (size_t)len + 1, "Insufficient %s", s);
+    uint32_t id = ks_intern_n(big, (size_t)len);
+    free(big);
+    return id;
+}
+
+/* pre_filter - computePodResourceRequest into the cycle state. Scheduling thread; may intern. */
+static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      struct ks_pre_filter_result *res, struct ks_status *st)
+{
+    const struct fit *f = self;
+    const struct ks_resources *r = &pod->requests;
+    uint32_t n = 0;
+
+    (void)res;
+    for (uint32_t i = 0; i < r->nscalar; i++)
+        n += r->scalar[i].value > 0 && !ignored(f, r->scalar[i].name);
+    struct fit_state *s = ks_arena_alloc(&cs->arena, sizeof(*s) + (size_t)n * sizeof(s->scalar[0]));
+    if (!s)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    s->filter_ready = true;
+    s->milli_cpu = r->milli_cpu;
+    s->memory = r->memory;
+    s->ephemeral = r->ephemeral_storage;
+    for (uint32_t i = 0; i < r->nscalar; i++) {
+        const struct ks_resource_item *it = &r->scalar[i];
+        if (it->value <= 0 || ignored(f, it->name))
+            continue;
+        uint32_t reason = insufficient(it->name);
+        if (reason == KS_ID_NONE)
+            return ks_status_set(st, KS_ERROR, "out of memory");
+        s->scalar[s->nscalar++] = (struct fit_scalar){it->name, reason, it->value};
+    }
+    cs->slot[f->slot] = s;
+    return KS_SUCCESS;
+}
+
+/* Append one reason (the first KS_STATUS_MAX_REASONS are kept). */
+static inline void add_reason(struct ks_status *st, uint32_t reason)
+{
+    if (st->nreasons < KS_STATUS_MAX_REASONS)
+        st->reasons[st->nreasons++] = reason;
+}
+
+/* filter - fitsRequest. Worker threads; reads the cycle state; allocation-free, integers only. */
+static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct fit *f = self;
+    const struct fit_state *s = cs->slot[f->slot];
+    bool unresolvable = false;
+
+    (void)pod;
+    st->nreasons = 0;
+    if (__builtin_expect(!s || !s->filter_ready, 0)) {
+        add_reason(st, f->msg_no_state);
+        st->code = KS_ERROR;
+        return KS_ERROR;
+    }
+    if ((int64_t)node->npods + 1 > (int64_t)node->alloc_pods)
+        add_reason(st, f->msg_pods);
+    if (s->milli_cpu > 0 && s->milli_cpu > node->alloc_milli_cpu - node->req_milli_cpu) {
+        add_reason(st, f->msg_cpu);
+        unresolvable |= s->milli_cpu > node->alloc_milli_cpu;
+    }
+    if (s->memory > 0 && s->memory > node->alloc_memory - node->req_memory) {
+        add_reason(st, f->msg_memory);
+        unresolvable |= s->memory > node->alloc_memory;
+    }
+    if (s->ephemeral > 0 && s->ephemeral > node->alloc_ephemeral - node->req_ephemeral) {
+        add_reason(st, f->msg_ephemeral);
+        unresolvable |= s->ephemeral > node->alloc_ephemeral;
+    }
+    for (uint32_t i = 0; i < s->nscalar; i++) {
+        const struct fit_scalar *sc = &s->scalar[i];
+        int64_t alloc = node->node ? ks_resource_items_find(node->node->alloc.scalar,
+                                                            node->node->alloc.nscalar, sc->name, NULL)
+                                   : 0;
+        int64_t used = ks_resource_items_find(node->req_scalar, node->nreq_scalar, sc->name, NULL);
+        if (sc->value > alloc - used) {
+            add_reason(st, sc->reason);
+            unresolvable |= sc->value > alloc;
+        }
+    }
+    if (st->nreasons == 0)
+        return KS_SUCCESS;
+    st->code = unresolvable ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : KS_UNSCHEDULABLE;
+    return st->code;
+}
+
+/* ---- PreScore, Score ---------------------------------------------------------------------------- */
+
+/* pre_score - calculatePodResourceRequestList into the cycle state. Scheduling thread. */
+static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *const *nodes, uint32_t nnodes, struct ks_status *st)
+{
+    const struct fit *f = self;
+    struct fit_state *s = cs->slot[f->slot];
+
+    (void)nodes;
+    (void)nnodes;
+    if (!s && !(s = ks_arena_alloc(&cs->arena, sizeof(*s))))
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    int64_t *req = ks_arena_calloc(&cs->arena, f->nres ? f->nres : 1, sizeof(*req));
+    if (!req)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    for (uint32_t i = 0; i < f->nres; i++)
+        req[i] = ks_res_pod_request(&f->res[i], false, pod);
+    s->score_req = req;
+    cs->slot[f->slot] = s;
+    return KS_SUCCESS;
+}
+
+/* leastRequestedScore */
+static inline int64_t least_requested(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return 0;
+    return (capacity - requested) * KS_MAX_NODE_SCORE / capacity;
+}
+
+/* mostRequestedScore: requests above capacity (non-zero defaults) count as full */
+static inline int64_t most_requested(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0)
+        return 0;
+    if (requested > capacity)
+        requested = capacity;
+    return requested * KS_MAX_NODE_SCORE / capacity;
+}
+
+/* The resourceScoringFunction of buildRequestedToCapacityRatioScorerFunction. */
+static inline int64_t ratio_score(const struct fit *f, int64_t requested, int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return ks_broken_linear(f->shape, f->nshape, 100);
+    return ks_broken_linear(f->shape, f->nshape, requested * 100 / capacity);
+}
+
+/* The pod's request of resource @i: from PreScore, or computed here when PreScore did not run. */
+static inline int64_t pod_request(const struct fit *f, const struct fit_state *s, const struct ks_pod *pod,
+                                  uint32_t i)
+{
+    return s && s->score_req ? s->score_req[i] : ks_res_pod_request(&f->res[i], false, pod);
+}
+
+__attribute__((noinline, cold)) static int no_resources(const struct fit *f, struct ks_status *st)
+{
+    st->code = KS_ERROR;
+    st->nreasons = 1;
+    st->reasons[0] = f->msg_no_resources;
+    return KS_ERROR;
+}
+
+/* score - resourceAllocationScorer.score. Worker threads; allocation-free. */
+static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+{
+    const struct fit *f = self;
+    const struct fit_state *s = cs->slot[f->slot];
+    int64_t node_score = 0, weight_sum = 0;
+
+    *out = 0;
+    if (__builtin_expect(f->nres == 0, 0))
+        return no_resources(f, st);
+    for (uint32_t i = 0; i < f->nres; i++) {
+        int64_t requested;
+        int64_t alloc = ks_res_alloc_req(&f->res[i], false, node, pod_request(f, s, pod, i), &requested);
+        if (alloc == 0)
+            continue;
+        int64_t w = f->res[i].weight, v;
+        switch (f->strategy) {
+        case KS_SCORING_LEAST_ALLOCATED:
+            v = least_requested(requested, alloc);
+            break;
+        case KS_SCORING_MOST_ALLOCATED:
+            v = most_requested(requested, alloc);
+            break;
+        case KS_SCORING_REQUESTED_TO_CAPACITY_RATIO:
+            v = ratio_score(f, requested, alloc);
+            if (v <= 0)
+                continue; /* only positive resource scores count, weight included */
+            break;
+        default:
+            continue;
+        }
+        node_score += v * w;
+        weight_sum += w;
+    }
+    if (weight_sum == 0)
+        return KS_SUCCESS;
+    if (f->strategy == KS_SCORING_REQUESTED_TO_CAPACITY_RATIO)
+        *out = (int64_t)round((double)node_score / (double)weight_sum);
+    else
+        *out = node_score / weight_sum;
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_node_resources_fit = {
@@ -228,4 +598,10 @@ const struct ks_plugin ks_plugin_node_resources_fit = {
     .args_parse = args_parse,
     .args_print = args_print,
     .args_destroy = args_destroy,
+    .init = init,
+    .destroy = destroy,
+    .pre_filter = pre_filter,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
 };

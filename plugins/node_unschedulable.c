@@ -1,14 +1,87 @@
 /*
- * node_unschedulable.c - the NodeUnschedulable plugin: filters out nodes marked unschedulable
- * unless the pod tolerates the unschedulable taint (Filter).
+ * node_unschedulable.c - the NodeUnschedulable plugin: filters out cordoned nodes
+ * (node.spec.unschedulable) unless the pod tolerates the unschedulable taint (Filter).
  *
- * Mirrors pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go. It takes no
- * args. Its extension-point ops join this table with the framework runtime; the points it
- * implements are listed in ksched/registry.h.
+ * Mirrors pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go: a pod
+ * whose tolerations tolerate {key: node.kubernetes.io/unschedulable, effect: NoSchedule}
+ * may land on an unschedulable node; any other pod gets UnschedulableAndUnresolvable with
+ * "node(s) were unschedulable". A record without a node object gets
+ * "node(s) had unknown conditions". It takes no args; the instance holds the taint and the
+ * interned messages, so Filter compares integers only (and walks the pod's tolerations only
+ * for cordoned nodes).
  */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ksched/api.h"
+#include "ksched/framework_types.h"
+#include "ksched/intern.h"
 #include "ksched/registry.h"
+
+struct node_unschedulable {
+    struct ks_taint taint;  /* v1.TaintNodeUnschedulable with effect NoSchedule */
+    uint32_t unschedulable; /* ErrReasonUnschedulable */
+    uint32_t unknown;       /* ErrReasonUnknownCondition */
+};
+
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    struct node_unschedulable *p = malloc(sizeof(*p));
+
+    (void)in;
+    (void)err;
+    if (!p)
+        return -ENOMEM;
+    p->taint = (struct ks_taint){
+        .key = ks_intern("node.kubernetes.io/unschedulable"),
+        .value = KS_ID_EMPTY,
+        .effect = KS_EFFECT_NO_SCHEDULE,
+    };
+    p->unschedulable = ks_intern("node(s) were unschedulable");
+    p->unknown = ks_intern("node(s) had unknown conditions");
+    if (p->taint.key == KS_ID_NONE || p->unschedulable == KS_ID_NONE || p->unknown == KS_ID_NONE) {
+        free(p);
+        return -ENOMEM;
+    }
+    *self = p;
+    return 0;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+static int reject(struct ks_status *st, uint32_t reason)
+{
+    st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    st->nreasons = 1;
+    st->reasons[0] = reason;
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* filter - Context: worker threads; reads the pod and the node record only. */
+static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct node_unschedulable *p = self;
+
+    (void)cs;
+    if (!node->node)
+        return reject(st, p->unknown);
+    if (!(node->flags & KS_SNAP_UNSCHEDULABLE))
+        return KS_SUCCESS;
+    for (uint32_t i = 0; i < pod->ntolerations; i++) {
+        if (ks_toleration_tolerates(&pod->tolerations[i], &p->taint))
+            return KS_SUCCESS;
+    }
+    return reject(st, p->unschedulable);
+}
 
 const struct ks_plugin ks_plugin_node_unschedulable = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeUnschedulable",
+    .init = init,
+    .destroy = destroy,
+    .filter = filter,
 };

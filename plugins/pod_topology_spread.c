@@ -140,34 +140,7 @@ static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, co
     return 0;
 }
 
-static void args_destroy(void *args)
-{
-    struct ks_podtopologyspread_args *a = args;
-    if (!a)
-        return;
-    ks_arena_destroy(&a->arena);
-    free(a);
-}
-
-static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file, void **out,
-                      struct ks_error *err)
-{
-    struct ks_podtopologyspread_args *a = calloc(1, sizeof(*a));
-    struct ks_decoder d;
-    int rc;
-
-    if (!a)
-        return -ENOMEM;
-    ks_decoder_init(&d, file, &a->arena, err);
-    if ((rc = args_decode(&d, node, api_version, a)))
-        goto err_decode;
-    *out = a;
-    return 0;
-
-err_decode:
-    args_destroy(a);
-    return rc;
-}
+KS_DEFINE_ARGS_OPS(struct ks_podtopologyspread_args, args_decode)
 
 static void args_print(const void *args, struct ks_yaml_out *o)
 {

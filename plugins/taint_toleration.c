@@ -1,15 +1,170 @@
 /*
  * taint_toleration.c - the TaintToleration plugin: filters nodes with NoSchedule/NoExecute taints
  * the pod does not tolerate and scores nodes by their untolerated PreferNoSchedule taints (Filter,
- * PreScore, Score).
+ * PreScore, Score, NormalizeScore).
  *
- * Mirrors pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go. It takes no args.
- * Its extension-point ops join this table with the framework runtime; the points it implements are
- * listed in ksched/registry.h.
+ * Mirrors pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go:
+ *  - Filter: the first NoSchedule or NoExecute taint (in node order) that no toleration
+ *    tolerates rejects the node as UnschedulableAndUnresolvable with
+ *    "node(s) had untolerated taint {<key>: <value>}". The message of every taint is
+ *    interned by the cache when it builds the node record (ks_node_snap.taint_reasons), so
+ *    the rejection copies one id.
+ *  - PreScore keeps the pod's tolerations whose effect is PreferNoSchedule or empty (all
+ *    effects); it never skips (upstream returns nil for every pod).
+ *  - Score counts the node's PreferNoSchedule taints those tolerations do not tolerate.
+ *  - NormalizeScore is helper.DefaultNormalizeScore(MaxNodeScore, reverse): the node with
+ *    the most untolerated PreferNoSchedule taints gets 0, nodes with none get 100.
+ * It takes no args. The PreScore state lives in the cycle's arena and is not changed
+ * afterwards (no state_clone needed).
  */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ksched/api.h"
+#include "ksched/framework.h"
+#include "ksched/intern.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
+
+struct taint_toleration {
+    uint16_t slot;
+};
+
+/* preScoreState: the tolerations that can tolerate PreferNoSchedule taints. */
+struct tt_state {
+    uint32_t n;
+    struct ks_toleration tols[];
+};
+
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    struct taint_toleration *p = malloc(sizeof(*p));
+
+    (void)err;
+    if (!p)
+        return -ENOMEM;
+    p->slot = in->slot;
+    *self = p;
+    return 0;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+/* helper.DoNotScheduleTaintsFilterFunc */
+static bool do_not_schedule(enum ks_taint_effect e)
+{
+    return e == KS_EFFECT_NO_SCHEDULE || e == KS_EFFECT_NO_EXECUTE;
+}
+
+/* A node record without interned taint messages (never built by the cache): format it. */
+__attribute__((noinline, cold)) static int reject_formatted(const struct ks_taint *t, struct ks_status *st)
+{
+    return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint {%s: %s}",
+                         ks_intern_str(t->key), ks_intern_str(t->value));
+}
+
+/* filter - Context: worker threads; reads the pod and the node record only; allocation-free. */
+static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct ks_node *n = node->node;
+
+    (void)self;
+    (void)cs;
+    if (!n || n->ntaints == 0)
+        return KS_SUCCESS;
+    const struct ks_taint *t = ks_find_untolerated_taint(n->taints, n->ntaints, pod->tolerations,
+                                                         pod->ntolerations, do_not_schedule);
+    if (!t)
+        return KS_SUCCESS;
+    if (__builtin_expect(!node->taint_reasons, 0))
+        return reject_formatted(t, st);
+    st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    st->nreasons = 1;
+    st->reasons[0] = node->taint_reasons[t - n->taints];
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* pre_score - getAllTolerationPreferNoSchedule into the cycle state. Scheduling thread. */
+static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *const *nodes, uint32_t nnodes, struct ks_status *st)
+{
+    const struct taint_toleration *p = self;
+    uint32_t n = 0;
+
+    (void)nodes;
+    (void)nnodes;
+    for (uint32_t i = 0; i < pod->ntolerations; i++) {
+        enum ks_taint_effect e = pod->tolerations[i].effect;
+        n += e == KS_EFFECT_NONE || e == KS_EFFECT_PREFER_NO_SCHEDULE;
+    }
+    struct tt_state *s = ks_arena_alloc(&cs->arena, sizeof(*s) + (size_t)n * sizeof(s->tols[0]));
+    if (!s)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    for (uint32_t i = 0; i < pod->ntolerations; i++) {
+        enum ks_taint_effect e = pod->tolerations[i].effect;
+        if (e == KS_EFFECT_NONE || e == KS_EFFECT_PREFER_NO_SCHEDULE)
+            s->tols[s->n++] = pod->tolerations[i];
+    }
+    cs->slot[p->slot] = s;
+    return KS_SUCCESS;
+}
+
+__attribute__((noinline, cold)) static int no_state(struct ks_status *st)
+{
+    return ks_status_set(st, KS_ERROR,
+                         "failed to read \"PreScoreTaintToleration\" from cycleState: not found");
+}
+
+/* score - countIntolerableTaintsPreferNoSchedule. Worker threads; allocation-free. */
+static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+{
+    const struct taint_toleration *p = self;
+    const struct tt_state *s = cs->slot[p->slot];
+    const struct ks_node *n = node->node;
+    int64_t count = 0;
+
+    (void)pod;
+    if (__builtin_expect(!s, 0))
+        return no_state(st);
+    for (uint32_t i = 0; n && i < n->ntaints; i++) {
+        const struct ks_taint *t = &n->taints[i];
+        if (t->effect != KS_EFFECT_PREFER_NO_SCHEDULE)
+            continue;
+        uint32_t k = 0;
+        while (k < s->n && !ks_toleration_tolerates(&s->tols[k], t))
+            k++;
+        count += k == s->n;
+    }
+    *out = count;
+    return KS_SUCCESS;
+}
+
+/* normalize_score - reverse default normalization. Scheduling thread. */
+static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
+                           struct ks_status *st)
+{
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)nodes;
+    (void)st;
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, true, scores, n);
+    return KS_SUCCESS;
+}
 
 const struct ks_plugin ks_plugin_taint_toleration = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "TaintToleration",
+    .init = init,
+    .destroy = destroy,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .normalize_score = normalize_score,
 };

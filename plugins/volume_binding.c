@@ -30,6 +30,7 @@ static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, co
     struct ks_shape_point *points = NULL;
     int rc;
 
+    a->bind_timeout_seconds = 600;
     if ((rc = ks_cfg_args_begin(d, node, "VolumeBindingArgs", api_version, fields, &version)) ||
         (rc = ks_dec_int64(d, node, "bindTimeoutSeconds", &a->bind_timeout_seconds)) ||
         (rc = ks_cfg_shape(d, node, "shape", &nshape, &points, &shape)))
@@ -47,35 +48,7 @@ static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, co
     return 0;
 }
 
-static void args_destroy(void *args)
-{
-    struct ks_volumebinding_args *a = args;
-    if (!a)
-        return;
-    ks_arena_destroy(&a->arena);
-    free(a);
-}
-
-static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file, void **out,
-                      struct ks_error *err)
-{
-    struct ks_volumebinding_args *a = calloc(1, sizeof(*a));
-    struct ks_decoder d;
-    int rc;
-
-    if (!a)
-        return -ENOMEM;
-    a->bind_timeout_seconds = 600;
-    ks_decoder_init(&d, file, &a->arena, err);
-    if ((rc = args_decode(&d, node, api_version, a)))
-        goto err_decode;
-    *out = a;
-    return 0;
-
-err_decode:
-    args_destroy(a);
-    return rc;
-}
+KS_DEFINE_ARGS_OPS(struct ks_volumebinding_args, args_decode)
 
 static void args_print(const void *args, struct ks_yaml_out *o)
 {

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config python3
   liburcu-dev libck-dev libjemalloc-dev libyaml-dev
   libcriterion-dev libbenchmark-dev
 )

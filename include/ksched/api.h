@@ -17,11 +17,11 @@
 /* Well-known resource names, interned by ks_api_init(). */
 struct ks_wellknown {
     uint32_t cpu, memory, ephemeral_storage, pods;
-    uint32_t metadata_name;  /* "metadata.name", the only node selector field */
+    uint32_t metadata_name;     /* "metadata.name", the only node selector field */
     uint32_t default_scheduler; /* "default-scheduler" */
-    uint32_t hostname_label; /* "kubernetes.io/hostname" */
-    uint32_t zone_label;     /* "topology.kubernetes.io/zone" */
-    uint32_t region_label;   /* "topology.kubernetes.io/region" */
+    uint32_t hostname_label;    /* "kubernetes.io/hostname" */
+    uint32_t zone_label;        /* "topology.kubernetes.io/zone" */
+    uint32_t region_label;      /* "topology.kubernetes.io/region" */
 };
 extern struct ks_wellknown ks_wk;
 
@@ -86,8 +86,16 @@ int ks_pod_finish(struct ks_pod *pod);
 /* ks_node_finish - derive node->alloc from node->allocatable. Returns 0 or -ENOMEM. */
 int ks_node_finish(struct ks_node *node);
 
+/*
+ * Pods are shared between the loader, the queue, the cache and published snapshots:
+ * each holder owns one reference. ks_pod_get adds one and returns @pod; ks_pod_put drops
+ * one and destroys the pod with the last. Atomic: any thread. Accept NULL.
+ */
+struct ks_pod *ks_pod_get(const struct ks_pod *pod);
+void ks_pod_put(const struct ks_pod *pod);
+
 /* ---- destructors (each accepts NULL) ---- */
-void ks_pod_destroy(struct ks_pod *pod);
+void ks_pod_destroy(struct ks_pod *pod); /* ignores references: for the pod's only owner */
 void ks_node_destroy(struct ks_node *node);
 void ks_pv_destroy(struct ks_persistent_volume *pv);
 void ks_pvc_destroy(struct ks_persistent_volume_claim *pvc);

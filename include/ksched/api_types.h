@@ -47,12 +47,12 @@ struct ks_annotations {
 };
 
 /* Operators of label selectors (In..DoesNotExist) and node selectors (all six). */
-#define KS_SELECTOR_OP_MAP(X)                                                                           \
-    X(IN, "In")                                                                                          \
-    X(NOT_IN, "NotIn")                                                                                   \
-    X(EXISTS, "Exists")                                                                                  \
-    X(DOES_NOT_EXIST, "DoesNotExist")                                                                    \
-    X(GT, "Gt")                                                                                          \
+#define KS_SELECTOR_OP_MAP(X)                                                                                \
+    X(IN, "In")                                                                                              \
+    X(NOT_IN, "NotIn")                                                                                       \
+    X(EXISTS, "Exists")                                                                                      \
+    X(DOES_NOT_EXIST, "DoesNotExist")                                                                        \
+    X(GT, "Gt")                                                                                              \
     X(LT, "Lt")
 
 enum ks_selector_op {
@@ -128,10 +128,10 @@ struct ks_resources {
 
 /* ---- taints and tolerations --------------------------------------------------------------- */
 
-#define KS_TAINT_EFFECT_MAP(X)                                                                          \
-    X(NONE, "")                                                                                          \
-    X(NO_SCHEDULE, "NoSchedule")                                                                         \
-    X(PREFER_NO_SCHEDULE, "PreferNoSchedule")                                                            \
+#define KS_TAINT_EFFECT_MAP(X)                                                                               \
+    X(NONE, "")                                                                                              \
+    X(NO_SCHEDULE, "NoSchedule")                                                                             \
+    X(PREFER_NO_SCHEDULE, "PreferNoSchedule")                                                                \
     X(NO_EXECUTE, "NoExecute")
 
 enum ks_taint_effect {
@@ -217,8 +217,8 @@ struct ks_node_affinity {
 };
 
 struct ks_affinity {
-    struct ks_node_affinity *node_affinity;     /* NULL when absent */
-    struct ks_pod_affinity *pod_affinity;       /* NULL when absent */
+    struct ks_node_affinity *node_affinity;    /* NULL when absent */
+    struct ks_pod_affinity *pod_affinity;      /* NULL when absent */
     struct ks_pod_affinity *pod_anti_affinity; /* NULL when absent */
 };
 
@@ -247,13 +247,13 @@ struct ks_spread_constraint {
 
 /* ---- volumes --------------------------------------------------------------------------------- */
 
-#define KS_VOLUME_KIND_MAP(X)                                                                           \
-    X(OTHER, "other")                                                                                    \
-    X(PVC, "persistentVolumeClaim")                                                                      \
-    X(EPHEMERAL, "ephemeral")                                                                            \
-    X(GCE_PD, "gcePersistentDisk")                                                                       \
-    X(AWS_EBS, "awsElasticBlockStore")                                                                   \
-    X(RBD, "rbd")                                                                                        \
+#define KS_VOLUME_KIND_MAP(X)                                                                                \
+    X(OTHER, "other")                                                                                        \
+    X(PVC, "persistentVolumeClaim")                                                                          \
+    X(EPHEMERAL, "ephemeral")                                                                                \
+    X(GCE_PD, "gcePersistentDisk")                                                                           \
+    X(AWS_EBS, "awsElasticBlockStore")                                                                       \
+    X(RBD, "rbd")                                                                                            \
     X(ISCSI, "iscsi")
 
 enum ks_volume_kind {
@@ -269,11 +269,11 @@ struct ks_volume {
      * RBD: image; ISCSI: iqn */
     const char *source;
     bool read_only;
-    const char *pool;      /* RBD pool */
-    uint32_t nmonitors;    /* RBD monitors */
+    const char *pool;   /* RBD pool */
+    uint32_t nmonitors; /* RBD monitors */
     const char **monitors;
-    const char *target;    /* ISCSI targetPortal */
-    int32_t lun;           /* ISCSI lun */
+    const char *target; /* ISCSI targetPortal */
+    int32_t lun;        /* ISCSI lun */
 };
 
 /* ---- metadata ---------------------------------------------------------------------------------- */
@@ -302,11 +302,11 @@ struct ks_object_meta {
 
 /* ---- Pod ------------------------------------------------------------------------------------- */
 
-#define KS_POD_PHASE_MAP(X)                                                                             \
-    X(PENDING, "Pending")                                                                                \
-    X(RUNNING, "Running")                                                                                \
-    X(SUCCEEDED, "Succeeded")                                                                            \
-    X(FAILED, "Failed")                                                                                  \
+#define KS_POD_PHASE_MAP(X)                                                                                  \
+    X(PENDING, "Pending")                                                                                    \
+    X(RUNNING, "Running")                                                                                    \
+    X(SUCCEEDED, "Succeeded")                                                                                \
+    X(FAILED, "Failed")                                                                                      \
     X(UNKNOWN, "Unknown")
 
 enum ks_pod_phase {
@@ -366,6 +366,7 @@ struct ks_pod {
     int64_t nonzero_milli_cpu;    /* requests with upstream's defaults for scoring */
     int64_t nonzero_memory;
 
+    uint32_t refs;         /* references (ks_pod_get / ks_pod_put); 1 when decoded */
     struct ks_arena arena; /* owns everything above */
 };
 
@@ -406,9 +407,9 @@ struct ks_node {
 /* ---- storage --------------------------------------------------------------------------------- */
 
 enum ks_access_mode {
-    KS_ACCESS_RWO = 1 << 0, /* ReadWriteOnce */
-    KS_ACCESS_ROX = 1 << 1, /* ReadOnlyMany */
-    KS_ACCESS_RWX = 1 << 2, /* ReadWriteMany */
+    KS_ACCESS_RWO = 1 << 0,  /* ReadWriteOnce */
+    KS_ACCESS_ROX = 1 << 1,  /* ReadOnlyMany */
+    KS_ACCESS_RWX = 1 << 2,  /* ReadWriteMany */
     KS_ACCESS_RWOP = 1 << 3, /* ReadWriteOncePod */
 };
 
@@ -416,12 +417,12 @@ struct ks_persistent_volume {
     struct ks_object_meta meta;
     int64_t capacity_storage;
     bool has_storage_class;
-    const char *storage_class; /* "" when not set */
-    unsigned access_modes;     /* enum ks_access_mode bits */
+    const char *storage_class;              /* "" when not set */
+    unsigned access_modes;                  /* enum ks_access_mode bits */
     struct ks_node_selector *node_affinity; /* spec.nodeAffinity.required, NULL when absent */
     const char *claim_namespace;            /* spec.claimRef, NULL when unbound */
     const char *claim_name;
-    const char *csi_driver;                 /* spec.csi.driver, NULL when not CSI */
+    const char *csi_driver; /* spec.csi.driver, NULL when not CSI */
     const char *csi_volume_handle;
     const char *phase;
     const char *volume_mode;

@@ -21,7 +21,10 @@ struct ks_arena {
 };
 
 /* A zeroed struct ks_arena is a valid empty arena. */
-#define KS_ARENA_INIT {0}
+#define KS_ARENA_INIT                                                                                        \
+    {                                                                                                        \
+        0                                                                                                    \
+    }
 
 /* ks_arena_alloc - @size zeroed bytes aligned to 16, or NULL when out of memory. */
 void *ks_arena_alloc(struct ks_arena *a, size_t size);
@@ -34,6 +37,12 @@ char *ks_arena_strndup(struct ks_arena *a, const char *s, size_t len);
 
 /* ks_arena_strdup - copy of the NUL-terminated @s (NULL stays NULL). */
 char *ks_arena_strdup(struct ks_arena *a, const char *s);
+
+/*
+ * ks_arena_reset - forget every allocation but keep the newest block for reuse, so an
+ * arena reset once per scheduling cycle stops calling malloc once it has grown enough.
+ */
+void ks_arena_reset(struct ks_arena *a);
 
 /* ks_arena_destroy - free every block; the arena is empty again afterwards. Accepts NULL. */
 void ks_arena_destroy(struct ks_arena *a);

@@ -48,7 +48,7 @@ struct ks_node_snap {
     int64_t nonzero_memory;
     int32_t alloc_pods;
     uint32_t npods;
-    uint32_t name; /* interned node name */
+    uint32_t name;  /* interned node name */
     uint32_t flags; /* KS_SNAP_* */
 
     int64_t alloc_ephemeral;
@@ -67,7 +67,7 @@ struct ks_node_snap {
     uint32_t nimages;
     uint32_t npvc_refs;
     const struct ks_image_state *images;
-    const uint32_t *pvc_refs; /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
+    const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
     uint64_t generation;
 };
@@ -100,6 +100,11 @@ struct ks_snapshot {
     const uint32_t *affinity_nodes;
     const uint32_t *anti_affinity_nodes;
     struct ks_snapshot_garbage *garbage; /* what the next version replaced: freed with this one */
+    /* ks_snapshot_find(): open addressing, slot = name << 32 | index, UINT64_MAX when empty */
+    uint32_t find_mask;
+    uint32_t npvcs_in_use;
+    const uint64_t *find_table;
+    const uint32_t *pvcs_in_use; /* interned "namespace/claim" used by any cached pod (assumed too), sorted */
 };
 
 /* ks_snapshot_node - node @i of @s. Context: inside the RCU read section that loaded @s. */

@@ -18,9 +18,11 @@
 #ifndef KSCHED_CONFIG_DECODE_H
 #define KSCHED_CONFIG_DECODE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ksched/config_types.h"
 #include "ksched/decode.h"
@@ -46,6 +48,69 @@ int ks_cfg_fail_at(struct ks_decoder *d, const struct ks_yaml_node *node, int li
  */
 int ks_cfg_args_begin(struct ks_decoder *d, const struct ks_yaml_node *args, const char *kind,
                       const char *api_version, const char *const *fields, enum ks_config_version *version);
+
+/*
+ * KS_DEFINE_ARGS_OPS - define a plugin's static args_parse and args_destroy for an args
+ * struct @type that embeds `struct ks_arena arena`: args_parse allocates a zeroed @type,
+ * runs decode(decoder, node, api_version, args) with the decoder allocating into the
+ * args' own arena (decode sets defaults, decodes and validates), and frees it all on
+ * failure; args_destroy frees the arena and the struct.
+ */
+#define KS_DEFINE_ARGS_OPS(type, decode)                                                                     \
+    static void args_destroy(void *args)                                                                     \
+    {                                                                                                        \
+        type *a = args;                                                                                      \
+        if (!a)                                                                                              \
+            return;                                                                                          \
+        ks_arena_destroy(&a->arena);                                                                         \
+        free(a);                                                                                             \
+    }                                                                                                        \
+    static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file,        \
+                          void **out, struct ks_error *err)                                                  \
+    {                                                                                                        \
+        struct ks_decoder d;                                                                                 \
+        type *a = calloc(1, sizeof(*a));                                                                     \
+        int rc;                                                                                              \
+        if (!a)                                                                                              \
+            return -ENOMEM;                                                                                  \
+        ks_decoder_init(&d, file, &a->arena, err);                                                           \
+        if ((rc = decode(&d, node, api_version, a))) {                                                       \
+            args_destroy(a);                                                                                 \
+            return rc;                                                                                       \
+        }                                                                                                    \
+        *out = a;                                                                                            \
+        return 0;                                                                                            \
+    }
+
+/*
+ * KS_DEFINE_PLAIN_ARGS_OPS - KS_DEFINE_ARGS_OPS for a plain args struct @type (no arena,
+ * nothing it points to): decode runs with a scratch arena freed before args_parse
+ * returns, and args_destroy is free().
+ */
+#define KS_DEFINE_PLAIN_ARGS_OPS(type, decode)                                                               \
+    static void args_destroy(void *args)                                                                     \
+    {                                                                                                        \
+        free(args);                                                                                          \
+    }                                                                                                        \
+    static int args_parse(const struct ks_yaml_node *node, const char *api_version, const char *file,        \
+                          void **out, struct ks_error *err)                                                  \
+    {                                                                                                        \
+        struct ks_arena scratch = KS_ARENA_INIT;                                                             \
+        struct ks_decoder d;                                                                                 \
+        type *a = calloc(1, sizeof(*a));                                                                     \
+        int rc;                                                                                              \
+        if (!a)                                                                                              \
+            return -ENOMEM;                                                                                  \
+        ks_decoder_init(&d, file, &scratch, err);                                                            \
+        rc = decode(&d, node, api_version, a);                                                               \
+        ks_arena_destroy(&scratch);                                                                          \
+        if (rc) {                                                                                            \
+            free(a);                                                                                         \
+            return rc;                                                                                       \
+        }                                                                                                    \
+        *out = a;                                                                                            \
+        return 0;                                                                                            \
+    }
 
 /*
  * ks_cfg_resources - decode the list @key of {name, weight} into *out (arena), leaving

@@ -62,7 +62,8 @@ int ks_dec_int32(struct ks_decoder *d, const struct ks_yaml_node *map, const cha
 int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
 int ks_dec_bool(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, bool *out);
 int ks_dec_time(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
-int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, struct ks_labels *out);
+int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
+                  struct ks_labels *out);
 int ks_dec_annotations(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
                        struct ks_annotations *out);
 int ks_dec_resources(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
@@ -74,6 +75,33 @@ int ks_dec_id_set(struct ks_decoder *d, const struct ks_yaml_node *map, const ch
                   uint32_t **out);
 int ks_dec_string_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, uint32_t *n,
                        const char ***out);
+
+/*
+ * ks_dec_item_fn - decode @node (a list item, or the map of ks_dec_object) into @elem
+ * (zeroed arena memory); @ctx is the caller's. The path is at the node
+ * ("tolerations[2]", "affinity.podAffinity") and is restored after it.
+ */
+typedef int (*ks_dec_item_fn)(struct ks_decoder *d, const struct ks_yaml_node *node, void *elem, void *ctx);
+
+/*
+ * ks_dec_list - the list field @key into a new arena array of *n elements of @elem_size
+ * bytes: every item must be a map, which @item decodes. @items is the address of the
+ * caller's array pointer (a struct ks_toleration ** passed as void **). A missing or null
+ * field leaves *n and *items alone.
+ */
+int ks_dec_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t elem_size,
+                uint32_t *n, void **items, ks_dec_item_fn item, void *ctx);
+
+/*
+ * ks_dec_object - the map field @key into a new zeroed arena object of @size bytes that
+ * @fn decodes (with the path at the field); *out (the address of the caller's object
+ * pointer) is set on success and left alone when the field is missing or null.
+ */
+int ks_dec_object(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t size,
+                  void **out, ks_dec_item_fn fn, void *ctx);
+
+/* ks_dec_required - fail with "Required value" at @field of @at (the map that lacks it). */
+int ks_dec_required(struct ks_decoder *d, const struct ks_yaml_node *at, const char *field);
 
 /* ks_dec_enum - a string field that must be one of @names (NULL-terminated); *out is its index. */
 int ks_dec_enum(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
@@ -88,33 +116,36 @@ int ks_dec_node_selector_term(struct ks_decoder *d, const struct ks_yaml_node *n
                               struct ks_node_selector_term *out);
 
 /* ks_dec_meta - metadata; @namespaced objects default their namespace to "default". */
-int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool namespaced, struct ks_object_meta *out);
+int ks_dec_meta(struct ks_decoder *d, const struct ks_yaml_node *doc, bool namespaced,
+                struct ks_object_meta *out);
 
 /*
  * KS_DEFINE_DECODER - define fn(file, doc, out, err): allocate a zeroed @type, decode it
  * with body(decoder, doc, obj) into its own arena, destroy it on failure.
  */
-#define KS_DEFINE_DECODER(fn, type, destroy, body)                                                              \
-    int fn(const char *file, const struct ks_yaml_node *doc, type **out, struct ks_error *err)          \
-    {                                                                                                    \
-        struct ks_decoder d;                                                                             \
-        type *obj = calloc(1, sizeof(*obj));                                                             \
-        int rc;                                                                                          \
-        *out = NULL;                                                                                     \
-        if (!obj)                                                                                        \
-            return -ENOMEM;                                                                              \
-        ks_decoder_init(&d, file, &obj->arena, err);                                                     \
-        if ((rc = body(&d, doc, obj))) {                                                                 \
-            destroy(obj);                                                                                \
-            return rc;                                                                                   \
-        }                                                                                                \
-        *out = obj;                                                                                      \
-        return 0;                                                                                        \
+#define KS_DEFINE_DECODER(fn, type, destroy, body)                                                           \
+    int fn(const char *file, const struct ks_yaml_node *doc, type **out, struct ks_error *err)               \
+    {                                                                                                        \
+        struct ks_decoder d;                                                                                 \
+        type *obj = calloc(1, sizeof(*obj));                                                                 \
+        int rc;                                                                                              \
+        *out = NULL;                                                                                         \
+        if (!obj)                                                                                            \
+            return -ENOMEM;                                                                                  \
+        ks_decoder_init(&d, file, &obj->arena, err);                                                         \
+        if ((rc = body(&d, doc, obj))) {                                                                     \
+            destroy(obj);                                                                                    \
+            return rc;                                                                                       \
+        }                                                                                                    \
+        *out = obj;                                                                                          \
+        return 0;                                                                                            \
     }
 
 /* Object decoders: each allocates the object and returns it in *out (caller destroys). */
-int ks_decode_pod(const char *file, const struct ks_yaml_node *doc, struct ks_pod **out, struct ks_error *err);
-int ks_decode_node(const char *file, const struct ks_yaml_node *doc, struct ks_node **out, struct ks_error *err);
+int ks_decode_pod(const char *file, const struct ks_yaml_node *doc, struct ks_pod **out,
+                  struct ks_error *err);
+int ks_decode_node(const char *file, const struct ks_yaml_node *doc, struct ks_node **out,
+                   struct ks_error *err);
 int ks_decode_pv(const char *file, const struct ks_yaml_node *doc, struct ks_persistent_volume **out,
                  struct ks_error *err);
 int ks_decode_pvc(const char *file, const struct ks_yaml_node *doc, struct ks_persistent_volume_claim **out,

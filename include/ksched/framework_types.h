@@ -44,15 +44,24 @@ struct ks_pre_filter_result {
     bool all;
     uint32_t n;
     const uint32_t *names;
+    uint64_t narrowed_by; /* set by the framework: slots of the plugins whose result was not "all" */
 };
 
-/* Why each node failed Filter, for the FailedScheduling message and PostFilter. */
+/*
+ * Why nodes failed, for the FailedScheduling message and PostFilter (upstream's
+ * Diagnosis with its NodeToStatus): explicit statuses of the evaluated nodes that failed,
+ * and one status for every node without an entry (set when PreFilter rejected the pod or
+ * narrowed the node set; code Success when there is none).
+ */
 struct ks_diagnosis {
-    uint32_t nnodes;                 /* nodes in the snapshot */
-    struct ks_status *node_status;   /* per snapshot node index; code Success for nodes that passed */
-    uint64_t unschedulable_plugins;  /* plugin indices that returned a failure */
-    uint32_t pre_filter_msg;         /* interned message of a failed PreFilter, KS_ID_EMPTY otherwise */
-    uint32_t post_filter_msg;        /* interned message of PostFilter, KS_ID_EMPTY otherwise */
+    uint32_t nall;                     /* nodes in the snapshot (NumAllNodes) */
+    uint32_t nfailed;                  /* explicit entries below */
+    const struct ks_node_snap **nodes; /* nodes that failed Filter, in evaluation order */
+    struct ks_status *statuses;        /* parallel to nodes */
+    struct ks_status absent;           /* status of every node not listed */
+    uint64_t unschedulable_plugins;    /* slots of plugins that rejected the pod */
+    uint32_t pre_filter_msg;           /* interned message of a rejecting PreFilter, KS_ID_EMPTY otherwise */
+    uint32_t post_filter_msg;          /* interned message of PostFilter, KS_ID_EMPTY otherwise */
 };
 
 /* PostFilterResult: the nominated node, or none. */
@@ -62,8 +71,8 @@ struct ks_post_filter_result {
 
 /* What init() receives: the plugin's parsed args and its place in the profile. */
 struct ks_plugin_init {
-    const void *args;            /* from args_parse, NULL for a plugin without args */
-    uint16_t slot;               /* index in the profile: its cycle-state slot */
+    const void *args; /* from args_parse, NULL for a plugin without args */
+    uint16_t slot;    /* index in the profile: its cycle-state slot */
     struct ks_framework *framework;
 };
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KS_ID_EMPTY 0u          /* the interned empty string "" */
+#define KS_ID_EMPTY 0u         /* the interned empty string "" */
 #define KS_ID_NONE  UINT32_MAX /* "no string": an absent optional field */
 
 /* ks_intern_n - id of the @len bytes at @s, interning them if new; KS_ID_NONE when out of memory. */

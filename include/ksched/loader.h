@@ -15,17 +15,17 @@
 #include "ksched/error.h"
 
 /* kind, apiVersions accepted (space separated), decoder/destructor suffix */
-#define KS_KIND_MAP(X)                                                                                  \
-    X(NODE, "Node", "v1", struct ks_node, node)                                                          \
-    X(POD, "Pod", "v1", struct ks_pod, pod)                                                              \
-    X(PV, "PersistentVolume", "v1", struct ks_persistent_volume, pv)                                     \
-    X(PVC, "PersistentVolumeClaim", "v1", struct ks_persistent_volume_claim, pvc)                        \
-    X(STORAGE_CLASS, "StorageClass", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_storage_class, \
-      storage_class)                                                                                     \
-    X(CSI_NODE, "CSINode", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_csi_node, csi_node)     \
-    X(PDB, "PodDisruptionBudget", "policy/v1 policy/v1beta1", struct ks_pod_disruption_budget, pdb)      \
-    X(NAMESPACE, "Namespace", "v1", struct ks_namespace, namespace)                                      \
-    X(PRIORITY_CLASS, "PriorityClass", "scheduling.k8s.io/v1 scheduling.k8s.io/v1beta1",                  \
+#define KS_KIND_MAP(X)                                                                                       \
+    X(NODE, "Node", "v1", struct ks_node, node)                                                              \
+    X(POD, "Pod", "v1", struct ks_pod, pod)                                                                  \
+    X(PV, "PersistentVolume", "v1", struct ks_persistent_volume, pv)                                         \
+    X(PVC, "PersistentVolumeClaim", "v1", struct ks_persistent_volume_claim, pvc)                            \
+    X(STORAGE_CLASS, "StorageClass", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_storage_class,    \
+      storage_class)                                                                                         \
+    X(CSI_NODE, "CSINode", "storage.k8s.io/v1 storage.k8s.io/v1beta1", struct ks_csi_node, csi_node)         \
+    X(PDB, "PodDisruptionBudget", "policy/v1 policy/v1beta1", struct ks_pod_disruption_budget, pdb)          \
+    X(NAMESPACE, "Namespace", "v1", struct ks_namespace, namespace)                                          \
+    X(PRIORITY_CLASS, "PriorityClass", "scheduling.k8s.io/v1 scheduling.k8s.io/v1beta1",                     \
       struct ks_priority_class, priority_class)
 
 enum ks_kind {
@@ -46,8 +46,8 @@ struct ks_objects {
 };
 
 /* Typed views of one kind's objects. */
-#define ks_objects_nodes(o) ((struct ks_node **)(o)->of[KS_KIND_NODE].items)
-#define ks_objects_pods(o)  ((struct ks_pod **)(o)->of[KS_KIND_POD].items)
+#define ks_objects_nodes(o)       ((struct ks_node **)(o)->of[KS_KIND_NODE].items)
+#define ks_objects_pods(o)        ((struct ks_pod **)(o)->of[KS_KIND_POD].items)
 #define ks_objects_count(o, kind) ((o)->of[KS_KIND_##kind].n)
 
 /* ks_kind_name - "Node", "Pod", ... */
@@ -62,7 +62,7 @@ const char *ks_kind_name(enum ks_kind kind);
  */
 int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err);
 
-/* ks_objects_destroy - free the set and every object in it. Accepts NULL. */
+/* ks_objects_destroy - free the set and every object in it (pods: drop its reference). Accepts NULL. */
 void ks_objects_destroy(struct ks_objects *objs);
 
 #endif

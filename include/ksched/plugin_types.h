@@ -20,6 +20,7 @@
 #define KS_PLUGIN_ABI_VERSION 1u
 
 struct ks_yaml_out;
+struct ks_arena;
 struct ks_cycle_state;
 struct ks_pre_filter_result;
 struct ks_diagnosis;
@@ -42,10 +43,11 @@ struct ks_plugin {
      * naming the field (relative to the args node; @file for the file name).
      * Context: configuration load, one thread; may allocate.
      */
-    int (*args_parse)(const struct ks_yaml_node *args, const char *api_version, const char *file,
-                      void **out, struct ks_error *err);
+    int (*args_parse)(const struct ks_yaml_node *args, const char *api_version, const char *file, void **out,
+                      struct ks_error *err);
 
-    /* args_print - write the (defaulted) args as the YAML body of `args:`; used by `ksched config --print`. */
+    /* args_print - write the (defaulted) args as the YAML body of `args:`; used by `ksched config --print`.
+     */
     void (*args_print)(const void *args, struct ks_yaml_out *out);
 
     /* args_destroy - free what args_parse returned. Accepts NULL. */
@@ -72,16 +74,17 @@ struct ks_plugin {
     int (*pre_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st);
     /* PreFilterExtensions: update the state in @cs as if @other were added to / removed from @node. */
-    int (*add_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, const struct ks_pod *other,
-                   const struct ks_node_snap *node, struct ks_status *st);
-    int (*remove_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, const struct ks_pod *other,
-                      const struct ks_node_snap *node, struct ks_status *st);
+    int (*add_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
+    int (*remove_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
     /* Filter: does @pod fit @node? Worker threads, in parallel; reads @cs only; allocation-free. */
     int (*filter)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                   const struct ks_node_snap *node, struct ks_status *st);
     /* PostFilter: run when no node fits (preemption); may nominate a node in @res. */
     int (*post_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                       const struct ks_diagnosis *diag, struct ks_post_filter_result *res, struct ks_status *st);
+                       const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                       struct ks_status *st);
     /* PreScore: per-pod state for Score over the @n feasible @nodes; Skip skips Score. */
     int (*pre_score)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st);
@@ -105,6 +108,17 @@ struct ks_plugin {
     int (*bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                 struct ks_status *st);
     void (*post_bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node);
+
+    /*
+     * Ops below were appended after the extension points; the table only grows here.
+     *
+     * state_clone - copy this plugin's cycle-state data @src (its cs->slot[] entry) into
+     * @arena for a dry run that changes it through add_pod / remove_pod (preemption, pods
+     * nominated to a node), as upstream's StateData.Clone(). *dst receives the copy (NULL
+     * stays NULL). NULL op: the plugin never changes its data after PreFilter, and the
+     * clone shares @src. Returns 0 or -ENOMEM. Context: scheduling thread; may allocate.
+     */
+    int (*state_clone)(void *self, const void *src, struct ks_arena *arena, void **dst);
 };
 
 #endif

@@ -19,9 +19,9 @@
 #if !defined(KS_TSAN) && !defined(_LGPL_SOURCE)
 #define _LGPL_SOURCE
 #endif
-#include <urcu/urcu-memb.h>
-#include <urcu/pointer.h>
 #include <urcu/call-rcu.h>
+#include <urcu/pointer.h>
+#include <urcu/urcu-memb.h>
 
 #ifdef KS_TSAN
 void __tsan_acquire(void *addr);
@@ -34,10 +34,10 @@ extern char ks_rcu_grace_token;
 /* ks_rcu_deref - load @slot inside a read section. */
 #define ks_rcu_deref(slot) __atomic_load_n(&(slot), __ATOMIC_ACQUIRE)
 #else
-#define KS_TSAN_ACQUIRE(addr) ((void)0)
-#define KS_TSAN_RELEASE(addr) ((void)0)
+#define KS_TSAN_ACQUIRE(addr)     ((void)0)
+#define KS_TSAN_RELEASE(addr)     ((void)0)
 #define ks_rcu_publish(slot, ptr) rcu_assign_pointer((slot), (ptr))
-#define ks_rcu_deref(slot) rcu_dereference(slot)
+#define ks_rcu_deref(slot)        rcu_dereference(slot)
 #endif
 
 /* An object retired through ks_rcu_call() embeds one of these. */

@@ -5,13 +5,14 @@
  * (plugins/<suffix>.c exports ks_plugin_<suffix>) and the extension points it implements.
  * The point masks follow upstream's plugins as the framework expands them from MultiPoint
  * (pkg/scheduler/apis/config/testing/defaults: ExpandedPluginsV1); once the ops tables
- * carry extension-point ops the masks can be derived from the non-NULL ops instead.
+ * carry extension-point ops the masks can be derived from the non-NULL ops instead, as
+ * they already are for plugins added at run time (ks_registry_add(), ks_registry_load()).
  *
  * Names that upstream removed from every version ksched reads (NodeLabel, ServiceAffinity,
  * NodePreferAvoidPods, NodeResourcesLeastAllocated, ...) are not plugins here; the
  * configuration validator reports them as removed.
  *
- * Context: immutable data; any thread.
+ * Context: the in-tree table is immutable; added plugins are published once, at start-up.
  */
 #ifndef KSCHED_REGISTRY_H
 #define KSCHED_REGISTRY_H
@@ -56,10 +57,35 @@ KS_INTREE_PLUGIN_MAP(KS_X)
 /* ks_registry - every in-tree plugin, NULL-terminated, in KS_INTREE_PLUGIN_MAP order. */
 extern const struct ks_plugin *const ks_registry[];
 
-/* ks_registry_find - the in-tree plugin called @name, or NULL. */
+/* Most plugins that may be added besides the in-tree ones (out-of-tree, tests, embedders). */
+#define KS_REGISTRY_MAX_ADDED 64
+
+/*
+ * ks_registry_find - the plugin called @name: in-tree first, then those added with
+ * ks_registry_add() or ks_registry_load() (framework.h); NULL when there is none.
+ * Context: any thread; may run concurrently with ks_registry_add().
+ */
 const struct ks_plugin *ks_registry_find(const char *name);
 
-/* ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements (0 when unknown). */
+/*
+ * ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements: the
+ * table above for in-tree plugins, derived from the non-NULL ops for any other plugin
+ * (less, pre_filter, filter, post_filter, pre_score, score, reserve or unreserve,
+ * permit, pre_bind, bind, post_bind). Any thread.
+ */
 unsigned ks_registry_points(const struct ks_plugin *plugin);
+
+/*
+ * ks_registry_add - make @plugin findable by name, as upstream's Registry.Register for
+ * out-of-tree plugins. @plugin must stay valid for the life of the process. Fails with
+ * -EINVAL and @err set when its abi_version is not one this build reads (1 through
+ * KS_PLUGIN_ABI_VERSION), its name is NULL or empty, the name is taken ("a plugin named X
+ * already exists"), or KS_REGISTRY_MAX_ADDED plugins were added already.
+ * Context: start-up, before configurations are loaded; calls are serialised internally.
+ */
+int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err);
+
+/* ks_registry_count - in-tree plus added plugins (an upper bound for per-plugin tables). Any thread. */
+uint32_t ks_registry_count(void);
 
 #endif

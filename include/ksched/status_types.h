@@ -12,13 +12,13 @@
 
 #include <stdint.h>
 
-#define KS_CODE_MAP(X)                                                                                  \
-    X(SUCCESS, "Success")                                                                                \
-    X(ERROR, "Error")                                                                                    \
-    X(UNSCHEDULABLE, "Unschedulable")                                                                    \
-    X(UNSCHEDULABLE_AND_UNRESOLVABLE, "UnschedulableAndUnresolvable")                                    \
-    X(WAIT, "Wait")                                                                                      \
-    X(SKIP, "Skip")                                                                                      \
+#define KS_CODE_MAP(X)                                                                                       \
+    X(SUCCESS, "Success")                                                                                    \
+    X(ERROR, "Error")                                                                                        \
+    X(UNSCHEDULABLE, "Unschedulable")                                                                        \
+    X(UNSCHEDULABLE_AND_UNRESOLVABLE, "UnschedulableAndUnresolvable")                                        \
+    X(WAIT, "Wait")                                                                                          \
+    X(SKIP, "Skip")                                                                                          \
     X(PENDING, "Pending")
 
 enum ks_code {
@@ -28,12 +28,12 @@ enum ks_code {
         KS_CODE_COUNT
 };
 
-#define KS_STATUS_MAX_REASONS 4
+#define KS_STATUS_MAX_REASONS 8 /* pods, cpu, memory, ephemeral-storage and four extended resources */
 #define KS_NO_PLUGIN          UINT16_MAX
 
 struct ks_status {
     enum ks_code code;
-    uint16_t plugin;  /* index of the plugin that returned it in its profile (KS_NO_PLUGIN: none) */
+    uint16_t plugin; /* index of the plugin that returned it in its profile (KS_NO_PLUGIN: none) */
     uint16_t nreasons;
     uint32_t reasons[KS_STATUS_MAX_REASONS]; /* interned messages */
 };

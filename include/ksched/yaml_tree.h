@@ -25,8 +25,8 @@ struct ks_yaml_pair;
 
 struct ks_yaml_node {
     enum ks_yaml_kind kind;
-    int line; /* 1-based */
-    int plain; /* scalar written without quotes (so "null", "~", "" may mean null) */
+    int line;        /* 1-based */
+    int plain;       /* scalar written without quotes (so "null", "~", "" may mean null) */
     const char *str; /* scalar text, NUL-terminated */
     size_t len;
     uint32_t n; /* items in a sequence or pairs in a map */

@@ -145,7 +145,8 @@ Test(loader, containers_requests_default_to_limits)
     cr_expect_eq(c->image, id("nginx:1.25"));
     cr_expect_eq(ks_resource_list_get(&c->requests, id("cpu")), 500);
     cr_expect_eq(ks_resource_list_get(&c->requests, id("memory")), 256LL << 20);
-    cr_expect_eq(ks_resource_list_get(&c->requests, id("example.com/gpu")), 1, "request defaulted from limit");
+    cr_expect_eq(ks_resource_list_get(&c->requests, id("example.com/gpu")), 1,
+                 "request defaulted from limit");
     cr_assert_eq(p->ninit_containers, 2);
     cr_expect_not(p->init_containers[0].restart_always);
     cr_expect(p->init_containers[1].restart_always);
@@ -316,9 +317,10 @@ Test(loader_errors, first_error_wins)
     struct ks_objects *o;
     struct ks_error err = {0};
     ks_api_init();
-    int rc = load_text("apiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\nspec: {containers: [{name: c}]}\n---\n"
-                       "apiVersion: v1\nkind: Nope\n",
-                       &o, &err);
+    int rc = load_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\nspec: {containers: [{name: c}]}\n---\n"
+        "apiVersion: v1\nkind: Nope\n",
+        &o, &err);
     cr_expect_lt(rc, 0);
     cr_expect_str_eq(err.field, "metadata.name");
     cr_expect_eq(err.line, 3);
@@ -329,7 +331,9 @@ Test(loader_errors, empty_documents_are_skipped)
     struct ks_objects *o;
     struct ks_error err = {0};
     ks_api_init();
-    cr_assert_eq(load_text("---\n---\n# nothing\n---\napiVersion: v1\nkind: Node\nmetadata: {name: a}\n", &o, &err), 0);
+    cr_assert_eq(
+        load_text("---\n---\n# nothing\n---\napiVersion: v1\nkind: Node\nmetadata: {name: a}\n", &o, &err),
+        0);
     cr_expect_eq(ks_objects_count(o, NODE), 1);
     ks_objects_destroy(o);
 }
@@ -339,11 +343,13 @@ Test(loader_errors, same_name_in_other_namespace_is_fine)
     struct ks_objects *o;
     struct ks_error err = {0};
     ks_api_init();
-    cr_assert_eq(load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c}]}\n"
-                           "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: b}\n"
-                           "spec: {containers: [{name: c}]}\n",
-                           &o, &err),
-                 0);
+    cr_assert_eq(
+        load_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c}]}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: b}\n"
+            "spec: {containers: [{name: c}]}\n",
+            &o, &err),
+        0);
     cr_expect_eq(ks_objects_count(o, POD), 2);
     ks_objects_destroy(o);
 }

@@ -99,16 +99,38 @@ struct label_fill {
     const char *spec;
 };
 
+/* Split "key=value" at its first '=' into trimmed key and value; @what names it when there is none. */
+static void split_pair(const char *s, size_t len, const char *what, const char *spec, const char **k,
+                       size_t *klen, const char **v, size_t *vlen)
+{
+    const char *eq = memchr(s, '=', len);
+    if (!eq)
+        fail(what, spec);
+    *k = s;
+    *klen = (size_t)(eq - s);
+    *v = eq + 1;
+    *vlen = len - *klen - 1;
+    trim(k, klen);
+    trim(v, vlen);
+}
+
+/* Sort @n items of @size by @cmp; two that compare equal are a bad @what. */
+static void sort_unique(void *items, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                        const char *what, const char *spec)
+{
+    qsort(items, n, size, cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (cmp((const char *)items + (i - 1) * size, (const char *)items + i * size) == 0)
+            fail(what, spec);
+    }
+}
+
 static void add_label(const char *s, size_t len, void *arg)
 {
     struct label_fill *f = arg;
-    const char *eq = memchr(s, '=', len);
-    if (!eq)
-        fail("label", f->spec);
-    const char *k = s, *v = eq + 1;
-    size_t klen = (size_t)(eq - s), vlen = len - klen - 1;
-    trim(&k, &klen);
-    trim(&v, &vlen);
+    const char *k, *v;
+    size_t klen, vlen;
+    split_pair(s, len, "label", f->spec, &k, &klen, &v, &vlen);
     f->items[f->n++] = (struct ks_label){.key = intern_n(k, klen), .value = intern_n(v, vlen)};
 }
 
@@ -126,11 +148,7 @@ struct ks_labels ks_fake_labels(struct ks_arena *a, const char *spec)
         return out;
     struct label_fill f = {.items = must(ks_arena_calloc(a, n, sizeof(struct ks_label))), .spec = spec};
     split(spec, add_label, &f);
-    qsort(f.items, f.n, sizeof(*f.items), cmp_label);
-    for (uint32_t i = 1; i < f.n; i++) {
-        if (f.items[i].key == f.items[i - 1].key)
-            fail("labels (duplicate key)", spec);
-    }
+    sort_unique(f.items, f.n, sizeof(*f.items), cmp_label, "labels (duplicate key)", spec);
     out.n = f.n;
     out.items = f.items;
     return out;
@@ -201,13 +219,9 @@ struct resource_fill {
 static void add_resource(const char *s, size_t len, void *arg)
 {
     struct resource_fill *f = arg;
-    const char *eq = memchr(s, '=', len);
-    if (!eq)
-        fail("resource", f->spec);
-    const char *k = s, *v = eq + 1;
-    size_t klen = (size_t)(eq - s), vlen = len - klen - 1;
-    trim(&k, &klen);
-    trim(&v, &vlen);
+    const char *k, *v;
+    size_t klen, vlen;
+    split_pair(s, len, "resource", f->spec, &k, &klen, &v, &vlen);
     char buf[64];
     if (vlen >= sizeof(buf))
         fail("resource quantity", f->spec);
@@ -233,11 +247,7 @@ struct ks_resource_list ks_fake_resource_list(struct ks_arena *a, const char *sp
     struct resource_fill f = {.items = must(ks_arena_calloc(a, n, sizeof(struct ks_resource_item))),
                               .spec = spec};
     split(spec, add_resource, &f);
-    qsort(f.items, f.n, sizeof(*f.items), cmp_resource);
-    for (uint32_t i = 1; i < f.n; i++) {
-        if (f.items[i].name == f.items[i - 1].name)
-            fail("resources (duplicate name)", spec);
-    }
+    sort_unique(f.items, f.n, sizeof(*f.items), cmp_resource, "resources (duplicate name)", spec);
     out.n = f.n;
     out.items = f.items;
     return out;

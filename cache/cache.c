@@ -1,0 +1,677 @@
+/*
+ * cache.c - the scheduler cache: nodes, pods, assumed pods, image states.
+ *
+ * Mirrors pkg/scheduler/backend/cache/cache.go (with the assumed-pod expiry of the
+ * releases that had it):
+ *   - AssumePod accounts a pod on a node before binding; ForgetPod undoes it; FinishBinding
+ *     starts the TTL clock and cleanupAssumedPods expires finished assumptions.
+ *   - AddPod of an assumed pod replaces the assumed object (remove, then add: the pod may
+ *     land on another node than assumed) instead of counting it twice.
+ *   - RemoveNode keeps a NodeInfo with its pods and no node (a "ghost", outside the node
+ *     tree and the snapshot) until the pods are gone; a pod for an unknown node creates
+ *     such a NodeInfo; the node's later arrival fills it in.
+ *   - Image summaries count the nodes that report each image name.
+ * Every change bumps the node_info's generation from one monotonic counter and puts it on
+ * the dirty list that ks_cache_refresh() (snapshot.c) turns into new records.
+ *
+ * Pod identity is (namespace, name), not the UID. Ownership: every pod entry holds one
+ * reference to its pod (ks_pod_get/ks_pod_put): add and update take over the caller's,
+ * assume takes one of its own (the caller keeps its object and reference). Replaced and
+ * removed nodes, and the references of entries that went away (removed, forgotten,
+ * expired, replaced), are released through the snapshot garbage lists, never directly: a
+ * published version may still point at them. On any error nothing is taken over.
+ *
+ * Locking: one mutex, a leaf. Anything that takes another lock (interning a PVC key or a
+ * taint message, ks_rcu_call) happens before it is taken or after it is released. Every
+ * mutation reserves all the memory it needs first, so an -ENOMEM leaves the cache as it
+ * was.
+ */
+#include "cache_internal.h"
+
+#include "ksched/api.h"
+#include "ksched/intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- id-keyed chained tables (nodes by name, images by name) ---------------------------------- */
+
+static inline uint32_t id_hash(uint32_t id)
+{
+    return (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* find/insert/remove for a chained table of @type (fields hnext and name). */
+#define KS_ID_TABLE(pfx, type)                                                                               \
+    static type *pfx##_find(type *const *buckets, uint32_t mask, uint32_t name)                              \
+    {                                                                                                        \
+        for (type *x = buckets[id_hash(name) & mask]; x; x = x->hnext) {                                     \
+            if (x->name == name)                                                                             \
+                return x;                                                                                    \
+        }                                                                                                    \
+        return NULL;                                                                                         \
+    }                                                                                                        \
+    static void pfx##_insert(type ***buckets, uint32_t *mask, uint32_t *n, type *x)                          \
+    {                                                                                                        \
+        if (*n >= *mask + 1) {                                                                               \
+            /* double; on ENOMEM keep the old buckets (longer chains) */                                     \
+            uint32_t nb = (*mask + 1) * 2;                                                                   \
+            type **b = calloc(nb, sizeof(*b));                                                               \
+            if (b) {                                                                                         \
+                for (uint32_t i = 0; i <= *mask; i++) {                                                      \
+                    for (type *y = (*buckets)[i], *next; y; y = next) {                                      \
+                        next = y->hnext;                                                                     \
+                        y->hnext = b[id_hash(y->name) & (nb - 1)];                                           \
+                        b[id_hash(y->name) & (nb - 1)] = y;                                                  \
+                    }                                                                                        \
+                }                                                                                            \
+                free(*buckets);                                                                              \
+                *buckets = b;                                                                                \
+                *mask = nb - 1;                                                                              \
+            }                                                                                                \
+        }                                                                                                    \
+        type **head = &(*buckets)[id_hash(x->name) & *mask];                                                 \
+        x->hnext = *head;                                                                                    \
+        *head = x;                                                                                           \
+        (*n)++;                                                                                              \
+    }                                                                                                        \
+    static void pfx##_remove(type **buckets, uint32_t mask, uint32_t *n, type *x)                            \
+    {                                                                                                        \
+        type **p = &buckets[id_hash(x->name) & mask];                                                        \
+        while (*p != x)                                                                                      \
+            p = &(*p)->hnext;                                                                                \
+        *p = x->hnext;                                                                                       \
+        (*n)--;                                                                                              \
+    }
+
+KS_ID_TABLE(nt, struct node_info)
+KS_ID_TABLE(it, struct image_state)
+
+#define TABLE_INIT_BUCKETS 64
+
+static struct node_info *node_find(struct ks_cache *c, uint32_t name)
+{
+    return nt_find(c->nbuckets, c->nmask, name);
+}
+
+/* ---- dirty list and generations ----------------------------------------------------------------- */
+
+static int reserve_dirty(struct ks_cache *c, uint32_t more)
+{
+    return KS__RESERVE(c->dirty, c->cap_dirty, (uint64_t)c->ndirty + more);
+}
+
+/* A change to @ni: a new generation, and a place on the dirty list (capacity reserved). */
+static void touch(struct ks_cache *c, struct node_info *ni)
+{
+    ni->generation = ++c->generation;
+    if (ni->dirty_idx == KS__NO_INDEX) {
+        ni->dirty_idx = c->ndirty;
+        c->dirty[c->ndirty++] = ni;
+    }
+}
+
+static struct node_info *ni_alloc(void)
+{
+    struct node_info *ni = calloc(1, sizeof(*ni));
+    if (ni)
+        ni->dirty_idx = ni->snap_idx = KS__NO_INDEX;
+    return ni;
+}
+
+/* Drop a node_info that has neither a node nor pods (upstream removeNodeInfoFromList). */
+static void ni_delete(struct ks_cache *c, struct node_info *ni)
+{
+    nt_remove(c->nbuckets, c->nmask, &c->nnode_infos, ni);
+    if (ni->dirty_idx != KS__NO_INDEX)
+        c->dirty[ni->dirty_idx] = NULL;
+    ks__ni_free(ni);
+}
+
+/* ---- image states ---------------------------------------------------------------------------- */
+
+/* Undo images_prepare(): free the summaries it allocated and did not link. */
+static void images_unprepare(struct node_prep *p)
+{
+    for (uint32_t i = 0; i < p->nimages; i++) {
+        if (p->images[i].st && !p->images[i].st->linked)
+            free(p->images[i].st);
+        p->images[i].st = NULL;
+    }
+}
+
+/* Find or allocate (unlinked) the summary of every image of @p. 0, or -ENOMEM with nothing changed. */
+static int images_prepare(struct ks_cache *c, struct node_prep *p)
+{
+    for (uint32_t i = 0; i < p->nimages; i++) {
+        struct image_state *st = it_find(c->ibuckets, c->imask, p->images[i].name);
+        if (!st && (st = calloc(1, sizeof(*st))))
+            st->name = p->images[i].name;
+        p->images[i].st = st;
+        if (!st) {
+            images_unprepare(p);
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The node of @p reports its images (addNodeImageStates); a summary at zero is (re)created. */
+static void images_acquire(struct ks_cache *c, struct node_prep *p)
+{
+    for (uint32_t i = 0; i < p->nimages; i++) {
+        struct image_state *st = p->images[i].st;
+        if (!st->linked) {
+            it_insert(&c->ibuckets, &c->imask, &c->nimage_states, st);
+            st->linked = true;
+        }
+        if (st->num_nodes++ == 0)
+            st->size_bytes = p->images[i].size_bytes;
+    }
+}
+
+/* The node of @p no longer reports its images (removeNodeImageStates, first half). */
+static void images_release(struct node_prep *p)
+{
+    for (uint32_t i = 0; i < p->nimages; i++)
+        p->images[i].st->num_nodes--;
+}
+
+/* Free the summaries of @p that no node reports any more (second half). */
+static void images_sweep(struct ks_cache *c, struct node_prep *p)
+{
+    for (uint32_t i = 0; i < p->nimages; i++) {
+        struct image_state *st = p->images[i].st;
+        if (st && st->linked && st->num_nodes == 0) {
+            it_remove(c->ibuckets, c->imask, &c->nimage_states, st);
+            free(st);
+        }
+        p->images[i].st = NULL;
+    }
+}
+
+/* ---- create / destroy ------------------------------------------------------------------------- */
+
+int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out)
+{
+    *out = NULL;
+    int rc = ks_api_init();
+    if (rc)
+        return rc;
+    struct ks_cache *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    if (pthread_mutex_init(&c->lock, NULL)) {
+        free(c);
+        return -ENOMEM;
+    }
+    c->ttl_ns = assumed_ttl_ns;
+    c->any_ip = ks_intern("0.0.0.0");
+    c->beta_zone = ks_intern("failure-domain.beta.kubernetes.io/zone");
+    c->beta_region = ks_intern("failure-domain.beta.kubernetes.io/region");
+    c->nbuckets = calloc(TABLE_INIT_BUCKETS, sizeof(*c->nbuckets));
+    c->ibuckets = calloc(TABLE_INIT_BUCKETS, sizeof(*c->ibuckets));
+    c->nmask = c->imask = TABLE_INIT_BUCKETS - 1;
+    if (c->any_ip == KS_ID_NONE || c->beta_zone == KS_ID_NONE || c->beta_region == KS_ID_NONE ||
+        !c->nbuckets || !c->ibuckets || ks__pod_table_init(&c->pods) || ks__snapshot_init(c)) {
+        ks_cache_destroy(c);
+        return -ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+void ks_cache_destroy(struct ks_cache *c)
+{
+    if (!c)
+        return;
+    /* retired versions free their own garbage; wait for them so nothing outlives us */
+    ks_rcu_barrier();
+    for (uint32_t i = 0; c->nbuckets && i <= c->nmask; i++) {
+        for (struct node_info *ni = c->nbuckets[i], *next; ni; ni = next) {
+            next = ni->hnext;
+            free((void *)ni->rec);
+            ks_node_destroy(ni->node);
+            ks__ni_free(ni);
+        }
+    }
+    for (uint32_t i = 0; c->pods.buckets && i <= c->pods.mask; i++) {
+        for (struct pod_entry *e = c->pods.buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            ks_pod_put(e->pod);
+            free(e);
+        }
+    }
+    for (uint32_t i = 0; c->ibuckets && i <= c->imask; i++) {
+        for (struct image_state *st = c->ibuckets[i], *next; st; st = next) {
+            next = st->hnext;
+            free(st);
+        }
+    }
+    ks__snapshot_destroy(c);
+    ks__tree_destroy(&c->tree);
+    ks__pod_table_destroy(&c->pods);
+    free(c->nbuckets);
+    free(c->ibuckets);
+    free(c->pvcs);
+    free(c->dirty);
+    free(c->order);
+    free(c->order_scratch);
+    free(c->flips);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------ */
+
+int ks_cache_add_node(struct ks_cache *c, struct ks_node *node)
+{
+    if (!node)
+        return -EINVAL;
+    struct node_prep *prep = ks__node_prep_make(node, c->beta_zone, c->beta_region);
+    struct node_info *fresh = ni_alloc();
+    int rc = -ENOMEM;
+    if (!prep || !fresh)
+        goto out;
+
+    pthread_mutex_lock(&c->lock);
+    struct node_info *ni = node_find(c, node->name_id);
+    if (ni && ni->node) {
+        rc = -EEXIST;
+        goto unlock;
+    }
+    struct node_info *target = ni ? ni : fresh;
+    if (reserve_dirty(c, 1) || images_prepare(c, prep))
+        goto unlock;
+    if (ks__tree_add(&c->tree, target, prep->region, prep->zone)) {
+        images_unprepare(prep);
+        goto unlock;
+    }
+    if (!ni) {
+        ni = fresh;
+        fresh = NULL;
+        ni->name = node->name_id;
+        nt_insert(&c->nbuckets, &c->nmask, &c->nnode_infos, ni);
+    }
+    images_acquire(c, prep);
+    ni->node = node;
+    ni->prep = prep;
+    prep = NULL;
+    touch(c, ni);
+    c->order_dirty = true;
+    rc = 0;
+unlock:
+    pthread_mutex_unlock(&c->lock);
+out:
+    ks__node_prep_free(prep);
+    free(fresh);
+    return rc;
+}
+
+int ks_cache_update_node(struct ks_cache *c, struct ks_node *node)
+{
+    if (!node)
+        return -EINVAL;
+    struct node_prep *prep = ks__node_prep_make(node, c->beta_zone, c->beta_region), *old_prep = NULL;
+    int rc = -ENOMEM;
+    if (!prep)
+        return rc;
+
+    pthread_mutex_lock(&c->lock);
+    struct node_info *ni = node_find(c, node->name_id);
+    if (!ni || !ni->node) {
+        rc = -ENOENT;
+        goto unlock;
+    }
+    if (reserve_dirty(c, 1) || ks__gc_reserve(c, 1) || images_prepare(c, prep))
+        goto unlock;
+    old_prep = ni->prep;
+    /* upstream nodeTree.updateNode: a zone change moves the node to the end of its new zone */
+    if (old_prep->region != prep->region || old_prep->zone != prep->zone) {
+        if (ks__tree_add(&c->tree, ni, prep->region, prep->zone)) {
+            images_unprepare(prep);
+            goto unlock;
+        }
+        ks__tree_remove(&c->tree, ni, old_prep->region, old_prep->zone);
+        c->order_dirty = true;
+    }
+    images_release(old_prep);
+    images_acquire(c, prep);
+    images_sweep(c, old_prep);
+    if (ni->node != node)
+        ks__gc_push(c, ni->node, KS_GC_NODE);
+    ni->node = node;
+    ni->prep = prep;
+    prep = NULL;
+    touch(c, ni);
+    rc = 0;
+unlock:
+    pthread_mutex_unlock(&c->lock);
+    ks__node_prep_free(prep);
+    if (rc == 0)
+        ks__node_prep_free(old_prep);
+    return rc;
+}
+
+int ks_cache_remove_node(struct ks_cache *c, uint32_t name)
+{
+    struct node_prep *old_prep = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    struct node_info *ni = node_find(c, name);
+    if (!ni || !ni->node) {
+        rc = -ENOENT;
+        goto unlock;
+    }
+    if (reserve_dirty(c, 1) || ks__gc_reserve(c, 2)) {
+        rc = -ENOMEM;
+        goto unlock;
+    }
+    old_prep = ni->prep;
+    ks__tree_remove(&c->tree, ni, old_prep->region, old_prep->zone);
+    c->order_dirty = true;
+    images_release(old_prep);
+    images_sweep(c, old_prep);
+    /* the published version still lists the node's record; it leaves with that version */
+    ks__gc_push(c, (void *)ni->rec, KS_GC_FREE);
+    ks__gc_push(c, ni->node, KS_GC_NODE);
+    ni->rec = NULL;
+    ni->node = NULL;
+    ni->prep = NULL;
+    touch(c, ni);
+    if (ni->npods == 0)
+        ni_delete(c, ni);
+unlock:
+    pthread_mutex_unlock(&c->lock);
+    ks__node_prep_free(old_prep);
+    return rc;
+}
+
+/* ---- pods ------------------------------------------------------------------------------------- */
+
+static struct pod_entry *pod_find(struct ks_cache *c, const struct ks_pod *pod)
+{
+    uint32_t ns = pod->meta.namespace_id;
+    return ks__pod_table_find(&c->pods, ns, pod->meta.name, ks__pod_key_hash(ns, pod->meta.name));
+}
+
+/*
+ * Reserve everything attaching @e to node @node and detaching one other entry needs.
+ * Sets *@ni to the existing node_info, or to a new one in *@fresh (not yet in the table;
+ * allocated here, under the lock, only for a node the cache has never heard of).
+ */
+static int attach_reserve(struct ks_cache *c, struct pod_entry *e, uint32_t node, struct node_info **fresh,
+                          struct node_info **ni)
+{
+    struct node_info *target = node_find(c, node);
+    if (!target) {
+        if (!(*fresh = ni_alloc()))
+            return -ENOMEM;
+        target = *fresh;
+    }
+    if (ks__ni_reserve_pod(target, e) || reserve_dirty(c, 2) || ks__gc_reserve(c, 1) ||
+        KS__RESERVE(c->pvcs, c->cap_pvcs, (uint64_t)c->npvcs + e->npvcs))
+        return -ENOMEM;
+    *ni = target;
+    return 0;
+}
+
+static void assumed_link(struct ks_cache *c, struct pod_entry *e)
+{
+    e->aprev = NULL;
+    e->anext = c->assumed;
+    if (c->assumed)
+        c->assumed->aprev = e;
+    c->assumed = e;
+}
+
+static void assumed_unlink(struct ks_cache *c, struct pod_entry *e)
+{
+    if (e->aprev)
+        e->aprev->anext = e->anext;
+    else
+        c->assumed = e->anext;
+    if (e->anext)
+        e->anext->aprev = e->aprev;
+    e->anext = e->aprev = NULL;
+}
+
+/* upstream addPod: account @e on @ni (reserved by attach_reserve) and index it. */
+static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info *ni,
+                       struct node_info **fresh)
+{
+    if (ni == *fresh) {
+        ni->name = e->node;
+        nt_insert(&c->nbuckets, &c->nmask, &c->nnode_infos, ni);
+        *fresh = NULL;
+    }
+    ks__ni_add_pod(ni, e);
+    touch(c, ni);
+    for (uint32_t i = 0; i < e->npvcs; i++)
+        c->pvcs_dirty |= ks__pvc_count_add(c->pvcs, &c->npvcs, e->pvcs[i]);
+    ks__pod_table_insert(&c->pods, e);
+    if (e->assumed)
+        assumed_link(c, e);
+}
+
+/*
+ * upstream removePod: unaccount @e and drop it from the indexes; a ghost node_info left
+ * without pods goes too, unless it is @keep (about to receive the replacement).
+ * Needs one reserved dirty slot. The caller frees @e and releases its reference (pod_release).
+ */
+static void pod_detach(struct ks_cache *c, struct pod_entry *e, const struct node_info *keep)
+{
+    struct node_info *ni = e->ni;
+    ks__ni_remove_pod(ni, e);
+    touch(c, ni);
+    for (uint32_t i = 0; i < e->npvcs; i++)
+        c->pvcs_dirty |= ks__pvc_count_remove(c->pvcs, &c->npvcs, e->pvcs[i]);
+    ks__pod_table_remove(&c->pods, e);
+    if (e->assumed)
+        assumed_unlink(c, e);
+    if (ni->npods == 0 && !ni->node && ni != keep)
+        ni_delete(c, ni);
+}
+
+/* Drop the reference of an entry that went away, once no published version lists the pod. */
+static void pod_release(struct ks_cache *c, struct pod_entry *e)
+{
+    ks__gc_push(c, (void *)e->pod, KS_GC_POD);
+}
+
+static bool valid_node_name(uint32_t node)
+{
+    return node != KS_ID_EMPTY && node != KS_ID_NONE;
+}
+
+enum pod_op {
+    OP_ADD,
+    OP_UPDATE,
+    OP_ASSUME,
+};
+
+/* add, update and assume share one shape: make the entry, check the state, reserve, apply. */
+static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum pod_op op)
+{
+    if (!pod || !valid_node_name(node))
+        return -EINVAL;
+    struct pod_entry *e = ks__pod_entry_make(pod, node, c->any_ip), *cur = NULL;
+    struct node_info *fresh = NULL, *ni;
+    if (!e)
+        return -ENOMEM;
+
+    pthread_mutex_lock(&c->lock);
+    cur = ks__pod_table_find(&c->pods, pod->meta.namespace_id, pod->meta.name, e->hash);
+    int rc = 0;
+    switch (op) {
+    case OP_ADD:
+        /* an assumed pod is confirmed (replaced); an added one is a duplicate */
+        rc = cur && !cur->assumed ? -EEXIST : 0;
+        break;
+    case OP_UPDATE:
+        /* upstream refuses to update an assumed pod: it must be added first */
+        rc = !cur ? -ENOENT : cur->assumed ? -EINVAL : 0;
+        break;
+    case OP_ASSUME:
+        rc = cur ? -EEXIST : 0;
+        break;
+    }
+    if (rc == 0)
+        rc = attach_reserve(c, e, node, &fresh, &ni);
+    if (rc) {
+        cur = NULL;
+        goto unlock;
+    }
+    e->assumed = op == OP_ASSUME;
+    if (e->assumed)
+        ks_pod_get(pod); /* the entry's own; add and update take over the caller's */
+    if (cur) {
+        pod_detach(c, cur, ni);
+        pod_release(c, cur);
+    }
+    pod_attach(c, e, ni, &fresh);
+    e = NULL;
+unlock:
+    pthread_mutex_unlock(&c->lock);
+    free(cur);
+    free(e);
+    ks__ni_free(fresh);
+    return rc;
+}
+
+int ks_cache_add_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
+{
+    return pod_put(c, pod, node, OP_ADD);
+}
+
+int ks_cache_update_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
+{
+    return pod_put(c, pod, node, OP_UPDATE);
+}
+
+int ks_cache_assume_pod(struct ks_cache *c, const struct ks_pod *pod, uint32_t node)
+{
+    /* the entry takes a reference of its own and never writes through the pointer */
+    return pod_put(c, (struct ks_pod *)pod, node, OP_ASSUME);
+}
+
+int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod)
+{
+    struct pod_entry *cur;
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    cur = pod_find(c, pod);
+    if (!cur) {
+        rc = -ENOENT;
+    } else if (reserve_dirty(c, 1) || ks__gc_reserve(c, 1)) {
+        rc = -ENOMEM;
+        cur = NULL;
+    } else {
+        pod_detach(c, cur, NULL);
+        pod_release(c, cur);
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(cur);
+    return rc;
+}
+
+int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
+{
+    struct pod_entry *cur;
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    cur = pod_find(c, pod);
+    if (!cur) {
+        rc = -ENOENT;
+    } else if (!cur->assumed || (valid_node_name(pod->node_name) && pod->node_name != cur->node)) {
+        rc = -EINVAL; /* only an assumed pod can be forgotten, from the node it was assumed on */
+        cur = NULL;
+    } else if (reserve_dirty(c, 1) || ks__gc_reserve(c, 1)) {
+        rc = -ENOMEM;
+        cur = NULL;
+    } else {
+        pod_detach(c, cur, NULL);
+        pod_release(c, cur);
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(cur);
+    return rc;
+}
+
+int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_t now_ns)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    struct pod_entry *cur = pod_find(c, pod);
+    if (!cur) {
+        rc = -ENOENT;
+    } else if (cur->assumed) {
+        cur->binding_finished = true;
+        cur->deadline = now_ns > INT64_MAX - c->ttl_ns ? INT64_MAX : now_ns + c->ttl_ns;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
+{
+    pthread_mutex_lock(&c->lock);
+    for (struct pod_entry *e = c->assumed, *next; e && c->ttl_ns; e = next) {
+        next = e->anext;
+        /* binding still in progress: never expired (upstream bindingFinished) */
+        if (!e->binding_finished || now_ns <= e->deadline)
+            continue;
+        if (reserve_dirty(c, 1) || ks__gc_reserve(c, 1))
+            break; /* retried on the next call */
+        pod_detach(c, e, NULL);
+        pod_release(c, e);
+        free(e);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
+{
+    pthread_mutex_lock(&c->lock);
+    struct pod_entry *e = pod_find(c, pod);
+    bool assumed = e && e->assumed;
+    pthread_mutex_unlock(&c->lock);
+    return assumed;
+}
+
+uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod)
+{
+    pthread_mutex_lock(&c->lock);
+    struct pod_entry *e = pod_find(c, pod);
+    uint32_t node = e ? e->node : KS_ID_NONE;
+    pthread_mutex_unlock(&c->lock);
+    return node;
+}
+
+void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods)
+{
+    pthread_mutex_lock(&c->lock);
+    if (nodes)
+        *nodes = c->nnode_infos;
+    if (pods)
+        *pods = c->pods.n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- snapshot ---------------------------------------------------------------------------------- */
+
+int ks_cache_refresh(struct ks_cache *c)
+{
+    struct snap_version *retired;
+    pthread_mutex_lock(&c->lock);
+    int rc = ks__snapshot_refresh(c, &retired);
+    pthread_mutex_unlock(&c->lock);
+    ks__snapshot_retire(retired); /* outside the lock: ks_rcu_call takes its own */
+    return rc;
+}
+
+const struct ks_snapshot *ks_cache_snapshot(struct ks_cache *c)
+{
+    return ks_rcu_deref(c->published);
+}

@@ -1,0 +1,277 @@
+/*
+ * cache_internal.h - private types of the scheduler cache (only the cache/ sources include it).
+ *
+ * The mutable side, guarded by ks_cache.lock:
+ *   struct pod_entry   one per pod key (namespace/name), upstream's podState; the per-pod
+ *                      facts the node aggregates need (host ports, PVC keys, affinity
+ *                      flags) are computed once, outside the lock, when the entry is made.
+ *   struct node_info   upstream's NodeInfo: the node object (NULL for a node deleted while
+ *                      pods remain) and the aggregates of its pods, plus a generation that
+ *                      moves on every change.
+ *   struct node_tree   upstream's nodeTree: zones in order of first appearance, nodes of a
+ *                      zone in insertion order; gives the snapshot's node order.
+ *   struct image_state cluster-wide image summary (size, number of nodes that have it).
+ *
+ * The published side: struct snap_version wraps one struct ks_snapshot; records and
+ * chunks are shared between versions and freed through the garbage list of the last
+ * version that could reach them (snapshot.c).
+ */
+#ifndef KSCHED_CACHE_INTERNAL_H
+#define KSCHED_CACHE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/cache.h"
+#include "ksched/cache_types.h"
+
+#define KS__NO_INDEX UINT32_MAX
+
+/* ---- growable arrays -------------------------------------------------------------------- */
+
+/*
+ * ks__reserve - make room for @need elements of @size bytes in *@items (capacity *@cap).
+ * Returns 0 or -ENOMEM (the array is unchanged then). Never shrinks.
+ */
+int ks__reserve(void **items, uint32_t *cap, uint64_t need, size_t size);
+
+#define KS__RESERVE(arr, cap, need) ks__reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ---- pods -------------------------------------------------------------------------------- */
+
+struct node_info;
+
+struct pod_entry {
+    struct pod_entry *hnext;  /* pod table chain */
+    uint64_t hash;            /* of (namespace, name) */
+    const struct ks_pod *pod; /* one reference is the entry's (handed over, or taken by assume) */
+    struct node_info *ni;     /* the node the pod is accounted on */
+    uint32_t node;            /* its name */
+    uint32_t slot;            /* index in ni->pods */
+    uint32_t aff_slot;        /* index in ni->aff (has_affinity) */
+    uint32_t anti_slot;       /* index in ni->anti (has_anti_affinity) */
+    bool assumed;
+    bool binding_finished;
+    bool has_affinity;               /* any pod affinity or anti-affinity (upstream podWithAffinity) */
+    bool has_anti_affinity;          /* required anti-affinity terms (podWithRequiredAntiAffinity) */
+    int64_t deadline;                /* expiry of a finished assumption */
+    struct pod_entry *anext, *aprev; /* list of assumed pods */
+    uint32_t nports;
+    uint32_t npvcs;
+    struct ks_host_port *ports; /* containers' host ports, hostIP defaulted; same allocation */
+    uint32_t *pvcs;             /* interned "namespace/claim" per PVC or ephemeral volume */
+};
+
+/* pod_table.c: (namespace, name) -> entry; chained, grows at load factor 1. */
+struct pod_table {
+    struct pod_entry **buckets;
+    uint32_t mask;
+    uint32_t n;
+};
+
+/* ks__pod_table_init - the first buckets, so that inserts never fail. 0 or -ENOMEM. */
+int ks__pod_table_init(struct pod_table *t);
+uint64_t ks__pod_key_hash(uint32_t ns, const char *name);
+struct pod_entry *ks__pod_table_find(const struct pod_table *t, uint32_t ns, const char *name, uint64_t hash);
+void ks__pod_table_insert(struct pod_table *t, struct pod_entry *e);
+void ks__pod_table_remove(struct pod_table *t, struct pod_entry *e);
+void ks__pod_table_destroy(struct pod_table *t);
+
+/*
+ * ks__pod_entry_make - a fresh entry for @pod on @node with its ports, PVC keys and
+ * affinity flags computed (interns PVC keys: call outside the cache lock). NULL on ENOMEM.
+ */
+struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, uint32_t any_ip);
+
+/* ---- nodes ------------------------------------------------------------------------------- */
+
+struct image_state {
+    struct image_state *hnext;
+    uint32_t name;
+    uint32_t num_nodes;
+    bool linked;        /* in the image table (false while a new summary is only prepared) */
+    int64_t size_bytes; /* as reported by the first node that had it, as upstream */
+};
+
+struct ni_image {
+    uint32_t name;
+    int64_t size_bytes; /* this node's report (used when it creates the summary) */
+    struct image_state *st;
+};
+
+struct ni_pvc {
+    uint32_t id;
+    uint32_t count;
+};
+
+/*
+ * What the cache derives from a node object, computed outside the lock when the node is
+ * added or updated: its zone key, the interned taint reasons, its images deduplicated.
+ */
+struct node_prep {
+    uint32_t region, zone; /* upstream GetZoneKey as a pair: (EMPTY, EMPTY) is "" */
+    uint32_t ntaints;
+    uint32_t nimages;
+    uint32_t *taint_reasons;
+    struct ni_image *images; /* sorted by name, unique */
+};
+
+struct node_prep *ks__node_prep_make(const struct ks_node *node, uint32_t beta_zone, uint32_t beta_region);
+
+struct node_info {
+    /* first cache line: what lookups and an O(N) relist of the snapshot touch */
+    struct node_info *hnext; /* node table chain */
+    uint32_t name;
+    uint32_t dirty_idx;                 /* index in ks_cache.dirty, KS__NO_INDEX when clean */
+    const struct ks_node_snap *rec;     /* record in the latest version; NULL when not in the tree */
+    const struct ks_node_snap *new_rec; /* built by the refresh in progress */
+    uint32_t snap_idx;                  /* position in the latest version's order */
+    bool pub_aff, pub_anti;             /* rec has (anti-)affinity pods: flips without reading rec */
+    struct ks_node *node;               /* NULL: deleted while pods remain (not in the tree or snapshot) */
+    struct node_prep *prep;             /* derived from node; NULL with it */
+    uint64_t generation;
+
+    int64_t req_milli_cpu, req_memory, req_ephemeral;
+    int64_t nonzero_milli_cpu, nonzero_memory;
+    uint32_t nscalar, cap_scalar;
+    struct ks_resource_item *scalar; /* sorted by name; no zero entries */
+
+    uint32_t npods, cap_pods;
+    struct pod_entry **pods; /* upstream order: append, swap-remove */
+    uint32_t naff, cap_aff;
+    struct pod_entry **aff;
+    uint32_t nanti, cap_anti;
+    struct pod_entry **anti;
+    uint32_t nports, cap_ports;
+    struct ks_host_port *ports; /* a set (HostPortInfo), sorted by port, protocol, ip */
+    uint32_t npvcs, cap_pvcs;
+    struct ni_pvc *pvcs; /* sorted by id */
+};
+
+/* node_info.c */
+
+/* PVC use counts in a sorted array with room for one more: true when the key appeared / went away. */
+bool ks__pvc_count_add(struct ni_pvc *v, uint32_t *n, uint32_t id);
+bool ks__pvc_count_remove(struct ni_pvc *v, uint32_t *n, uint32_t id);
+int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e);
+void ks__ni_add_pod(struct node_info *ni, struct pod_entry *e);
+void ks__ni_remove_pod(struct node_info *ni, struct pod_entry *e);
+void ks__ni_free(struct node_info *ni);
+void ks__node_prep_free(struct node_prep *p);
+
+/* ks__ni_build_record - one allocation holding the record and its arrays; NULL on ENOMEM. */
+struct ks_node_snap *ks__ni_build_record(const struct node_info *ni);
+
+/* ---- node tree (node_tree.c) ----------------------------------------------------------------- */
+
+struct tree_zone {
+    uint32_t region, zone;
+    uint32_t n, cap;
+    struct node_info **nodes;
+};
+
+struct node_tree {
+    uint32_t nzones, cap_zones;
+    struct tree_zone *zones; /* in order of first appearance */
+    uint32_t nnodes;
+    uint32_t map_mask;
+    uint32_t *map; /* open addressing (region, zone) -> zone index + 1; 0 empty */
+};
+
+/* ks__tree_add - append @ni to zone (region, zone). 0, or -ENOMEM with the tree unchanged. */
+int ks__tree_add(struct node_tree *t, struct node_info *ni, uint32_t region, uint32_t zone);
+void ks__tree_remove(struct node_tree *t, struct node_info *ni, uint32_t region, uint32_t zone);
+/*
+ * ks__tree_list - write the t->nnodes nodes round-robin over zones into @out; @active is
+ * scratch for t->nzones indices.
+ */
+void ks__tree_list(const struct node_tree *t, struct node_info **out, uint32_t *active);
+void ks__tree_destroy(struct node_tree *t);
+
+/* ---- snapshot versions and garbage (snapshot.c) ------------------------------------------- */
+
+enum gc_kind {
+    KS_GC_FREE, /* free() */
+    KS_GC_POD,  /* ks_pod_put(): the reference an entry held */
+    KS_GC_NODE, /* ks_node_destroy() */
+};
+
+struct gc_item {
+    void *p;
+    enum gc_kind kind;
+};
+
+struct ks_snapshot_garbage {
+    uint32_t n, cap;
+    struct gc_item items[];
+};
+
+/* Garbage that fits here (the usual refresh: one record, one chunk) needs no allocation. */
+#define KS_GC_INLINE 6
+
+struct snap_version {
+    struct ks_snapshot pub; /* pub.garbage: what did not fit inline */
+    uint32_t ngc_inline;
+    struct gc_item gc_inline[KS_GC_INLINE];
+    struct ks_snap_chunk *chunks[]; /* pub.chunks points here */
+};
+
+/* ---- the cache ------------------------------------------------------------------------------- */
+
+struct ks_cache {
+    pthread_mutex_t lock; /* guards everything below; a leaf lock */
+    int64_t ttl_ns;
+    uint64_t generation; /* last generation handed out; monotonic */
+
+    uint32_t any_ip;      /* "0.0.0.0" */
+    uint32_t beta_zone;   /* failure-domain.beta.kubernetes.io/zone */
+    uint32_t beta_region; /* failure-domain.beta.kubernetes.io/region */
+
+    /* nodes by name: chained table */
+    struct node_info **nbuckets;
+    uint32_t nmask;
+    uint32_t nnode_infos;
+
+    struct pod_table pods;
+    struct pod_entry *assumed; /* list head of assumed entries */
+
+    /* image name -> summary */
+    struct image_state **ibuckets;
+    uint32_t imask;
+    uint32_t nimage_states;
+
+    /* cache-wide PVC use counts (every pod, assumed included), sorted by id */
+    uint32_t npvcs, cap_pvcs;
+    struct ni_pvc *pvcs;
+    bool pvcs_dirty;
+
+    struct node_tree tree;
+    bool order_dirty; /* the tree changed since the last version */
+
+    uint32_t ndirty, cap_dirty;
+    struct node_info **dirty; /* changed since the last version; NULL slots are removed infos */
+
+    struct ks_snapshot_garbage *pending; /* unreachable from the cache, maybe from the snapshot; kept */
+
+    /* refresh state */
+    struct snap_version *current;  /* the latest published version (writer's view) */
+    struct ks_snapshot *published; /* what readers load: &current->pub */
+    uint32_t cap_order, cap_order_scratch;
+    struct node_info **order; /* the latest version's node order */
+    uint32_t *order_scratch;
+    uint32_t nflips, cap_flips;
+    uint32_t *flips;
+};
+
+/* snapshot.c */
+int ks__gc_reserve(struct ks_cache *c, uint32_t more);
+void ks__gc_push(struct ks_cache *c, void *p, enum gc_kind kind);
+int ks__snapshot_init(struct ks_cache *c);
+int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired);
+void ks__snapshot_retire(struct snap_version *v);
+void ks__snapshot_destroy(struct ks_cache *c);
+
+#endif

@@ -1,0 +1,515 @@
+/*
+ * snapshot.c - building, publishing and reclaiming snapshot versions.
+ *
+ * Mirrors UpdateSnapshot of pkg/scheduler/backend/cache/cache.go and the Snapshot of
+ * snapshot.go, made copy-on-write so that readers never lock:
+ *
+ *   - A version is a struct snap_version: the public struct ks_snapshot followed by its
+ *     own array of chunk pointers (the only part copied whole every version: nnodes/256
+ *     pointers). Chunks (256 record pointers), records, the find table, the affinity
+ *     lists and the in-use PVC list are shared with the previous version while unchanged.
+ *   - Only the node_infos on the dirty list get new records (one allocation each), and
+ *     only the chunks holding them are copied. When the node set or the zone order
+ *     changed, the order is relisted from the node tree, every chunk is recomposed and
+ *     reused where its 256 pointers did not change (so appending nodes to one zone only
+ *     copies the tail), and the find table and affinity lists are rebuilt; that is O(N)
+ *     pointer work, as upstream's updateAllLists.
+ *   - The affinity lists otherwise change only when a node's "has such pods" flips: the
+ *     old list is merged with the sorted flips.
+ *
+ * Reclamation: whatever a new version no longer references (replaced records, chunks,
+ * tables) could still be reached through the version it replaces, and through no later
+ * one; so it is attached to that version's garbage list together with the objects the
+ * cache dropped since (removed pods and nodes, records of nodes that left the tree), and
+ * freed by that version's call_rcu callback after a grace period. Everything a reader can
+ * reach from a version it loaded therefore stays valid until its read section ends.
+ *
+ * Context: ks__snapshot_refresh() under the cache lock, one caller at a time (the
+ * scheduling thread); ks__snapshot_retire() after the lock is released (ks_rcu_call takes
+ * a lock of its own, and the cache lock is a leaf). ks_snapshot_find() on the read path.
+ */
+#include "cache_internal.h"
+
+#include "ksched/api.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIND_EMPTY UINT64_MAX
+
+/* ---- garbage -------------------------------------------------------------------------------- */
+
+int ks__gc_reserve(struct ks_cache *c, uint32_t more)
+{
+    struct ks_snapshot_garbage *g = c->pending;
+    uint64_t need = (uint64_t)(g ? g->n : 0) + more;
+    if (g && need <= g->cap)
+        return 0;
+    if (need > UINT32_MAX / 2)
+        return -ENOMEM;
+    uint32_t cap = g && g->cap ? g->cap : 8;
+    while (cap < need)
+        cap *= 2;
+    struct ks_snapshot_garbage *ng = realloc(g, sizeof(*g) + (size_t)cap * sizeof(struct gc_item));
+    if (!ng)
+        return -ENOMEM;
+    if (!g)
+        ng->n = 0;
+    ng->cap = cap;
+    c->pending = ng;
+    return 0;
+}
+
+void ks__gc_push(struct ks_cache *c, void *p, enum gc_kind kind)
+{
+    if (!p)
+        return;
+    c->pending->items[c->pending->n++] = (struct gc_item){p, kind};
+}
+
+static void gc_items_free(const struct gc_item *items, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        switch (items[i].kind) {
+        case KS_GC_FREE:
+            free(items[i].p);
+            break;
+        case KS_GC_POD:
+            ks_pod_put(items[i].p);
+            break;
+        case KS_GC_NODE:
+            ks_node_destroy(items[i].p);
+            break;
+        }
+    }
+}
+
+static void gc_free(struct ks_snapshot_garbage *g)
+{
+    if (!g)
+        return;
+    gc_items_free(g->items, g->n);
+    free(g);
+}
+
+/* call_rcu callback: no reader can reach @h's version or anything only it referenced. */
+static void version_reclaim(struct ks_rcu_head *h)
+{
+    struct snap_version *v = caa_container_of(h, struct snap_version, pub.rcu);
+    gc_items_free(v->gc_inline, v->ngc_inline);
+    gc_free(v->pub.garbage);
+    free(v);
+}
+
+/* Hand the pending garbage to @old (retiring now): inline when it fits, else the list itself. */
+static void gc_hand_over(struct ks_cache *c, struct snap_version *old)
+{
+    struct ks_snapshot_garbage *g = c->pending;
+    if (!g || !g->n)
+        return;
+    if (g->n <= KS_GC_INLINE) {
+        memcpy(old->gc_inline, g->items, (size_t)g->n * sizeof(*g->items));
+        old->ngc_inline = g->n;
+        g->n = 0; /* the buffer stays with the cache */
+        return;
+    }
+    old->pub.garbage = g; /* readers never look at this field */
+    c->pending = NULL;
+}
+
+void ks__snapshot_retire(struct snap_version *v)
+{
+    if (v)
+        ks_rcu_call(&v->pub.rcu, version_reclaim);
+}
+
+int ks__snapshot_init(struct ks_cache *c)
+{
+    struct snap_version *v = calloc(1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    v->pub.chunks = v->chunks;
+    c->current = v;
+    ks_rcu_publish(c->published, &v->pub);
+    return 0;
+}
+
+/* ---- lookup ------------------------------------------------------------------------------------- */
+
+static inline uint32_t find_hash(uint32_t name)
+{
+    return (uint32_t)(((uint64_t)name * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name)
+{
+    if (!s->nnodes)
+        return NULL;
+    for (uint32_t i = find_hash(name) & s->find_mask;; i = (i + 1) & s->find_mask) {
+        uint64_t slot = s->find_table[i];
+        if (slot == FIND_EMPTY)
+            return NULL;
+        if ((uint32_t)(slot >> 32) == name)
+            return ks_snapshot_node(s, (uint32_t)slot);
+    }
+}
+
+static uint64_t *find_table_build(struct node_info *const *order, uint32_t n, uint32_t *mask_out)
+{
+    uint32_t size = 8;
+    while (size < (uint64_t)n * 2)
+        size *= 2;
+    uint64_t *t = malloc((size_t)size * sizeof(*t));
+    if (!t)
+        return NULL;
+    memset(t, 0xff, (size_t)size * sizeof(*t)); /* FIND_EMPTY */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t name = order[i]->name, j = find_hash(name) & (size - 1);
+        while (t[j] != FIND_EMPTY)
+            j = (j + 1) & (size - 1);
+        t[j] = (uint64_t)name << 32 | i;
+    }
+    *mask_out = size - 1;
+    return t;
+}
+
+/* ---- refresh ------------------------------------------------------------------------------------ */
+
+static inline const struct ks_node_snap *rec_of(const struct node_info *ni)
+{
+    return ni->new_rec ? ni->new_rec : ni->rec;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the record @ni will have in the new version lists (anti-)affinity pods. */
+static inline bool has_affinity(const struct node_info *ni, bool anti)
+{
+    if (ni->new_rec)
+        return (anti ? ni->new_rec->nanti_affinity_pods : ni->new_rec->naffinity_pods) > 0;
+    return anti ? ni->pub_anti : ni->pub_aff; /* no need to touch the (cold) record */
+}
+
+/* An affinity list from scratch: indices in @order whose record has (anti-)affinity pods. */
+static int list_scan(struct node_info *const *order, uint32_t n, bool anti, uint32_t **out, uint32_t *nout)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        k += has_affinity(order[i], anti);
+    *nout = k;
+    *out = NULL;
+    if (!k)
+        return 0;
+    uint32_t *list = malloc((size_t)k * sizeof(*list));
+    if (!list)
+        return -ENOMEM;
+    k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (has_affinity(order[i], anti))
+            list[k++] = i;
+    }
+    *out = list;
+    return 0;
+}
+
+/*
+ * The affinity list @old (sorted indices) with the flips in @flips applied: each flip is
+ * index << 1 | added. Flips are sorted here; @old is shared, never changed.
+ */
+static int list_merge(const uint32_t *old, uint32_t nold, uint32_t *flips, uint32_t nflips, uint32_t **out,
+                      uint32_t *nout)
+{
+    qsort(flips, nflips, sizeof(*flips), cmp_u32);
+    uint32_t adds = 0;
+    for (uint32_t i = 0; i < nflips; i++)
+        adds += flips[i] & 1;
+    uint32_t n = nold + adds - (nflips - adds);
+    *nout = n;
+    *out = NULL;
+    if (!n)
+        return 0;
+    uint32_t *list = malloc((size_t)n * sizeof(*list));
+    if (!list)
+        return -ENOMEM;
+    uint32_t i = 0, f = 0, k = 0;
+    while (i < nold || f < nflips) {
+        uint32_t fi = f < nflips ? flips[f] >> 1 : UINT32_MAX;
+        if (i < nold && old[i] < fi) {
+            list[k++] = old[i++];
+        } else if (i < nold && old[i] == fi) {
+            i++; /* removed */
+            f++;
+        } else {
+            list[k++] = fi; /* added */
+            f++;
+        }
+    }
+    *out = list;
+    return 0;
+}
+
+/* Gather the flips of one list among the dirty nodes (the order did not change). */
+static uint32_t gather_flips(struct ks_cache *c, bool anti)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        const struct node_info *ni = c->dirty[i];
+        if (!ni || !ni->new_rec)
+            continue;
+        bool was = anti ? ni->pub_anti : ni->pub_aff;
+        bool is = (anti ? ni->new_rec->nanti_affinity_pods : ni->new_rec->naffinity_pods) > 0;
+        if (was != is)
+            c->flips[n++] = ni->snap_idx << 1 | (is ? 1u : 0u);
+    }
+    return n;
+}
+
+static struct ks_snap_chunk *chunk_alloc(void)
+{
+    return malloc(sizeof(struct ks_snap_chunk));
+}
+
+/* Undo a failed build: the new records, chunks and tables, and the version itself. */
+static void build_abort(struct ks_cache *c, struct snap_version *v, const struct ks_snapshot *os,
+                        uint32_t nchunks)
+{
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        struct node_info *ni = c->dirty[i];
+        if (ni && ni->new_rec) {
+            free((void *)ni->new_rec);
+            ni->new_rec = NULL;
+        }
+    }
+    if (!v)
+        return;
+    for (uint32_t ci = 0; ci < nchunks; ci++) {
+        if (v->chunks[ci] && (ci >= os->nchunks || v->chunks[ci] != os->chunks[ci]))
+            free(v->chunks[ci]);
+    }
+    if (v->pub.find_table != os->find_table)
+        free((void *)v->pub.find_table);
+    if (v->pub.affinity_nodes != os->affinity_nodes)
+        free((void *)v->pub.affinity_nodes);
+    if (v->pub.anti_affinity_nodes != os->anti_affinity_nodes)
+        free((void *)v->pub.anti_affinity_nodes);
+    if (v->pub.pvcs_in_use != os->pvcs_in_use)
+        free((void *)v->pub.pvcs_in_use);
+    free(v);
+}
+
+/* Build the chunks of @v when the order changed: reuse each old chunk whose pointers match. */
+static int chunks_recompose(struct ks_cache *c, struct snap_version *v, const struct ks_snapshot *os,
+                            uint32_t n)
+{
+    memset(v->chunks, 0, (size_t)v->pub.nchunks * sizeof(v->chunks[0])); /* for build_abort() */
+    for (uint32_t ci = 0; ci < v->pub.nchunks; ci++) {
+        uint32_t base = ci << KS_SNAP_CHUNK_SHIFT;
+        uint32_t cnt = n - base < KS_SNAP_CHUNK ? n - base : KS_SNAP_CHUNK;
+        struct ks_snap_chunk *oc = ci < os->nchunks ? os->chunks[ci] : NULL;
+        bool same = oc != NULL;
+        for (uint32_t j = 0; same && j < KS_SNAP_CHUNK; j++)
+            same = oc->nodes[j] == (j < cnt ? rec_of(c->order[base + j]) : NULL);
+        if (same) {
+            v->chunks[ci] = oc;
+            continue;
+        }
+        struct ks_snap_chunk *nc = chunk_alloc();
+        if (!nc)
+            return -ENOMEM;
+        for (uint32_t j = 0; j < KS_SNAP_CHUNK; j++)
+            nc->nodes[j] = j < cnt ? rec_of(c->order[base + j]) : NULL;
+        v->chunks[ci] = nc;
+    }
+    return 0;
+}
+
+/* Copy-on-write the chunks holding the dirty nodes (the order did not change). */
+static int chunks_patch(struct ks_cache *c, struct snap_version *v, const struct ks_snapshot *os)
+{
+    if (os->nchunks)
+        memcpy(v->chunks, os->chunks, (size_t)os->nchunks * sizeof(*v->chunks));
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        const struct node_info *ni = c->dirty[i];
+        if (!ni || !ni->new_rec)
+            continue;
+        uint32_t ci = ni->snap_idx >> KS_SNAP_CHUNK_SHIFT;
+        if (v->chunks[ci] == os->chunks[ci]) {
+            struct ks_snap_chunk *nc = chunk_alloc();
+            if (!nc)
+                return -ENOMEM;
+            memcpy(nc, os->chunks[ci], sizeof(*nc));
+            v->chunks[ci] = nc;
+        }
+        v->chunks[ci]->nodes[ni->snap_idx & (KS_SNAP_CHUNK - 1)] = ni->new_rec;
+    }
+    return 0;
+}
+
+static int lists_update(struct ks_cache *c, struct snap_version *v, uint32_t n)
+{
+    struct ks_snapshot *s = &v->pub;
+    if (c->order_dirty) {
+        if (list_scan(c->order, n, false, (uint32_t **)&s->affinity_nodes, &s->naffinity_nodes) ||
+            list_scan(c->order, n, true, (uint32_t **)&s->anti_affinity_nodes, &s->nanti_affinity_nodes))
+            return -ENOMEM;
+        return 0;
+    }
+    for (int anti = 0; anti < 2; anti++) {
+        uint32_t nflips = gather_flips(c, anti);
+        const uint32_t **list = anti ? &s->anti_affinity_nodes : &s->affinity_nodes;
+        uint32_t *nlist = anti ? &s->nanti_affinity_nodes : &s->naffinity_nodes;
+        if (!nflips)
+            continue;
+        if (list_merge(*list, *nlist, c->flips, nflips, (uint32_t **)list, nlist))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
+{
+    struct snap_version *old = c->current, *v = NULL;
+    const struct ks_snapshot *os = &old->pub;
+    uint32_t built = 0, nchunks = 0;
+    *retired = NULL;
+
+    /* 1. the records of the changed nodes that are in the tree */
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        struct node_info *ni = c->dirty[i];
+        if (!ni || !ni->node)
+            continue;
+        ni->new_rec = ks__ni_build_record(ni);
+        if (!ni->new_rec)
+            goto fail;
+        built++;
+    }
+    if (!built && !c->order_dirty && !c->pvcs_dirty)
+        goto clean; /* only nodes outside the snapshot changed */
+
+    /* 2. room for everything this version drops, so the commit cannot fail */
+    if (ks__gc_reserve(c, built + os->nchunks + 4) || KS__RESERVE(c->flips, c->cap_flips, c->ndirty))
+        goto fail;
+
+    /* 3. the order, and a version with the right number of chunk pointers */
+    uint32_t n = os->nnodes;
+    if (c->order_dirty) {
+        n = c->tree.nnodes;
+        if (KS__RESERVE(c->order, c->cap_order, n) ||
+            KS__RESERVE(c->order_scratch, c->cap_order_scratch, c->tree.nzones))
+            goto fail;
+        ks__tree_list(&c->tree, c->order, c->order_scratch);
+    }
+    nchunks = (n + KS_SNAP_CHUNK - 1) >> KS_SNAP_CHUNK_SHIFT;
+    /* not zeroed: the chunk pointers are all written below (copied or composed) */
+    v = malloc(sizeof(*v) + (size_t)nchunks * sizeof(v->chunks[0]));
+    if (!v)
+        goto fail;
+    v->ngc_inline = 0;
+    v->pub = (struct ks_snapshot){
+        .generation = c->generation,
+        .nnodes = n,
+        .nchunks = nchunks,
+        .chunks = v->chunks,
+        .naffinity_nodes = os->naffinity_nodes,
+        .nanti_affinity_nodes = os->nanti_affinity_nodes,
+        .affinity_nodes = os->affinity_nodes,
+        .anti_affinity_nodes = os->anti_affinity_nodes,
+        .find_mask = os->find_mask,
+        .npvcs_in_use = os->npvcs_in_use,
+        .find_table = os->find_table,
+        .pvcs_in_use = os->pvcs_in_use,
+    };
+
+    /* 4. chunks, the find table, the affinity lists, the PVCs in use */
+    if (c->order_dirty) {
+        if (chunks_recompose(c, v, os, n))
+            goto fail;
+        v->pub.find_table = NULL;
+        if (n && !(v->pub.find_table = find_table_build(c->order, n, &v->pub.find_mask)))
+            goto fail;
+    } else if (chunks_patch(c, v, os)) {
+        goto fail;
+    }
+    if (lists_update(c, v, n))
+        goto fail;
+    if (c->pvcs_dirty) {
+        uint32_t *ids = NULL;
+        if (c->npvcs && !(ids = malloc((size_t)c->npvcs * sizeof(*ids))))
+            goto fail;
+        for (uint32_t i = 0; i < c->npvcs; i++)
+            ids[i] = c->pvcs[i].id;
+        v->pub.pvcs_in_use = ids;
+        v->pub.npvcs_in_use = c->npvcs;
+    }
+
+    /* 5. commit: nothing below fails */
+    if (c->order_dirty) {
+        for (uint32_t i = 0; i < n; i++)
+            c->order[i]->snap_idx = i;
+    }
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        struct node_info *ni = c->dirty[i];
+        if (!ni || !ni->new_rec)
+            continue;
+        ks__gc_push(c, (void *)ni->rec, KS_GC_FREE);
+        ni->rec = ni->new_rec;
+        ni->new_rec = NULL;
+        ni->pub_aff = ni->rec->naffinity_pods > 0;
+        ni->pub_anti = ni->rec->nanti_affinity_pods > 0;
+    }
+    for (uint32_t ci = 0; ci < os->nchunks; ci++) {
+        if (ci >= nchunks || v->chunks[ci] != os->chunks[ci])
+            ks__gc_push(c, os->chunks[ci], KS_GC_FREE);
+    }
+    if (v->pub.find_table != os->find_table)
+        ks__gc_push(c, (void *)os->find_table, KS_GC_FREE);
+    if (v->pub.affinity_nodes != os->affinity_nodes)
+        ks__gc_push(c, (void *)os->affinity_nodes, KS_GC_FREE);
+    if (v->pub.anti_affinity_nodes != os->anti_affinity_nodes)
+        ks__gc_push(c, (void *)os->anti_affinity_nodes, KS_GC_FREE);
+    if (v->pub.pvcs_in_use != os->pvcs_in_use)
+        ks__gc_push(c, (void *)os->pvcs_in_use, KS_GC_FREE);
+    gc_hand_over(c, old);
+    c->order_dirty = false;
+    c->pvcs_dirty = false;
+    c->current = v;
+    /* release: the version and everything it reaches are fully written before readers see it */
+    ks_rcu_publish(c->published, &v->pub);
+    *retired = old;
+clean:
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        if (c->dirty[i])
+            c->dirty[i]->dirty_idx = KS__NO_INDEX;
+    }
+    c->ndirty = 0;
+    return (int)built;
+fail:
+    build_abort(c, v, os, nchunks);
+    return -ENOMEM;
+}
+
+void ks__snapshot_destroy(struct ks_cache *c)
+{
+    struct snap_version *v = c->current;
+    if (!v)
+        return;
+    /* records are freed through their node_infos (cache.c); chunks and tables here */
+    for (uint32_t ci = 0; ci < v->pub.nchunks; ci++)
+        free(v->chunks[ci]);
+    free((void *)v->pub.find_table);
+    free((void *)v->pub.affinity_nodes);
+    free((void *)v->pub.anti_affinity_nodes);
+    free((void *)v->pub.pvcs_in_use);
+    gc_items_free(v->gc_inline, v->ngc_inline);
+    gc_free(v->pub.garbage);
+    free(v);
+    c->current = NULL;
+    c->published = NULL;
+    gc_free(c->pending);
+    c->pending = NULL;
+}

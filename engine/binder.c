@@ -1,0 +1,149 @@
+/*
+ * binder.c - the binding cycle on a small pool of threads (bindingCycle in
+ * schedule_one.go): WaitOnPermit, PreBind, Bind, PostBind; on any failure Unreserve,
+ * forget the assumption and requeue the pod with the error.
+ *
+ * Jobs wait in a FIFO under bind_lock; in_flight counts jobs queued or running so
+ * ks__wait_bindings() can tell when every binding has finished.
+ */
+#include "scheduler_internal.h"
+
+#include "ksched/api.h"
+#include "ksched/intern.h"
+#include "ksched/rcu.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    struct ks_bind_job *job = s->free_jobs;
+    if (job)
+        s->free_jobs = job->next;
+    pthread_mutex_unlock(&s->bind_lock);
+    if (!job) {
+        if (!(job = calloc(1, sizeof(*job))))
+            return NULL;
+        ks_cycle_state_init(&job->cs);
+    } else {
+        ks_cycle_state_reset(&job->cs);
+    }
+    job->next = NULL;
+    return job;
+}
+
+void ks__job_put(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    job->next = s->free_jobs;
+    s->free_jobs = job;
+    pthread_mutex_unlock(&s->bind_lock);
+}
+
+/* The binding cycle of one pod; returns with the job consumed. */
+static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    struct ks_framework *fw = job->fw;
+    const struct ks_pod *pod = job->qp->pod;
+    struct ks_status st = {0};
+    int rc;
+
+    if ((rc = ks_fw_wait_on_permit(fw, pod, &st)) == KS_SUCCESS &&
+        (rc = ks_fw_run_pre_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS &&
+        (rc = ks_fw_run_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS) {
+        /* in process, the bound pod reaches the cache at once (the informer's add event) */
+        if (ks_cache_add_pod(s->cache, ks_pod_get(pod), job->node) < 0) {
+            ks_pod_put(pod);
+            ks_cache_forget_pod(s->cache, pod);
+        }
+        ks_fw_run_post_bind(fw, &job->cs, pod, job->node);
+        ks__emit(s, KS_SCHED_SCHEDULED, pod, job->node, NULL);
+        ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_ADD);
+        ks_pod_put(pod);
+        ks_queued_pod_free(job->qp);
+    } else {
+        /* handleBindingCycleError: unreserve, forget, and the assumed pod's room is free again */
+        ks_fw_run_unreserve(fw, &job->cs, pod, job->node);
+        ks_cache_forget_pod(s->cache, pod);
+        ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_DELETE);
+        const char *msg = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)rc);
+        ks__failure(s, fw, job->qp, job->cycle, rc, msg, 0);
+    }
+    ks__job_put(s, job);
+}
+
+static void *binder_main(void *arg)
+{
+    struct ks_scheduler *s = arg;
+    ks_rcu_register_thread();
+    pthread_mutex_lock(&s->bind_lock);
+    for (;;) {
+        while (!s->bind_head && !s->bind_quit)
+            pthread_cond_wait(&s->bind_ready, &s->bind_lock);
+        if (!s->bind_head)
+            break;
+        struct ks_bind_job *job = s->bind_head;
+        s->bind_head = job->next;
+        if (!s->bind_head)
+            s->bind_tail = NULL;
+        pthread_mutex_unlock(&s->bind_lock);
+        bind_one(s, job);
+        pthread_mutex_lock(&s->bind_lock);
+        if (--s->in_flight == 0)
+            pthread_cond_broadcast(&s->bind_idle);
+    }
+    pthread_mutex_unlock(&s->bind_lock);
+    ks_rcu_unregister_thread();
+    return NULL;
+}
+
+int ks__binders_start(struct ks_scheduler *s)
+{
+    uint32_t n = s->opts.binders ? s->opts.binders : 2;
+    if (!(s->binders = calloc(n, sizeof(*s->binders))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = pthread_create(&s->binders[i], NULL, binder_main, s);
+        if (rc)
+            return -rc;
+        s->nbinders++;
+    }
+    return 0;
+}
+
+void ks__binders_stop(struct ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    s->bind_quit = true;
+    pthread_cond_broadcast(&s->bind_ready);
+    pthread_mutex_unlock(&s->bind_lock);
+    for (uint32_t i = 0; i < s->nbinders; i++)
+        pthread_join(s->binders[i], NULL);
+    free(s->binders);
+    s->binders = NULL;
+    s->nbinders = 0;
+}
+
+void ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    job->next = NULL;
+    if (s->bind_tail)
+        s->bind_tail->next = job;
+    else
+        s->bind_head = job;
+    s->bind_tail = job;
+    s->in_flight++;
+    pthread_cond_signal(&s->bind_ready);
+    pthread_mutex_unlock(&s->bind_lock);
+}
+
+void ks__wait_bindings(struct ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    while (s->in_flight)
+        pthread_cond_wait(&s->bind_idle, &s->bind_lock);
+    pthread_mutex_unlock(&s->bind_lock);
+}

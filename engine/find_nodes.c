@@ -1,0 +1,279 @@
+/*
+ * find_nodes.c - PreFilter and the parallel Filter phase (findNodesThatFitPod).
+ *
+ * Nodes are evaluated from the rotating start index; workers claim blocks in increasing
+ * order and stop claiming once numFeasibleNodesToFind nodes passed. Because the evaluated
+ * positions always form a prefix, the result is taken in position order — the first
+ * numFeasibleNodesToFind feasible nodes and the failures before the last of them — which
+ * is what upstream computes when its filter goroutines happen to finish in order, and
+ * makes a run reproducible whatever the thread timing.
+ */
+#include "scheduler_internal.h"
+
+#include "ksched/cache.h"
+#include "ksched/intern.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks smaller than this are not worth a hand-off to another core. */
+enum { FILTER_BLOCK = 256 };
+
+enum { MIN_FEASIBLE_NODES = 100, MIN_FEASIBLE_PERCENTAGE = 5 };
+
+uint32_t ks_num_feasible_nodes_to_find(int32_t percentage, uint32_t nall)
+{
+    if (nall < MIN_FEASIBLE_NODES)
+        return nall;
+    if (percentage <= 0) {
+        int64_t adaptive = 50 - (int64_t)nall / 125;
+        percentage = adaptive < MIN_FEASIBLE_PERCENTAGE ? MIN_FEASIBLE_PERCENTAGE : (int32_t)adaptive;
+    }
+    uint64_t n = (uint64_t)nall * (uint32_t)percentage / 100;
+    if (n < MIN_FEASIBLE_NODES)
+        return MIN_FEASIBLE_NODES;
+    return n > nall ? nall : (uint32_t)n;
+}
+
+struct filter_job {
+    struct ks_workers *workers;
+    const struct ks_framework *fw;
+    const struct ks_cycle_state *cs;
+    const struct ks_pod *pod;
+    const struct ks_snapshot *snap;
+    const struct ks_node_snap *const *order; /* NULL: the snapshot's nodes */
+    uint32_t n, start, limit;
+    atomic_uint found;
+    struct ks_status *status;
+    uint8_t *ok;
+};
+
+static const struct ks_node_snap *nth(const struct filter_job *j, uint32_t i)
+{
+    uint32_t idx = j->start + i < j->n ? j->start + i : j->start + i - j->n;
+    return j->order ? j->order[idx] : ks_snapshot_node(j->snap, idx);
+}
+
+static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    struct filter_job *j = ctx;
+    uint32_t passed = 0;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        int rc = ks_fw_run_filter(j->fw, j->cs, j->pod, nth(j, i), &j->status[i]);
+        j->ok[i] = rc == KS_SUCCESS;
+        passed += j->ok[i];
+    }
+    /* relaxed: the count only decides when to stop claiming; results are read after the join */
+    if (passed && atomic_fetch_add_explicit(&j->found, passed, memory_order_relaxed) + passed >= j->limit)
+        ks_workers_stop(j->workers);
+}
+
+int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t scores)
+{
+    if (nodes > sc->cap_nodes) {
+        uint32_t cap = nodes < 1024 ? 1024 : nodes;
+        void *a = realloc(sc->status, cap * sizeof(*sc->status));
+        if (a)
+            sc->status = a;
+        void *b = realloc(sc->ok, cap * sizeof(*sc->ok));
+        if (b)
+            sc->ok = b;
+        void *c = realloc(sc->order, cap * sizeof(*sc->order));
+        if (c)
+            sc->order = c;
+        void *d = realloc(sc->feasible, cap * sizeof(*sc->feasible));
+        if (d)
+            sc->feasible = d;
+        void *e = realloc(sc->failed, cap * sizeof(*sc->failed));
+        if (e)
+            sc->failed = e;
+        void *f = realloc(sc->failed_status, cap * sizeof(*sc->failed_status));
+        if (f)
+            sc->failed_status = f;
+        if (!a || !b || !c || !d || !e || !f)
+            return -ENOMEM;
+        sc->cap_nodes = cap;
+    }
+    if (scores > sc->cap_scores) {
+        uint32_t cap = scores < 4096 ? 4096 : scores;
+        void *a = realloc(sc->scores, cap * sizeof(*sc->scores));
+        if (a)
+            sc->scores = a;
+        void *b = realloc(sc->totals, cap * sizeof(*sc->totals));
+        if (b)
+            sc->totals = b;
+        if (!a || !b)
+            return -ENOMEM;
+        sc->cap_scores = cap;
+    }
+    return 0;
+}
+
+void ks__scratch_free(struct ks_cycle_scratch *sc)
+{
+    free(sc->status);
+    free(sc->ok);
+    free(sc->order);
+    free(sc->feasible);
+    free(sc->failed);
+    free(sc->failed_status);
+    free(sc->scores);
+    free(sc->totals);
+    memset(sc, 0, sizeof(*sc));
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every plugin that narrowed or rejected, as upstream's "[A B]" list of plugin names. */
+static uint32_t plugins_message(const struct ks_framework *fw, uint64_t mask, const char *prefix)
+{
+    char msg[KS_ERROR_MSG_MAX];
+    size_t len = (size_t)snprintf(msg, sizeof(msg), "%s[", prefix);
+    const char *names[KS_MAX_PROFILE_PLUGINS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < KS_MAX_PROFILE_PLUGINS; i++) {
+        if (mask & (1ull << i))
+            names[n++] = ks_framework_plugin_name(fw, i);
+    }
+    /* sets.List sorts names */
+    for (uint32_t i = 1; i < n; i++) {
+        for (uint32_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    }
+    for (uint32_t i = 0; i < n && len < sizeof(msg); i++)
+        len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", i ? " " : "", names[i]);
+    if (len < sizeof(msg))
+        snprintf(msg + len, sizeof(msg) - len, "]");
+    return ks_intern(msg);
+}
+
+int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                   const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
+                   struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    struct ks_pre_filter_result pre = {.all = true};
+    struct ks_diagnosis *d = &out->diag;
+    uint32_t nall = snap->nnodes;
+
+    memset(out, 0, sizeof(*out));
+    out->snap = snap;
+    d->nall = nall;
+    d->pre_filter_msg = KS_ID_EMPTY;
+    d->post_filter_msg = KS_ID_EMPTY;
+    d->absent.code = KS_SUCCESS;
+    d->absent.plugin = KS_NO_PLUGIN;
+    if (ks__scratch_reserve(sc, nall, 0) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    d->nodes = sc->failed;
+    d->statuses = sc->failed_status;
+    out->feasible = sc->feasible;
+
+    int rc = ks_fw_run_pre_filter(fw, cs, pod, &pre, st);
+    if (rc != KS_SUCCESS) {
+        if (rc != KS_UNSCHEDULABLE && rc != KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+            return rc;
+        /* every node gets the PreFilter status; the message is the PreFilter's */
+        d->absent = *st;
+        d->pre_filter_msg = st->nreasons ? st->reasons[0] : KS_ID_EMPTY;
+        if (st->plugin != KS_NO_PLUGIN)
+            d->unschedulable_plugins |= 1ull << st->plugin;
+        return KS_SUCCESS;
+    }
+
+    /*
+     * A nominated node (set by an earlier preemption) is likely the only one that fits:
+     * try it alone first, and take it if it passes (evaluateNominatedNode).
+     */
+    if (pod->nominated_node_name != KS_ID_EMPTY) {
+        const struct ks_node_snap *nominated = ks_snapshot_find(snap, pod->nominated_node_name);
+        struct ks_status nst = {0};
+        if (nominated && ks_fw_run_filter(fw, cs, pod, nominated, &nst) == KS_SUCCESS) {
+            sc->feasible[0] = nominated;
+            out->nfeasible = 1;
+            return KS_SUCCESS;
+        }
+    }
+
+    const struct ks_node_snap *const *order = NULL;
+    uint32_t n = nall;
+    if (!pre.all) {
+        uint32_t *names = malloc((pre.n ? pre.n : 1) * sizeof(*names));
+        if (!names)
+            return ks_status_set(st, KS_ERROR, "out of memory");
+        memcpy(names, pre.names, pre.n * sizeof(*names));
+        qsort(names, pre.n, sizeof(*names), cmp_names);
+        n = 0;
+        for (uint32_t i = 0; i < pre.n; i++) {
+            const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
+            if (node && (i == 0 || names[i] != names[i - 1]))
+                sc->order[n++] = node;
+        }
+        free(names);
+        order = sc->order;
+        /* nodes the PreFilter result left out, as upstream SetAbsentNodesStatus */
+        d->absent.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        d->absent.nreasons = 1;
+        d->absent.reasons[0] = plugins_message(fw, pre.narrowed_by, "node(s) didn't satisfy plugin(s) ");
+        d->unschedulable_plugins |= pre.narrowed_by;
+    }
+    if (n == 0)
+        return KS_SUCCESS;
+
+    int32_t pct = s->opts.explain ? 100 : ks_framework_profile(fw)->has_percentage
+                                              ? ks_framework_profile(fw)->percentage_of_nodes_to_score
+                                              : s->opts.config->percentage_of_nodes_to_score;
+    uint32_t limit = ks_num_feasible_nodes_to_find(pct, n);
+    if (!ks_framework_has_score(fw))
+        limit = 1; /* nothing to compare: the first feasible node wins, as upstream */
+    uint32_t start = s->next_start % n;
+    uint32_t processed;
+
+    if (!ks_framework_has_filter(fw)) {
+        for (uint32_t i = 0; i < limit; i++) {
+            uint32_t idx = (start + i) % n;
+            sc->feasible[i] = order ? order[idx] : ks_snapshot_node(snap, idx);
+        }
+        out->nfeasible = limit;
+        processed = limit;
+    } else {
+        struct filter_job job = {
+            .workers = s->workers, .fw = fw, .cs = cs, .pod = pod, .snap = snap, .order = order,
+            .n = n, .start = start, .limit = limit, .status = sc->status, .ok = sc->ok,
+        };
+        uint32_t end = ks_workers_run(s->workers, n, FILTER_BLOCK, filter_block, &job);
+        processed = end;
+        for (uint32_t i = 0; i < end; i++) {
+            if (sc->ok[i]) {
+                sc->feasible[out->nfeasible++] = nth(&job, i);
+                if (out->nfeasible == limit) {
+                    processed = i + 1;
+                    break;
+                }
+                continue;
+            }
+            if (sc->status[i].code == KS_ERROR) {
+                *st = sc->status[i];
+                s->next_start = (s->next_start + i + 1) % nall;
+                return KS_ERROR;
+            }
+            d->nodes[d->nfailed] = nth(&job, i);
+            d->statuses[d->nfailed++] = sc->status[i];
+            if (sc->status[i].plugin != KS_NO_PLUGIN)
+                d->unschedulable_plugins |= 1ull << sc->status[i].plugin;
+        }
+    }
+    s->next_start = (s->next_start + processed) % nall;
+    return KS_SUCCESS;
+}

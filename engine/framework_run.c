@@ -1,0 +1,516 @@
+/*
+ * framework_run.c - the Run functions of every extension point but Permit: how the
+ * statuses of a point's plugins merge into one.
+ *
+ * Mirrors the Run*Plugins functions of pkg/scheduler/framework/runtime/framework.go
+ * (current upstream):
+ *
+ *   PreFilter  in order; Skip puts the plugin in cs->skip_filter; UnschedulableAndUnresolvable
+ *              ends the run; Unschedulable is remembered (the last one is returned) and the
+ *              other plugins still run, so preemption finds their state; any other code
+ *              ends with Error "running PreFilter plugin %q: <message>". Node-name results
+ *              are intersected; an empty intersection ends with UnschedulableAndUnresolvable
+ *              "node(s) didn't satisfy plugin(s) [A B] simultaneously" (one plugin: "node(s)
+ *              didn't satisfy plugin A"). A plugin's node-name array (sorted ids) must
+ *              live until the cycle ends: allocate it in cs->arena. The intersection is
+ *              allocated there too, and res->narrowed_by names the plugins that narrowed
+ *              (upstream's third result, the plugins to blame when no node is left).
+ *   Filter     in order, skipping cs->skip_filter; the first failure ends the run; a code
+ *              that is not a rejection becomes Error "running %q filter plugin: <message>".
+ *   PostFilter in order until a Success (its result wins), an UnschedulableAndUnresolvable
+ *              or an error; otherwise Unschedulable with every plugin's reasons, the first
+ *              rejecting plugin recorded and the last nominated node kept.
+ *   PreScore   Skip puts the plugin in cs->skip_score; other failures are errors.
+ *   Score      per node, every plugin not skipped; NormalizeScore per plugin over its
+ *              column, the [0, 100] range check, then the weights.
+ *   Reserve    first failure ends the run (rejections keep their code); Unreserve runs
+ *              every Reserve plugin in reverse order.
+ *   PreBind    first failure ends the run.
+ *   Bind       the first plugin that does not return Skip decides; when every plugin
+ *              skips (or there is none) the result is Skip, which callers treat as failure.
+ *
+ * Every non-Success status leaves with st->plugin set to the slot of the plugin it came
+ * from (upstream sets the plugin name on most of them; ksched sets it on all, which
+ * changes no message). A Success leaves st cleared.
+ *
+ * Context: see framework.h. ks_fw_run_filter() and ks_fw_score_node() run on workers in
+ * parallel: they read the call lists and the cycle state only and allocate nothing unless
+ * a plugin returns an error (wrapping the message interns it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework_internal.h"
+#include "ksched/intern.h"
+
+/* Unschedulable, UnschedulableAndUnresolvable or Pending: upstream's Status.IsRejected(). */
+static inline bool is_rejected(int code)
+{
+    return code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
+}
+
+static inline const char *call_name(const struct ks_fw_call *c)
+{
+    return c->plugin->name;
+}
+
+/* A plugin's non-Success status as it leaves a Run function unwrapped. */
+static int keep(struct ks_status *st, const struct ks_fw_call *c, int code)
+{
+    st->code = (enum ks_code)code;
+    st->plugin = c->slot;
+    if (st->nreasons > KS_STATUS_MAX_REASONS)
+        st->nreasons = KS_STATUS_MAX_REASONS;
+    return code;
+}
+
+/* ---- PreFilter ------------------------------------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Intersect @in into @acc (sorted id sets); the result is allocated in @cs's arena. */
+static int merge_result(struct ks_cycle_state *cs, struct ks_pre_filter_result *acc,
+                        const struct ks_pre_filter_result *in)
+{
+    if (in->all)
+        return 0;
+    if (acc->all) {
+        acc->all = false;
+        acc->n = in->n;
+        acc->names = in->names;
+        return 0;
+    }
+    uint32_t cap = acc->n < in->n ? acc->n : in->n, n = 0;
+    uint32_t *out = ks_arena_calloc(&cs->arena, cap ? cap : 1, sizeof(*out));
+    if (!out)
+        return -ENOMEM;
+    for (uint32_t i = 0, j = 0; i < acc->n && j < in->n;) {
+        if (acc->names[i] < in->names[j]) {
+            i++;
+        } else if (acc->names[i] > in->names[j]) {
+            j++;
+        } else {
+            out[n++] = acc->names[i];
+            i++;
+            j++;
+        }
+    }
+    acc->n = n;
+    acc->names = out;
+    return 0;
+}
+
+/* UnschedulableAndUnresolvable naming the plugins that narrowed the nodes, sorted by name. */
+static int no_node_left(const struct ks_framework *fw, uint64_t narrowed, const struct ks_fw_call *last,
+                        struct ks_status *st)
+{
+    const char *names[KS_MAX_PROFILE_PLUGINS];
+    char list[KS_FW_MSG_MAX];
+    uint32_t n = 0;
+    size_t off = 0;
+
+    for (uint32_t s = 0; s < fw->nplugins; s++) {
+        if (narrowed & (UINT64_C(1) << s))
+            names[n++] = fw->plugins[s].plugin->name;
+    }
+    qsort(names, n, sizeof(names[0]), cmp_str);
+    list[0] = '\0';
+    for (uint32_t i = 0; i < n && off < sizeof(list); i++) {
+        int w = snprintf(list + off, sizeof(list) - off, "%s%s", i ? " " : "", names[i]);
+        off += w > 0 ? (size_t)w : 0;
+    }
+    if (n == 1)
+        ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin %s", list);
+    else
+        ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                      "node(s) didn't satisfy plugin(s) [%s] simultaneously", list);
+    /* upstream reports the narrowing plugins as the unschedulable ones; the last is recorded */
+    st->plugin = last->slot;
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         struct ks_pre_filter_result *res, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_FILTER];
+    struct ks_status unsched;
+    uint64_t skip = 0, narrowed = 0;
+    bool rejected = false;
+    int rc = KS_SUCCESS;
+
+    *res = (struct ks_pre_filter_result){.all = true};
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        struct ks_pre_filter_result r = {.all = true};
+        struct ks_status s;
+
+        ks__status_clear(&s);
+        int code = c->op.pre_filter(c->self, cs, pod, &r, &s);
+        if (code == KS_SKIP) {
+            skip |= c->bit;
+            continue;
+        }
+        if (code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+            /* no preemption can help: the other PreFilter plugins need not run */
+            rc = keep(&s, c, code);
+            *st = s;
+            goto out;
+        }
+        if (code == KS_UNSCHEDULABLE) {
+            /* preemption may help later in this cycle: every PreFilter must still run */
+            keep(&s, c, code);
+            unsched = s;
+            rejected = true;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            *st = s;
+            rc = ks__status_wrap(st, KS_ERROR, c->slot, "running PreFilter plugin \"%s\": ", call_name(c));
+            goto out;
+        }
+        if (!r.all)
+            narrowed |= c->bit;
+        if (merge_result(cs, res, &r) < 0) {
+            rc = ks_status_set(st, KS_ERROR, "running PreFilter plugin \"%s\": out of memory", call_name(c));
+            st->plugin = c->slot;
+            goto out;
+        }
+        if (!res->all && res->n == 0) {
+            rc = no_node_left(fw, narrowed, c, st);
+            goto out;
+        }
+    }
+    if (rejected) {
+        *st = unsched;
+        rc = unsched.code;
+    } else {
+        ks__status_clear(st);
+    }
+out:
+    res->narrowed_by = narrowed;
+    cs->skip_filter = skip;
+    return rc;
+}
+
+/* ---- PreFilterExtensions -------------------------------------------------------------------- */
+
+static int run_pod_ext(const struct ks_fw_calls *l, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st,
+                       const char *what)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        if (cs->skip_filter & c->bit)
+            continue;
+        ks__status_clear(st);
+        int code = c->op.pod_ext(c->self, cs, pod, other, node, st);
+        if (code != KS_SUCCESS)
+            return ks__status_wrap(st, KS_ERROR, c->slot, "running %s on PreFilter plugin \"%s\": ", what,
+                                   call_name(c));
+    }
+    ks__status_clear(st);
+    return KS_SUCCESS;
+}
+
+int ks_fw_run_add_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
+{
+    return run_pod_ext(&fw->list[KS_FWL_ADD_POD], cs, pod, other, node, st, "AddPod");
+}
+
+int ks_fw_run_remove_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
+{
+    return run_pod_ext(&fw->list[KS_FWL_REMOVE_POD], cs, pod, other, node, st, "RemovePod");
+}
+
+/* ---- Filter (workers) ----------------------------------------------------------------------- */
+
+__attribute__((noinline, cold)) static int filter_failed(const struct ks_fw_call *c, int code,
+                                                         struct ks_status *st)
+{
+    if (is_rejected(code))
+        return keep(st, c, code);
+    /* Filter plugins may only reject; anything else is an error */
+    return ks__status_wrap(st, KS_ERROR, c->slot, "running \"%s\" filter plugin: ", call_name(c));
+}
+
+int ks_fw_run_filter(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct ks_fw_call *c = fw->list[KS_FWL_FILTER].v;
+    const struct ks_fw_call *end = c + fw->list[KS_FWL_FILTER].n;
+    const uint64_t skip = cs->skip_filter;
+
+    st->nreasons = 0;
+    for (; c < end; c++) {
+        if (skip & c->bit)
+            continue;
+        int code = c->op.filter(c->self, cs, pod, node, st);
+        if (__builtin_expect(code != KS_SUCCESS, 0))
+            return filter_failed(c, code, st);
+    }
+    st->code = KS_SUCCESS;
+    st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
+/* ---- PostFilter ----------------------------------------------------------------------------- */
+
+int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                          struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_POST_FILTER];
+    struct ks_post_filter_result result = {.nominated_node = KS_ID_EMPTY};
+    uint32_t reasons[KS_STATUS_MAX_REASONS];
+    uint16_t nreasons = 0, rejector = KS_NO_PLUGIN;
+
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        struct ks_post_filter_result r = {.nominated_node = KS_ID_EMPTY};
+
+        ks__status_clear(st);
+        int code = c->op.post_filter(c->self, cs, pod, diag, &r, st);
+        if (code == KS_SUCCESS) {
+            *res = r;
+            ks__status_clear(st);
+            return KS_SUCCESS;
+        }
+        if (code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+            *res = r;
+            return keep(st, c, code);
+        }
+        if (!is_rejected(code)) {
+            res->nominated_node = KS_ID_EMPTY;
+            return ks__status_wrap(st, KS_ERROR, c->slot, "%s", "");
+        }
+        if (r.nominated_node != KS_ID_EMPTY)
+            result = r;
+        for (uint16_t k = 0;
+             k < st->nreasons && k < KS_STATUS_MAX_REASONS && nreasons < KS_STATUS_MAX_REASONS; k++)
+            reasons[nreasons++] = st->reasons[k];
+        /* the first rejecting plugin is the one recorded */
+        if (rejector == KS_NO_PLUGIN)
+            rejector = c->slot;
+    }
+    *res = result;
+    st->code = KS_UNSCHEDULABLE;
+    st->plugin = rejector;
+    st->nreasons = nreasons;
+    memcpy(st->reasons, reasons, nreasons * sizeof(reasons[0]));
+    return KS_UNSCHEDULABLE;
+}
+
+/* ---- PreScore, Score, NormalizeScore -------------------------------------------------------- */
+
+int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                        const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_SCORE];
+    uint64_t skip = 0;
+    int rc = KS_SUCCESS;
+
+    ks__status_clear(st);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+
+        ks__status_clear(st);
+        int code = c->op.pre_score(c->self, cs, pod, nodes, n, st);
+        if (code == KS_SKIP) {
+            skip |= c->bit;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            rc = ks__status_wrap(st, KS_ERROR, c->slot, "running PreScore plugin \"%s\": ", call_name(c));
+            break;
+        }
+    }
+    if (rc == KS_SUCCESS)
+        ks__status_clear(st);
+    cs->skip_score = skip;
+    return rc;
+}
+
+__attribute__((noinline, cold)) static int score_failed(const struct ks_fw_call *c, struct ks_status *st)
+{
+    return ks__status_wrap(st, KS_ERROR, c->slot,
+                           "running Score plugins: plugin \"%s\" failed with: ", call_name(c));
+}
+
+int ks_fw_score_node(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *node, int64_t *scores, struct ks_status *st)
+{
+    const struct ks_fw_call *c = fw->list[KS_FWL_SCORE].v;
+    const uint32_t n = fw->list[KS_FWL_SCORE].n;
+    const uint64_t skip = cs->skip_score;
+
+    st->nreasons = 0;
+    for (uint32_t i = 0; i < n; i++, c++) {
+        int64_t v = 0;
+        if (skip & c->bit) {
+            scores[i] = 0;
+            continue;
+        }
+        int code = c->op.score(c->self, cs, pod, node, &v, st);
+        if (__builtin_expect(code != KS_SUCCESS, 0))
+            return score_failed(c, st);
+        scores[i] = v;
+    }
+    st->code = KS_SUCCESS;
+    st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
+static int grow_norm_buf(struct ks_framework *fw, uint32_t n)
+{
+    if (n <= fw->norm_cap)
+        return 0;
+    int64_t *buf = realloc(fw->norm_buf, (size_t)n * sizeof(*buf));
+    if (!buf)
+        return -ENOMEM;
+    fw->norm_buf = buf;
+    fw->norm_cap = n;
+    return 0;
+}
+
+int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
+                           int64_t *totals, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_NORMALIZE];
+    const uint32_t ns = l->n;
+    const uint64_t skip = cs->skip_score;
+
+    ks__status_clear(st);
+    for (uint32_t i = 0; i < ns; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        if ((skip & c->bit) || !c->op.normalize || n == 0)
+            continue;
+        if (grow_norm_buf(fw, n) < 0) {
+            ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
+            return KS_ERROR;
+        }
+        int64_t *col = fw->norm_buf;
+        for (uint32_t j = 0; j < n; j++)
+            col[j] = scores[(size_t)j * ns + i];
+        ks__status_clear(st);
+        int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
+        if (code != KS_SUCCESS)
+            return ks__status_wrap(
+                st, KS_ERROR, c->slot,
+                "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+        for (uint32_t j = 0; j < n; j++)
+            scores[(size_t)j * ns + i] = col[j];
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        int64_t *row = &scores[(size_t)j * ns];
+        int64_t total = 0;
+        for (uint32_t i = 0; i < ns; i++) {
+            const struct ks_fw_call *c = &l->v[i];
+            if (skip & c->bit) {
+                row[i] = 0;
+                continue;
+            }
+            if (row[i] > KS_MAX_NODE_SCORE || row[i] < KS_MIN_NODE_SCORE) {
+                ks_status_set(
+                    st, KS_ERROR,
+                    "applying score defaultWeights on Score plugins: plugin \"%s\" returns an invalid "
+                    "score %lld, it should in the range of [%d, %d] after normalizing",
+                    call_name(c), (long long)row[i], KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
+                st->plugin = c->slot;
+                return KS_ERROR;
+            }
+            row[i] *= c->weight;
+            total += row[i];
+        }
+        totals[j] = total;
+    }
+    ks__status_clear(st);
+    return KS_SUCCESS;
+}
+
+/* ---- Reserve, Unreserve --------------------------------------------------------------------- */
+
+/* Reserve and PreBind: the first failure ends the run; rejections keep their code. */
+static int run_node_ops(const struct ks_fw_calls *l, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                        uint32_t node, struct ks_status *st, const char *point)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        ks__status_clear(st);
+        int code = c->op.node_op(c->self, cs, pod, node, st);
+        if (code == KS_SUCCESS)
+            continue;
+        if (is_rejected(code))
+            return keep(st, c, code);
+        return ks__status_wrap(st, KS_ERROR, c->slot, "running %s plugin \"%s\": ", point, call_name(c));
+    }
+    ks__status_clear(st);
+    return KS_SUCCESS;
+}
+
+int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      uint32_t node, struct ks_status *st)
+{
+    return run_node_ops(&fw->list[KS_FWL_RESERVE], cs, pod, node, st, "Reserve");
+}
+
+void ks_fw_run_unreserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         uint32_t node)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_UNRESERVE];
+
+    /* in the reverse of the order Reserve ran */
+    for (uint32_t i = l->n; i-- > 0;)
+        l->v[i].op.node_void(l->v[i].self, cs, pod, node);
+}
+
+/* ---- PreBind, Bind, PostBind (binder threads) ----------------------------------------------- */
+
+int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       uint32_t node, struct ks_status *st)
+{
+    return run_node_ops(&fw->list[KS_FWL_PRE_BIND], cs, pod, node, st, "PreBind");
+}
+
+int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   uint32_t node, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_BIND];
+
+    ks__status_clear(st);
+    st->code = KS_SKIP;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        ks__status_clear(st);
+        int code = c->op.node_op(c->self, cs, pod, node, st);
+        if (code == KS_SKIP) {
+            keep(st, c, code);
+            continue;
+        }
+        if (code == KS_SUCCESS) {
+            ks__status_clear(st);
+            return KS_SUCCESS;
+        }
+        if (is_rejected(code))
+            return keep(st, c, code);
+        return ks__status_wrap(st, KS_ERROR, c->slot, "running Bind plugin \"%s\": ", call_name(c));
+    }
+    /* no plugin bound the pod: the last Skip (or an empty Skip) is the result */
+    return KS_SKIP;
+}
+
+void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         uint32_t node)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_POST_BIND];
+
+    for (uint32_t i = 0; i < l->n; i++)
+        l->v[i].op.node_void(l->v[i].self, cs, pod, node);
+}

@@ -1,0 +1,110 @@
+/*
+ * prioritize.c - PreScore, the parallel Score phase, normalisation and selectHost.
+ *
+ * Workers score blocks of feasible nodes, every score plugin per node in one pass (the
+ * node's record stays in cache), into a feasible x plugins matrix; NormalizeScore and the
+ * weights then run per plugin on the scheduling thread, and the host is drawn uniformly
+ * among the best totals by reservoir sampling — the distribution upstream's randomised
+ * heap (schedule_one.go, nodeScoreHeap) gives.
+ */
+#include "scheduler_internal.h"
+
+#include "ksched/intern.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+enum { SCORE_BLOCK = 128 };
+
+struct score_job {
+    const struct ks_framework *fw;
+    const struct ks_cycle_state *cs;
+    const struct ks_pod *pod;
+    const struct ks_node_snap *const *nodes;
+    uint32_t nscore;
+    int64_t *scores;
+    atomic_int failed; /* 0, or 1 once a plugin returned an error (first one kept in st) */
+    struct ks_status st;
+};
+
+static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    struct score_job *j = ctx;
+    (void)worker;
+    for (uint32_t i = begin; i < end; i++) {
+        struct ks_status st;
+        if (ks_fw_score_node(j->fw, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore], &st) !=
+            KS_SUCCESS) {
+            int expected = 0;
+            /* acq_rel: the winner's status write is visible to the reader after the join */
+            if (atomic_compare_exchange_strong_explicit(&j->failed, &expected, 1, memory_order_acq_rel,
+                                                        memory_order_relaxed))
+                j->st = st;
+            return;
+        }
+    }
+}
+
+uint64_t ks__rand(struct ks_scheduler *s)
+{
+    /* xorshift64*: enough for unbiased tie-breaks, and reproducible from a seed */
+    uint64_t x = s->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                   const struct ks_pod *pod, const struct ks_find_result *found, uint32_t attempt,
+                   const struct ks_node_snap **host, struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    uint32_t n = found->nfeasible, nscore = ks_framework_nscore(fw);
+    int rc;
+
+    /* one feasible node needs no scores unless someone wants to see them */
+    if (n == 1 && !s->opts.on_attempt) {
+        *host = found->feasible[0];
+        return KS_SUCCESS;
+    }
+    if (ks__scratch_reserve(sc, 0, n * (nscore ? nscore : 1)) < 0 || ks__scratch_reserve(sc, 0, n) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    memset(sc->totals, 0, n * sizeof(*sc->totals));
+    if (nscore) {
+        if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
+            return rc;
+        struct score_job job = {.fw = fw, .cs = cs, .pod = pod, .nodes = found->feasible, .nscore = nscore,
+                                .scores = sc->scores};
+        ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
+        if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
+            *st = job.st;
+            return KS_ERROR;
+        }
+        if ((rc = ks_fw_normalize_scores(fw, cs, pod, found->feasible, n, sc->scores, sc->totals, st)) !=
+            KS_SUCCESS)
+            return rc;
+    }
+    if (s->opts.on_attempt) {
+        struct ks_attempt a = {
+            .pod = pod, .attempt = attempt, .fw = fw, .snap = found->snap, .diag = &found->diag, .nfeasible = n,
+            .feasible = found->feasible, .nscore = nscore, .scores = sc->scores, .totals = sc->totals,
+        };
+        s->opts.on_attempt(s->opts.ctx, &a);
+    }
+    /* reservoir sampling over the nodes with the best total */
+    int64_t best = sc->totals[0];
+    uint32_t chosen = 0, ties = 1;
+    for (uint32_t i = 1; i < n; i++) {
+        if (sc->totals[i] > best) {
+            best = sc->totals[i];
+            chosen = i;
+            ties = 1;
+        } else if (sc->totals[i] == best && ks__rand(s) % ++ties == 0) {
+            chosen = i;
+        }
+    }
+    *host = found->feasible[chosen];
+    return KS_SUCCESS;
+}

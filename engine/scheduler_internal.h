@@ -1,0 +1,122 @@
+/*
+ * scheduler_internal.h - state shared by the files of the scheduling loop.
+ *
+ * scheduler.c: creation, the run loop, events; schedule_one.c: one scheduling cycle;
+ * find_nodes.c: PreFilter and the parallel Filter phase; prioritize.c: PreScore, the
+ * parallel Score phase, normalisation and host selection; fit_error.c: the
+ * FailedScheduling message; binder.c: the binding threads.
+ *
+ * Context: fields marked (sched) belong to the scheduling thread; (bind) to binder
+ * threads under bind_lock.
+ */
+#ifndef KSCHED_ENGINE_SCHEDULER_INTERNAL_H
+#define KSCHED_ENGINE_SCHEDULER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/queue.h"
+#include "ksched/scheduler.h"
+#include "ksched/workers.h"
+
+/* A pod between its successful scheduling cycle and the end of its binding cycle. */
+struct ks_bind_job {
+    struct ks_bind_job *next;
+    struct ks_queued_pod *qp;
+    struct ks_framework *fw;
+    struct ks_cycle_state cs;
+    uint32_t node;
+    uint64_t cycle;
+};
+
+/* Growable scratch of one cycle (sched): reused, so steady state allocates nothing. */
+struct ks_cycle_scratch {
+    uint32_t cap_nodes;
+    struct ks_status *status;          /* per evaluated position */
+    uint8_t *ok;                       /* per evaluated position: passed Filter */
+    const struct ks_node_snap **order; /* evaluated nodes when PreFilter narrowed them */
+    const struct ks_node_snap **feasible;
+    const struct ks_node_snap **failed;
+    struct ks_status *failed_status;
+    uint32_t cap_scores;
+    int64_t *scores; /* feasible x nscore */
+    int64_t *totals;
+};
+
+struct ks_scheduler {
+    struct ks_scheduler_opts opts;
+    struct ks_cache *cache;
+    struct ks_queue *queue;
+    struct ks_workers *workers;
+    uint32_t nfw;
+    struct ks_framework **fw; /* one per profile, in profile order */
+    uint32_t *fw_names;       /* interned schedulerName per framework */
+
+    /* (sched) */
+    uint32_t next_start; /* nextStartNodeIndex */
+    uint64_t rng;        /* xorshift state for tie-breaks */
+    struct ks_cycle_scratch scratch;
+    struct ks_bind_job *free_jobs; /* recycled jobs, guarded by bind_lock */
+
+    /* binder pool */
+    pthread_mutex_t bind_lock;
+    pthread_cond_t bind_ready; /* a job was queued, or quit */
+    pthread_cond_t bind_idle;  /* in-flight reached zero */
+    struct ks_bind_job *bind_head, *bind_tail; /* (bind) */
+    uint32_t in_flight;                        /* (bind) queued or being bound */
+    bool bind_quit;
+    uint32_t nbinders;
+    pthread_t *binders;
+
+    pthread_mutex_t event_lock; /* serialises on_event callbacks */
+};
+
+/* A job from the free list (or a new one), its cycle state reset. NULL when out of memory. */
+struct ks_bind_job *ks__job_get(struct ks_scheduler *s);
+void ks__job_put(struct ks_scheduler *s, struct ks_bind_job *job);
+
+/* Emit an event to the user's callback (any thread). */
+void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struct ks_pod *pod, uint32_t node,
+              const char *message);
+
+/*
+ * ks__failure - handle a failed attempt (scheduling or binding cycle): emit the event,
+ * record it in the pod's status, and give the pod back to the queue (handleSchedulingFailure).
+ */
+void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queued_pod *qp, uint64_t cycle,
+                 int code, const char *message, uint64_t rejectors);
+
+/* binder.c */
+int ks__binders_start(struct ks_scheduler *s);
+void ks__binders_stop(struct ks_scheduler *s);
+void ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job);
+void ks__wait_bindings(struct ks_scheduler *s);
+
+/* find_nodes.c: PreFilter and Filter; returns a code, fills feasible/diag. */
+struct ks_find_result {
+    const struct ks_snapshot *snap;
+    uint32_t nfeasible;
+    const struct ks_node_snap **feasible;
+    struct ks_diagnosis diag;
+};
+int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                   const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
+                   struct ks_status *st);
+
+/* prioritize.c: PreScore, Score, normalise, select; *host is the chosen node. */
+int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                   const struct ks_pod *pod, const struct ks_find_result *found, uint32_t attempt,
+                   const struct ks_node_snap **host, struct ks_status *st);
+
+/* fit_error.c: upstream's FitError.Error() for @d into a malloc'd string (NULL when out of memory). */
+char *ks__fit_error_message(const struct ks_diagnosis *d);
+
+/* Grow the cycle scratch for @nodes nodes and @scores score cells. */
+int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t scores);
+void ks__scratch_free(struct ks_cycle_scratch *sc);
+
+/* A random number for tie-breaks (sched). */
+uint64_t ks__rand(struct ks_scheduler *s);
+
+#endif

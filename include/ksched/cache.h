@@ -1,0 +1,86 @@
+/*
+ * cache.h - cluster state for scheduling: nodes, pods, assumed pods, and the snapshot.
+ *
+ * Mirrors pkg/scheduler/backend/cache (cache.go, node_tree.go, snapshot.go). The cache
+ * keeps per-node aggregates (requested resources, host ports, pods with affinity, PVC
+ * reference counts, image states, a generation) and publishes an immutable struct
+ * ks_snapshot (cache_types.h) with RCU: ks_cache_refresh() copies only the nodes whose
+ * generation moved since the last version, shares everything else, and retires the
+ * previous version through call_rcu.
+ *
+ * Ownership: the cache owns every node added to it and one reference (ks_pod_get) to
+ * every pod it holds: add and update take over the caller's reference, assume takes one
+ * of its own (the caller keeps its pod). Nodes and references are released only once no
+ * published snapshot can reach them. A call that fails takes nothing over.
+ *
+ * Context: mutations may come from any thread; they are serialised by the cache's mutex
+ * (lock order: the cache lock is a leaf: no other ksched lock is taken under it).
+ * ks_cache_refresh() is called by the scheduling thread. Snapshot readers take the RCU
+ * read lock (ksched/rcu.h), load ks_cache_snapshot(), and use it and everything reachable
+ * from it (nodes, pods) until they unlock; readers never block writers.
+ */
+#ifndef KSCHED_CACHE_H
+#define KSCHED_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/cache_types.h"
+
+struct ks_cache;
+
+/* ks_cache_create - an empty cache; assumed pods whose binding finished expire after @assumed_ttl_ns (0: never). */
+int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out);
+
+/* ks_cache_destroy - free the cache, every object it owns and every snapshot. No reader may remain. Accepts NULL. */
+void ks_cache_destroy(struct ks_cache *c);
+
+/* Nodes. add/update take ownership of @node (update replaces the node with the same name). -EEXIST / -ENOENT. */
+int ks_cache_add_node(struct ks_cache *c, struct ks_node *node);
+int ks_cache_update_node(struct ks_cache *c, struct ks_node *node);
+int ks_cache_remove_node(struct ks_cache *c, uint32_t name);
+
+/*
+ * Pods bound to @node. add takes over a reference to @pod; if @pod is currently assumed (same
+ * pointer) it is confirmed instead of counted twice; if another object of the same pod
+ * (namespace/name) is assumed, that assumption is replaced. update replaces the object
+ * of the same pod (it may move nodes). remove forgets the pod of that namespace/name.
+ * Errors: -EEXIST (already added), -ENOENT.
+ */
+int ks_cache_add_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node);
+int ks_cache_update_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node);
+int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod);
+
+/*
+ * Assumed pods (scheduling thread): assume accounts @pod on @node before binding;
+ * forget undoes it (binding failed); finish_binding starts the expiry clock at @now_ns.
+ * ks_cache_cleanup_expired() forgets finished assumptions older than the TTL.
+ */
+int ks_cache_assume_pod(struct ks_cache *c, const struct ks_pod *pod, uint32_t node);
+int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod);
+int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_t now_ns);
+void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns);
+bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod);
+
+/* ks_cache_pod_node - the node @pod (namespace/name) is on or assumed on, KS_ID_NONE when unknown. */
+uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod);
+
+/* ks_cache_counts - nodes and pods (assumed included) held. */
+void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods);
+
+/*
+ * ks_cache_refresh - publish a snapshot reflecting every mutation so far, refreshing
+ * only the nodes changed since the previous version; no-op when nothing changed.
+ * Returns the number of node records rebuilt, or -ENOMEM (the previous version stays).
+ * Context: the scheduling thread (one caller at a time); takes the cache lock.
+ */
+int ks_cache_refresh(struct ks_cache *c);
+
+/* ks_cache_snapshot - the current snapshot. Context: inside ks_rcu_read_lock(). Never NULL. */
+const struct ks_snapshot *ks_cache_snapshot(struct ks_cache *c);
+
+/* ks_snapshot_find - the record of node @name in @s, NULL when absent. O(1). Context: RCU read section. */
+const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name);
+
+#endif

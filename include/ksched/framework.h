@@ -1,0 +1,166 @@
+/*
+ * framework.h - one scheduling framework per profile: plugin instances and the Run
+ * functions of every extension point.
+ *
+ * Mirrors pkg/scheduler/framework/runtime/framework.go. A framework is built once from a
+ * resolved profile (config.h): each plugin gets an instance (its init op) and a slot
+ * index; per extension point the plugins that implement it are kept in an array in
+ * configuration order, with score weights, so a cycle never compares names. Plugins that
+ * a profile lists at a point but whose ops table has no op there are skipped.
+ *
+ * Status merging follows upstream: the first non-Success status of PreFilter, Filter,
+ * Reserve, Permit (but Wait), PreBind ends the run; Skip from PreFilter / PreScore
+ * removes that plugin from this cycle's Filter / Score (cs->skip_filter / skip_score);
+ * PreFilter results are intersected; Unreserve runs in reverse order; the first Bind
+ * plugin that does not return Skip decides.
+ *
+ * Context: Run functions are called by the scheduling thread unless stated otherwise;
+ * ks_fw_run_filter() and ks_fw_score_node() are called by worker threads in parallel and
+ * neither allocate nor lock. Binding functions run on binder threads.
+ */
+#ifndef KSCHED_FRAMEWORK_H
+#define KSCHED_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/config_types.h"
+#include "ksched/error.h"
+#include "ksched/framework_types.h"
+#include "ksched/queue_types.h"
+
+/* Where Bind sends decisions (the in-process cache, or the API server). */
+struct ks_binder_backend {
+    /* bind - bind @pod to @node; 0, or a negative errno with @st filled. Binder threads. */
+    int (*bind)(void *ctx, const struct ks_pod *pod, uint32_t node, struct ks_status *st);
+    void *ctx;
+};
+
+/* What a framework needs from the rest of the scheduler. */
+struct ks_framework_deps {
+    struct ks_binder_backend binder;
+    struct ks_cache *cache; /* for plugins that read cluster state beyond the snapshot */
+    const struct ks_objects *objects; /* PVs, PVCs, storage classes... (may be NULL) */
+};
+
+struct ks_framework;
+
+/*
+ * ks_framework_create - instantiate every plugin of @prof. Returns 0 and *out, or a
+ * negative errno with @err naming the plugin whose init failed.
+ */
+int ks_framework_create(const struct ks_profile *prof, const struct ks_framework_deps *deps,
+                        struct ks_framework **out, struct ks_error *err);
+
+/* ks_framework_destroy - destroy every instance. No cycle may be running. Accepts NULL. */
+void ks_framework_destroy(struct ks_framework *fw);
+
+/* Introspection. */
+const struct ks_profile *ks_framework_profile(const struct ks_framework *fw);
+uint32_t ks_framework_nplugins(const struct ks_framework *fw);
+const char *ks_framework_plugin_name(const struct ks_framework *fw, uint32_t slot);
+const struct ks_framework_deps *ks_framework_deps(const struct ks_framework *fw);
+/* Score plugins in run order: count, and for each its slot and weight. */
+uint32_t ks_framework_nscore(const struct ks_framework *fw);
+uint32_t ks_framework_score_slot(const struct ks_framework *fw, uint32_t i);
+int32_t ks_framework_score_weight(const struct ks_framework *fw, uint32_t i);
+bool ks_framework_has_filter(const struct ks_framework *fw); /* any Filter plugin */
+bool ks_framework_has_score(const struct ks_framework *fw);
+
+/* Cycle state. init once; reset between cycles (keeps the arena's memory); clone for dry runs. */
+void ks_cycle_state_init(struct ks_cycle_state *cs);
+void ks_cycle_state_reset(struct ks_cycle_state *cs);
+void ks_cycle_state_destroy(struct ks_cycle_state *cs);
+/*
+ * ks_cycle_state_clone - @dst (initialised) becomes a copy of @src for a dry run: skip
+ * masks and seed copied, each plugin's data copied by its state_clone op (shared when the
+ * plugin has none). @dst's arena is reset first; shared data lives in @src's arena, so
+ * @src must not be reset while @dst is in use. Returns 0 or -ENOMEM. Scheduling thread.
+ */
+int ks_cycle_state_clone(struct ks_framework *fw, const struct ks_cycle_state *src,
+                         struct ks_cycle_state *dst);
+
+/* QueueSort: the profile's queue-sort plugin. Any thread. */
+bool ks_fw_less(const struct ks_framework *fw, const struct ks_queued_pod *a, const struct ks_queued_pod *b);
+
+/* PreFilter: run every PreFilter plugin; intersect their results into @res (all=true when none narrows). */
+int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         struct ks_pre_filter_result *res, struct ks_status *st);
+
+/* Filter: every non-skipped Filter plugin on @node in order; stops at the first failure (st->plugin set). Workers. */
+int ks_fw_run_filter(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *node, struct ks_status *st);
+
+/* PreFilterExtensions over every PreFilter plugin that has them (nominated pods, preemption dry runs). */
+int ks_fw_run_add_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
+int ks_fw_run_remove_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
+
+/* PostFilter: plugins in order until one returns Success (or a non-Unschedulable error). */
+int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res, struct ks_status *st);
+
+/* PreScore over the feasible nodes. */
+int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                        const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st);
+
+/*
+ * ks_fw_score_node - every non-skipped Score plugin's raw score of @node into
+ * scores[i] (i in score-plugin order; skipped plugins get 0). Workers.
+ */
+int ks_fw_score_node(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *node, int64_t *scores, struct ks_status *st);
+
+/*
+ * ks_fw_normalize_scores - NormalizeScore for each score plugin over the column
+ * scores[node * nscore + i], checks each is within [0, KS_MAX_NODE_SCORE], multiplies by
+ * the weights and sums each node's total into totals[node].
+ */
+int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores, int64_t *totals,
+                           struct ks_status *st);
+
+int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                      struct ks_status *st);
+void ks_fw_run_unreserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         uint32_t node);
+
+/*
+ * Permit: Success, a rejection, or KS_WAIT when some plugin asked to wait (the pod is
+ * then in the framework's waiting map with the shortest timeout). ks_fw_wait_on_permit()
+ * blocks a binder thread until every waiting plugin allowed it (Success), one rejected it,
+ * or the timeout passed (Unschedulable). allow/reject may come from any thread.
+ */
+int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                     struct ks_status *st);
+int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, struct ks_status *st);
+int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *plugin);
+int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *plugin, const char *msg);
+/* ks_fw_waiting_count - pods waiting on Permit. */
+uint32_t ks_fw_waiting_count(struct ks_framework *fw);
+
+int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                       struct ks_status *st);
+int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
+                   struct ks_status *st);
+void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         uint32_t node);
+
+/* ks_status_set - fill @st with @code and one reason (interned here: not for the hot path). */
+int ks_status_set(struct ks_status *st, enum ks_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ks_code_name - "Success", "Unschedulable", ... */
+const char *ks_code_name(enum ks_code code);
+
+/*
+ * Out-of-tree plugins: ks_registry_load() dlopens a shared object exporting
+ * `const struct ks_plugin *ks_plugin_entry(void)`, checks its ABI version and that its
+ * name is not taken, and adds it to the registry that configuration loading resolves
+ * names against. ks_registry_load_dir() loads every *.so in a directory, in name order.
+ * Context: start-up, before any configuration is loaded.
+ */
+int ks_registry_load(const char *path, struct ks_error *err);
+int ks_registry_load_dir(const char *dir, struct ks_error *err);
+
+#endif
