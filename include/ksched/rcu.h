@@ -19,9 +19,12 @@
 #if !defined(KS_TSAN) && !defined(_LGPL_SOURCE)
 #define _LGPL_SOURCE
 #endif
+/* order matters: the flavour header maps call_rcu and friends to urcu_memb_* */
+#include <urcu/urcu-memb.h>
+// clang-format off
 #include <urcu/call-rcu.h>
 #include <urcu/pointer.h>
-#include <urcu/urcu-memb.h>
+// clang-format on
 
 #ifdef KS_TSAN
 void __tsan_acquire(void *addr);
