@@ -231,9 +231,10 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (n == 0)
         return KS_SUCCESS;
 
-    int32_t pct = s->opts.explain ? 100 : ks_framework_profile(fw)->has_percentage
-                                              ? ks_framework_profile(fw)->percentage_of_nodes_to_score
-                                              : s->opts.config->percentage_of_nodes_to_score;
+    int32_t pct = s->opts.explain ? 100
+                  : ks_framework_profile(fw)->has_percentage
+                      ? ks_framework_profile(fw)->percentage_of_nodes_to_score
+                      : s->opts.config->percentage_of_nodes_to_score;
     uint32_t limit = ks_num_feasible_nodes_to_find(pct, n);
     if (!ks_framework_has_score(fw))
         limit = 1; /* nothing to compare: the first feasible node wins, as upstream */
@@ -249,8 +250,17 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         processed = limit;
     } else {
         struct filter_job job = {
-            .workers = s->workers, .fw = fw, .cs = cs, .pod = pod, .snap = snap, .order = order,
-            .n = n, .start = start, .limit = limit, .status = sc->status, .ok = sc->ok,
+            .workers = s->workers,
+            .fw = fw,
+            .cs = cs,
+            .pod = pod,
+            .snap = snap,
+            .order = order,
+            .n = n,
+            .start = start,
+            .limit = limit,
+            .status = sc->status,
+            .ok = sc->ok,
         };
         uint32_t end = ks_workers_run(s->workers, n, FILTER_BLOCK, filter_block, &job);
         processed = end;

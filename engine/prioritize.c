@@ -75,8 +75,8 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (nscore) {
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
-        struct score_job job = {.fw = fw, .cs = cs, .pod = pod, .nodes = found->feasible, .nscore = nscore,
-                                .scores = sc->scores};
+        struct score_job job = {
+            .fw = fw, .cs = cs, .pod = pod, .nodes = found->feasible, .nscore = nscore, .scores = sc->scores};
         ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
         if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
             *st = job.st;
@@ -88,8 +88,16 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     }
     if (s->opts.on_attempt) {
         struct ks_attempt a = {
-            .pod = pod, .attempt = attempt, .fw = fw, .snap = found->snap, .diag = &found->diag, .nfeasible = n,
-            .feasible = found->feasible, .nscore = nscore, .scores = sc->scores, .totals = sc->totals,
+            .pod = pod,
+            .attempt = attempt,
+            .fw = fw,
+            .snap = found->snap,
+            .diag = &found->diag,
+            .nfeasible = n,
+            .feasible = found->feasible,
+            .nscore = nscore,
+            .scores = sc->scores,
+            .totals = sc->totals,
         };
         s->opts.on_attempt(s->opts.ctx, &a);
     }

@@ -61,8 +61,8 @@ static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const 
 {
     if (!s->opts.on_attempt)
         return;
-    struct ks_attempt a = {.pod = qp->pod, .attempt = qp->attempts, .fw = fw, .snap = found->snap,
-                           .diag = &found->diag};
+    struct ks_attempt a = {
+        .pod = qp->pod, .attempt = qp->attempts, .fw = fw, .snap = found->snap, .diag = &found->diag};
     s->opts.on_attempt(s->opts.ctx, &a);
 }
 
@@ -78,7 +78,8 @@ static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cyc
     if (rc == KS_SUCCESS && res.nominated_node != KS_ID_EMPTY)
         ks__emit(s, KS_SCHED_NOMINATED, qp->pod, res.nominated_node, NULL);
     char *msg = ks__fit_error_message(&found->diag);
-    ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE, msg ? msg : "out of memory", found->diag.unschedulable_plugins);
+    ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE, msg ? msg : "out of memory",
+                found->diag.unschedulable_plugins);
     free(msg);
 }
 
@@ -104,8 +105,12 @@ static void commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
         uint64_t rejectors = st.plugin != KS_NO_PLUGIN ? 1ull << st.plugin : 0;
         if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
             /* a rejection at Reserve or Permit reads as a FitError over the one node */
-            struct ks_diagnosis d = {.nall = 1, .nfailed = 1, .nodes = NULL, .statuses = &st,
-                                     .pre_filter_msg = KS_ID_EMPTY, .post_filter_msg = KS_ID_EMPTY};
+            struct ks_diagnosis d = {.nall = 1,
+                                     .nfailed = 1,
+                                     .nodes = NULL,
+                                     .statuses = &st,
+                                     .pre_filter_msg = KS_ID_EMPTY,
+                                     .post_filter_msg = KS_ID_EMPTY};
             char *fit = ks__fit_error_message(&d);
             ks__failure(s, fw, job->qp, job->cycle, rc, fit ? fit : msg, rejectors);
             free(fit);
@@ -157,7 +162,8 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
     if (snap->nnodes == 0) {
         ks_rcu_read_unlock();
-        ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "no nodes available to schedule pods", 0);
+        ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    "no nodes available to schedule pods", 0);
         ks__job_put(s, job);
         return 1;
     }

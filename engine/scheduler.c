@@ -61,8 +61,8 @@ static uint32_t worker_threads(const struct ks_scheduler_opts *o)
     return want ? want - 1 : 0; /* the scheduling thread is one of them */
 }
 
-int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache, struct ks_scheduler **out,
-                        struct ks_error *err)
+int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache,
+                        struct ks_scheduler **out, struct ks_error *err)
 {
     struct ks_scheduler *s = calloc(1, sizeof(*s));
     int rc = -ENOMEM;

@@ -61,8 +61,8 @@ struct ks_scheduler {
 
     /* binder pool */
     pthread_mutex_t bind_lock;
-    pthread_cond_t bind_ready; /* a job was queued, or quit */
-    pthread_cond_t bind_idle;  /* in-flight reached zero */
+    pthread_cond_t bind_ready;                 /* a job was queued, or quit */
+    pthread_cond_t bind_idle;                  /* in-flight reached zero */
     struct ks_bind_job *bind_head, *bind_tail; /* (bind) */
     uint32_t in_flight;                        /* (bind) queued or being bound */
     bool bind_quit;

@@ -56,9 +56,8 @@ static void drain(struct ks_workers *w, uint32_t id)
         w->fn(w->ctx, begin, end, id);
         /* blocks are claimed in order and finished, so the prefix ends at the highest end */
         uint32_t cur = atomic_load_explicit(&w->done_end, memory_order_relaxed);
-        while (cur < end &&
-               !atomic_compare_exchange_weak_explicit(&w->done_end, &cur, end, memory_order_relaxed,
-                                                      memory_order_relaxed))
+        while (cur < end && !atomic_compare_exchange_weak_explicit(
+                                &w->done_end, &cur, end, memory_order_relaxed, memory_order_relaxed))
             ;
     }
 }

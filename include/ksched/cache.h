@@ -30,13 +30,16 @@
 
 struct ks_cache;
 
-/* ks_cache_create - an empty cache; assumed pods whose binding finished expire after @assumed_ttl_ns (0: never). */
+/* ks_cache_create - an empty cache; assumed pods whose binding finished expire after @assumed_ttl_ns (0:
+ * never). */
 int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out);
 
-/* ks_cache_destroy - free the cache, every object it owns and every snapshot. No reader may remain. Accepts NULL. */
+/* ks_cache_destroy - free the cache, every object it owns and every snapshot. No reader may remain. Accepts
+ * NULL. */
 void ks_cache_destroy(struct ks_cache *c);
 
-/* Nodes. add/update take ownership of @node (update replaces the node with the same name). -EEXIST / -ENOENT. */
+/* Nodes. add/update take ownership of @node (update replaces the node with the same name). -EEXIST / -ENOENT.
+ */
 int ks_cache_add_node(struct ks_cache *c, struct ks_node *node);
 int ks_cache_update_node(struct ks_cache *c, struct ks_node *node);
 int ks_cache_remove_node(struct ks_cache *c, uint32_t name);

@@ -39,7 +39,7 @@ struct ks_binder_backend {
 /* What a framework needs from the rest of the scheduler. */
 struct ks_framework_deps {
     struct ks_binder_backend binder;
-    struct ks_cache *cache; /* for plugins that read cluster state beyond the snapshot */
+    struct ks_cache *cache;           /* for plugins that read cluster state beyond the snapshot */
     const struct ks_objects *objects; /* PVs, PVCs, storage classes... (may be NULL) */
 };
 
@@ -87,7 +87,8 @@ bool ks_fw_less(const struct ks_framework *fw, const struct ks_queued_pod *a, co
 int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          struct ks_pre_filter_result *res, struct ks_status *st);
 
-/* Filter: every non-skipped Filter plugin on @node in order; stops at the first failure (st->plugin set). Workers. */
+/* Filter: every non-skipped Filter plugin on @node in order; stops at the first failure (st->plugin set).
+ * Workers. */
 int ks_fw_run_filter(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *node, struct ks_status *st);
 
@@ -99,7 +100,8 @@ int ks_fw_run_remove_pod(struct ks_framework *fw, struct ks_cycle_state *cs, con
 
 /* PostFilter: plugins in order until one returns Success (or a non-Unschedulable error). */
 int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res, struct ks_status *st);
+                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                          struct ks_status *st);
 
 /* PreScore over the feasible nodes. */
 int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -118,11 +120,11 @@ int ks_fw_score_node(const struct ks_framework *fw, const struct ks_cycle_state 
  * the weights and sums each node's total into totals[node].
  */
 int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores, int64_t *totals,
-                           struct ks_status *st);
+                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
+                           int64_t *totals, struct ks_status *st);
 
-int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
-                      struct ks_status *st);
+int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      uint32_t node, struct ks_status *st);
 void ks_fw_run_unreserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          uint32_t node);
 
@@ -132,23 +134,24 @@ void ks_fw_run_unreserve(struct ks_framework *fw, struct ks_cycle_state *cs, con
  * blocks a binder thread until every waiting plugin allowed it (Success), one rejected it,
  * or the timeout passed (Unschedulable). allow/reject may come from any thread.
  */
-int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
-                     struct ks_status *st);
+int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     uint32_t node, struct ks_status *st);
 int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, struct ks_status *st);
 int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *plugin);
 int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *plugin, const char *msg);
 /* ks_fw_waiting_count - pods waiting on Permit. */
 uint32_t ks_fw_waiting_count(struct ks_framework *fw);
 
-int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
-                       struct ks_status *st);
-int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
-                   struct ks_status *st);
+int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       uint32_t node, struct ks_status *st);
+int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   uint32_t node, struct ks_status *st);
 void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          uint32_t node);
 
 /* ks_status_set - fill @st with @code and one reason (interned here: not for the hot path). */
-int ks_status_set(struct ks_status *st, enum ks_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ks_status_set(struct ks_status *st, enum ks_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ks_code_name - "Success", "Unschedulable", ... */
 const char *ks_code_name(enum ks_code code);

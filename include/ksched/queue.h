@@ -23,7 +23,8 @@
 struct ks_queue;
 
 /* Comparison from the profiles' QueueSort plugin: true when @a pops before @b. */
-typedef bool (*ks_queue_less_fn)(const void *ctx, const struct ks_queued_pod *a, const struct ks_queued_pod *b);
+typedef bool (*ks_queue_less_fn)(const void *ctx, const struct ks_queued_pod *a,
+                                 const struct ks_queued_pod *b);
 
 /* Cluster events that move unschedulable pods (a bit set). */
 enum ks_cluster_event {

@@ -21,11 +21,11 @@
 #include "ksched/error.h"
 #include "ksched/framework.h"
 
-#define KS_SCHED_EVENT_MAP(X)                                                                           \
-    X(SCHEDULED, "Scheduled")                                                                            \
-    X(UNSCHEDULABLE, "Unschedulable")                                                                    \
-    X(ERROR, "Error")                                                                                    \
-    X(NOMINATED, "Nominated")                                                                            \
+#define KS_SCHED_EVENT_MAP(X)                                                                                \
+    X(SCHEDULED, "Scheduled")                                                                                \
+    X(UNSCHEDULABLE, "Unschedulable")                                                                        \
+    X(ERROR, "Error")                                                                                        \
+    X(NOMINATED, "Nominated")                                                                                \
     X(PREEMPTED, "Preempted")
 
 enum ks_sched_event_kind {
@@ -38,9 +38,9 @@ enum ks_sched_event_kind {
 struct ks_sched_event {
     enum ks_sched_event_kind kind;
     const struct ks_pod *pod;
-    uint32_t node;              /* SCHEDULED, NOMINATED, PREEMPTED: interned node name */
-    const char *message;        /* UNSCHEDULABLE, ERROR: the FailedScheduling message */
-    const struct ks_pod *by;    /* PREEMPTED: the preemptor */
+    uint32_t node;           /* SCHEDULED, NOMINATED, PREEMPTED: interned node name */
+    const char *message;     /* UNSCHEDULABLE, ERROR: the FailedScheduling message */
+    const struct ks_pod *by; /* PREEMPTED: the preemptor */
 };
 
 /*
@@ -56,9 +56,9 @@ struct ks_attempt {
     const struct ks_diagnosis *diag;
     uint32_t nfeasible;
     const struct ks_node_snap *const *feasible;
-    uint32_t nscore;            /* score plugins (ks_framework_score_slot / weight) */
-    const int64_t *scores;      /* nfeasible x nscore, normalised and weighted */
-    const int64_t *totals;      /* per feasible node */
+    uint32_t nscore;       /* score plugins (ks_framework_score_slot / weight) */
+    const int64_t *scores; /* nfeasible x nscore, normalised and weighted */
+    const int64_t *totals; /* per feasible node */
 };
 
 typedef void (*ks_event_fn)(void *ctx, const struct ks_sched_event *ev);
@@ -66,20 +66,21 @@ typedef void (*ks_attempt_fn)(void *ctx, const struct ks_attempt *a);
 
 struct ks_scheduler_opts {
     const struct ks_config *config;
-    uint32_t parallelism;   /* worker threads for Filter/Score incl. the scheduling thread; 0: config, capped at online cores */
-    uint32_t binders;       /* binder threads; 0: 2 */
-    uint64_t seed;          /* tie-break randomness; used when seeded */
+    uint32_t parallelism; /* worker threads for Filter/Score incl. the scheduling thread; 0: config, capped at
+                             online cores */
+    uint32_t binders;     /* binder threads; 0: 2 */
+    uint64_t seed;        /* tie-break randomness; used when seeded */
     bool seeded;
-    bool explain;           /* score every node (percentageOfNodesToScore 100) and report attempts */
-    ks_event_fn on_event;   /* may be called from binder threads concurrently */
+    bool explain;             /* score every node (percentageOfNodesToScore 100) and report attempts */
+    ks_event_fn on_event;     /* may be called from binder threads concurrently */
     ks_attempt_fn on_attempt; /* scheduling thread */
     void *ctx;
 };
 
 struct ks_scheduler;
 
-int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache, struct ks_scheduler **out,
-                        struct ks_error *err);
+int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache,
+                        struct ks_scheduler **out, struct ks_error *err);
 
 /* ks_scheduler_destroy - wait for bindings in flight, drop every queued pod. Accepts NULL. */
 void ks_scheduler_destroy(struct ks_scheduler *s);

@@ -24,10 +24,9 @@ Test(schedule, num_feasible_nodes_to_find_table)
         int32_t pct;
         uint32_t nodes, want;
     } cases[] = {
-        {0, 10, 10},         {40, 10, 10},        {0, 1000, 420},     {40, 1000, 400},
-        {0, 6000, 300},      {40, 6000, 2400},    {0, 5000, 500},     {0, 50000, 2500},
-        {0, 99, 99},         {0, 100, 100},       {1, 1000, 100},     {100, 1000, 1000},
-        {0, 15000, 750},     {50, 150, 100},      {0, 5125, 461},
+        {0, 10, 10},      {40, 10, 10},      {0, 1000, 420},   {40, 1000, 400}, {0, 6000, 300},
+        {40, 6000, 2400}, {0, 5000, 500},    {0, 50000, 2500}, {0, 99, 99},     {0, 100, 100},
+        {1, 1000, 100},   {100, 1000, 1000}, {0, 15000, 750},  {50, 150, 100},  {0, 5125, 461},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_expect_eq(ks_num_feasible_nodes_to_find(cases[i].pct, cases[i].nodes), cases[i].want,
@@ -51,7 +50,10 @@ Test(schedule, fit_error_counts_and_sorts_reasons_as_strings)
         st[i] = status_of("node(s) had untolerated taint {dedicated: gpu}", NULL);
     st[10] = status_of("Insufficient cpu", "Insufficient memory");
     st[11] = status_of("Insufficient cpu", NULL);
-    struct ks_diagnosis d = {.nall = 12, .nfailed = 12, .statuses = st, .pre_filter_msg = KS_ID_EMPTY,
+    struct ks_diagnosis d = {.nall = 12,
+                             .nfailed = 12,
+                             .statuses = st,
+                             .pre_filter_msg = KS_ID_EMPTY,
                              .post_filter_msg = KS_ID_EMPTY};
     char *msg = ks__fit_error_message(&d);
     /* "10 ..." sorts before "2 ..." as Go's sort.Strings does */
@@ -62,8 +64,10 @@ Test(schedule, fit_error_counts_and_sorts_reasons_as_strings)
 
 Test(schedule, fit_error_prefilter_and_postfilter_messages)
 {
-    struct ks_diagnosis d = {.nall = 3, .pre_filter_msg = ks_intern("node(s) didn't match pod topology spread"),
-                             .post_filter_msg = ks_intern("preemption: not eligible due to preemptionPolicy=Never.")};
+    struct ks_diagnosis d = {.nall = 3,
+                             .pre_filter_msg = ks_intern("node(s) didn't match pod topology spread"),
+                             .post_filter_msg =
+                                 ks_intern("preemption: not eligible due to preemptionPolicy=Never.")};
     d.absent = status_of("node(s) didn't match pod topology spread", NULL);
     char *msg = ks__fit_error_message(&d);
     cr_expect_str_eq(msg, "0/3 nodes are available: node(s) didn't match pod topology spread. "
@@ -74,7 +78,10 @@ Test(schedule, fit_error_prefilter_and_postfilter_messages)
 Test(schedule, fit_error_counts_absent_nodes)
 {
     struct ks_status st[1] = {status_of("Insufficient cpu", NULL)};
-    struct ks_diagnosis d = {.nall = 5, .nfailed = 1, .statuses = st, .pre_filter_msg = KS_ID_EMPTY,
+    struct ks_diagnosis d = {.nall = 5,
+                             .nfailed = 1,
+                             .statuses = st,
+                             .pre_filter_msg = KS_ID_EMPTY,
                              .post_filter_msg = KS_ID_EMPTY};
     d.absent = status_of("node(s) didn't satisfy plugin(s) [NodeAffinity]", NULL);
     char *msg = ks__fit_error_message(&d);
@@ -209,18 +216,23 @@ static char *write_cluster(uint32_t nodes, uint32_t pods, const char *cpu)
     cr_assert_geq(fd, 0);
     FILE *f = fdopen(fd, "w");
     for (uint32_t i = 0; i < nodes; i++)
-        fprintf(f, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n  labels: {topology.kubernetes.io/zone: "
-                   "zone-%u}\nstatus:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n",
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n  labels: "
+                "{topology.kubernetes.io/zone: "
+                "zone-%u}\nstatus:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n",
                 i, i % 3);
     for (uint32_t i = 0; i < pods; i++)
-        fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod-%u}\nspec:\n  containers:\n  - name: c\n"
-                   "    resources: {requests: {cpu: %s, memory: 100Mi}}\n",
-                i, cpu);
+        fprintf(
+            f,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod-%u}\nspec:\n  containers:\n  - name: c\n"
+            "    resources: {requests: {cpu: %s, memory: 100Mi}}\n",
+            i, cpu);
     fclose(f);
     return path;
 }
 
-static void run_cluster(uint32_t nodes, uint32_t pods, const char *cpu, struct outcome *o, struct ks_cache **cache_out)
+static void run_cluster(uint32_t nodes, uint32_t pods, const char *cpu, struct outcome *o,
+                        struct ks_cache **cache_out)
 {
     char *path = write_cluster(nodes, pods, cpu);
     const char *p = path;
