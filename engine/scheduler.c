@@ -52,6 +52,24 @@ void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struc
     pthread_mutex_unlock(&s->event_lock);
 }
 
+/* Preemption in process: the victim leaves the cache at once, as its deletion event would. */
+static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor,
+                            uint32_t node)
+{
+    struct ks_scheduler *s = ctx;
+    int rc = ks_cache_remove_pod(s->cache, victim);
+    if (rc < 0)
+        return rc;
+    if (s->opts.on_event) {
+        struct ks_sched_event ev = {.kind = KS_SCHED_PREEMPTED, .pod = victim, .node = node, .by = preemptor};
+        pthread_mutex_lock(&s->event_lock);
+        s->opts.on_event(s->opts.ctx, &ev);
+        pthread_mutex_unlock(&s->event_lock);
+    }
+    ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_DELETE);
+    return 0;
+}
+
 static uint32_t worker_threads(const struct ks_scheduler_opts *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -82,7 +100,11 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     s->nfw = cfg->nprofiles;
     if (!(s->fw = calloc(s->nfw, sizeof(*s->fw))) || !(s->fw_names = calloc(s->nfw, sizeof(*s->fw_names))))
         goto err;
-    struct ks_framework_deps deps = {.cache = cache};
+    struct ks_framework_deps deps = {
+        .evictor = {.evict = evict_in_process, .ctx = s},
+        .cache = cache,
+        .objects = opts->objects,
+    };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
             goto err;

@@ -36,11 +36,21 @@ struct ks_binder_backend {
     void *ctx;
 };
 
+/*
+ * How preemption evicts a victim (in process: remove it from the cache and report it; with
+ * an API server: DELETE the pod). 0, or a negative errno. Scheduling thread.
+ */
+struct ks_evictor {
+    int (*evict)(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node);
+    void *ctx;
+};
+
 /* What a framework needs from the rest of the scheduler. */
 struct ks_framework_deps {
     struct ks_binder_backend binder;
+    struct ks_evictor evictor;
     struct ks_cache *cache;           /* for plugins that read cluster state beyond the snapshot */
-    const struct ks_objects *objects; /* PVs, PVCs, storage classes... (may be NULL) */
+    const struct ks_objects *objects; /* PVs, PVCs, storage classes, namespaces, PDBs... (may be NULL) */
 };
 
 struct ks_framework;

@@ -66,6 +66,8 @@ typedef void (*ks_attempt_fn)(void *ctx, const struct ks_attempt *a);
 
 struct ks_scheduler_opts {
     const struct ks_config *config;
+    const struct ks_objects
+        *objects;         /* cluster objects plugins read (PVCs, namespaces, PDBs...); may be NULL */
     uint32_t parallelism; /* worker threads for Filter/Score incl. the scheduling thread; 0: config, capped at
                              online cores */
     uint32_t binders;     /* binder threads; 0: 2 */

@@ -42,13 +42,17 @@ static int write_cluster(char *path)
         return -1;
     FILE *f = fdopen(fd, "w");
     for (int i = 0; i < NODES; i++)
-        fprintf(f, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n%d\n  labels: {topology.kubernetes.io/zone: z%d}\n"
-                   "status: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"20\"}}\n",
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n%d\n  labels: "
+                "{topology.kubernetes.io/zone: z%d}\n"
+                "status: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"20\"}}\n",
                 i, i % 4);
     for (int i = 0; i < PODS; i++)
-        fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  priority: %d\n  containers:\n"
-                   "  - {name: c, resources: {requests: {cpu: %s, memory: 1Gi}}}\n",
-                i, i % 7, i % 2 ? "3" : "500m");
+        fprintf(
+            f,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  priority: %d\n  containers:\n"
+            "  - {name: c, resources: {requests: {cpu: %s, memory: 1Gi}}}\n",
+            i, i % 7, i % 2 ? "3" : "500m");
     fclose(f);
     return 0;
 }
@@ -66,14 +70,14 @@ int main(void)
 
     ks_api_init();
     ks_rcu_register_thread();
-    if (write_cluster(path) < 0 || ks_objects_load(&p, 1, &objs, &err) < 0 || ks_config_load_default(&cfg) < 0 ||
-        ks_cache_create(0, &cache) < 0) {
+    if (write_cluster(path) < 0 || ks_objects_load(&p, 1, &objs, &err) < 0 ||
+        ks_config_load_default(&cfg) < 0 || ks_cache_create(0, &cache) < 0) {
         fprintf(stderr, "stress_schedule: setup failed: %s\n", err.msg);
         return 1;
     }
     unlink(path);
-    struct ks_scheduler_opts opts = {.config = cfg, .parallelism = 4, .binders = 3, .seeded = true, .seed = 1,
-                                     .on_event = on_event};
+    struct ks_scheduler_opts opts = {
+        .config = cfg, .parallelism = 4, .binders = 3, .seeded = true, .seed = 1, .on_event = on_event};
     if (ks_scheduler_create(&opts, cache, &s, &err) < 0) {
         fprintf(stderr, "stress_schedule: %s\n", err.msg);
         return 1;
@@ -100,9 +104,10 @@ int main(void)
         pods += n->npods;
     }
     ks_rcu_read_unlock();
-    printf("stress_schedule: %llu cycles, %u scheduled, %u unschedulable attempts, %u errors, %u pods on nodes\n",
-           (unsigned long long)cycles, atomic_load(&scheduled), atomic_load(&unschedulable), atomic_load(&errors),
-           pods);
+    printf("stress_schedule: %llu cycles, %u scheduled, %u unschedulable attempts, %u errors, %u pods on "
+           "nodes\n",
+           (unsigned long long)cycles, atomic_load(&scheduled), atomic_load(&unschedulable),
+           atomic_load(&errors), pods);
     /* 600 nodes x 8 cpu: 1,500 small pods (750 cpu) and as many 3-cpu pods as fit */
     if (pods != atomic_load(&scheduled) || atomic_load(&errors) || atomic_load(&scheduled) < PODS / 2 ||
         atomic_load(&scheduled) + atomic_load(&unschedulable) < PODS)
