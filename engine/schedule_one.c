@@ -75,8 +75,11 @@ static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cyc
     int rc = ks_fw_run_post_filter(fw, cs, qp->pod, &found->diag, &res, &pst);
     if (pst.nreasons)
         found->diag.post_filter_msg = pst.reasons[0];
-    if (rc == KS_SUCCESS && res.nominated_node != KS_ID_EMPTY)
+    if (rc == KS_SUCCESS && res.nominated_node != KS_ID_EMPTY) {
+        /* the preemptor waits for its victims to leave: the node is held for it meanwhile */
+        ks_nominator_add(s->nominator, qp->pod, res.nominated_node);
         ks__emit(s, KS_SCHED_NOMINATED, qp->pod, res.nominated_node, NULL);
+    }
     char *msg = ks__fit_error_message(&found->diag);
     ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE, msg ? msg : "out of memory",
                 found->diag.unschedulable_plugins);
@@ -96,6 +99,7 @@ static void commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
         return;
     }
     job->node = node;
+    ks_nominator_remove(s->nominator, pod); /* an assumed pod is no longer waiting for a node */
     if ((rc = ks_fw_run_reserve(fw, &job->cs, pod, node, &st)) == KS_SUCCESS)
         rc = ks_fw_run_permit(fw, &job->cs, pod, node, &st);
     if (rc != KS_SUCCESS && rc != KS_WAIT) {

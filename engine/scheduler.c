@@ -97,12 +97,16 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     pthread_cond_init(&s->bind_idle, NULL);
 
     const struct ks_config *cfg = opts->config;
+    if ((rc = ks_nominator_create(&s->nominator)) < 0)
+        goto err;
+    rc = -ENOMEM;
     s->nfw = cfg->nprofiles;
     if (!(s->fw = calloc(s->nfw, sizeof(*s->fw))) || !(s->fw_names = calloc(s->nfw, sizeof(*s->fw_names))))
         goto err;
     struct ks_framework_deps deps = {
         .evictor = {.evict = evict_in_process, .ctx = s},
         .cache = cache,
+        .nominator = s->nominator,
         .objects = opts->objects,
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
@@ -149,6 +153,7 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
         ks_framework_destroy(s->fw[i]);
     free(s->fw);
     free(s->fw_names);
+    ks_nominator_destroy(s->nominator);
     ks__scratch_free(&s->scratch);
     pthread_cond_destroy(&s->bind_idle);
     pthread_cond_destroy(&s->bind_ready);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ksched/nominator.h"
 #include "ksched/queue.h"
 #include "ksched/scheduler.h"
 #include "ksched/workers.h"
@@ -48,6 +49,7 @@ struct ks_scheduler {
     struct ks_scheduler_opts opts;
     struct ks_cache *cache;
     struct ks_queue *queue;
+    struct ks_nominator *nominator;
     struct ks_workers *workers;
     uint32_t nfw;
     struct ks_framework **fw; /* one per profile, in profile order */

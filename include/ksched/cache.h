@@ -86,4 +86,17 @@ const struct ks_snapshot *ks_cache_snapshot(struct ks_cache *c);
 /* ks_snapshot_find - the record of node @name in @s, NULL when absent. O(1). Context: RCU read section. */
 const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name);
 
+/*
+ * ks_node_snap_derive - @base as if the pods @add were added to its node and the pods
+ * @remove (matched by namespace/name) removed: upstream's NodeInfo clone + AddPod /
+ * RemovePod, for Filter with nominated pods and preemption dry runs. The record and its
+ * arrays live in @arena and are never published; it shares @base's node object. NULL on
+ * ENOMEM. Context: inside the RCU read section that holds @base; takes no cache lock.
+ */
+struct ks_arena;
+const struct ks_node_snap *ks_node_snap_derive(const struct ks_node_snap *base,
+                                               const struct ks_pod *const *add, uint32_t nadd,
+                                               const struct ks_pod *const *remove, uint32_t nremove,
+                                               struct ks_arena *arena);
+
 #endif

@@ -50,6 +50,7 @@ struct ks_framework_deps {
     struct ks_binder_backend binder;
     struct ks_evictor evictor;
     struct ks_cache *cache;           /* for plugins that read cluster state beyond the snapshot */
+    struct ks_nominator *nominator;   /* pods nominated by preemption (ksched/nominator.h) */
     const struct ks_objects *objects; /* PVs, PVCs, storage classes, namespaces, PDBs... (may be NULL) */
 };
 

@@ -1,0 +1,44 @@
+/*
+ * nominator.h - pods nominated to nodes by preemption (upstream's nominator in
+ * backend/queue/nominator.go): a preemptor waits for its victims to leave, and until it
+ * binds, the node's Filter accounts for it when higher- or equal-priority pods are
+ * scheduled (RunFilterPluginsWithNominatedPods), and preemption weighs it.
+ *
+ * Each nomination holds a reference to its pod (ksched/api.h). Context: any thread; one
+ * mutex guards the table. Callers on the per-node path check ks_nominator_count() first,
+ * which is a relaxed load, so an empty nominator costs nothing.
+ */
+#ifndef KSCHED_NOMINATOR_H
+#define KSCHED_NOMINATOR_H
+
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+
+struct ks_nominator;
+
+int ks_nominator_create(struct ks_nominator **out);
+
+/* ks_nominator_destroy - drop every nomination. Accepts NULL. */
+void ks_nominator_destroy(struct ks_nominator *n);
+
+/* ks_nominator_add - nominate @pod (namespace/name) to @node, replacing an earlier nomination. 0 or -ENOMEM. */
+int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t node);
+
+/* ks_nominator_remove - forget @pod's nomination, if any (DeleteNominatedPodIfExists). */
+void ks_nominator_remove(struct ks_nominator *n, const struct ks_pod *pod);
+
+/* ks_nominator_node - the node @pod is nominated to, KS_ID_EMPTY when none. */
+uint32_t ks_nominator_node(struct ks_nominator *n, const struct ks_pod *pod);
+
+/*
+ * ks_nominator_pods - the pods nominated to @node, in nomination order: up to @max of
+ * them into @out, each with a reference the caller drops (ks_pod_put). Returns how many
+ * are nominated there (which may exceed @max).
+ */
+uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct ks_pod **out, uint32_t max);
+
+/* ks_nominator_count - nominated pods in all (a relaxed read, for the fast path). */
+uint32_t ks_nominator_count(const struct ks_nominator *n);
+
+#endif
