@@ -1,7 +1,8 @@
 # ksched - a thin wrapper over CMake.
 #   make         install missing packages, build everything into build/ (CLI: build/ksched)
 #   make test    build and run every test: unit + scenarios, ASan+UBSan unit suite, TSan stress drivers
-#   make bench   build and run the default benchmark on a generated 5,000-node cluster
+#   make bench   build and run the default benchmark: SchedulingBasic on 5,000 generated nodes
+#                (ksched bench; bench/run-all runs the whole matrix)
 #   make format  clang-format every C source in place
 
 MAKEFLAGS += --no-print-directory

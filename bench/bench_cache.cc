@@ -1,6 +1,6 @@
 // bench_cache.cc - the serial part of a scheduling cycle the cache owns: assume a pod on a
-// node and publish the next snapshot (one record and one chunk rebuilt), the O(N) relist
-// when the node set changes, and snapshot lookups by name.
+// node, alone and followed by publishing the next snapshot (one record and one chunk
+// rebuilt), the O(N) relist when the node set changes, and snapshot lookups by name.
 extern "C" {
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -126,6 +126,36 @@ static void BM_Cache_AssumeRefresh(benchmark::State &state)
 BENCHMARK(BM_Cache_AssumeRefresh)->Arg(5000)->Arg(50000);
 
 // Remove a node and add it back, refreshing after each: the O(N) relist of the node order.
+// Assume alone (the scheduling thread's bookkeeping before the pod goes to a binder).
+static void BM_Cache_Assume(benchmark::State &state)
+{
+    ks_rcu_register_thread();
+    std::vector<uint32_t> names;
+    ks_cache *c = make_cluster(static_cast<uint32_t>(state.range(0)), names);
+    const uint32_t pool = 4096;
+    std::vector<ks_pod *> pods;
+    for (uint32_t i = 0; i < pool; i++)
+        pods.push_back(make_pod(i));
+    uint32_t i = 0, node = 0;
+    for (auto _ : state) {
+        node = (node + 7919) % names.size();
+        benchmark::DoNotOptimize(ks_cache_assume_pod(c, pods[i], names[node]));
+        if (++i == pool) {
+            state.PauseTiming();
+            for (ks_pod *p : pods)
+                ks_cache_forget_pod(c, p);
+            ks_cache_refresh(c);
+            i = 0;
+            state.ResumeTiming();
+        }
+    }
+    ks_cache_destroy(c);
+    for (ks_pod *p : pods)
+        ks_pod_put(p);
+    ks_rcu_unregister_thread();
+}
+BENCHMARK(BM_Cache_Assume)->Arg(5000)->Arg(50000);
+
 static void BM_Cache_NodeChurnRefresh(benchmark::State &state)
 {
     ks_rcu_register_thread();

@@ -329,6 +329,20 @@ static void copy(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
 }
 
+/* The record's summary of @node's taints (KS_SNAP_TAINTS_*, cache_types.h). */
+static uint32_t taint_summary(const struct ks_node *node)
+{
+    uint32_t f = KS_SNAP_TAINTS_KNOWN;
+    for (uint32_t i = 0; i < node->ntaints; i++) {
+        enum ks_taint_effect e = node->taints[i].effect;
+        if (e == KS_EFFECT_PREFER_NO_SCHEDULE)
+            f |= KS_SNAP_TAINTS_PREFER;
+        else if (e == KS_EFFECT_NO_SCHEDULE || e == KS_EFFECT_NO_EXECUTE)
+            f |= KS_SNAP_TAINTS_HARD;
+    }
+    return f;
+}
+
 struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
 {
     const struct ks_node *node = ni->node;
@@ -374,6 +388,7 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
         .node = node,
         .nreq_scalar = ni->nscalar,
         .nports = ni->nports,
+        .taints = taint_summary(node),
         .naffinity_pods = ni->naff,
         .nanti_affinity_pods = ni->nanti,
         .nimages = prep->nimages,

@@ -9,5 +9,6 @@
 
 int ks_cmd_schedule(int argc, char **argv);
 int ks_cmd_config(int argc, char **argv);
+int ks_cmd_bench(int argc, char **argv);
 
 #endif

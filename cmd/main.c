@@ -18,6 +18,8 @@ static const struct {
      "schedule [--config FILE] FILE...   load manifests and schedule their pending pods"},
     {"config", ks_cmd_config,
      "config --print [--config FILE]      print the effective scheduler configuration"},
+    {"bench", ks_cmd_bench,
+     "bench --workload NAME --nodes N     run a scheduler_perf-style benchmark (--help for more)"},
 };
 
 static int usage(FILE *out)

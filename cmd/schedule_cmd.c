@@ -244,6 +244,7 @@ int ks_cmd_schedule(int argc, char **argv)
     }
     struct ks_scheduler_opts opts = {
         .config = cfg,
+        .objects = objs,
         .seed = a.seed,
         .seeded = a.seeded,
         .explain = a.explain,

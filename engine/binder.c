@@ -4,7 +4,8 @@
  * forget the assumption and requeue the pod with the error.
  *
  * Jobs wait in a FIFO under bind_lock; in_flight counts jobs queued or running so
- * ks__wait_bindings() can tell when every binding has finished.
+ * ks__wait_bindings() can tell when every binding has finished. A bound pod is done
+ * with the queue (ks_queue_done); the cache holds its own reference.
  */
 #include "scheduler_internal.h"
 
@@ -60,16 +61,22 @@ static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
         }
         ks_fw_run_post_bind(fw, &job->cs, pod, job->node);
         ks__emit(s, KS_SCHED_SCHEDULED, pod, job->node, NULL);
-        ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_ADD);
-        ks_pod_put(pod);
-        ks_queued_pod_free(job->qp);
+        /* relaxed: batch runs read it after joining the binders (ks__wait_bindings) */
+        atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
+        ks__assigned_pod_event(s, KS_ACT_ADD, pod, job->node);
+        ks_queue_done(s->queue, job->qp);
     } else {
-        /* handleBindingCycleError: unreserve, forget, and the assumed pod's room is free again */
+        /*
+         * handleBindingCycleError: unreserve, forget, and the assumed pod's room is free
+         * again (AssignedPod/Delete). A rejection comes back as unschedulable with the
+         * plugin that rejected it; other failures are retried after backoff.
+         */
         ks_fw_run_unreserve(fw, &job->cs, pod, job->node);
         ks_cache_forget_pod(s->cache, pod);
-        ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_DELETE);
+        ks__assigned_pod_event(s, KS_ACT_DELETE, pod, job->node);
         const char *msg = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)rc);
-        ks__failure(s, fw, job->qp, job->cycle, rc, msg, 0);
+        uint64_t rejectors = st.plugin != KS_NO_PLUGIN && st.plugin < 64 ? UINT64_C(1) << st.plugin : 0;
+        ks__failure(s, fw, job->qp, job->cycle, rc, msg, rejectors);
     }
     ks__job_put(s, job);
 }

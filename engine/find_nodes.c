@@ -46,6 +46,7 @@ struct filter_job {
     const struct ks_snapshot *snap;
     const struct ks_node_snap *const *order; /* NULL: the snapshot's nodes */
     uint32_t n, start, limit;
+    const struct ks_nominated_scratch *nom; /* nodes with nominated pods this cycle (nom->n 0: none) */
     atomic_uint found;
     struct ks_status *status;
     uint8_t *ok;
@@ -63,7 +64,8 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
     uint32_t passed = 0;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
-        int rc = ks_fw_run_filter(j->fw, j->cs, j->pod, nth(j, i), &j->status[i]);
+        int rc = j->nom->n ? ks__filter_node(j->fw, j->nom, j->cs, j->pod, nth(j, i), &j->status[i])
+                           : ks_fw_run_filter(j->fw, j->cs, j->pod, nth(j, i), &j->status[i]);
         j->ok[i] = rc == KS_SUCCESS;
         passed += j->ok[i];
     }
@@ -192,14 +194,22 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         return KS_SUCCESS;
     }
 
+    /* pods nominated to nodes by preemption count on those nodes (RunFilterPluginsWithNominatedPods) */
+    if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, st)) != KS_SUCCESS)
+        return rc;
+
     /*
      * A nominated node (set by an earlier preemption) is likely the only one that fits:
      * try it alone first, and take it if it passes (evaluateNominatedNode).
      */
-    if (pod->nominated_node_name != KS_ID_EMPTY) {
-        const struct ks_node_snap *nominated = ks_snapshot_find(snap, pod->nominated_node_name);
+    uint32_t nominated_name =
+        ks_nominator_count(s->nominator) ? ks_nominator_node(s->nominator, pod) : KS_ID_EMPTY;
+    if (nominated_name == KS_ID_EMPTY)
+        nominated_name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
+    if (nominated_name != KS_ID_EMPTY) {
+        const struct ks_node_snap *nominated = ks_snapshot_find(snap, nominated_name);
         struct ks_status nst = {0};
-        if (nominated && ks_fw_run_filter(fw, cs, pod, nominated, &nst) == KS_SUCCESS) {
+        if (nominated && ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst) == KS_SUCCESS) {
             sc->feasible[0] = nominated;
             out->nfeasible = 1;
             return KS_SUCCESS;
@@ -259,6 +269,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .n = n,
             .start = start,
             .limit = limit,
+            .nom = &sc->nom,
             .status = sc->status,
             .ok = sc->ok,
         };

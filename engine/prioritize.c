@@ -4,17 +4,18 @@
  * Workers score blocks of feasible nodes, every score plugin per node in one pass (the
  * node's record stays in cache), into a feasible x plugins matrix; NormalizeScore and the
  * weights then run per plugin on the scheduling thread, and the host is drawn uniformly
- * among the best totals by reservoir sampling — the distribution upstream's randomised
- * heap (schedule_one.go, nodeScoreHeap) gives.
+ * among the best totals (select_host.c) — the distribution upstream's randomised heap
+ * (schedule_one.go, nodeScoreHeap) gives.
  */
 #include "scheduler_internal.h"
+#include "select_host.h"
 
 #include "ksched/intern.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-enum { SCORE_BLOCK = 128 };
+enum { SCORE_BLOCK = 128, SCORE_PREFETCH = 6 };
 
 struct score_job {
     const struct ks_framework *fw;
@@ -33,6 +34,12 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
         struct ks_status st;
+        if (i + SCORE_PREFETCH < end) {
+            /* the record's two first lines: Filter read them, but a big cluster evicted them since */
+            const char *r = (const char *)j->nodes[i + SCORE_PREFETCH];
+            __builtin_prefetch(r);
+            __builtin_prefetch(r + 64);
+        }
         if (ks_fw_score_node(j->fw, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore], &st) !=
             KS_SUCCESS) {
             int expected = 0;
@@ -48,12 +55,7 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
 uint64_t ks__rand(struct ks_scheduler *s)
 {
     /* xorshift64*: enough for unbiased tie-breaks, and reproducible from a seed */
-    uint64_t x = s->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    s->rng = x;
-    return x * 0x2545f4914f6cdd1dull;
+    return ks__xorshift(&s->rng);
 }
 
 int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
@@ -101,18 +103,6 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         };
         s->opts.on_attempt(s->opts.ctx, &a);
     }
-    /* reservoir sampling over the nodes with the best total */
-    int64_t best = sc->totals[0];
-    uint32_t chosen = 0, ties = 1;
-    for (uint32_t i = 1; i < n; i++) {
-        if (sc->totals[i] > best) {
-            best = sc->totals[i];
-            chosen = i;
-            ties = 1;
-        } else if (sc->totals[i] == best && ks__rand(s) % ++ties == 0) {
-            chosen = i;
-        }
-    }
-    *host = found->feasible[chosen];
+    *host = found->feasible[ks__select_host(sc->totals, n, &s->rng)];
     return KS_SUCCESS;
 }

@@ -6,14 +6,23 @@
  * refresh and read the snapshot under RCU; find feasible nodes; if none, run PostFilter
  * and report the FitError; else score, select, assume, Reserve, Permit, and hand the pod
  * to a binder thread. Every failure unreserves what was reserved, forgets the assumption
- * and gives the pod back to the queue with the reason.
+ * and gives the pod back to the queue with the reason and the plugins that rejected it.
+ *
+ * Also the nominated pods of the Filter path (RunFilterPluginsWithNominatedPods in
+ * framework/runtime/framework.go): before the parallel Filter, the scheduling thread
+ * builds, for each node with pods nominated to it of at least the pod's priority, the
+ * node as if they ran there and a cycle state with their AddPod applied; the workers then
+ * filter such a node twice - with them, and if that passes, without them - and every
+ * other node once, as before. Without nominations nothing is built or looked up.
  */
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
+#include "ksched/cache.h"
 #include "ksched/intern.h"
 #include "ksched/rcu.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,20 +35,13 @@ static struct ks_framework *framework_for(struct ks_scheduler *s, const struct k
     return NULL;
 }
 
-/* The events that may make a pod rejected by @rejectors schedulable (interim EventsToRegister). */
-static unsigned events_for(const struct ks_framework *fw, uint64_t rejectors)
+static struct ks_event_map *map_of(struct ks_scheduler *s, const struct ks_framework *fw)
 {
-    unsigned events = KS_EVENT_NODE_ADD | KS_EVENT_NODE_UPDATE | KS_EVENT_ASSIGNED_POD_DELETE |
-                      KS_EVENT_ASSIGNED_POD_UPDATE;
-    for (uint32_t i = 0; i < KS_MAX_PROFILE_PLUGINS; i++) {
-        if (!(rejectors & (1ull << i)))
-            continue;
-        const char *name = ks_framework_plugin_name(fw, i);
-        /* plugins that look at other pods' placement can be satisfied by a new pod */
-        if (strcmp(name, "InterPodAffinity") == 0 || strcmp(name, "PodTopologySpread") == 0)
-            events |= KS_EVENT_ASSIGNED_POD_ADD;
+    for (uint32_t i = 0; i < s->nfw; i++) {
+        if (s->fw[i] == fw)
+            return s->maps[i];
     }
-    return events;
+    return NULL;
 }
 
 void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queued_pod *qp, uint64_t cycle,
@@ -47,12 +49,21 @@ void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queu
 {
     bool rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     ks__emit(s, rejected ? KS_SCHED_UNSCHEDULABLE : KS_SCHED_ERROR, qp->pod, KS_ID_EMPTY, message);
-    /* an error is retried on any event; a rejection on the events its plugins care about */
-    unsigned events = rejected ? events_for(fw, rejectors) : ~0u;
-    if (ks_queue_add_unschedulable(s->queue, qp, cycle, events) < 0) {
-        ks_pod_put(qp->pod);
-        ks_queued_pod_free(qp);
+    /*
+     * A rejection waits for the events its plugins register; an error, or a rejection no
+     * plugin owns, is retried after backoff (events 0), as upstream treats a pod without
+     * unschedulable plugins.
+     */
+    qp->unschedulable_plugins = rejected ? rejectors : 0;
+    const struct ks_event_map *m = fw ? map_of(s, fw) : NULL;
+    unsigned events = 0;
+    if (rejected && rejectors) {
+        events = m ? ks_event_map_kinds(m, rejectors) : KS_EVENT_ALL;
+        if (!events)
+            events = KS_EVENT_ALL; /* its rejectors register nothing: every hint skips, the timeout helps */
     }
+    /* the queue owns the pod again (and has dropped it if it ran out of memory) */
+    ks_queue_add_unschedulable(s->queue, qp, cycle, events);
 }
 
 /* Report an attempt that found no feasible node (prioritize reports the others). */
@@ -138,8 +149,7 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
 
     /* skipPodSchedule: being deleted, or already assumed */
     if (!fw || pod->meta.deletion_time != KS_TIME_NONE || ks_cache_is_assumed(s->cache, pod)) {
-        ks_pod_put(pod);
-        ks_queued_pod_free(qp);
+        ks_queue_done(s->queue, qp);
         return 1;
     }
     struct ks_bind_job *job = ks__job_get(s);
@@ -190,4 +200,158 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     }
     commit(s, fw, job, node);
     return 1;
+}
+
+/* ---- nominated pods on the Filter path ---------------------------------------------------------- */
+
+static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
+{
+    if (a == b)
+        return true;
+    return a->meta.name && b->meta.name && a->meta.namespace_id == b->meta.namespace_id &&
+           strcmp(a->meta.name, b->meta.name) == 0;
+}
+
+static void nominated_release(struct ks_nominated_scratch *nom)
+{
+    for (uint32_t i = 0; i < nom->npods; i++)
+        ks_pod_put(nom->pods[i]);
+    nom->npods = 0;
+    nom->n = 0;
+}
+
+void ks__nominated_free(struct ks_nominated_scratch *nom)
+{
+    nominated_release(nom);
+    for (uint32_t i = 0; i < nom->cap; i++)
+        ks_cycle_state_destroy(&nom->nodes[i].cs);
+    free(nom->nodes);
+    free(nom->pods);
+    free(nom->pod_nodes);
+    ks_arena_destroy(&nom->arena);
+    memset(nom, 0, sizeof(*nom));
+}
+
+/* Every nomination into the scratch, grouped by node (nomination order kept within a node). */
+static int list_nominations(struct ks_scheduler *s, struct ks_nominated_scratch *nom)
+{
+    for (;;) {
+        uint32_t total = ks_nominator_list(s->nominator, nom->pods, nom->pod_nodes, nom->cap_pods);
+        if (total <= nom->cap_pods) {
+            nom->npods = total;
+            break;
+        }
+        for (uint32_t i = 0; i < nom->cap_pods; i++)
+            ks_pod_put(nom->pods[i]);
+        uint32_t cap = total * 2;
+        const struct ks_pod **pods = realloc(nom->pods, cap * sizeof(*pods));
+        if (pods)
+            nom->pods = pods;
+        uint32_t *nodes = realloc(nom->pod_nodes, cap * sizeof(*nodes));
+        if (nodes)
+            nom->pod_nodes = nodes;
+        if (!pods || !nodes)
+            return -ENOMEM;
+        nom->cap_pods = cap;
+    }
+    /* insertion sort by node: nominations are few */
+    for (uint32_t i = 1; i < nom->npods; i++) {
+        for (uint32_t j = i; j > 0 && nom->pod_nodes[j - 1] > nom->pod_nodes[j]; j--) {
+            uint32_t n = nom->pod_nodes[j];
+            nom->pod_nodes[j] = nom->pod_nodes[j - 1];
+            nom->pod_nodes[j - 1] = n;
+            const struct ks_pod *p = nom->pods[j];
+            nom->pods[j] = nom->pods[j - 1];
+            nom->pods[j - 1] = p;
+        }
+    }
+    return 0;
+}
+
+static struct ks_nominated_node *nominated_slot(struct ks_nominated_scratch *nom)
+{
+    if (nom->n == nom->cap) {
+        uint32_t cap = nom->cap ? nom->cap * 2 : 8;
+        struct ks_nominated_node *v = realloc(nom->nodes, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        for (uint32_t i = nom->cap; i < cap; i++)
+            ks_cycle_state_init(&v[i].cs);
+        nom->nodes = v;
+        nom->cap = cap;
+    }
+    return &nom->nodes[nom->n];
+}
+
+int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
+                          const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_status *st)
+{
+    struct ks_nominated_scratch *nom = &s->scratch.nom;
+
+    nominated_release(nom);
+    if (ks_nominator_count(s->nominator) == 0)
+        return KS_SUCCESS;
+    if (list_nominations(s, nom) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    ks_arena_reset(&nom->arena);
+    for (uint32_t i = 0; i < nom->npods;) {
+        uint32_t node = nom->pod_nodes[i], end = i;
+        while (end < nom->npods && nom->pod_nodes[end] == node)
+            end++;
+        /* addGENominatedPods: only pods of at least this pod's priority, and not itself */
+        const struct ks_pod **add = ks_arena_calloc(&nom->arena, end - i, sizeof(*add));
+        uint32_t nadd = 0;
+        if (!add)
+            return ks_status_set(st, KS_ERROR, "out of memory");
+        for (uint32_t j = i; j < end; j++) {
+            if (nom->pods[j]->priority >= pod->priority && !same_pod(nom->pods[j], pod))
+                add[nadd++] = nom->pods[j];
+        }
+        i = end;
+        const struct ks_node_snap *base = nadd ? ks_snapshot_find(snap, node) : NULL;
+        if (!base)
+            continue;
+        struct ks_nominated_node *nn = nominated_slot(nom);
+        if (!nn)
+            return ks_status_set(st, KS_ERROR, "out of memory");
+        nn->name = node;
+        nn->derived = ks_node_snap_derive(base, add, nadd, NULL, 0, &nom->arena);
+        if (!nn->derived || ks_cycle_state_clone(fw, cs, &nn->cs) < 0)
+            return ks_status_set(st, KS_ERROR, "out of memory");
+        for (uint32_t j = 0; j < nadd; j++) {
+            int rc = ks_fw_run_add_pod(fw, &nn->cs, pod, add[j], nn->derived, st);
+            if (rc != KS_SUCCESS)
+                return rc == KS_ERROR ? rc
+                                      : ks_status_set(st, KS_ERROR, "running AddPod for a nominated pod");
+        }
+        nom->n++;
+    }
+    return KS_SUCCESS;
+}
+
+const struct ks_nominated_node *ks__nominated_find(const struct ks_nominated_scratch *nom, uint32_t name)
+{
+    uint32_t lo = 0, hi = nom->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (nom->nodes[mid].name < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nom->n && nom->nodes[lo].name == name ? &nom->nodes[lo] : NULL;
+}
+
+int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scratch *nom,
+                    const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                    const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct ks_nominated_node *nn = nom->n ? ks__nominated_find(nom, node->name) : NULL;
+    if (!nn)
+        return ks_fw_run_filter(fw, cs, pod, node, st);
+    /* first with the nominated pods treated as running; if that passes, without them */
+    int rc = ks_fw_run_filter(fw, &nn->cs, pod, nn->derived, st);
+    if (rc != KS_SUCCESS)
+        return rc;
+    return ks_fw_run_filter(fw, cs, pod, node, st);
 }

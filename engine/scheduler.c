@@ -1,18 +1,34 @@
 /*
- * scheduler.c - creating and running the scheduler of include/ksched/scheduler.h.
+ * scheduler.c - creating and running the scheduler of include/ksched/scheduler.h, and the
+ * cluster events it receives.
  *
  * One framework per profile (looked up by the pod's schedulerName), a worker pool sized
  * by `parallelism` (capped at the online cores: more threads than cores only adds
- * hand-off latency to a per-node loop), the queue ordered by the profiles' QueueSort
- * plugin (validation guarantees every profile has the same one), and the binder threads.
+ * hand-off latency to a per-node loop), the scheduling queue (queue/) ordered by the
+ * profiles' QueueSort plugin (validation guarantees every profile has the same one) with
+ * one event map per profile, the binder threads, and optionally the queue's flusher.
+ *
+ * Events mirror pkg/scheduler/eventhandlers.go: pending pods go to the queue, bound pods
+ * and nodes to the cache, and each change is then offered to the queue with its objects.
+ * The cache is updated first, so a pod the event moves sees the change; the read section
+ * around both keeps the object the cache replaced alive until the hints have read it (the
+ * cache releases replaced objects only after a grace period).
+ *
+ * Time: the queue reads opts.clock, by default CLOCK_MONOTONIC plus `warp_ns`, which
+ * ks_scheduler_run_until_idle() advances to the next backoff expiry instead of sleeping:
+ * a batch run has no other source of events, so waiting in real time would change nothing.
  */
 #include "scheduler_internal.h"
 
+#include "framework_internal.h"
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/rcu.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,11 +45,26 @@ const char *ks_sched_event_name(enum ks_sched_event_kind k)
     return event_names[k];
 }
 
-static int64_t now_ns(void)
+static int64_t mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The default clock: monotonic time moved forward by batch runs. Any thread. */
+static int64_t warped_now(void *ctx)
+{
+    struct ks_scheduler *s = ctx;
+    /* relaxed: the offset only grows; a reader that sees an older one reads an earlier time */
+    return mono_now() + atomic_load_explicit(&s->warp_ns, memory_order_relaxed);
+}
+
+static void warp_to(struct ks_scheduler *s, int64_t t)
+{
+    int64_t now = warped_now(s);
+    if (t > now)
+        atomic_fetch_add_explicit(&s->warp_ns, t - now, memory_order_relaxed);
 }
 
 static bool queue_less(const void *ctx, const struct ks_queued_pod *a, const struct ks_queued_pod *b)
@@ -52,11 +83,40 @@ void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struc
     pthread_mutex_unlock(&s->event_lock);
 }
 
+void ks__event(struct ks_scheduler *s, enum ks_event_resource resource, uint32_t actions, const void *old_obj,
+               const void *new_obj)
+{
+    struct ks_cluster_event ev = {resource, actions};
+    ks_queue_move_event(s->queue, &ev, old_obj, new_obj);
+}
+
+/*
+ * A read-only view of @pod for the hints: every field up to the reference count (which
+ * other threads change atomically, so it is not copied), no arena.
+ */
+static void pod_view(const struct ks_pod *pod, struct ks_pod *view)
+{
+    memset(view, 0, sizeof(*view));
+    memcpy(view, pod, offsetof(struct ks_pod, refs));
+}
+
+void ks__assigned_pod_event(struct ks_scheduler *s, uint32_t actions, const struct ks_pod *pod, uint32_t node)
+{
+    struct ks_pod bound;
+    pod_view(pod, &bound);
+    bound.node_name = node;
+    if (actions == KS_ACT_DELETE)
+        ks__event(s, KS_ER_ASSIGNED_POD, actions, &bound, NULL);
+    else
+        ks__event(s, KS_ER_ASSIGNED_POD, actions, NULL, &bound);
+}
+
 /* Preemption in process: the victim leaves the cache at once, as its deletion event would. */
 static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor,
                             uint32_t node)
 {
     struct ks_scheduler *s = ctx;
+    /* the victim stays readable: the caller's read section holds the snapshot that lists it */
     int rc = ks_cache_remove_pod(s->cache, victim);
     if (rc < 0)
         return rc;
@@ -66,7 +126,8 @@ static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct
         s->opts.on_event(s->opts.ctx, &ev);
         pthread_mutex_unlock(&s->event_lock);
     }
-    ks_scheduler_notify(s, KS_EVENT_ASSIGNED_POD_DELETE);
+    atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
+    ks__assigned_pod_event(s, KS_ACT_DELETE, victim, node);
     return 0;
 }
 
@@ -77,6 +138,66 @@ static uint32_t worker_threads(const struct ks_scheduler_opts *o)
     if (cores > 0 && want > (uint32_t)cores)
         want = (uint32_t)cores;
     return want ? want - 1 : 0; /* the scheduling thread is one of them */
+}
+
+/*
+ * The event map of framework @fw. The plugin instances come from the framework's table
+ * (framework_internal.h): the map hands them to PreEnqueue and the QueueingHints.
+ */
+static int build_map(const struct ks_framework *fw, struct ks_event_map **out)
+{
+    struct ks_event_map_plugin plugins[KS_MAX_PROFILE_PLUGINS];
+    const struct ks_resolved_point *pre = ks_profile_point(fw->prof, KS_EXT_PRE_ENQUEUE);
+
+    for (uint32_t i = 0; i < fw->nplugins; i++) {
+        plugins[i] =
+            (struct ks_event_map_plugin){.plugin = fw->plugins[i].plugin, .self = fw->plugins[i].self};
+        for (uint32_t j = 0; j < pre->n; j++)
+            plugins[i].pre_enqueue |= pre->items[j].plugin == fw->plugins[i].plugin;
+    }
+    return ks_event_map_create(plugins, fw->nplugins, out);
+}
+
+static void *flusher_main(void *arg)
+{
+    struct ks_scheduler *s = arg;
+    int64_t last_unschedulable = mono_now();
+
+    ks_rcu_register_thread();
+    pthread_mutex_lock(&s->flush_lock);
+    while (!s->flush_quit) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += KS_QUEUE_BACKOFF_FLUSH_NS / 1000000000;
+        pthread_cond_timedwait(&s->flush_wake, &s->flush_lock, &until);
+        if (s->flush_quit)
+            break;
+        pthread_mutex_unlock(&s->flush_lock);
+        ks_queue_flush_backoff(s->queue);
+        if (mono_now() - last_unschedulable >= KS_QUEUE_UNSCHEDULABLE_FLUSH_NS) {
+            ks_queue_flush_unschedulable(s->queue);
+            last_unschedulable = mono_now();
+        }
+        pthread_mutex_lock(&s->flush_lock);
+    }
+    pthread_mutex_unlock(&s->flush_lock);
+    ks_rcu_unregister_thread();
+    return NULL;
+}
+
+static int flusher_start(struct ks_scheduler *s)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_destroy(&s->flush_wake);
+    pthread_cond_init(&s->flush_wake, &attr);
+    pthread_condattr_destroy(&attr);
+    int rc = pthread_create(&s->flusher, NULL, flusher_main, s);
+    if (rc)
+        return -rc;
+    s->flusher_started = true;
+    return 0;
 }
 
 int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache,
@@ -90,18 +211,24 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         return -ENOMEM;
     s->opts = *opts;
     s->cache = cache;
-    s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)now_ns() | 1;
+    s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)mono_now() | 1;
+    atomic_init(&s->warp_ns, 0);
+    atomic_init(&s->progress, 0);
+    s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
     pthread_mutex_init(&s->bind_lock, NULL);
     pthread_mutex_init(&s->event_lock, NULL);
+    pthread_mutex_init(&s->flush_lock, NULL);
     pthread_cond_init(&s->bind_ready, NULL);
     pthread_cond_init(&s->bind_idle, NULL);
+    pthread_cond_init(&s->flush_wake, NULL);
 
     const struct ks_config *cfg = opts->config;
     if ((rc = ks_nominator_create(&s->nominator)) < 0)
         goto err;
     rc = -ENOMEM;
     s->nfw = cfg->nprofiles;
-    if (!(s->fw = calloc(s->nfw, sizeof(*s->fw))) || !(s->fw_names = calloc(s->nfw, sizeof(*s->fw_names))))
+    if (!(s->fw = calloc(s->nfw, sizeof(*s->fw))) || !(s->fw_names = calloc(s->nfw, sizeof(*s->fw_names))) ||
+        !(s->maps = calloc(s->nfw, sizeof(*s->maps))))
         goto err;
     struct ks_framework_deps deps = {
         .evictor = {.evict = evict_in_process, .ctx = s},
@@ -113,9 +240,23 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
             goto err;
         s->fw_names[i] = ks_intern(cfg->profiles[i].scheduler_name);
+        if ((rc = build_map(s->fw[i], &s->maps[i])) < 0)
+            goto err;
     }
-    if ((rc = ks_queue_create(queue_less, s->fw[0], &s->queue)) < 0 ||
-        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0 || (rc = ks__binders_start(s)) < 0)
+    struct ks_queue_opts qo = {
+        .less = queue_less,
+        .less_ctx = s->fw[0],
+        .initial_backoff_ns = cfg->pod_initial_backoff_seconds * INT64_C(1000000000),
+        .max_backoff_ns = cfg->pod_max_backoff_seconds * INT64_C(1000000000),
+        .max_unschedulable_ns = opts->max_unschedulable_ns,
+        .clock = s->clock,
+        .nprofiles = s->nfw,
+        .maps = (const struct ks_event_map *const *)s->maps,
+        .scheduler_names = s->fw_names,
+    };
+    if ((rc = ks_queue_create_opts(&qo, &s->queue)) < 0 ||
+        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0 || (rc = ks__binders_start(s)) < 0 ||
+        (opts->flusher && (rc = flusher_start(s)) < 0))
         goto err;
     *out = s;
     return 0;
@@ -130,18 +271,18 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
 {
     if (!s)
         return;
+    if (s->flusher_started) {
+        pthread_mutex_lock(&s->flush_lock);
+        s->flush_quit = true;
+        pthread_cond_broadcast(&s->flush_wake);
+        pthread_mutex_unlock(&s->flush_lock);
+        pthread_join(s->flusher, NULL);
+    }
     if (s->binders) {
         ks__wait_bindings(s);
         ks__binders_stop(s);
     }
-    if (s->queue) {
-        struct ks_queued_pod *qp;
-        while ((qp = ks_queue_pop(s->queue, false)) || (qp = ks_queue_take_unschedulable(s->queue))) {
-            ks_pod_put(qp->pod);
-            ks_queued_pod_free(qp);
-        }
-        ks_queue_destroy(s->queue);
-    }
+    ks_queue_destroy(s->queue);
     while (s->free_jobs) {
         struct ks_bind_job *j = s->free_jobs;
         s->free_jobs = j->next;
@@ -149,47 +290,238 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
         free(j);
     }
     ks_workers_destroy(s->workers);
+    for (uint32_t i = 0; s->maps && i < s->nfw; i++)
+        ks_event_map_destroy(s->maps[i]);
     for (uint32_t i = 0; s->fw && i < s->nfw; i++)
         ks_framework_destroy(s->fw[i]);
+    free(s->maps);
     free(s->fw);
     free(s->fw_names);
     ks_nominator_destroy(s->nominator);
+    ks__nominated_free(&s->scratch.nom); /* before the scratch is cleared */
     ks__scratch_free(&s->scratch);
+    pthread_cond_destroy(&s->flush_wake);
     pthread_cond_destroy(&s->bind_idle);
     pthread_cond_destroy(&s->bind_ready);
+    pthread_mutex_destroy(&s->flush_lock);
     pthread_mutex_destroy(&s->event_lock);
     pthread_mutex_destroy(&s->bind_lock);
     free(s);
 }
 
+static struct ks_framework *framework_of(struct ks_scheduler *s, const struct ks_pod *pod)
+{
+    for (uint32_t i = 0; i < s->nfw; i++) {
+        if (s->fw_names[i] == pod->scheduler_name)
+            return s->fw[i];
+    }
+    return NULL;
+}
+
+static void progress(struct ks_scheduler *s)
+{
+    /* relaxed: a counter batch runs compare between rounds, after joining the binders */
+    atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
+}
+
+/* A bound pod enters the cache (taking a reference), then AssignedPod/Add. */
+static int add_bound(struct ks_scheduler *s, const struct ks_pod *pod)
+{
+    int rc = ks_cache_add_pod(s->cache, ks_pod_get(pod), pod->node_name);
+    if (rc < 0) {
+        ks_pod_put(pod);
+        return rc;
+    }
+    progress(s);
+    ks__event(s, KS_ER_ASSIGNED_POD, KS_ACT_ADD, NULL, pod);
+    return 0;
+}
+
 int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod)
 {
-    bool served = false;
-    for (uint32_t i = 0; i < s->nfw && !served; i++)
-        served = s->fw_names[i] == pod->scheduler_name;
-    if (!served)
+    if (pod->node_name != KS_ID_EMPTY)
+        return add_bound(s, pod);
+    if (!framework_of(s, pod))
         return 1;
-    int rc = ks_queue_add(s->queue, ks_pod_get(pod), now_ns());
-    if (rc < 0)
+    int rc = ks_queue_add(s->queue, ks_pod_get(pod), ks_queue_now(s->queue));
+    if (rc < 0) {
         ks_pod_put(pod);
+        return rc;
+    }
+    /* as upstream, a pod held by a PreEnqueue gate holds no room on its nominated node */
+    struct ks_queue_pod_info info;
+    if (pod->nominated_node_name != KS_ID_EMPTY && !(ks_queue_pod_info(s->queue, pod, &info) && info.gated))
+        ks_nominator_add(s->nominator, pod, pod->nominated_node_name);
+    progress(s);
+    return 0;
+}
+
+int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod,
+                            const struct ks_pod *new_pod)
+{
+    int rc = 0;
+    progress(s);
+    if (new_pod->node_name != KS_ID_EMPTY) {
+        if (!old_pod || old_pod->node_name == KS_ID_EMPTY) {
+            /* bound by someone else: it leaves the queue (a pod in flight is dropped when it returns) */
+            ks_queue_delete(s->queue, new_pod);
+            ks_nominator_remove(s->nominator, new_pod);
+            return add_bound(s, new_pod);
+        }
+        struct ks_cluster_event evs[KS_ACTION_COUNT];
+        uint32_t n = ks_pod_update_events(old_pod, new_pod, KS_ER_ASSIGNED_POD, evs);
+        /* the read section keeps @old_pod alive after the cache lets go of it */
+        ks_rcu_read_lock();
+        if ((rc = ks_cache_update_pod(s->cache, ks_pod_get(new_pod), new_pod->node_name)) < 0) {
+            ks_pod_put(new_pod);
+        } else {
+            for (uint32_t i = 0; i < n; i++)
+                ks_queue_move_event(s->queue, &evs[i], old_pod, new_pod);
+        }
+        ks_rcu_read_unlock();
+        return rc;
+    }
+    if (!framework_of(s, new_pod))
+        return 1;
+    /* UpdateNominatedPod: a nomination follows the pod to its new version */
+    uint32_t nominated = old_pod ? ks_nominator_node(s->nominator, old_pod) : KS_ID_EMPTY;
+    if (nominated == KS_ID_EMPTY)
+        nominated = new_pod->nominated_node_name;
+    if (nominated != KS_ID_EMPTY)
+        ks_nominator_add(s->nominator, new_pod, nominated);
+    return ks_queue_update(s->queue, old_pod, ks_pod_get(new_pod));
+}
+
+int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod)
+{
+    progress(s);
+    uint32_t nominated = ks_nominator_node(s->nominator, pod);
+    bool queued = ks_queue_delete(s->queue, pod);
+    ks_nominator_remove(s->nominator, pod);
+    struct ks_framework *fw = framework_of(s, pod);
+    if (fw)
+        ks_fw_reject(fw, pod, NULL, "removed"); /* RejectWaitingPod: a pod waiting on Permit */
+    if (queued) {
+        /* a nominated pod held room on its node for others' Filter: that room is free now */
+        if (nominated != KS_ID_EMPTY) {
+            struct ks_pod view;
+            pod_view(pod, &view);
+            view.nominated_node_name = nominated;
+            ks__event(s, KS_ER_UNSCHEDULED_POD, KS_ACT_DELETE, &view, NULL);
+        }
+        return 0;
+    }
+    uint32_t node = ks_cache_pod_node(s->cache, pod);
+    if (node == KS_ID_NONE)
+        return -ENOENT;
+    ks_rcu_read_lock(); /* keeps @pod readable after the cache drops its reference */
+    int rc = ks_cache_remove_pod(s->cache, pod);
+    if (rc == 0)
+        ks__assigned_pod_event(s, KS_ACT_DELETE, pod, node);
+    ks_rcu_read_unlock();
     return rc;
+}
+
+int ks_scheduler_node_event(struct ks_scheduler *s, const struct ks_node *old_node, struct ks_node *new_node)
+{
+    int rc;
+    progress(s);
+    /* the read section keeps @old_node alive until the hints have read it */
+    ks_rcu_read_lock();
+    if (!old_node) {
+        if ((rc = ks_cache_add_node(s->cache, new_node)) == 0)
+            ks__event(s, KS_ER_NODE, KS_ACT_ADD, NULL, new_node);
+    } else if (!new_node) {
+        if ((rc = ks_cache_remove_node(s->cache, old_node->name_id)) == 0)
+            ks__event(s, KS_ER_NODE, KS_ACT_DELETE, old_node, NULL);
+    } else {
+        uint32_t actions = ks_node_update_actions(old_node, new_node);
+        if ((rc = ks_cache_update_node(s->cache, new_node)) == 0) {
+            /* one event per kind of change, as NodeSchedulingPropertiesChange lists them */
+            for (uint32_t i = 0; i < KS_ACTION_COUNT; i++) {
+                if (actions & (1u << i))
+                    ks__event(s, KS_ER_NODE, 1u << i, old_node, new_node);
+            }
+        }
+    }
+    ks_rcu_read_unlock();
+    return rc;
+}
+
+void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource resource, const void *old_obj,
+                               const void *new_obj)
+{
+    progress(s);
+    uint32_t actions = !old_obj ? KS_ACT_ADD : !new_obj ? KS_ACT_DELETE : KS_ACT_UPDATE;
+    ks__event(s, resource, actions, old_obj, new_obj);
 }
 
 void ks_scheduler_notify(struct ks_scheduler *s, unsigned events)
 {
-    ks_queue_move(s->queue, events, now_ns());
+    progress(s);
+    ks_queue_move(s->queue, events, ks_queue_now(s->queue));
 }
 
-uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s)
+void ks_scheduler_flush(struct ks_scheduler *s)
+{
+    ks_queue_flush_backoff(s->queue);
+    ks_queue_flush_unschedulable(s->queue);
+}
+
+struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)
+{
+    return s->queue;
+}
+
+/* Schedule until activeQ is empty and no binding is in flight (bindings may requeue pods). */
+static uint64_t drain(struct ks_scheduler *s)
 {
     uint64_t cycles = 0;
     for (;;) {
         while (ks_scheduler_schedule_one(s, false))
             cycles++;
         ks__wait_bindings(s);
-        uint32_t active, unsched;
-        ks_queue_counts(s->queue, &active, &unsched);
-        if (active == 0)
+        struct ks_queue_counts c;
+        ks_queue_count(s->queue, &c);
+        if (!c.active)
             return cycles;
     }
+}
+
+uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s)
+{
+    uint64_t cycles = 0, round_progress = 0;
+    int64_t round_end = 0;
+    bool in_round = false;
+
+    for (;;) {
+        cycles += drain(s);
+        int64_t first, last;
+        /* an injected clock belongs to its owner: only the default one is moved */
+        if (!ks_queue_backoff_bounds(s->queue, &first, &last) || s->opts.clock.now)
+            break;
+        /*
+         * A round retries every pod that was in backoff when it began. Another round is
+         * worth it only if the last one bound a pod, evicted one, or saw an event:
+         * otherwise the pods left would fail the same way forever.
+         */
+        uint64_t now_progress = atomic_load_explicit(&s->progress, memory_order_relaxed);
+        if (!in_round || first > round_end) {
+            if (in_round && now_progress == round_progress)
+                break;
+            in_round = true;
+            round_end = last;
+            round_progress = now_progress;
+        }
+        warp_to(s, first);
+        ks_queue_flush_backoff(s->queue);
+    }
+#ifdef KS_QUEUE_DEBUG
+    char msg[256];
+    if (ks_queue_check(s->queue, msg, sizeof(msg)) < 0) {
+        fprintf(stderr, "ksched queue invariant violated: %s\n", msg);
+        abort();
+    }
+#endif
+    return cycles;
 }

@@ -7,12 +7,14 @@
  * FailedScheduling message; binder.c: the binding threads.
  *
  * Context: fields marked (sched) belong to the scheduling thread; (bind) to binder
- * threads under bind_lock.
+ * threads under bind_lock. Lock order: bind_lock and event_lock are never held while
+ * calling into the queue or the cache; the queue's and the cache's locks are leaves.
  */
 #ifndef KSCHED_ENGINE_SCHEDULER_INTERNAL_H
 #define KSCHED_ENGINE_SCHEDULER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,6 +33,27 @@ struct ks_bind_job {
     uint64_t cycle;
 };
 
+/*
+ * A node with pods nominated to it (by preemption) of at least the cycle's pod's priority:
+ * the node as if they were running there, and the cycle state with their AddPod applied
+ * (addGENominatedPods). Built by the scheduling thread before the parallel Filter; the
+ * workers only read it.
+ */
+struct ks_nominated_node {
+    uint32_t name;
+    const struct ks_node_snap *derived;
+    struct ks_cycle_state cs; /* initialised once, reused */
+};
+
+struct ks_nominated_scratch {
+    uint32_t n, cap; /* nodes this cycle, sorted by name; allocated entries */
+    struct ks_nominated_node *nodes;
+    struct ks_arena arena;    /* derived records */
+    uint32_t npods, cap_pods; /* nominations listed this cycle (references held until the next) */
+    const struct ks_pod **pods;
+    uint32_t *pod_nodes;
+};
+
 /* Growable scratch of one cycle (sched): reused, so steady state allocates nothing. */
 struct ks_cycle_scratch {
     uint32_t cap_nodes;
@@ -43,6 +66,7 @@ struct ks_cycle_scratch {
     uint32_t cap_scores;
     int64_t *scores; /* feasible x nscore */
     int64_t *totals;
+    struct ks_nominated_scratch nom;
 };
 
 struct ks_scheduler {
@@ -72,6 +96,19 @@ struct ks_scheduler {
     pthread_t *binders;
 
     pthread_mutex_t event_lock; /* serialises on_event callbacks */
+
+    struct ks_event_map **maps; /* per framework: events and PreEnqueue plugins (queue/plugin_events.c) */
+    struct ks_clock clock;      /* what the queue reads */
+    _Atomic int64_t warp_ns;    /* the default clock: how far batch runs moved it past CLOCK_MONOTONIC */
+    /* bindings, evictions and delivered events: a batch round of retries that moves it is worth another */
+    _Atomic uint64_t progress;
+
+    /* the flusher thread (opts.flusher) */
+    pthread_t flusher;
+    bool flusher_started;
+    bool flush_quit; /* guarded by flush_lock */
+    pthread_mutex_t flush_lock;
+    pthread_cond_t flush_wake; /* quit */
 };
 
 /* A job from the free list (or a new one), its cycle state reset. NULL when out of memory. */
@@ -83,11 +120,45 @@ void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struc
               const char *message);
 
 /*
- * ks__failure - handle a failed attempt (scheduling or binding cycle): emit the event,
- * record it in the pod's status, and give the pod back to the queue (handleSchedulingFailure).
+ * ks__failure - handle a failed attempt (scheduling or binding cycle): emit the event and
+ * give the pod back to the queue (handleSchedulingFailure): a rejection (Unschedulable*)
+ * with the plugins in @rejectors (slots) waits for the events they register; an error is
+ * retried after backoff. Scheduling thread or a binder.
  */
 void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queued_pod *qp, uint64_t cycle,
                  int code, const char *message, uint64_t rejectors);
+
+/*
+ * ks__event - deliver cluster event @ev (objects @old_obj / @new_obj, NULL on add / delete)
+ * to the queue. Any thread; the objects stay valid for the call.
+ */
+void ks__event(struct ks_scheduler *s, enum ks_event_resource resource, uint32_t actions, const void *old_obj,
+               const void *new_obj);
+
+/*
+ * ks__assigned_pod_event - AssignedPod/@actions for @pod bound to @node: hints see a
+ * shallow copy with spec.nodeName set (the in-process binder's pods keep theirs empty).
+ */
+void ks__assigned_pod_event(struct ks_scheduler *s, uint32_t actions, const struct ks_pod *pod,
+                            uint32_t node);
+
+/*
+ * Nominated pods on the Filter path (RunFilterPluginsWithNominatedPods), schedule_one.c.
+ * ks__nominated_prepare - for every node with nominated pods of priority >= @pod's (not
+ * @pod itself), build the derived record and cloned state (scheduling thread, inside the
+ * read section holding @snap). Nothing to do when the nominator is empty. Returns a code
+ * with @st filled on Error.
+ * ks__nominated_find - the entry of node @name this cycle, NULL when none (workers).
+ * ks__filter_node - Filter @node, with the nominated pods when it has some: a first pass
+ * with them added, and if that passes, a second without (workers).
+ */
+int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
+                          const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_status *st);
+const struct ks_nominated_node *ks__nominated_find(const struct ks_nominated_scratch *nom, uint32_t name);
+int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scratch *nom,
+                    const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                    const struct ks_node_snap *node, struct ks_status *st);
+void ks__nominated_free(struct ks_nominated_scratch *nom);
 
 /* binder.c */
 int ks__binders_start(struct ks_scheduler *s);

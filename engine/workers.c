@@ -1,12 +1,37 @@
 /*
  * workers.c - the parallel-for pool of include/ksched/workers.h.
  *
- * A job is published under the pool mutex with a new sequence number and the workers
- * are woken by a condition variable; each then claims blocks from `next` with a relaxed
- * fetch-add (indices are independent, the claim order is all that matters) until the
- * range is exhausted or `stopped` is set. Completion is counted in `active` under the
- * mutex; the submitter waits for it, so every write a block made happens-before the
- * submitter returns (mutex release/acquire).
+ * A scheduling cycle hands the pool two short jobs (Filter, then Score: tens of
+ * microseconds each), thousands of times a second. Waking a thread through a condition
+ * variable costs a futex system call on each side and a context switch, about 10 µs on
+ * these machines: more than the work it would share. So threads between jobs spin on the
+ * job number for a while (KS_WORKERS_SPIN_NS), yielding the core every few dozen polls so
+ * that a thread waiting for it (a binder) runs now rather than preempt a block later, and
+ * only then sleep on the condition variable; the submitter signals it only when some
+ * thread sleeps. A busy scheduler thus hands a job over with a few cache-line transfers,
+ * an idle one costs no CPU.
+ *
+ * Protocol (all atomics below are sequentially consistent where a comment says "Dekker":
+ * each side stores one variable then loads the other, so at least one sees the other's
+ * store):
+ *   - submit: write the job fields, store open = seq + 1 and then seq = seq + 1 (both
+ *     after the fields, release); wake sleepers if `sleepers` > 0 (Dekker with a sleeper's
+ *     sleepers++ / seq load); drain blocks itself; then close: open = 0, and wait until
+ *     `inside` is 0 (Dekker with a worker's inside++ / open load).
+ *   - worker: see seq move to s; inside++; if open == s (acquire: the job fields are
+ *     visible) drain blocks; inside-- (release: its writes happen-before the submitter
+ *     returns). A worker that sees open != s arrived after the close and touches nothing:
+ *     the job's context may already be gone.
+ * Blocks are claimed with a relaxed fetch-add on `next`, in increasing order, and a claimed
+ * block is always finished, so the processed indices are a prefix even when stopped.
+ *
+ * Spinning assumes the threads have cores to themselves. When they do not (more runnable
+ * threads than cores: binders, other processes), a thread can be preempted in the middle
+ * of a block and the submitter then waits a whole time slice for it. So a job whose
+ * submitter had to wait long for a thread (a stall: KS_WORKERS_STALL_SPINS spins) makes
+ * the next `backoff` jobs run on the submitter alone; the backoff doubles with each stall
+ * (up to KS_WORKERS_BACKOFF_MAX jobs) and halves with each job that ran in parallel without
+ * one. A pool that keeps stalling thus degrades to the serial loop, not below it.
  */
 #include "ksched/workers.h"
 
@@ -14,28 +39,44 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* How long an idle thread keeps polling for the next job before it sleeps. */
+#define KS_WORKERS_SPIN_NS (200 * 1000)
+/* Spins of a submitter waiting for a thread inside its job before it yields and calls the job stalled. */
+#define KS_WORKERS_STALL_SPINS 1024
+#define KS_WORKERS_BACKOFF_MIN 16
+#define KS_WORKERS_BACKOFF_MAX 4096
 
 struct ks_workers {
-    pthread_mutex_t lock;
-    pthread_cond_t wake; /* workers wait here for a new job */
-    pthread_cond_t idle; /* the submitter waits here for the job's end */
-    uint64_t seq;        /* job number; guarded by lock */
-    uint32_t active;     /* workers still inside the current job; guarded by lock */
-    bool quit;           /* guarded by lock */
-
-    /* the current job: written under lock before seq moves, read-only during the job */
+    /* the current job: written by the submitter before `open` and `seq` move, read-only during the job */
     ks_job_fn fn;
     void *ctx;
     uint32_t n, block;
-    atomic_uint next;     /* first unclaimed index */
-    atomic_bool stopped;  /* ks_workers_stop() was called */
-    atomic_uint done_end; /* end of the processed prefix */
+
+    _Alignas(64) atomic_uint next; /* first unclaimed index */
+    atomic_bool stopped;           /* ks_workers_stop() was called */
+    atomic_uint done_end;          /* end of the processed prefix */
+
+    _Alignas(64) atomic_uint seq; /* job number: moves once per job that uses the threads */
+    atomic_uint open;             /* seq of the job threads may still join, 0 once closed */
+    atomic_uint inside;           /* threads that joined the current job and have not left */
+
+    _Alignas(64) pthread_mutex_t lock; /* guards sleeping and quit */
+    pthread_cond_t wake;               /* sleeping threads wait here for seq to move or quit */
+    atomic_uint sleepers;              /* threads asleep or about to sleep on wake */
+    atomic_bool quit;
 
     uint32_t nthreads;
     pthread_t *threads;
+
+    /* submitter only */
+    uint32_t serial_jobs; /* jobs still to run on the submitter alone after a stall */
+    uint32_t backoff;     /* serial_jobs after the next stall */
 };
 
 struct worker_arg {
@@ -43,7 +84,23 @@ struct worker_arg {
     uint32_t id;
 };
 
-/* Claim and run blocks until none is left; returns nothing, records the prefix end. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Claim and run blocks until none is left or the job is stopped; records the prefix end. */
 static void drain(struct ks_workers *w, uint32_t id)
 {
     for (;;) {
@@ -62,44 +119,75 @@ static void drain(struct ks_workers *w, uint32_t id)
     }
 }
 
+/* Wait until seq differs from @seen or quit is set: spin first, then sleep. Returns the new seq. */
+static unsigned wait_job(struct ks_workers *w, unsigned seen)
+{
+    unsigned s;
+    int64_t deadline = 0;
+    for (uint32_t spins = 0;; spins++) {
+        /* acquire: pairs with the submitter's release store of seq */
+        if ((s = atomic_load_explicit(&w->seq, memory_order_acquire)) != seen ||
+            atomic_load_explicit(&w->quit, memory_order_relaxed))
+            return s;
+        cpu_relax();
+        if ((spins & 63) == 63)
+            sched_yield(); /* a binder or another process waiting for this core goes first */
+        if ((spins & 255) != 255)
+            continue;
+        int64_t t = now_ns();
+        if (!deadline) {
+            deadline = t + KS_WORKERS_SPIN_NS;
+        } else if (t > deadline) {
+            break;
+        }
+    }
+    pthread_mutex_lock(&w->lock);
+    /* Dekker with ks_workers_run: sleepers++ then load seq; the submitter stores seq then loads sleepers */
+    atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
+    while ((s = atomic_load_explicit(&w->seq, memory_order_seq_cst)) == seen &&
+           !atomic_load_explicit(&w->quit, memory_order_relaxed))
+        pthread_cond_wait(&w->wake, &w->lock);
+    atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&w->lock);
+    return s;
+}
+
 static void *worker_main(void *p)
 {
     struct worker_arg *a = p;
     struct ks_workers *w = a->w;
     uint32_t id = a->id;
-    uint64_t seen = 0;
+    unsigned seen = 0;
 
     free(a);
     ks_rcu_register_thread();
-    pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->quit && w->seq == seen)
-            pthread_cond_wait(&w->wake, &w->lock);
-        if (w->quit)
+        unsigned s = wait_job(w, seen);
+        if (atomic_load_explicit(&w->quit, memory_order_relaxed))
             break;
-        seen = w->seq;
-        pthread_mutex_unlock(&w->lock);
-        drain(w, id);
-        pthread_mutex_lock(&w->lock);
-        if (--w->active == 0)
-            pthread_cond_signal(&w->idle);
+        seen = s;
+        /* Dekker with the close in ks_workers_run: inside++ then load open */
+        atomic_fetch_add_explicit(&w->inside, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&w->open, memory_order_seq_cst) == s)
+            drain(w, id);
+        /* release: every write of the blocks run here happens-before the submitter sees inside drop */
+        atomic_fetch_sub_explicit(&w->inside, 1, memory_order_release);
     }
-    pthread_mutex_unlock(&w->lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
 
 int ks_workers_create(uint32_t threads, struct ks_workers **out)
 {
-    struct ks_workers *w = calloc(1, sizeof(*w));
+    struct ks_workers *w = aligned_alloc(64, (sizeof(*w) + 63) / 64 * 64);
     int rc = -ENOMEM;
 
     *out = NULL;
     if (!w)
         return -ENOMEM;
+    *w = (struct ks_workers){.backoff = KS_WORKERS_BACKOFF_MIN};
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
-    pthread_cond_init(&w->idle, NULL);
     if (threads && !(w->threads = calloc(threads, sizeof(*w->threads))))
         goto err_threads;
     for (uint32_t i = 0; i < threads; i++) {
@@ -120,7 +208,6 @@ err_start:
     ks_workers_destroy(w);
     return rc ? rc : -ENOMEM;
 err_threads:
-    pthread_cond_destroy(&w->idle);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);
@@ -132,13 +219,12 @@ void ks_workers_destroy(struct ks_workers *w)
     if (!w)
         return;
     pthread_mutex_lock(&w->lock);
-    w->quit = true;
+    atomic_store_explicit(&w->quit, true, memory_order_relaxed);
     pthread_cond_broadcast(&w->wake);
     pthread_mutex_unlock(&w->lock);
     for (uint32_t i = 0; i < w->nthreads; i++)
         pthread_join(w->threads[i], NULL);
     free(w->threads);
-    pthread_cond_destroy(&w->idle);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);
@@ -160,20 +246,44 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
     atomic_store_explicit(&w->next, 0, memory_order_relaxed);
     atomic_store_explicit(&w->stopped, false, memory_order_relaxed);
     atomic_store_explicit(&w->done_end, 0, memory_order_relaxed);
-    if (n <= block || w->nthreads == 0) {
+    if (n <= block || w->nthreads == 0 || w->serial_jobs) {
+        if (n > block && w->serial_jobs)
+            w->serial_jobs--;
         drain(w, 0);
         return atomic_load_explicit(&w->done_end, memory_order_relaxed);
     }
-    pthread_mutex_lock(&w->lock);
-    w->seq++;
-    w->active = w->nthreads;
-    pthread_cond_broadcast(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    unsigned s = atomic_load_explicit(&w->seq, memory_order_relaxed) + 1;
+    if (s == 0)
+        s = 1; /* 0 means "closed" in open */
+    /* release: a thread that reads this open or seq sees the job fields written above */
+    atomic_store_explicit(&w->open, s, memory_order_release);
+    /* Dekker with a sleeping thread: store seq then load sleepers */
+    atomic_store_explicit(&w->seq, s, memory_order_seq_cst);
+    if (atomic_load_explicit(&w->sleepers, memory_order_seq_cst)) {
+        pthread_mutex_lock(&w->lock);
+        pthread_cond_broadcast(&w->wake);
+        pthread_mutex_unlock(&w->lock);
+    }
     drain(w, 0);
-    pthread_mutex_lock(&w->lock);
-    while (w->active)
-        pthread_cond_wait(&w->idle, &w->lock);
-    pthread_mutex_unlock(&w->lock);
+    /*
+     * close: a thread that has not joined yet stays out; wait for those inside (Dekker:
+     * store open, load inside). The load that reads 0 acquires every thread's release
+     * decrement (one release sequence of RMWs), so the blocks' writes are visible.
+     */
+    atomic_store_explicit(&w->open, 0, memory_order_seq_cst);
+    uint32_t spins = 0;
+    for (; atomic_load_explicit(&w->inside, memory_order_seq_cst); spins++) {
+        if (spins < KS_WORKERS_STALL_SPINS)
+            cpu_relax();
+        else
+            sched_yield(); /* a joined thread was preempted mid-block: give it the CPU */
+    }
+    if (spins >= KS_WORKERS_STALL_SPINS) {
+        w->serial_jobs = w->backoff;
+        w->backoff = w->backoff < KS_WORKERS_BACKOFF_MAX ? w->backoff * 2 : KS_WORKERS_BACKOFF_MAX;
+    } else if (w->backoff > KS_WORKERS_BACKOFF_MIN) {
+        w->backoff /= 2;
+    }
     return atomic_load_explicit(&w->done_end, memory_order_relaxed);
 }
 

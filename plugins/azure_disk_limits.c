@@ -1,14 +1,28 @@
 /*
- * azure_disk_limits.c - the AzureDiskLimits plugin: the in-tree Azure Disk attach limit filter,
- * kept for v1beta2/v1beta3 configurations; invalid in v1 (PreFilter, Filter).
+ * azure_disk_limits.c - the AzureDiskLimits plugin: the in-tree Azure disk attach limit
+ * filter (PreFilter, Filter). A default of the v1beta2 and v1beta3 profiles; upstream removed
+ * the in-tree limit plugins afterwards and kubescheduler.config.k8s.io/v1 rejects the name.
  *
- * Mirrors pkg/scheduler/framework/plugins/nodevolumelimits/non_csi.go. It takes no args. Its
- * extension-point ops join this table with the framework runtime; the points it implements are
- * listed in ksched/registry.h.
+ * Mirrors pkg/scheduler/framework/plugins/nodevolumelimits/non_csi.go (azureDiskVolumeFilter)
+ * as of its last release: unbound claims of classes provisioned by kubernetes.io/azure-disk
+ * against KUBE_MAX_PD_VOLS or 16 (node allocatable attachable-volumes-azure-disk replaces
+ * it); "node(s) exceed max volume count" when exceeded; nodes with a CSINode defer to
+ * NodeVolumeLimits. Inline azureDisk volumes and in-tree PV sources are not part of ksched's
+ * object model. See ebs_limits.c for the shared semantics (plugins/helper_volumes.c). No args.
  */
+#include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
+
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    return ks_noncsi_init(KS_NONCSI_AZURE_DISK, in, self, err);
+}
 
 const struct ks_plugin ks_plugin_azure_disk_limits = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "AzureDiskLimits",
+    .init = init,
+    .destroy = ks_noncsi_destroy,
+    .pre_filter = ks_noncsi_pre_filter,
+    .filter = ks_noncsi_filter,
 };

@@ -2,17 +2,44 @@
  * default_preemption.c - the DefaultPreemption plugin: when no node fits a pod, find
  * lower-priority victims whose eviction makes room and nominate that node (PostFilter).
  *
- * Mirrors pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go.
+ * Mirrors pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go with the
+ * evaluator of framework/preemption (plugins/helper_preemption.c):
+ *   - PodEligibleToPreemptOthers: preemptionPolicy Never, or a lower-priority pod on the
+ *     pod's nominated node terminating because of an earlier preemption (deletionTimestamp
+ *     and a DisruptionTarget condition with reason PreemptionByScheduler), unless that node
+ *     is UnschedulableAndUnresolvable for the pod now;
+ *   - candidate nodes: those whose Filter status is Unschedulable (NodesForStatusCode), tried
+ *     from a random offset drawn from the cycle's seed until max(nodes * percentage / 100,
+ *     absolute) candidates (capped at the node count) were found;
+ *   - SelectVictimsOnNode (ks_preempt_select_victims): remove every pod of lower priority,
+ *     check that the pod fits (Filter with the pods nominated there), then reprieve the
+ *     removed pods most important first, PDB-violating ones before the others, keeping
+ *     each one that still leaves room;
+ *   - the node is chosen and prepared by the evaluator; messages are upstream's, prefixed
+ *     with "preemption: ".
  * Args (DefaultPreemptionArgs): defaults of SetDefaults_DefaultPreemptionArgs (10% and
- * 100 candidate nodes) and the checks of ValidateDefaultPreemptionArgs. The PostFilter op
- * joins this table with the framework runtime.
+ * 100 candidate nodes) and the checks of ValidateDefaultPreemptionArgs.
+ *
+ * Context: PostFilter runs on the scheduling thread inside the RCU read section of the
+ * cycle's snapshot; it allocates (dry runs copy node records and cycle states) and, for
+ * the chosen node, evicts the victims through the framework's evictor.
  */
+#include "ksched/api.h"
+#include "ksched/cache.h"
 #include "ksched/config_decode.h"
+#include "ksched/framework.h"
+#include "ksched/intern.h"
+#include "ksched/loader.h"
+#include "ksched/nominator.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_helpers_preemption.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 /* ---- args ----------------------------------------------------------------------------------- */
 
@@ -63,6 +90,271 @@ static void args_print(const void *args, struct ks_yaml_out *o)
     ks_yaml_key_int(o, "minCandidateNodesAbsolute", a->min_candidate_nodes_absolute);
 }
 
+/* ---- instance ------------------------------------------------------------------------------------ */
+
+struct preemption {
+    struct ks_framework *fw;
+    int32_t percentage; /* minCandidateNodesPercentage */
+    int32_t absolute;   /* minCandidateNodesAbsolute */
+};
+
+/* init - New. Start-up, one thread. */
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    const struct ks_defaultpreemption_args *a = in->args;
+    struct preemption *pl = calloc(1, sizeof(*pl));
+
+    (void)err;
+    if (!pl)
+        return -ENOMEM;
+    pl->fw = in->framework;
+    pl->percentage = a ? a->min_candidate_nodes_percentage : 10;
+    pl->absolute = a ? a->min_candidate_nodes_absolute : 100;
+    if (ks_intern(KS_PREEMPT_NO_VICTIMS) == KS_ID_NONE || ks_intern(KS_PREEMPT_NOT_HELPFUL) == KS_ID_NONE) {
+        free(pl);
+        return -ENOMEM;
+    }
+    *self = pl;
+    return 0;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+/* ---- eligibility ------------------------------------------------------------------------------- */
+
+/* The code of @name's status in @d; a node without an entry has the absent status (default: U&U). */
+static enum ks_code status_code(const struct ks_diagnosis *d, uint32_t name)
+{
+    for (uint32_t i = 0; i < d->nfailed; i++) {
+        if (d->nodes[i]->name == name)
+            return d->statuses[i].code;
+    }
+    return d->absent.code == KS_SUCCESS ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : d->absent.code;
+}
+
+/* podTerminatingByPreemption: being deleted, with the DisruptionTarget condition preemption sets. */
+static bool terminating_by_preemption(const struct ks_pod *p)
+{
+    if (p->meta.deletion_time == KS_TIME_NONE)
+        return false;
+    for (uint32_t i = 0; i < p->nconditions; i++) {
+        const struct ks_pod_condition *c = &p->conditions[i];
+        if (c->type && strcmp(c->type, "DisruptionTarget") == 0)
+            return c->status && strcmp(c->status, "True") == 0 && c->reason &&
+                   strcmp(c->reason, "PreemptionByScheduler") == 0;
+    }
+    return false;
+}
+
+/* PodEligibleToPreemptOthers: NULL when @pod may preempt, else why not. */
+static const char *not_eligible(const struct ks_framework_deps *deps, const struct ks_snapshot *snap,
+                                const struct ks_pod *pod, const struct ks_diagnosis *diag)
+{
+    if (pod->preemption_policy == KS_PREEMPT_NEVER)
+        return "not eligible due to preemptionPolicy=Never.";
+    uint32_t nominated = deps->nominator ? ks_nominator_node(deps->nominator, pod) : KS_ID_EMPTY;
+    if (nominated == KS_ID_EMPTY)
+        nominated = pod->nominated_node_name; /* status.nominatedNodeName from the input */
+    if (nominated == KS_ID_EMPTY)
+        return NULL;
+    /* the filters now rule the nominated node out: preempting elsewhere may help */
+    if (status_code(diag, nominated) == KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return NULL;
+    const struct ks_node_snap *node = ks_snapshot_find(snap, nominated);
+    for (uint32_t i = 0; node && i < node->npods; i++) {
+        const struct ks_pod *p = node->pods[i];
+        if (p->priority < pod->priority && terminating_by_preemption(p))
+            return "not eligible due to a terminating pod on the nominated node.";
+    }
+    return NULL;
+}
+
+/* ---- candidate nodes ----------------------------------------------------------------------------- */
+
+struct name_code {
+    uint32_t name;
+    enum ks_code code;
+};
+
+static int cmp_name_code(const void *a, const void *b)
+{
+    uint32_t x = ((const struct name_code *)a)->name, y = ((const struct name_code *)b)->name;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * NodesForStatusCode(Unschedulable): when absent nodes are Unschedulable, every node of the
+ * snapshot whose status is; otherwise the listed nodes that are. Into @out (room for every
+ * node). Returns the count, or -1 when out of memory.
+ */
+static int64_t potential_nodes(const struct ks_diagnosis *d, const struct ks_snapshot *snap,
+                               const struct ks_node_snap **out)
+{
+    uint32_t n = 0;
+    if (d->absent.code != KS_UNSCHEDULABLE) {
+        for (uint32_t i = 0; i < d->nfailed; i++) {
+            if (d->statuses[i].code == KS_UNSCHEDULABLE && (d->nodes[i]->flags & KS_SNAP_HAS_NODE))
+                out[n++] = d->nodes[i];
+        }
+        return n;
+    }
+    struct name_code *listed = malloc((d->nfailed ? d->nfailed : 1) * sizeof(*listed));
+    if (!listed)
+        return -1;
+    for (uint32_t i = 0; i < d->nfailed; i++)
+        listed[i] = (struct name_code){d->nodes[i]->name, d->statuses[i].code};
+    qsort(listed, d->nfailed, sizeof(*listed), cmp_name_code);
+    for (uint32_t i = 0; i < snap->nnodes; i++) {
+        const struct ks_node_snap *node = ks_snapshot_node(snap, i);
+        struct name_code key = {.name = node->name};
+        const struct name_code *hit = bsearch(&key, listed, d->nfailed, sizeof(*listed), cmp_name_code);
+        if ((hit ? hit->code : d->absent.code) == KS_UNSCHEDULABLE && (node->flags & KS_SNAP_HAS_NODE))
+            out[n++] = node;
+    }
+    free(listed);
+    return n;
+}
+
+/* calculateNumCandidates */
+static uint32_t num_candidates(const struct preemption *pl, uint32_t nodes)
+{
+    int64_t n = (int64_t)nodes * pl->percentage / 100;
+    if (n < pl->absolute)
+        n = pl->absolute;
+    return n > nodes ? nodes : (uint32_t)n;
+}
+
+/* The dry run's random offset (upstream: rand.Int31n), drawn from the cycle's seed. */
+static uint32_t random_offset(uint64_t seed, uint32_t n)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull; /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return n ? (uint32_t)(z % n) : 0;
+}
+
+/* ---- PostFilter -------------------------------------------------------------------------------- */
+
+/* Fill @st with @code and "preemption: " + @msg as one interned reason. */
+static int fail(struct ks_status *st, enum ks_code code, const char *msg)
+{
+    size_t len = strlen(msg) + sizeof("preemption: ");
+    char *buf = malloc(len);
+    uint32_t id = KS_ID_NONE;
+    if (buf) {
+        snprintf(buf, len, "preemption: %s", msg);
+        id = ks_intern(buf);
+        free(buf);
+    }
+    st->code = code;
+    st->plugin = KS_NO_PLUGIN;
+    st->nreasons = 0;
+    if (id != KS_ID_NONE)
+        st->reasons[st->nreasons++] = id;
+    return code;
+}
+
+/* No candidate: the FitError of the dry run (NULL: no node was worth one), nomination cleared. */
+static int no_candidate(const struct ks_framework_deps *deps, const struct ks_pod *pod,
+                        const struct ks_preempt_dry_run *dry, uint32_t nall, struct ks_status *st)
+{
+    char *msg = ks_preempt_fit_message(dry, nall);
+    if (!msg)
+        return fail(st, KS_ERROR, "out of memory");
+    /* upstream returns an empty nominated node, which clears the pod's nomination */
+    if (deps->nominator)
+        ks_nominator_remove(deps->nominator, pod);
+    fail(st, KS_UNSCHEDULABLE, msg);
+    free(msg);
+    return KS_UNSCHEDULABLE;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* post_filter - PostFilter (Evaluator.Preempt). Scheduling thread, inside the snapshot's RCU read section. */
+static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                       struct ks_status *st)
+{
+    struct preemption *pl = self;
+    const struct ks_framework_deps *deps = pl->fw ? ks_framework_deps(pl->fw) : NULL;
+
+    res->nominated_node = KS_ID_EMPTY;
+    if (!deps || !deps->cache)
+        return fail(st, KS_ERROR, "no cluster snapshot to preempt in");
+    const struct ks_snapshot *snap = ks_cache_snapshot(deps->cache);
+
+    /* 1) is the pod eligible to preempt others? */
+    const char *why = not_eligible(deps, snap, pod, diag);
+    if (why)
+        return fail(st, KS_UNSCHEDULABLE, why);
+
+    /* 2) candidates from dry runs on the nodes where removing pods may help */
+    if (snap->nnodes == 0)
+        return fail(st, KS_ERROR, "no nodes available");
+    const struct ks_node_snap **potential = malloc(snap->nnodes * sizeof(*potential));
+    int64_t np = potential ? potential_nodes(diag, snap, potential) : -1;
+    if (np < 0) {
+        free(potential);
+        return fail(st, KS_ERROR, "out of memory");
+    }
+    if (np == 0) {
+        free(potential);
+        return no_candidate(deps, pod, NULL, snap->nnodes, st);
+    }
+
+    const struct ks_objects *objs = deps->objects;
+    struct ks_preemptor p = {
+        .fw = pl->fw,
+        .cs = cs,
+        .pod = pod,
+        .nominator = deps->nominator,
+        .evictor = &deps->evictor,
+        .plugin = ks_plugin_default_preemption.name,
+        .npdbs = objs ? ks_objects_count(objs, PDB) : 0,
+        .pdbs = objs ? (const struct ks_pod_disruption_budget *const *)objs->of[KS_KIND_PDB].items : NULL,
+        .now_ns = now_ns(),
+    };
+    struct ks_preempt_dry_run dry = {0};
+    uint32_t n = (uint32_t)np;
+    int rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),
+                                ks_preempt_select_victims, NULL, &dry);
+    free(potential);
+    if (rc < 0) {
+        ks_preempt_dry_run_free(&dry);
+        return fail(st, KS_ERROR, "out of memory");
+    }
+    if (dry.ncandidates == 0) {
+        char err[KS_ERROR_MSG_MAX * 2];
+        rc = ks_preempt_dry_run_error(&dry, err, sizeof(err))
+                 ? fail(st, KS_ERROR, err)
+                 : no_candidate(deps, pod, &dry, snap->nnodes, st);
+        ks_preempt_dry_run_free(&dry);
+        return rc;
+    }
+
+    /* 3) the best candidate, 4) evict its victims and nominate its node */
+    const struct ks_preempt_candidate *best = ks_preempt_select(dry.candidates, dry.ncandidates, p.now_ns);
+    if ((rc = ks_preempt_prepare(&p, best, st)) != KS_SUCCESS) {
+        char msg[KS_ERROR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", st->nreasons ? ks_intern_str(st->reasons[0]) : "");
+        ks_preempt_dry_run_free(&dry);
+        return fail(st, (enum ks_code)rc, msg);
+    }
+    res->nominated_node = best->node->name;
+    ks_preempt_dry_run_free(&dry);
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_default_preemption = {
@@ -71,4 +363,7 @@ const struct ks_plugin ks_plugin_default_preemption = {
     .args_parse = args_parse,
     .args_print = args_print,
     .args_destroy = args_destroy,
+    .init = init,
+    .destroy = destroy,
+    .post_filter = post_filter,
 };

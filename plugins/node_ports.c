@@ -2,13 +2,165 @@
  * node_ports.c - the NodePorts plugin: filters out nodes where a host port the pod asks for is
  * already in use (PreFilter, Filter).
  *
- * Mirrors pkg/scheduler/framework/plugins/nodeports/node_ports.go. It takes no args. Its
- * extension-point ops join this table with the framework runtime; the points it implements are
- * listed in ksched/registry.h.
+ * Mirrors pkg/scheduler/framework/plugins/nodeports/node_ports.go (current upstream):
+ *  - PreFilter collects the pod's host ports as util.GetHostPorts does: the ports with a
+ *    hostPort > 0 of the restartable init containers (sidecars, restartPolicy: Always),
+ *    then of the containers; an empty hostIP reads as 0.0.0.0 and the protocol defaults to
+ *    TCP (HostPortInfo's sanitize). A pod without host ports is Skip.
+ *  - Filter rejects a node as Unschedulable "node(s) didn't have free ports for the
+ *    requested pod ports" when any wanted port conflicts with the node's used ports as
+ *    HostPortInfo.CheckConflict decides: same protocol and port, and the same IP, or
+ *    either side bound to 0.0.0.0. Without PreFilter state it is an Error
+ *    "reading \"PreFilterNodePorts\" from cycleState: not found", as upstream.
+ * The node record's ports (struct ks_node_snap.ports) are a set sorted by (port,
+ * protocol, ip), so each wanted port is one binary search plus a scan of the entries with
+ * the same port and protocol. It takes no args. The PreFilter state lives in the cycle's
+ * arena and is never changed by add_pod / remove_pod (no state_clone).
  */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ksched/api.h"
+#include "ksched/framework.h"
+#include "ksched/intern.h"
 #include "ksched/registry.h"
+
+struct node_ports {
+    uint16_t slot;
+    uint32_t any_ip;    /* interned "0.0.0.0" (DefaultBindAllHostIP) */
+    uint32_t msg_ports; /* ErrReason */
+    uint32_t msg_state; /* the missing-state error */
+};
+
+/* preFilterState: the pod's host ports, sanitized. */
+struct np_state {
+    uint32_t n;
+    struct ks_host_port ports[];
+};
+
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    struct node_ports *p = malloc(sizeof(*p));
+
+    (void)err;
+    if (!p)
+        return -ENOMEM;
+    p->slot = in->slot;
+    p->any_ip = ks_intern("0.0.0.0");
+    p->msg_ports = ks_intern("node(s) didn't have free ports for the requested pod ports");
+    p->msg_state = ks_intern("reading \"PreFilterNodePorts\" from cycleState: not found");
+    if (p->any_ip == KS_ID_NONE || p->msg_ports == KS_ID_NONE || p->msg_state == KS_ID_NONE) {
+        free(p);
+        return -ENOMEM;
+    }
+    *self = p;
+    return 0;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+/* The host ports of @cs (@n containers; sidecars only when @sidecars_only) into @out, or counted. */
+static uint32_t host_ports(const struct node_ports *p, const struct ks_container *cs, uint32_t n,
+                           bool sidecars_only, struct ks_host_port *out)
+{
+    uint32_t k = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (sidecars_only && !cs[i].restart_always)
+            continue;
+        for (uint32_t j = 0; j < cs[i].nports; j++) {
+            const struct ks_container_port *cp = &cs[i].ports[j];
+            if (cp->host_port <= 0)
+                continue;
+            if (out) {
+                bool any = cp->host_ip == KS_ID_EMPTY || cp->host_ip == KS_ID_NONE;
+                out[k] = (struct ks_host_port){
+                    .ip = any ? p->any_ip : cp->host_ip,
+                    .port = (uint16_t)cp->host_port,
+                    .protocol = (uint8_t)cp->protocol,
+                };
+            }
+            k++;
+        }
+    }
+    return k;
+}
+
+/* pre_filter - util.GetHostPorts into the cycle state; Skip without host ports. Scheduling thread. */
+static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      struct ks_pre_filter_result *res, struct ks_status *st)
+{
+    const struct node_ports *p = self;
+    uint32_t n = host_ports(p, pod->init_containers, pod->ninit_containers, true, NULL) +
+                 host_ports(p, pod->containers, pod->ncontainers, false, NULL);
+
+    (void)res;
+    if (n == 0)
+        return KS_SKIP;
+    struct np_state *s = ks_arena_alloc(&cs->arena, sizeof(*s) + (size_t)n * sizeof(s->ports[0]));
+    if (!s)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    s->n = host_ports(p, pod->init_containers, pod->ninit_containers, true, s->ports);
+    s->n += host_ports(p, pod->containers, pod->ncontainers, false, s->ports + s->n);
+    cs->slot[p->slot] = s;
+    return KS_SUCCESS;
+}
+
+/* HostPortInfo.CheckConflict of @want against the node's sorted used ports. */
+static bool conflicts(const struct ks_host_port *used, uint32_t n, const struct ks_host_port *want,
+                      uint32_t any_ip)
+{
+    uint32_t lo = 0, hi = n;
+
+    /* the first entry not below (port, protocol) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (used[mid].port < want->port ||
+            (used[mid].port == want->port && used[mid].protocol < want->protocol))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t i = lo; i < n && used[i].port == want->port && used[i].protocol == want->protocol; i++) {
+        if (want->ip == any_ip || used[i].ip == any_ip || used[i].ip == want->ip)
+            return true;
+    }
+    return false;
+}
+
+/* filter - fitsPorts. Worker threads; reads the cycle state and the node record; allocation-free. */
+static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct node_ports *p = self;
+    const struct np_state *s = cs->slot[p->slot];
+
+    (void)pod;
+    if (__builtin_expect(!s, 0)) {
+        st->code = KS_ERROR;
+        st->nreasons = 1;
+        st->reasons[0] = p->msg_state;
+        return KS_ERROR;
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (conflicts(node->ports, node->nports, &s->ports[i], p->any_ip)) {
+            st->code = KS_UNSCHEDULABLE;
+            st->nreasons = 1;
+            st->reasons[0] = p->msg_ports;
+            return KS_UNSCHEDULABLE;
+        }
+    }
+    return KS_SUCCESS;
+}
 
 const struct ks_plugin ks_plugin_node_ports = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodePorts",
+    .init = init,
+    .destroy = destroy,
+    .pre_filter = pre_filter,
+    .filter = filter,
 };

@@ -86,6 +86,7 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 struct balanced {
     uint16_t slot;
+    bool cpu_mem; /* exactly cpu then memory (the default): score_cpu_mem() */
     uint32_t nres;
     struct ks_res_spec *res;
     uint32_t msg_no_resources;
@@ -122,6 +123,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
         uint32_t name = a ? a->resources[i].name : (i == 0 ? ks_wk.cpu : ks_wk.memory);
         b->res[i] = (struct ks_res_spec){name, ks_res_kind_of(name), a ? a->resources[i].weight : 1};
     }
+    b->cpu_mem = b->nres == 2 && b->res[0].kind == KS_RES_CPU && b->res[1].kind == KS_RES_MEMORY;
     *self = b;
     return 0;
 
@@ -189,6 +191,27 @@ __attribute__((noinline, cold)) static int no_resources(const struct balanced *b
     return KS_ERROR;
 }
 
+/*
+ * The default case of score() (cpu and memory, the pod's requests from PreScore) with the
+ * node's fields read directly: the same float64 arithmetic as the generic loop for two
+ * resources (one fraction alone has no spread), without a call and a switch per resource.
+ */
+static inline int64_t score_cpu_mem(const int64_t *req, const struct ks_node_snap *node)
+{
+    double f[2];
+    uint32_t n = 0;
+    if (node->alloc_milli_cpu) {
+        double x = (double)(node->req_milli_cpu + req[0]) / (double)node->alloc_milli_cpu;
+        f[n++] = x > 1 ? 1 : x;
+    }
+    if (node->alloc_memory) {
+        double x = (double)(node->req_memory + req[1]) / (double)node->alloc_memory;
+        f[n++] = x > 1 ? 1 : x;
+    }
+    double std = n == 2 ? fabs((f[0] - f[1]) / 2) : 0;
+    return (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
+}
+
 /* score - balancedResourceScorer. Worker threads; allocation-free. */
 static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                  const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
@@ -198,6 +221,10 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     double total = 0, first[2] = {0, 0}, std = 0, f;
     uint32_t n = 0;
 
+    if (s && b->cpu_mem) {
+        *out = score_cpu_mem(s, node);
+        return KS_SUCCESS;
+    }
     *out = 0;
     if (!s) {
         bool best_effort = true;

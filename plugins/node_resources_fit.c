@@ -227,6 +227,7 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 struct fit {
     uint16_t slot;
+    bool least_cpu_mem; /* LeastAllocated over exactly cpu then memory (the default): score_least_cpu_mem() */
     enum ks_scoring_strategy strategy;
     uint32_t nres;
     uint32_t nshape;
@@ -343,6 +344,8 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if ((rc = ks_api_init()) || (rc = intern_all(f)) ||
         (rc = in->args ? copy_args(f, in->args) : default_args(f)))
         goto err_free;
+    f->least_cpu_mem = f->strategy == KS_SCORING_LEAST_ALLOCATED && f->nres == 2 &&
+                       f->res[0].kind == KS_RES_CPU && f->res[1].kind == KS_RES_MEMORY;
     *self = f;
     return 0;
 
@@ -546,6 +549,31 @@ __attribute__((noinline, cold)) static int no_resources(const struct fit *f, str
     return KS_ERROR;
 }
 
+/*
+ * The default profile's case of score() (LeastAllocated over cpu and memory) with the
+ * node's fields read directly: the same arithmetic as the generic loop, without a call and
+ * two switches per resource.
+ */
+static inline int64_t score_least_cpu_mem(const struct fit *f, const struct fit_state *s,
+                                          const struct ks_pod *pod, const struct ks_node_snap *node)
+{
+    int64_t node_score = 0, weight_sum = 0;
+    if (node->alloc_milli_cpu) {
+        int64_t req =
+            node->nonzero_milli_cpu + (s && s->score_req ? s->score_req[0] : pod->nonzero_milli_cpu);
+        node_score += least_requested(req, node->alloc_milli_cpu) * f->res[0].weight;
+        weight_sum += f->res[0].weight;
+    }
+    if (node->alloc_memory) {
+        int64_t req = node->nonzero_memory + (s && s->score_req ? s->score_req[1] : pod->nonzero_memory);
+        node_score += least_requested(req, node->alloc_memory) * f->res[1].weight;
+        weight_sum += f->res[1].weight;
+    }
+    if (weight_sum == 0)
+        return 0;
+    return weight_sum == 2 ? node_score / 2 : node_score / weight_sum;
+}
+
 /* score - resourceAllocationScorer.score. Worker threads; allocation-free. */
 static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                  const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
@@ -554,6 +582,10 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     const struct fit_state *s = cs->slot[f->slot];
     int64_t node_score = 0, weight_sum = 0;
 
+    if (f->least_cpu_mem) {
+        *out = score_least_cpu_mem(f, s, pod, node);
+        return KS_SUCCESS;
+    }
     *out = 0;
     if (__builtin_expect(f->nres == 0, 0))
         return no_resources(f, st);

@@ -1,22 +1,65 @@
 /*
  * pod_topology_spread.c - the PodTopologySpread plugin: topology spread constraints as a
  * filter (DoNotSchedule) and a score (ScheduleAnyway), with cluster default constraints
- * for pods that define none (PreFilter, Filter, PreScore, Score).
+ * for pods that define none (PreFilter with AddPod/RemovePod, Filter, PreScore, Score,
+ * NormalizeScore).
  *
- * Mirrors pkg/scheduler/framework/plugins/podtopologyspread/plugin.go. Args
- * (PodTopologySpreadArgs): defaultingType defaults to System
+ * Mirrors pkg/scheduler/framework/plugins/podtopologyspread/{plugin.go,common.go,
+ * filtering.go,scoring.go} with every feature gate of current upstream on (minDomains,
+ * nodeAffinityPolicy / nodeTaintsPolicy, matchLabelKeys).
+ *
+ * Args (PodTopologySpreadArgs): defaultingType defaults to System
  * (SetDefaults_PodTopologySpreadArgs); ValidatePodTopologySpreadArgs requires System or
  * List, no constraints with System, and per constraint a positive maxSkew, a valid
  * topologyKey, a known whenUnsatisfiable, no labelSelector (it is derived per pod) and no
- * repeated {topologyKey, whenUnsatisfiable}. The extension-point ops join this table with
- * the framework runtime.
+ * repeated {topologyKey, whenUnsatisfiable}. System defaulting means upstream's built-in
+ * constraints: {kubernetes.io/hostname, maxSkew 3} then {topology.kubernetes.io/zone,
+ * maxSkew 5}, both ScheduleAnyway.
+ *
+ * Constraints of a pod (getConstraints): its own, of the extension point's action, with
+ * matchLabelKeys merged into the selector; or, when it has none, the default constraints of
+ * that action with the selector of the Services / ReplicationControllers / ReplicaSets /
+ * StatefulSets that select it (helper.DefaultSelector; none: no constraints). Policies
+ * default to nodeAffinityPolicy Honor and nodeTaintsPolicy Ignore, minDomains to 1.
+ *
+ * PreFilter counts, over every node of the snapshot (not only the feasible ones) that
+ * carries all the constraints' keys and passes a constraint's inclusion policies, the
+ * pods of the pod's namespace its selector matches (terminating pods excluded), per value
+ * of its key; then the critical paths. The counts come from a counter kept across cycles
+ * (plugins/helper_spread.c) that recounts only the node records that changed, so a cycle
+ * costs O(nodes) generation checks + O(domains), not O(pods). No DoNotSchedule constraint:
+ * Skip. AddPod / RemovePod adjust a count and the paths as updateWithPod (and state_clone
+ * copies them for preemption's dry runs).
+ *
+ * Filter, per constraint: a node without the key is UnschedulableAndUnresolvable
+ * "node(s) didn't match pod topology spread constraints (missing required label)"; it is
+ * Unschedulable "node(s) didn't match pod topology spread constraints" when
+ * count(domain) + selfMatch - minMatch > maxSkew, minMatch being the critical path's
+ * minimum, or 0 while fewer domains than minDomains exist.
+ *
+ * PreScore (ScheduleAnyway constraints; none: Skip; no node at all: Skip) counts like
+ * PreFilter over all nodes, except that hostname constraints are counted per node in
+ * Score and that with system defaulting a node need not carry every key. Score sums, per
+ * constraint whose key the node carries, count * log(size + 2) + (maxSkew - 1), size being
+ * the number of distinct values among the scored nodes (for hostname, the number of
+ * scored nodes not ignored), and rounds half away from zero; nodes missing a key score 0
+ * and are ignored by NormalizeScore, which maps s to 100 * (max + min - s) / max.
+ *
+ * Context: PreFilter, PreScore, AddPod/RemovePod and NormalizeScore on the scheduling
+ * thread inside the RCU read section; Filter and Score on workers, allocation-free,
+ * reading the cycle state (cs->arena) and the node record only.
  */
+#include "ksched/api.h"
+#include "ksched/cache.h"
 #include "ksched/config_decode.h"
+#include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +216,489 @@ static void args_print(const void *args, struct ks_yaml_out *o)
     ks_yaml_key_str(o, "defaultingType", a->defaulting == KS_SPREAD_DEFAULTING_LIST ? "List" : "System");
 }
 
+/* ---- instance ------------------------------------------------------------------------------- */
+
+/* Counted queries kept per profile: one per distinct pod template and action is typical. */
+#define PTS_COUNTER_ENTRIES 8
+
+struct pts {
+    uint16_t slot;
+    bool system_defaulted;
+    uint32_t ndefaults;
+    const struct ks_spread_constraint *defaults; /* args' list, or system[] */
+    struct ks_spread_constraint system[2];
+    struct ks_cache *cache;
+    const struct ks_objects *objects;
+    struct ks_spread_counter *counter;
+    uint32_t hostname;
+    uint32_t reason_skew;  /* ErrReasonConstraintsNotMatch */
+    uint32_t reason_label; /* ErrReasonNodeLabelNotMatch */
+};
+
+static void destroy(void *self)
+{
+    struct pts *p = self;
+    if (!p)
+        return;
+    ks_spread_counter_destroy(p->counter);
+    free(p);
+}
+
+static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
+{
+    const struct ks_podtopologyspread_args *a = in->args;
+    struct pts *p = calloc(1, sizeof(*p));
+
+    (void)err;
+    if (!p || ks_api_init() < 0 || ks_spread_counter_create(PTS_COUNTER_ENTRIES, &p->counter) < 0) {
+        free(p);
+        return -ENOMEM;
+    }
+    p->slot = in->slot;
+    p->hostname = ks_wk.hostname_label;
+    p->reason_skew = ks_intern("node(s) didn't match pod topology spread constraints");
+    p->reason_label =
+        ks_intern("node(s) didn't match pod topology spread constraints (missing required label)");
+    /* systemDefaultConstraints */
+    p->system[0] = (struct ks_spread_constraint){
+        .max_skew = 3, .topology_key = ks_wk.hostname_label, .when_unsatisfiable = KS_SCHEDULE_ANYWAY};
+    p->system[1] = (struct ks_spread_constraint){
+        .max_skew = 5, .topology_key = ks_wk.zone_label, .when_unsatisfiable = KS_SCHEDULE_ANYWAY};
+    if (!a || a->defaulting == KS_SPREAD_DEFAULTING_SYSTEM) {
+        p->system_defaulted = true;
+        p->defaults = p->system;
+        p->ndefaults = 2;
+    } else {
+        p->defaults = a->default_constraints;
+        p->ndefaults = a->nconstraints;
+    }
+    if (in->framework) {
+        const struct ks_framework_deps *deps = ks_framework_deps(in->framework);
+        p->cache = deps->cache;
+        p->objects = deps->objects;
+    }
+    if (p->reason_skew == KS_ID_NONE || p->reason_label == KS_ID_NONE) {
+        destroy(p);
+        return -ENOMEM;
+    }
+    *self = p;
+    return 0;
+}
+
+/* ---- constraints ----------------------------------------------------------------------------- */
+
+/* One v1.TopologySpreadConstraint as filterTopologySpreadConstraints turns it into ours. */
+static void constraint_of(const struct ks_spread_constraint *c, const struct ks_label_selector *sel,
+                          const struct ks_pod *pod, struct ks_pts_constraint *out)
+{
+    *out = (struct ks_pts_constraint){
+        .max_skew = c->max_skew,
+        .topology_key = c->topology_key,
+        .selector = sel,
+        .min_domains = c->min_domains ? c->min_domains : 1,
+        .honor_affinity = c->node_affinity_policy != KS_POLICY_IGNORE,
+        .honor_taints = c->node_taints_policy == KS_POLICY_HONOR,
+        .self_match = ks_label_selector_matches(sel, &pod->meta.labels),
+    };
+}
+
+/*
+ * getConstraints for @action: the pod's own constraints, or the default ones with the
+ * pod's default selector. *n is 0 when there are none. Returns 0 or -ENOMEM.
+ */
+static int constraints_of(const struct pts *p, const struct ks_pod *pod, enum ks_unsatisfiable_action action,
+                          struct ks_arena *arena, struct ks_pts_constraint **out, uint32_t *n)
+{
+    const struct ks_spread_constraint *list = pod->nspread ? pod->spread : p->defaults;
+    uint32_t nlist = pod->nspread ? pod->nspread : p->ndefaults, k = 0;
+
+    *n = 0;
+    for (uint32_t i = 0; i < nlist; i++)
+        k += list[i].when_unsatisfiable == action;
+    if (k == 0)
+        return 0;
+    struct ks_pts_constraint *cons = ks_arena_calloc(arena, k, sizeof(*cons));
+    if (!cons)
+        return -ENOMEM;
+    const struct ks_label_selector *dflt = NULL;
+    if (!pod->nspread) {
+        /* buildDefaultConstraints: nothing selects the pod, no default constraints */
+        if (ks_spread_default_selector(p->objects, pod, arena, &dflt) < 0)
+            return -ENOMEM;
+        if (dflt->nreqs == 0)
+            return 0;
+    }
+    k = 0;
+    for (uint32_t i = 0; i < nlist; i++) {
+        const struct ks_spread_constraint *c = &list[i];
+        const struct ks_label_selector *sel = dflt;
+        if (c->when_unsatisfiable != action)
+            continue;
+        if (!dflt && ks_spread_match_label_keys(c, &pod->meta.labels, arena, &sel) < 0)
+            return -ENOMEM;
+        constraint_of(c, sel, pod, &cons[k++]);
+    }
+    *out = cons;
+    *n = k;
+    return 0;
+}
+
+/* The snapshot PreFilter and PreScore count over; NULL without a cache (no nodes). */
+static const struct ks_snapshot *snapshot_of(const struct pts *p)
+{
+    return p->cache ? ks_cache_snapshot(p->cache) : NULL;
+}
+
+/* Count @cons over every node into @counts (tables in @arena). */
+static int count_domains(struct pts *p, const struct ks_pod *pod, const struct ks_pts_constraint *cons,
+                         uint32_t n, bool require_all, bool skip_hostname, struct ks_arena *arena,
+                         struct ks_spread_domains *counts)
+{
+    const struct ks_snapshot *snap = snapshot_of(p);
+    struct ks_spread_term *terms = ks_arena_calloc(arena, n, sizeof(*terms));
+    if (!terms)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        terms[i] = (struct ks_spread_term){
+            .topology_key = cons[i].topology_key,
+            .selector = cons[i].selector,
+            .honor_affinity = cons[i].honor_affinity,
+            .honor_taints = cons[i].honor_taints,
+            .skip = skip_hostname && cons[i].topology_key == p->hostname,
+        };
+    if (!snap) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (ks_spread_domains_clone(&counts[i], &(struct ks_spread_domains){0}, arena) < 0)
+                return -ENOMEM;
+        }
+        return 0;
+    }
+    struct ks_spread_query q = {
+        .ns = pod->meta.namespace_id, .require_all = require_all, .pod = pod, .nterms = n, .terms = terms};
+    return ks_spread_counter_count(p->counter, snap, &q, arena, counts);
+}
+
+static struct ks_pts_cycle *cycle_of(const struct pts *p, struct ks_cycle_state *cs)
+{
+    struct ks_pts_cycle *c = cs->slot[p->slot];
+    if (!c && (c = ks_arena_alloc(&cs->arena, sizeof(*c))))
+        cs->slot[p->slot] = c;
+    return c;
+}
+
+__attribute__((noinline, cold)) static int nomem(struct ks_status *st)
+{
+    return ks_status_set(st, KS_ERROR, "out of memory");
+}
+
+/* ---- PreFilter, AddPod, RemovePod ------------------------------------------------------------------ */
+
+/* pre_filter - calPreFilterState. Scheduling thread, RCU read section. */
+static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      struct ks_pre_filter_result *res, struct ks_status *st)
+{
+    struct pts *p = self;
+    struct ks_pts_constraint *cons = NULL;
+    uint32_t n;
+
+    (void)res;
+    if (constraints_of(p, pod, KS_DO_NOT_SCHEDULE, &cs->arena, &cons, &n) < 0)
+        return nomem(st);
+    if (n == 0)
+        return KS_SKIP;
+    struct ks_pts_cycle *c = cycle_of(p, cs);
+    struct ks_pts_filter_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
+    struct ks_spread_domains *counts = ks_arena_calloc(&cs->arena, n, sizeof(*counts));
+    struct ks_spread_paths *paths = ks_arena_calloc(&cs->arena, n, sizeof(*paths));
+    if (!c || !s || !counts || !paths || count_domains(p, pod, cons, n, true, false, &cs->arena, counts) < 0)
+        return nomem(st);
+    for (uint32_t i = 0; i < n; i++) {
+        ks_spread_paths_init(&paths[i]);
+        for (uint32_t k = 0; counts[i].slots && k <= counts[i].mask; k++) {
+            const struct ks_spread_domain *d = &counts[i].slots[k];
+            if (d->value != KS_ID_NONE)
+                ks_spread_paths_update(&paths[i], d->value, d->count);
+        }
+    }
+    *s = (struct ks_pts_filter_state){.n = n, .cons = cons, .counts = counts, .paths = paths};
+    c->filter = s;
+    return KS_SUCCESS;
+}
+
+__attribute__((noinline, cold)) static int no_filter_state(struct ks_status *st)
+{
+    return ks_status_set(st, KS_ERROR, "reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+}
+
+/* updateWithPod: @other added (+1) to or removed (-1) from @node, for @pod's constraints. */
+static int update_with_pod(struct pts *p, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_pod *other, const struct ks_node_snap *node, int delta,
+                           struct ks_status *st)
+{
+    const struct ks_pts_cycle *c = cs->slot[p->slot];
+    struct ks_pts_filter_state *s = c ? c->filter : NULL;
+
+    if (!s)
+        return no_filter_state(st);
+    if (other->meta.namespace_id != pod->meta.namespace_id || !node || !node->node)
+        return KS_SUCCESS;
+    const struct ks_labels *labels = &node->node->meta.labels;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!ks_labels_get(labels, s->cons[i].topology_key, NULL))
+            return KS_SUCCESS;
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct ks_pts_constraint *k = &s->cons[i];
+        uint32_t value;
+        int64_t now;
+        if (!ks_label_selector_matches(k->selector, &other->meta.labels) ||
+            (k->honor_affinity && !ks_spread_affinity_matches(pod, node->node)) ||
+            (k->honor_taints && !ks_spread_taints_tolerated(pod, node->node)))
+            continue;
+        ks_labels_get(labels, k->topology_key, &value);
+        if (ks_spread_domains_add(&s->counts[i], &cs->arena, value, delta, &now) < 0)
+            return nomem(st);
+        ks_spread_paths_update(&s->paths[i], value, now);
+    }
+    return KS_SUCCESS;
+}
+
+static int add_pod(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
+{
+    return update_with_pod(self, cs, pod, other, node, 1, st);
+}
+
+static int remove_pod(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
+{
+    return update_with_pod(self, cs, pod, other, node, -1, st);
+}
+
+/* state_clone - preFilterState.Clone (the counts and paths; constraints shared) and the PreScore state
+ * shared. */
+static int state_clone(void *self, const void *src, struct ks_arena *arena, void **dst)
+{
+    const struct ks_pts_cycle *from = src;
+    struct ks_pts_cycle *to = ks_arena_alloc(arena, sizeof(*to));
+
+    (void)self;
+    if (!to)
+        return -ENOMEM;
+    *to = *from;
+    if (from->filter) {
+        const struct ks_pts_filter_state *f = from->filter;
+        struct ks_pts_filter_state *s = ks_arena_alloc(arena, sizeof(*s));
+        struct ks_spread_domains *counts = ks_arena_calloc(arena, f->n ? f->n : 1, sizeof(*counts));
+        struct ks_spread_paths *paths = ks_arena_calloc(arena, f->n ? f->n : 1, sizeof(*paths));
+        if (!s || !counts || !paths)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < f->n; i++) {
+            if (ks_spread_domains_clone(&counts[i], &f->counts[i], arena) < 0)
+                return -ENOMEM;
+            paths[i] = f->paths[i];
+        }
+        *s = (struct ks_pts_filter_state){.n = f->n, .cons = f->cons, .counts = counts, .paths = paths};
+        to->filter = s;
+    }
+    *dst = to;
+    return 0;
+}
+
+/* ---- Filter --------------------------------------------------------------------------------- */
+
+/* filter - Worker threads; reads the cycle state and the node's labels; allocation-free. */
+static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                  const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct pts *p = self;
+    const struct ks_pts_cycle *c = cs->slot[p->slot];
+    const struct ks_pts_filter_state *s = c ? c->filter : NULL;
+
+    (void)pod;
+    if (__builtin_expect(!s, 0))
+        return no_filter_state(st);
+    const struct ks_labels *labels = node->node ? &node->node->meta.labels : &(struct ks_labels){0, NULL};
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct ks_pts_constraint *k = &s->cons[i];
+        uint32_t value;
+        if (!ks_labels_get(labels, k->topology_key, &value)) {
+            st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+            st->nreasons = 1;
+            st->reasons[0] = p->reason_label;
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+        /* minMatchNum: the global minimum, 0 while fewer domains than minDomains exist */
+        int64_t min = s->counts[i].n < (uint32_t)k->min_domains ? 0 : s->paths[i].num[0];
+        const struct ks_spread_domain *d = ks_spread_domains_find(&s->counts[i], value);
+        int64_t skew = (d ? d->count : 0) + (k->self_match ? 1 : 0) - min;
+        if (skew > k->max_skew) {
+            st->code = KS_UNSCHEDULABLE;
+            st->nreasons = 1;
+            st->reasons[0] = p->reason_skew;
+            return KS_UNSCHEDULABLE;
+        }
+    }
+    return KS_SUCCESS;
+}
+
+/* ---- PreScore, Score, NormalizeScore ------------------------------------------------------------ */
+
+/* nodeLabelsMatchSpreadConstraints */
+static bool has_all_keys(const struct ks_labels *labels, const struct ks_pts_constraint *cons, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ks_labels_get(labels, cons[i].topology_key, NULL))
+            return false;
+    }
+    return true;
+}
+
+/* Whether Score and NormalizeScore leave @node out (IgnoredNodes). */
+static bool ignored(const struct ks_pts_score_state *s, const struct ks_node_snap *node)
+{
+    if (!s->require_all)
+        return false;
+    return !node->node || !has_all_keys(&node->node->meta.labels, s->cons, s->n);
+}
+
+/* The number of distinct values of @key among @nodes not ignored (initPreScoreState's topoSize). */
+static int topology_size(const struct ks_pts_score_state *s, uint32_t key,
+                         const struct ks_node_snap *const *nodes, uint32_t n, struct ks_arena *arena,
+                         uint32_t *size)
+{
+    struct ks_spread_domains seen = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (ignored(s, nodes[i]))
+            continue;
+        uint32_t value = KS_ID_EMPTY;
+        if (nodes[i]->node)
+            ks_labels_get(&nodes[i]->node->meta.labels, key, &value);
+        if (!ks_spread_domains_find(&seen, value) && ks_spread_domains_add(&seen, arena, value, 0, NULL) < 0)
+            return -ENOMEM;
+    }
+    *size = seen.n;
+    return 0;
+}
+
+/* pre_score - initPreScoreState and the counts over all nodes. Scheduling thread, RCU read section. */
+static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *const *nodes, uint32_t nnodes, struct ks_status *st)
+{
+    struct pts *p = self;
+    const struct ks_snapshot *snap = snapshot_of(p);
+    struct ks_pts_constraint *cons = NULL;
+    uint32_t n;
+
+    if (!snap || snap->nnodes == 0)
+        return KS_SKIP;
+    if (constraints_of(p, pod, KS_SCHEDULE_ANYWAY, &cs->arena, &cons, &n) < 0)
+        return nomem(st);
+    if (n == 0)
+        return KS_SKIP;
+    /* only non-system-default spreading needs every key on a node */
+    bool require_all = pod->nspread > 0 || !p->system_defaulted;
+    struct ks_pts_cycle *c = cycle_of(p, cs);
+    struct ks_pts_score_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
+    struct ks_spread_domains *counts = ks_arena_calloc(&cs->arena, n, sizeof(*counts));
+    double *weight = ks_arena_calloc(&cs->arena, n, sizeof(*weight));
+    if (!c || !s || !counts || !weight)
+        return nomem(st);
+    *s = (struct ks_pts_score_state){.n = n,
+                                     .require_all = require_all,
+                                     .ns = pod->meta.namespace_id,
+                                     .hostname = p->hostname,
+                                     .cons = cons,
+                                     .counts = counts,
+                                     .weight = weight};
+    uint32_t scored = 0;
+    for (uint32_t i = 0; i < nnodes; i++)
+        scored += !ignored(s, nodes[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t size = scored;
+        if (cons[i].topology_key != p->hostname &&
+            topology_size(s, cons[i].topology_key, nodes, nnodes, &cs->arena, &size) < 0)
+            return nomem(st);
+        weight[i] = ks_spread_log((double)size + 2); /* topologyNormalizingWeight */
+    }
+    if (count_domains(p, pod, cons, n, require_all, true, &cs->arena, counts) < 0)
+        return nomem(st);
+    c->score = s;
+    return KS_SUCCESS;
+}
+
+__attribute__((noinline, cold)) static int no_score_state(struct ks_status *st)
+{
+    return ks_status_set(st, KS_ERROR,
+                         "error reading \"PreScorePodTopologySpread\" from cycleState: not found");
+}
+
+/* score - Worker threads; allocation-free. */
+static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+{
+    const struct pts *p = self;
+    const struct ks_pts_cycle *c = cs->slot[p->slot];
+    const struct ks_pts_score_state *s = c ? c->score : NULL;
+
+    (void)pod;
+    if (__builtin_expect(!s, 0))
+        return no_score_state(st);
+    *out = 0;
+    if (ignored(s, node) || !node->node)
+        return KS_SUCCESS;
+    double sum = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct ks_pts_constraint *k = &s->cons[i];
+        uint32_t value;
+        if (!ks_labels_get(&node->node->meta.labels, k->topology_key, &value))
+            continue;
+        int64_t cnt;
+        if (k->topology_key == s->hostname) {
+            cnt = ks_spread_count_pods(node, k->selector, s->ns);
+        } else {
+            const struct ks_spread_domain *d = ks_spread_domains_find(&s->counts[i], value);
+            cnt = d ? d->count : 0;
+        }
+        /* scoreForCount */
+        sum += (double)cnt * s->weight[i] + (double)(k->max_skew - 1);
+    }
+    *out = (int64_t)round(sum);
+    return KS_SUCCESS;
+}
+
+/* normalize_score - Scheduling thread. */
+static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
+                           struct ks_status *st)
+{
+    const struct pts *p = self;
+    const struct ks_pts_cycle *c = cs->slot[p->slot];
+    const struct ks_pts_score_state *s = c ? c->score : NULL;
+    int64_t min = INT64_MAX, max = 0;
+
+    (void)pod;
+    if (!s)
+        return c ? KS_SUCCESS : no_score_state(st);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ignored(s, nodes[i]))
+            continue;
+        if (scores[i] < min)
+            min = scores[i];
+        if (scores[i] > max)
+            max = scores[i];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (ignored(s, nodes[i]))
+            scores[i] = 0;
+        else if (max == 0)
+            scores[i] = KS_MAX_NODE_SCORE;
+        else
+            scores[i] = KS_MAX_NODE_SCORE * (max + min - scores[i]) / max;
+    }
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_pod_topology_spread = {
@@ -181,4 +707,14 @@ const struct ks_plugin ks_plugin_pod_topology_spread = {
     .args_parse = args_parse,
     .args_print = args_print,
     .args_destroy = args_destroy,
+    .init = init,
+    .destroy = destroy,
+    .pre_filter = pre_filter,
+    .add_pod = add_pod,
+    .remove_pod = remove_pod,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .normalize_score = normalize_score,
+    .state_clone = state_clone,
 };

@@ -74,6 +74,9 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
 
     (void)self;
     (void)cs;
+    /* the record's taint summary spares untainted nodes a read of the node object */
+    if ((node->taints & (KS_SNAP_TAINTS_KNOWN | KS_SNAP_TAINTS_HARD)) == KS_SNAP_TAINTS_KNOWN)
+        return KS_SUCCESS;
     if (!n || n->ntaints == 0)
         return KS_SUCCESS;
     const struct ks_taint *t = ks_find_untolerated_taint(n->taints, n->ntaints, pod->tolerations,
@@ -131,6 +134,9 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     (void)pod;
     if (__builtin_expect(!s, 0))
         return no_state(st);
+    *out = 0;
+    if ((node->taints & (KS_SNAP_TAINTS_KNOWN | KS_SNAP_TAINTS_PREFER)) == KS_SNAP_TAINTS_KNOWN)
+        return KS_SUCCESS; /* no PreferNoSchedule taint: nothing to count, no node object to read */
     for (uint32_t i = 0; n && i < n->ntaints; i++) {
         const struct ks_taint *t = &n->taints[i];
         if (t->effect != KS_EFFECT_PREFER_NO_SCHEDULE)

@@ -51,7 +51,8 @@ void ks_nominator_destroy(struct ks_nominator *n)
 
 static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
 {
-    return a == b || (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
+    return a == b ||
+           (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
 }
 
 /* Index of @pod's nomination, or n. Called with lock held. */
@@ -132,6 +133,18 @@ uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct k
     }
     pthread_mutex_unlock(&n->lock);
     return found;
+}
+
+uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max)
+{
+    pthread_mutex_lock(&n->lock);
+    uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
+    for (uint32_t i = 0; i < count && i < max; i++) {
+        pods[i] = ks_pod_get(n->items[i].pod);
+        nodes[i] = n->items[i].node;
+    }
+    pthread_mutex_unlock(&n->lock);
+    return count;
 }
 
 uint32_t ks_nominator_count(const struct ks_nominator *n)

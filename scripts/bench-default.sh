@@ -1,44 +1,35 @@
 #!/usr/bin/env bash
-# The default benchmark: a generated cluster of 5,000 nodes (allocatable cpu 32, memory
-# 256Gi, pods 110, hostname and zone-<i%10> labels, Ready) and 5,000 pending pods
-# (100m cpu, 100Mi memory, as scheduler_perf's SchedulingBasic), scheduled by
-# `ksched schedule` with the default profile; prints the median wall time of 5 runs (load
-# included) and the pods bound.
+# The default benchmark (`make bench`): scheduler_perf's SchedulingBasic on a generated
+# cluster of 5,000 nodes (cpu 32, memory 256Gi, pods 110, hostname and zone-<i%10> labels,
+# Ready; bench/workloads/SchedulingBasic.yaml: 1,000 pods already placed, 10,000 measured),
+# run RUNS times through `ksched bench`; prints every run and the medians of pods/s,
+# scheduling-cycle latency and peak RSS. NODES, PODS and RUNS override the defaults.
 set -euo pipefail
 ksched=${1:-build/ksched}
 nodes=${NODES:-5000}
-pods=${PODS:-5000}
 runs=${RUNS:-5}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+args=(--workload SchedulingBasic --nodes "$nodes" --json --quiet)
+[ -n "${PODS:-}" ] && args+=(--pods "$PODS")
 
-awk -v nodes="$nodes" -v pods="$pods" 'BEGIN {
-  for (i = 0; i < nodes; i++) {
-    printf "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%d\n  labels:\n", i
-    printf "    kubernetes.io/hostname: node-%d\n    topology.kubernetes.io/zone: zone-%d\n", i, i % 10
-    printf "status:\n  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\"}\n"
-    printf "  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\"}\n"
-    printf "  conditions: [{type: Ready, status: \"True\"}]\n"
-  }
-  for (i = 0; i < pods; i++) {
-    printf "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-%d\n  namespace: sched-test\n", i
-    printf "spec:\n  containers:\n  - name: pause\n    image: registry.k8s.io/pause:3.10\n"
-    printf "    resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
-  }
-}' > "$dir/cluster.yaml"
-
-echo "cluster: $nodes nodes, $pods pending pods ($(du -h "$dir/cluster.yaml" | cut -f1) of YAML)"
-times=()
-for _ in $(seq "$runs"); do
-  start=$(date +%s%N)
-  "$ksched" schedule "$dir/cluster.yaml" > "$dir/out"
-  end=$(date +%s%N)
-  times+=($(( (end - start) / 1000 )))
+results=()
+for i in $(seq "$runs"); do
+  out=$("$ksched" bench "${args[@]}")
+  [ "$i" -eq 1 ] && printf '%s\n' "$out" | sed '$d'
+  results+=("$(printf '%s\n' "$out" | tail -n 1)")
 done
-scheduled=$(grep -c '"status":"Scheduled"' "$dir/out" || true)
-median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-awk -v us="$median" -v pods="$pods" -v bound="$scheduled" -v runs="$runs" 'BEGIN {
-  printf "bound %d of %d pods; median wall time %.1f ms over %d runs, loading included (%.0f pods/s)\n",
-         bound, pods, us / 1000, runs, bound / (us / 1e6)
-}'
-[ "$scheduled" -eq "$pods" ]
+printf '%s\n' "${results[@]}" | python3 -c '
+import json, statistics, sys
+runs = [json.loads(line) for line in sys.stdin if line.strip()]
+for r in runs:
+    print("run: %8.0f pods/s  p50 %6.1f us  p99 %6.1f us  peak RSS %5.1f MB  %.2f cores" % (
+        r["pods_per_second"], r["latency_us"]["p50"], r["latency_us"]["p99"], r["peak_rss_bytes"] / 1e6,
+        r["cpu_cores"]))
+med = lambda f: statistics.median(f(r) for r in runs)
+r = runs[0]
+print("SchedulingBasic, %d nodes, %d measured pods, median of %d runs: %.0f pods/s, cycle p50 %.1f us, p99 %.1f us, "
+      "peak RSS %.1f MB" % (r["nodes"], r["pods"], len(runs), med(lambda r: r["pods_per_second"]),
+      med(lambda r: r["latency_us"]["p50"]), med(lambda r: r["latency_us"]["p99"]),
+      med(lambda r: r["peak_rss_bytes"]) / 1e6))
+bad = [r for r in runs if r["bound"] != r["pods"]]
+sys.exit(1 if bad else 0)
+'

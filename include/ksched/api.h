@@ -104,5 +104,9 @@ void ks_csi_node_destroy(struct ks_csi_node *cn);
 void ks_pdb_destroy(struct ks_pod_disruption_budget *pdb);
 void ks_namespace_destroy(struct ks_namespace *ns);
 void ks_priority_class_destroy(struct ks_priority_class *pc);
+void ks_service_destroy(struct ks_service *svc);
+void ks_replication_controller_destroy(struct ks_replication_controller *rc);
+void ks_replica_set_destroy(struct ks_replica_set *rs);
+void ks_stateful_set_destroy(struct ks_stateful_set *ss);
 
 #endif

@@ -506,4 +506,39 @@ struct ks_priority_class {
     struct ks_arena arena;
 };
 
+/* ---- workloads: what default spreading selects pods by ----------------------------------------- */
+
+/*
+ * A v1.Service: only its selector, which helper.DefaultSelector merges for the pods it
+ * selects. A Service without spec.selector (nil) selects nothing; an empty one ({})
+ * selects every pod of its namespace.
+ */
+struct ks_service {
+    struct ks_object_meta meta;
+    bool has_selector;         /* spec.selector was given (even {}) */
+    struct ks_labels selector; /* spec.selector, sorted */
+    struct ks_arena arena;
+};
+
+/* A v1.ReplicationController: spec.selector, defaulted to spec.template.metadata.labels. */
+struct ks_replication_controller {
+    struct ks_object_meta meta;
+    struct ks_labels selector; /* never empty once loaded */
+    struct ks_arena arena;
+};
+
+/* An apps/v1 ReplicaSet: spec.selector (required, not empty). */
+struct ks_replica_set {
+    struct ks_object_meta meta;
+    struct ks_label_selector *selector; /* never NULL once loaded */
+    struct ks_arena arena;
+};
+
+/* An apps/v1 StatefulSet: spec.selector (required, not empty). */
+struct ks_stateful_set {
+    struct ks_object_meta meta;
+    struct ks_label_selector *selector; /* never NULL once loaded */
+    struct ks_arena arena;
+};
+
 #endif

@@ -57,6 +57,7 @@ struct ks_node_snap {
 
     uint32_t nreq_scalar;
     uint32_t nports;
+    uint32_t taints;                           /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
     const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
     const struct ks_host_port *ports;
     const struct ks_pod *const *pods; /* assumed pods included */
@@ -74,6 +75,15 @@ struct ks_node_snap {
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
 #define KS_SNAP_HAS_NODE      0x2u /* the node object exists (false for pods left on a deleted node) */
+
+/*
+ * ks_node_snap.taints: a summary of node->taints, so that taint checks on untainted nodes
+ * never leave the record for the node object. 0 (records not built by the cache) means
+ * unknown: readers then look at node->taints.
+ */
+#define KS_SNAP_TAINTS_KNOWN  0x1u /* the two bits below are valid */
+#define KS_SNAP_TAINTS_HARD   0x2u /* some taint has effect NoSchedule or NoExecute */
+#define KS_SNAP_TAINTS_PREFER 0x4u /* some taint has effect PreferNoSchedule */
 
 #define KS_SNAP_CHUNK_SHIFT 8
 #define KS_SNAP_CHUNK       (1u << KS_SNAP_CHUNK_SHIFT)

@@ -160,5 +160,13 @@ int ks_decode_namespace(const char *file, const struct ks_yaml_node *doc, struct
                         struct ks_error *err);
 int ks_decode_priority_class(const char *file, const struct ks_yaml_node *doc, struct ks_priority_class **out,
                              struct ks_error *err);
+int ks_decode_service(const char *file, const struct ks_yaml_node *doc, struct ks_service **out,
+                      struct ks_error *err);
+int ks_decode_replication_controller(const char *file, const struct ks_yaml_node *doc,
+                                     struct ks_replication_controller **out, struct ks_error *err);
+int ks_decode_replica_set(const char *file, const struct ks_yaml_node *doc, struct ks_replica_set **out,
+                          struct ks_error *err);
+int ks_decode_stateful_set(const char *file, const struct ks_yaml_node *doc, struct ks_stateful_set **out,
+                           struct ks_error *err);
 
 #endif

@@ -26,7 +26,12 @@
     X(PDB, "PodDisruptionBudget", "policy/v1 policy/v1beta1", struct ks_pod_disruption_budget, pdb)          \
     X(NAMESPACE, "Namespace", "v1", struct ks_namespace, namespace)                                          \
     X(PRIORITY_CLASS, "PriorityClass", "scheduling.k8s.io/v1 scheduling.k8s.io/v1beta1",                     \
-      struct ks_priority_class, priority_class)
+      struct ks_priority_class, priority_class)                                                              \
+    X(SERVICE, "Service", "v1", struct ks_service, service)                                                  \
+    X(REPLICATION_CONTROLLER, "ReplicationController", "v1", struct ks_replication_controller,               \
+      replication_controller)                                                                                \
+    X(REPLICA_SET, "ReplicaSet", "apps/v1", struct ks_replica_set, replica_set)                              \
+    X(STATEFUL_SET, "StatefulSet", "apps/v1", struct ks_stateful_set, stateful_set)
 
 enum ks_kind {
 #define KS_X(id, kind, versions, type, suffix) KS_KIND_##id,

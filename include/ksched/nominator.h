@@ -22,7 +22,8 @@ int ks_nominator_create(struct ks_nominator **out);
 /* ks_nominator_destroy - drop every nomination. Accepts NULL. */
 void ks_nominator_destroy(struct ks_nominator *n);
 
-/* ks_nominator_add - nominate @pod (namespace/name) to @node, replacing an earlier nomination. 0 or -ENOMEM. */
+/* ks_nominator_add - nominate @pod (namespace/name) to @node, replacing an earlier nomination. 0 or -ENOMEM.
+ */
 int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t node);
 
 /* ks_nominator_remove - forget @pod's nomination, if any (DeleteNominatedPodIfExists). */
@@ -37,6 +38,13 @@ uint32_t ks_nominator_node(struct ks_nominator *n, const struct ks_pod *pod);
  * are nominated there (which may exceed @max).
  */
 uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct ks_pod **out, uint32_t max);
+
+/*
+ * ks_nominator_list - every nomination in nomination order: up to @max pods into @pods
+ * (each with a reference the caller drops) and their nodes into @nodes. Returns how many
+ * there are (which may exceed @max).
+ */
+uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max);
 
 /* ks_nominator_count - nominated pods in all (a relaxed read, for the fast path). */
 uint32_t ks_nominator_count(const struct ks_nominator *n);

@@ -30,6 +30,7 @@ struct ks_node_snap;
 struct ks_pod;
 struct ks_queued_pod;
 struct ks_status;
+struct ks_event_registration;
 
 struct ks_plugin {
     uint32_t abi_version; /* KS_PLUGIN_ABI_VERSION the plugin was built against */
@@ -119,6 +120,31 @@ struct ks_plugin {
      * clone shares @src. Returns 0 or -ENOMEM. Context: scheduling thread; may allocate.
      */
     int (*state_clone)(void *self, const void *src, struct ks_arena *arena, void **dst);
+
+    /*
+     * Appended with the scheduling queue, within ABI version 1 (no plugin ABI has been
+     * published yet); the next addition after a release bumps KS_PLUGIN_ABI_VERSION and is
+     * read only from plugins built for it.
+     */
+
+    /*
+     * events_to_register - EnqueueExtensions.EventsToRegister: the cluster events that may
+     * make a pod this plugin rejected schedulable, each with an optional QueueingHint
+     * (queue_types.h). Writes at most @max registrations into @out and returns how many
+     * there are (more than @max: called again with room for all). NULL op: the plugin
+     * registers nothing, and a pod it rejects is retried on every event (upstream's
+     * default for plugins without EnqueueExtensions). In-tree plugins are described in
+     * queue/plugin_events.c instead. Context: start-up, once per profile; may not block.
+     */
+    uint32_t (*events_to_register)(void *self, struct ks_event_registration *out, uint32_t max);
+
+    /*
+     * pre_enqueue - PreEnqueue: may @pod enter the active queue? Success, or a rejection
+     * (UnschedulableAndUnresolvable) with the reason in @st: the pod then waits among the
+     * unschedulable pods until an event this plugin registers (events_to_register) lets it
+     * through. Context: any thread, under the queue's lock: pure, no blocking, no queue calls.
+     */
+    int (*pre_enqueue)(void *self, const struct ks_pod *pod, struct ks_status *st);
 };
 
 #endif

@@ -20,6 +20,7 @@
 #include "ksched/config_types.h"
 #include "ksched/error.h"
 #include "ksched/framework.h"
+#include "ksched/queue_types.h"
 
 #define KS_SCHED_EVENT_MAP(X)                                                                                \
     X(SCHEDULED, "Scheduled")                                                                                \
@@ -77,6 +78,15 @@ struct ks_scheduler_opts {
     ks_event_fn on_event;     /* may be called from binder threads concurrently */
     ks_attempt_fn on_attempt; /* scheduling thread */
     void *ctx;
+    /* the queue's clock; now NULL: CLOCK_MONOTONIC, which batch runs move forward instead of sleeping */
+    struct ks_clock clock;
+    int64_t max_unschedulable_ns; /* podMaxInUnschedulablePodsDuration; 0: 5 minutes */
+    /*
+     * Start a thread that flushes backoffQ every second and the unschedulable pods every 30
+     * seconds, as upstream's queue.Run: needed by a blocking ks_scheduler_schedule_one;
+     * batch runs (ks_scheduler_run_until_idle) flush themselves.
+     */
+    bool flusher;
 };
 
 struct ks_scheduler;
@@ -88,27 +98,89 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
 void ks_scheduler_destroy(struct ks_scheduler *s);
 
 /*
- * ks_scheduler_add_pod - a pending pod enters the queue. Returns 0, or 1 when no profile
- * serves its schedulerName (the pod is left alone, as upstream), or -ENOMEM.
+ * Cluster events. Pods and nodes reach the scheduler through these calls (kube-scheduler's
+ * informer event handlers, eventhandlers.go): pending pods go to the queue, bound pods and
+ * nodes to the cache, and every change is offered to the queue as a cluster event that may
+ * move unschedulable pods (MoveAllToActiveOrBackoffQueue, filtered by the rejecting
+ * plugins' EventsToRegister and QueueingHints). Context: one event-intake thread at a
+ * time for nodes and bound pods (it keeps the objects it passes valid for the call),
+ * registered with RCU; pending-pod calls may come from any registered thread.
+ */
+
+/*
+ * ks_scheduler_add_pod - a pod was created. Pending (no spec.nodeName): it enters the queue,
+ * which takes a reference (ksched/api.h) for as long as it is queued or being bound, and a
+ * status.nominatedNodeName is recorded with the nominator. Bound: the cache takes a
+ * reference and the AssignedPod/Add event is delivered. Returns 0, or 1 when no profile
+ * serves a pending pod's schedulerName (the pod is left alone, as upstream), -EEXIST when
+ * it is queued already, or -ENOMEM.
  */
 int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod);
 
 /*
+ * ks_scheduler_update_pod - @old_pod (NULL: unknown) was replaced by @new_pod. Both
+ * pending: the queued pod is updated in place (re-sorted), or offered to its rejectors'
+ * hints (UpdatePodLabel, UpdatePodToleration, UpdatePodSchedulingGatesEliminated, ...;
+ * removed gates let a gated pod through PreEnqueue); a pod in flight comes back as the
+ * new version. Both bound: the cache is updated and AssignedPod/Update* events delivered.
+ * Pending to bound (bound elsewhere): it leaves the queue and enters the cache. A
+ * reference to @new_pod is taken. 0, 1 (no profile serves it), or a negative errno.
+ */
+int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod,
+                            const struct ks_pod *new_pod);
+
+/*
+ * ks_scheduler_delete_pod - @pod was deleted. Pending: removed from wherever it waits (a
+ * pod in flight is dropped when it comes back), its nomination and any Permit wait ended.
+ * Bound: removed from the cache, with the AssignedPod/Delete event. 0 or -ENOENT.
+ */
+int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod);
+
+/*
+ * ks_scheduler_node_event - a node was added (@old_node NULL), updated, or deleted
+ * (@new_node NULL). The cache takes over @new_node (on success); then Node/Add,
+ * Node/Delete or the update kinds upstream distinguishes (allocatable, labels, taints -
+ * a node that became schedulable counts as a taint change -, conditions, annotations)
+ * are delivered with both objects. @old_node must be the object the cache holds.
+ * 0 or the cache's negative errno (nothing taken over).
+ */
+int ks_scheduler_node_event(struct ks_scheduler *s, const struct ks_node *old_node, struct ks_node *new_node);
+
+/*
+ * ks_scheduler_object_event - a PersistentVolume, PersistentVolumeClaim, StorageClass,
+ * CSINode (... any resource but pods and nodes) changed: @old_obj to @new_obj, either
+ * NULL for an add or a delete. The objects stay the caller's (plugins read them through
+ * opts.objects).
+ */
+void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource resource, const void *old_obj,
+                               const void *new_obj);
+
+/*
  * ks_scheduler_schedule_one - pop one pod and run its scheduling cycle. Returns 1, or 0
- * when the queue is empty. Context: the scheduling thread, registered with RCU
+ * when the queue is empty (with @block: waits for a pod; pods in backoff come back only
+ * through the flusher, opts.flusher). Context: the scheduling thread, registered with RCU
  * (ks_rcu_register_thread), as must be the threads that create and destroy the scheduler.
  */
 int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block);
 
 /*
- * ks_scheduler_run_until_idle - schedule until the queue is empty and no binding is in
- * flight, so every pod is bound or waiting as unschedulable for an event that will not
- * come. Returns the number of scheduling cycles run.
+ * ks_scheduler_run_until_idle - schedule until nothing can change any more: the active
+ * queue is empty, no binding is in flight, and every pod is bound, or waits among the
+ * unschedulable pods for an event that will not come (no one else delivers events in a
+ * batch run), or sits in backoff after a round of retries that bound nothing. Pods in
+ * backoff are retried when their backoff ends: with the default clock the clock is moved
+ * forward to that moment instead of sleeping. Returns the number of scheduling cycles run.
  */
 uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s);
 
-/* ks_scheduler_notify - a cluster event (enum ks_cluster_event bits) for the queue. */
+/* ks_scheduler_flush - run both queue flushes now (backoffQ, then the unschedulable leftovers). */
+void ks_scheduler_flush(struct ks_scheduler *s);
+
+/* ks_scheduler_notify - coarse cluster events (enum ks_cluster_event_kind bits) without objects. */
 void ks_scheduler_notify(struct ks_scheduler *s, unsigned events);
+
+/* ks_scheduler_queue - the scheduling queue (inspection, tests). */
+struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);
 
 /* ks_num_feasible_nodes_to_find - upstream's numFeasibleNodesToFind (percentage 0: adaptive). */
 uint32_t ks_num_feasible_nodes_to_find(int32_t percentage, uint32_t nall);

@@ -501,6 +501,7 @@ struct ks_pod *ks_fake_pod(const char *namespace_name, const char *name)
     pod->phase = KS_PHASE_PENDING;
     pod->nominated_node_name = KS_ID_EMPTY;
     pod->start_time = KS_TIME_NONE;
+    pod->refs = 1; /* as a decoded pod: the caller holds one reference */
     return pod;
 }
 

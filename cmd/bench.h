@@ -1,0 +1,170 @@
+/*
+ * bench.h - the parts of `ksched bench` shared between its files.
+ *
+ * bench_workload.c reads a workload file (bench/workloads/NAME.yaml, modelled on
+ * kube-scheduler's scheduler_perf performance-config.yaml: a workloadTemplate of opcodes,
+ * named pod and node templates that are v1 objects, and sized workloads that bind the
+ * template's $params); bench_cluster.c builds the generated cluster and the objects the
+ * templates describe; bench_stats.c holds the latency histogram and the process's
+ * resource figures; bench_cmd.c runs the opcodes through the real scheduler and reports.
+ *
+ * Context: everything here runs on the command's main thread, except the event callback
+ * in bench_cmd.c (binder threads).
+ */
+#ifndef KSCHED_CMD_BENCH_H
+#define KSCHED_CMD_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ksched/api_types.h"
+#include "ksched/error.h"
+#include "ksched/yaml_tree.h"
+
+/* ---- workloads (bench_workload.c) ---------------------------------------------------------- */
+
+enum ks_bench_opcode {
+    KS_BENCH_CREATE_NODES,
+    KS_BENCH_CREATE_PODS,
+    KS_BENCH_CHURN,
+};
+
+/* What every pod of a createPods op must end as (checked by --check). */
+enum ks_bench_expect {
+    KS_BENCH_EXPECT_BOUND,         /* bound to a node */
+    KS_BENCH_EXPECT_UNSCHEDULABLE, /* reported unschedulable, never bound */
+    KS_BENCH_EXPECT_SETTLED,       /* bound, unschedulable or preempted: any outcome but an error */
+};
+
+struct ks_bench_op {
+    enum ks_bench_opcode code;
+    int line;
+    const char *count_param; /* a $param name (without the $), or NULL for count */
+    int64_t count;
+    const struct ks_yaml_node *pod_template;  /* createPods, churn: a v1 Pod */
+    const struct ks_yaml_node *node_template; /* createNodes, churn: a v1 Node; NULL: generated nodes */
+    const char *namespace;                    /* createPods: metadata.namespace of every pod, or NULL */
+    bool collect_metrics;                     /* createPods: the measured pods */
+    enum ks_bench_expect expect;
+    /* createNodes: labelNodePrepareStrategy (the label set on node i is values[i % n]) */
+    uint32_t label_key; /* interned; KS_ID_NONE when absent */
+    uint32_t nlabel_values;
+    uint32_t *label_values;
+    /* churn (mode recreate): every interval_pods measured cycles, create or delete @number objects */
+    uint32_t interval_pods;
+    uint32_t number;
+};
+
+struct ks_bench_param {
+    const char *name;
+    int64_t value;
+};
+
+/* One sized instance of the template (upstream's workloads[]: 500Nodes, 5000Nodes...). */
+struct ks_bench_size {
+    const char *name;
+    uint32_t nlabels;
+    const char **labels; /* "performance", "smoke"... */
+    uint32_t nparams;
+    struct ks_bench_param *params;
+};
+
+struct ks_bench_workload {
+    const char *file;
+    const char *name;
+    uint32_t nops;
+    struct ks_bench_op *ops;
+    uint32_t nsizes;
+    struct ks_bench_size *sizes;
+    struct ks_yaml_stream *stream; /* owns every string and template above */
+    struct ks_arena arena;         /* owns ops, sizes, params */
+};
+
+/*
+ * ks_bench_workload_find - the file of workload @name: @name itself when it contains a
+ * '/' or ends in ".yaml", else NAME.yaml in $KSCHED_BENCH_WORKLOADS, or in bench/workloads
+ * next to the binary's source tree (../bench/workloads, ../../bench/workloads from the
+ * binary), or under the working directory. Returns a malloc'd path or NULL.
+ */
+char *ks_bench_workload_find(const char *name, const char *argv0);
+
+/* ks_bench_workload_list - print the name of every workload in the directory used for @argv0. */
+void ks_bench_workload_list(FILE *out, const char *argv0);
+
+/* ks_bench_workload_load - parse @path. 0, -EINVAL with @err set, or -ENOMEM. */
+int ks_bench_workload_load(const char *path, struct ks_bench_workload **out, struct ks_error *err);
+
+/* ks_bench_workload_destroy - accepts NULL. */
+void ks_bench_workload_destroy(struct ks_bench_workload *w);
+
+/* ks_bench_size_for - the size whose initNodes is closest to @nodes (in ratio). */
+const struct ks_bench_size *ks_bench_size_for(const struct ks_bench_workload *w, uint32_t nodes);
+
+/* ks_bench_param - the value of $@name in @size, or @dflt when it does not define it. */
+int64_t ks_bench_param(const struct ks_bench_size *size, const char *name, int64_t dflt);
+
+/* ---- objects (bench_cluster.c) --------------------------------------------------------------- */
+
+/* The metadata.name the workload loader gives a template that has none. */
+#define KS_BENCH_TEMPLATE_NAME "bench-template"
+
+/*
+ * ks_bench_node - a generated node: allocatable (and capacity) cpu 32, memory 256Gi, pods
+ * 110, labels kubernetes.io/hostname=@name and topology.kubernetes.io/zone=zone-<@index % 10>
+ * (or @label_key = its value from the op's labelNodePrepareStrategy), Ready. NULL on ENOMEM.
+ */
+struct ks_node *ks_bench_node(const char *name, uint32_t index, const struct ks_bench_op *op);
+
+/*
+ * ks_bench_pod - a pod decoded from @tmpl (a v1 Pod) by the loader's decoder, named @name,
+ * in @namespace (NULL: the template's, else "default"). 0, or -EINVAL with @err set, -ENOMEM.
+ */
+int ks_bench_pod(const struct ks_yaml_node *tmpl, const char *file, const char *name, const char *namespace,
+                 struct ks_pod **out, struct ks_error *err);
+
+/*
+ * ks_bench_node_from - a node decoded from @tmpl (a v1 Node), named @name unless the
+ * template names it (a metadata.name other than KS_BENCH_TEMPLATE_NAME and no generateName).
+ */
+int ks_bench_node_from(const struct ks_yaml_node *tmpl, const char *file, const char *name,
+                       struct ks_node **out, struct ks_error *err);
+
+/* ks_bench_template_prefix - metadata.generateName of @tmpl, or @dflt. */
+const char *ks_bench_template_prefix(const struct ks_yaml_node *tmpl, const char *dflt);
+
+/* ---- measurement (bench_stats.c) ------------------------------------------------------------- */
+
+/*
+ * A log-linear histogram of durations in nanoseconds: exact below 64 ns, then 32 linear
+ * buckets per power of two (at most 3% relative error), like HdrHistogram with two
+ * significant digits. Not thread-safe: one recorder.
+ */
+#define KS_HIST_SUB_BITS 5
+#define KS_HIST_BUCKETS  ((64 - KS_HIST_SUB_BITS + 1) << KS_HIST_SUB_BITS)
+
+struct ks_hist {
+    uint64_t count;
+    uint64_t max;
+    uint64_t sum;
+    uint64_t buckets[KS_HIST_BUCKETS];
+};
+
+void ks_hist_record(struct ks_hist *h, uint64_t ns);
+
+/* ks_hist_quantile - the value at quantile @q (0..1): the midpoint of its bucket; 0 when empty. */
+uint64_t ks_hist_quantile(const struct ks_hist *h, double q);
+
+/* ks_bench_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+int64_t ks_bench_now_ns(void);
+
+/* ks_bench_cpu_ns - user + system CPU time of the process so far (getrusage). */
+int64_t ks_bench_cpu_ns(void);
+
+/* ks_bench_peak_rss - peak resident set size of the process in bytes (getrusage ru_maxrss). */
+uint64_t ks_bench_peak_rss(void);
+
+/* ks_bench_rss - current resident set size in bytes (/proc/self/statm), 0 when unknown. */
+uint64_t ks_bench_rss(void);
+
+#endif

@@ -1,0 +1,496 @@
+/*
+ * bench_workload.c - workload files of `ksched bench` (bench/workloads/NAME.yaml).
+ *
+ * Modelled on kube-scheduler's test/integration/scheduler_perf performance-config.yaml:
+ *
+ *   name: SchedulingBasic
+ *   defaultPodTemplate: default            # defaultPodTemplatePath
+ *   workloadTemplate:                      # opcodes run in order
+ *   - opcode: createNodes                  # the generated cluster (--nodes)
+ *     countParam: $initNodes
+ *   - opcode: createPods                   # scheduled to completion, not measured
+ *     countParam: $initPods
+ *   - opcode: createPods                   # the measured pods
+ *     countParam: $measurePods
+ *     collectMetrics: true
+ *   podTemplates:                          # v1 Pods (upstream config/templates)
+ *     default: {apiVersion: v1, kind: Pod, metadata: {generateName: pod-}, spec: ...}
+ *   workloads:                             # sizes: params bound to the template's $params
+ *   - name: 5000Nodes
+ *     labels: [performance]
+ *     params: {initNodes: 5000, initPods: 1000, measurePods: 10000}
+ *
+ * Opcodes: createNodes (countParam/count; labelNodePrepareStrategy {labelKey,
+ * labelValues}; nodeTemplate: a name in nodeTemplates instead of generated nodes),
+ * createPods (countParam/count, podTemplate, namespace, collectMetrics, expect: Bound |
+ * Unschedulable | Settled for --check), churn (mode: recreate, number, intervalPods: the
+ * measured cycles between two churn steps, podTemplate, nodeTemplate). Keys are checked
+ * strictly: a typo is an error with file and line, never a silently different benchmark.
+ *
+ * Every template gets a metadata.name if it has none (the decoder requires one; the bench
+ * replaces it per object), added to the stream's own tree.
+ */
+#include "bench.h"
+
+#include "ksched/intern.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct wl_parser {
+    struct ks_bench_workload *w;
+    struct ks_error *err;
+    const struct ks_yaml_node *pod_templates;
+    const struct ks_yaml_node *node_templates;
+};
+
+static int fail(struct wl_parser *p, const struct ks_yaml_node *at, const char *field, const char *fmt,
+                const char *arg)
+{
+    return ks_error_set(p->err, p->w->file, at ? at->line : 0, field, fmt, arg);
+}
+
+static int strict(struct wl_parser *p, const struct ks_yaml_node *map, const char *what,
+                  const char *const *fields)
+{
+    if (!map || map->kind != KS_YAML_MAP)
+        return fail(p, map, what, "must be a map, not %s", ks_yaml_kind_name(map));
+    for (uint32_t i = 0; i < map->n; i++) {
+        const struct ks_yaml_node *k = map->pairs[i].key;
+        bool known = false;
+        for (const char *const *f = fields; *f && !known; f++)
+            known = k->kind == KS_YAML_SCALAR && strcmp(k->str, *f) == 0;
+        if (!known)
+            return fail(p, k, what, "unknown field \"%s\"", k->kind == KS_YAML_SCALAR ? k->str : "?");
+    }
+    return 0;
+}
+
+static int scalar(struct wl_parser *p, const struct ks_yaml_node *n, const char *field, const char **out)
+{
+    if (!n)
+        return 0;
+    if (n->kind != KS_YAML_SCALAR)
+        return fail(p, n, field, "must be a string, not %s", ks_yaml_kind_name(n));
+    *out = n->str;
+    return 0;
+}
+
+static int integer(struct wl_parser *p, const struct ks_yaml_node *n, const char *field, int64_t min,
+                   int64_t *out)
+{
+    if (!n)
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = n->kind == KS_YAML_SCALAR ? strtoll(n->str, &end, 10) : 0;
+    if (n->kind != KS_YAML_SCALAR || errno || end == n->str || *end || v < min)
+        return fail(p, n, field, "must be an integer >= %s", min ? "1" : "0");
+    *out = v;
+    return 0;
+}
+
+static int boolean(struct wl_parser *p, const struct ks_yaml_node *n, const char *field, bool *out)
+{
+    if (!n)
+        return 0;
+    if (n->kind == KS_YAML_SCALAR && (strcmp(n->str, "true") == 0 || strcmp(n->str, "false") == 0)) {
+        *out = n->str[0] == 't';
+        return 0;
+    }
+    return fail(p, n, field, "must be true or false%s", "");
+}
+
+/* Give @doc (a template) a metadata.name when it has none. */
+static int ensure_name(struct wl_parser *p, struct ks_yaml_node *doc)
+{
+    struct ks_arena *a = &p->w->stream->arena;
+    struct ks_yaml_node *meta = (struct ks_yaml_node *)ks_yaml_get(doc, "metadata");
+    if (meta && meta->kind != KS_YAML_MAP)
+        return fail(p, meta, "metadata", "must be a map, not %s", ks_yaml_kind_name(meta));
+    if (meta && ks_yaml_get(meta, "name"))
+        return 0;
+    struct ks_yaml_node *key = ks_arena_calloc(a, 2, sizeof(*key));
+    if (!key)
+        return -ENOMEM;
+    struct ks_yaml_node *val = key + 1;
+    *key = (struct ks_yaml_node){.kind = KS_YAML_SCALAR, .line = doc->line, .plain = 1};
+    *val = *key;
+    if (!meta) {
+        key->str = "metadata";
+        key->len = strlen(key->str);
+        if (!(meta = ks_arena_calloc(a, 1, sizeof(*meta))))
+            return -ENOMEM;
+        *meta = (struct ks_yaml_node){.kind = KS_YAML_MAP, .line = doc->line};
+        struct ks_yaml_pair *pairs = ks_arena_calloc(a, doc->n + 1, sizeof(*pairs));
+        if (!pairs)
+            return -ENOMEM;
+        memcpy(pairs, doc->pairs, doc->n * sizeof(*pairs));
+        pairs[doc->n] = (struct ks_yaml_pair){key, meta};
+        doc->pairs = pairs;
+        doc->n++;
+        if (!(key = ks_arena_calloc(a, 2, sizeof(*key))))
+            return -ENOMEM;
+        val = key + 1;
+        *key = (struct ks_yaml_node){.kind = KS_YAML_SCALAR, .line = doc->line, .plain = 1};
+        *val = *key;
+    }
+    key->str = "name";
+    key->len = 4;
+    val->str = KS_BENCH_TEMPLATE_NAME;
+    val->len = strlen(val->str);
+    struct ks_yaml_pair *pairs = ks_arena_calloc(a, meta->n + 1, sizeof(*pairs));
+    if (!pairs)
+        return -ENOMEM;
+    if (meta->n)
+        memcpy(pairs, meta->pairs, meta->n * sizeof(*pairs));
+    pairs[meta->n] = (struct ks_yaml_pair){key, val};
+    meta->pairs = pairs;
+    meta->n++;
+    return 0;
+}
+
+/* The template @name from @templates (a map of kind @kind), checked and named. */
+static int template(struct wl_parser *p, const struct ks_yaml_node *templates, const struct ks_yaml_node *ref,
+                    const char *field, const char *kind, const struct ks_yaml_node **out)
+{
+    const char *name = NULL;
+    int rc;
+    if ((rc = scalar(p, ref, field, &name)) || !name)
+        return rc;
+    struct ks_yaml_node *t = (struct ks_yaml_node *)ks_yaml_get(templates, name);
+    if (!t)
+        return fail(p, ref, field, "no template named \"%s\"", name);
+    const struct ks_yaml_node *k = ks_yaml_get(t, "kind");
+    if (!k || k->kind != KS_YAML_SCALAR || strcmp(k->str, kind) != 0)
+        return fail(p, t, field, "template must be a v1 %s", kind);
+    if ((rc = ensure_name(p, t)))
+        return rc;
+    *out = t;
+    return 0;
+}
+
+static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const struct ks_yaml_node *dflt_pod,
+                    struct ks_bench_op *op)
+{
+    static const char *const fields[] = {"opcode",
+                                         "countParam",
+                                         "count",
+                                         "podTemplate",
+                                         "nodeTemplate",
+                                         "namespace",
+                                         "collectMetrics",
+                                         "expect",
+                                         "labelNodePrepareStrategy",
+                                         "mode",
+                                         "number",
+                                         "intervalPods",
+                                         NULL};
+    const char *opcode = NULL, *param = NULL, *expect = NULL, *mode = NULL;
+    int64_t number = 1, interval = 0;
+    int rc;
+
+    *op = (struct ks_bench_op){.line = n->line, .label_key = KS_ID_NONE};
+    if ((rc = strict(p, n, "workloadTemplate", fields)) ||
+        (rc = scalar(p, ks_yaml_get(n, "opcode"), "opcode", &opcode)) ||
+        (rc = scalar(p, ks_yaml_get(n, "countParam"), "countParam", &param)) ||
+        (rc = integer(p, ks_yaml_get(n, "count"), "count", 0, &op->count)) ||
+        (rc = scalar(p, ks_yaml_get(n, "namespace"), "namespace", &op->namespace)) ||
+        (rc = boolean(p, ks_yaml_get(n, "collectMetrics"), "collectMetrics", &op->collect_metrics)) ||
+        (rc = scalar(p, ks_yaml_get(n, "expect"), "expect", &expect)) ||
+        (rc = scalar(p, ks_yaml_get(n, "mode"), "mode", &mode)) ||
+        (rc = integer(p, ks_yaml_get(n, "number"), "number", 1, &number)) ||
+        (rc = integer(p, ks_yaml_get(n, "intervalPods"), "intervalPods", 1, &interval)) ||
+        (rc = template(p, p->pod_templates, ks_yaml_get(n, "podTemplate"), "podTemplate", "Pod",
+                       &op->pod_template)) ||
+        (rc = template(p, p->node_templates, ks_yaml_get(n, "nodeTemplate"), "nodeTemplate", "Node",
+                       &op->node_template)))
+        return rc;
+    if (!opcode)
+        return fail(p, n, "opcode", "Required value%s", "");
+    if (strcmp(opcode, "createNodes") == 0) {
+        op->code = KS_BENCH_CREATE_NODES;
+    } else if (strcmp(opcode, "createPods") == 0) {
+        op->code = KS_BENCH_CREATE_PODS;
+    } else if (strcmp(opcode, "churn") == 0) {
+        op->code = KS_BENCH_CHURN;
+    } else {
+        return fail(p, ks_yaml_get(n, "opcode"), "opcode",
+                    "unknown opcode \"%s\" (createNodes, createPods, churn)", opcode);
+    }
+    if (param) {
+        if (param[0] != '$' || !param[1])
+            return fail(p, ks_yaml_get(n, "countParam"), "countParam", "must be $name, not \"%s\"", param);
+        op->count_param = param + 1;
+    }
+    if (op->code != KS_BENCH_CHURN && !op->count_param && !ks_yaml_get(n, "count"))
+        return fail(p, n, "count", "Required value: count or countParam%s", "");
+    if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
+        op->pod_template = dflt_pod;
+    if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
+        return fail(p, n, "podTemplate", "Required value: no podTemplate and no defaultPodTemplate%s", "");
+    if (!expect || strcmp(expect, "Bound") == 0) {
+        op->expect = KS_BENCH_EXPECT_BOUND;
+    } else if (strcmp(expect, "Unschedulable") == 0) {
+        op->expect = KS_BENCH_EXPECT_UNSCHEDULABLE;
+    } else if (strcmp(expect, "Settled") == 0) {
+        op->expect = KS_BENCH_EXPECT_SETTLED;
+    } else {
+        return fail(p, ks_yaml_get(n, "expect"), "expect",
+                    "unknown value \"%s\" (Bound, Unschedulable, Settled)", expect);
+    }
+    if (op->code == KS_BENCH_CHURN) {
+        if (mode && strcmp(mode, "recreate") != 0)
+            return fail(p, ks_yaml_get(n, "mode"), "mode", "unsupported churn mode \"%s\" (recreate)", mode);
+        if (!interval)
+            return fail(p, n, "intervalPods", "Required value%s", "");
+        op->number = (uint32_t)number;
+        op->interval_pods = (uint32_t)interval;
+    }
+    const struct ks_yaml_node *lnp = ks_yaml_get(n, "labelNodePrepareStrategy");
+    if (lnp) {
+        static const char *const lfields[] = {"labelKey", "labelValues", NULL};
+        const struct ks_yaml_node *vals = ks_yaml_get(lnp, "labelValues");
+        const char *key = NULL;
+        if ((rc = strict(p, lnp, "labelNodePrepareStrategy", lfields)) ||
+            (rc = scalar(p, ks_yaml_get(lnp, "labelKey"), "labelKey", &key)))
+            return rc;
+        if (!key || !vals || vals->kind != KS_YAML_SEQ || vals->n == 0)
+            return fail(p, lnp, "labelNodePrepareStrategy", "needs labelKey and a list of labelValues%s", "");
+        if (!(op->label_values = ks_arena_calloc(&p->w->arena, vals->n, sizeof(*op->label_values))))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < vals->n; i++) {
+            const char *v = NULL;
+            if ((rc = scalar(p, vals->items[i], "labelValues", &v)))
+                return rc;
+            if ((op->label_values[i] = ks_intern(v)) == KS_ID_NONE)
+                return -ENOMEM;
+        }
+        op->nlabel_values = vals->n;
+        if ((op->label_key = ks_intern(key)) == KS_ID_NONE)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int parse_size(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_size *sz)
+{
+    static const char *const fields[] = {"name", "labels", "params", NULL};
+    const struct ks_yaml_node *labels = ks_yaml_get(n, "labels"), *params = ks_yaml_get(n, "params");
+    int rc;
+
+    if ((rc = strict(p, n, "workloads", fields)) ||
+        (rc = scalar(p, ks_yaml_get(n, "name"), "name", &sz->name)))
+        return rc;
+    if (!sz->name)
+        return fail(p, n, "workloads.name", "Required value%s", "");
+    if (labels) {
+        if (labels->kind != KS_YAML_SEQ)
+            return fail(p, labels, "labels", "must be a list, not %s", ks_yaml_kind_name(labels));
+        if (!(sz->labels = ks_arena_calloc(&p->w->arena, labels->n ? labels->n : 1, sizeof(*sz->labels))))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < labels->n; i++) {
+            if ((rc = scalar(p, labels->items[i], "labels", &sz->labels[i])))
+                return rc;
+        }
+        sz->nlabels = labels->n;
+    }
+    if (!params || params->kind != KS_YAML_MAP)
+        return fail(p, params ? params : n, "params", "Required value: a map of $params%s", "");
+    if (!(sz->params = ks_arena_calloc(&p->w->arena, params->n ? params->n : 1, sizeof(*sz->params))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < params->n; i++) {
+        struct ks_bench_param *pr = &sz->params[i];
+        if ((rc = scalar(p, params->pairs[i].key, "params", &pr->name)) ||
+            (rc = integer(p, params->pairs[i].value, pr->name, 0, &pr->value)))
+            return rc;
+    }
+    sz->nparams = params->n;
+    return 0;
+}
+
+static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
+{
+    static const char *const fields[] = {
+        "name",          "description",      "defaultPodTemplate", "podTemplates",
+        "nodeTemplates", "workloadTemplate", "workloads",          NULL};
+    struct ks_bench_workload *w = p->w;
+    const struct ks_yaml_node *ops = ks_yaml_get(doc, "workloadTemplate"),
+                              *sizes = ks_yaml_get(doc, "workloads");
+    const struct ks_yaml_node *dflt = NULL;
+    int rc;
+
+    if ((rc = strict(p, doc, "workload", fields)) ||
+        (rc = scalar(p, ks_yaml_get(doc, "name"), "name", &w->name)))
+        return rc;
+    if (!w->name)
+        return fail(p, doc, "name", "Required value%s", "");
+    p->pod_templates = ks_yaml_get(doc, "podTemplates");
+    p->node_templates = ks_yaml_get(doc, "nodeTemplates");
+    if ((rc = template(p, p->pod_templates, ks_yaml_get(doc, "defaultPodTemplate"), "defaultPodTemplate",
+                       "Pod", &dflt)))
+        return rc;
+    if (!ops || ops->kind != KS_YAML_SEQ || ops->n == 0)
+        return fail(p, ops ? ops : doc, "workloadTemplate", "Required value: a list of opcodes%s", "");
+    if (!sizes || sizes->kind != KS_YAML_SEQ || sizes->n == 0)
+        return fail(p, sizes ? sizes : doc, "workloads", "Required value: a list of sizes%s", "");
+    if (!(w->ops = ks_arena_calloc(&w->arena, ops->n, sizeof(*w->ops))) ||
+        !(w->sizes = ks_arena_calloc(&w->arena, sizes->n, sizeof(*w->sizes))))
+        return -ENOMEM;
+    uint32_t measured = 0;
+    for (uint32_t i = 0; i < ops->n; i++) {
+        if ((rc = parse_op(p, ops->items[i], dflt, &w->ops[i])))
+            return rc;
+        measured += w->ops[i].collect_metrics;
+    }
+    w->nops = ops->n;
+    if (measured != 1)
+        return fail(p, ops, "workloadTemplate", "exactly one createPods op must have collectMetrics: true%s",
+                    "");
+    for (uint32_t i = 0; i < sizes->n; i++) {
+        if ((rc = parse_size(p, sizes->items[i], &w->sizes[i])))
+            return rc;
+    }
+    w->nsizes = sizes->n;
+    return 0;
+}
+
+int ks_bench_workload_load(const char *path, struct ks_bench_workload **out, struct ks_error *err)
+{
+    struct ks_bench_workload *w = calloc(1, sizeof(*w));
+    int rc;
+
+    *out = NULL;
+    if (!w)
+        return -ENOMEM;
+    if ((rc = ks_yaml_parse_file(path, &w->stream, err)) < 0)
+        goto err;
+    w->file = w->stream->file;
+    if (w->stream->ndocs != 1 || !w->stream->docs[0]) {
+        rc = ks_error_set(err, path, 1, NULL, "a workload file holds exactly one document");
+        goto err;
+    }
+    struct wl_parser p = {.w = w, .err = err};
+    if ((rc = parse(&p, w->stream->docs[0])) < 0)
+        goto err;
+    *out = w;
+    return 0;
+err:
+    ks_bench_workload_destroy(w);
+    return rc;
+}
+
+void ks_bench_workload_destroy(struct ks_bench_workload *w)
+{
+    if (!w)
+        return;
+    ks_arena_destroy(&w->arena);
+    ks_yaml_stream_destroy(w->stream);
+    free(w);
+}
+
+int64_t ks_bench_param(const struct ks_bench_size *size, const char *name, int64_t dflt)
+{
+    for (uint32_t i = 0; i < size->nparams; i++) {
+        if (strcmp(size->params[i].name, name) == 0)
+            return size->params[i].value;
+    }
+    return dflt;
+}
+
+const struct ks_bench_size *ks_bench_size_for(const struct ks_bench_workload *w, uint32_t nodes)
+{
+    const struct ks_bench_size *best = &w->sizes[0];
+    double best_d = -1;
+    for (uint32_t i = 0; i < w->nsizes; i++) {
+        double n = (double)ks_bench_param(&w->sizes[i], "initNodes", 1);
+        double r = n > nodes ? n / (nodes ? nodes : 1) : nodes / (n ? n : 1);
+        if (best_d < 0 || r < best_d) {
+            best_d = r;
+            best = &w->sizes[i];
+        }
+    }
+    return best;
+}
+
+/* ---- finding workload files ------------------------------------------------------------------- */
+
+static bool is_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d)
+        closedir(d);
+    return d != NULL;
+}
+
+/* The workloads directory: $KSCHED_BENCH_WORKLOADS, next to the binary's tree, or ./bench/workloads. */
+static char *workload_dir(const char *argv0)
+{
+    const char *env = getenv("KSCHED_BENCH_WORKLOADS");
+    if (env && *env)
+        return strdup(env);
+    char exe[PATH_MAX], path[PATH_MAX + 64];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len <= 0 && argv0) {
+        snprintf(exe, sizeof(exe), "%s", argv0);
+        len = (ssize_t)strlen(exe);
+    }
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            static const char *const up[] = {"/../bench/workloads", "/../../bench/workloads",
+                                             "/../../../bench/workloads"};
+            for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+                snprintf(path, sizeof(path), "%s%s", exe, up[i]);
+                if (is_dir(path))
+                    return realpath(path, NULL);
+            }
+        }
+    }
+    return strdup("bench/workloads");
+}
+
+char *ks_bench_workload_find(const char *name, const char *argv0)
+{
+    size_t len = strlen(name);
+    if (strchr(name, '/') || (len > 5 && strcmp(name + len - 5, ".yaml") == 0))
+        return strdup(name);
+    char *dir = workload_dir(argv0), *path = NULL;
+    if (dir && asprintf(&path, "%s/%s.yaml", dir, name) < 0)
+        path = NULL;
+    free(dir);
+    return path;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void ks_bench_workload_list(FILE *out, const char *argv0)
+{
+    char *dir = workload_dir(argv0);
+    DIR *d = dir ? opendir(dir) : NULL;
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < 256) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0 && (names[n] = strndup(e->d_name, len - 5)))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    qsort(names, n, sizeof(names[0]), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s\n", names[i]);
+        free(names[i]);
+    }
+    free(dir);
+}

@@ -1,0 +1,182 @@
+/*
+ * plugin_helpers_preemption.h - the preemption evaluator that PostFilter plugins share.
+ *
+ * Mirrors pkg/scheduler/framework/preemption/preemption.go (Evaluator: DryRunPreemption,
+ * SelectCandidate, pickOneNodeForPreemption, prepareCandidate, getLowerPriorityNominatedPods),
+ * the filter pass of framework/runtime's RunFilterPluginsWithNominatedPods, and
+ * pkg/scheduler/util/utils.go (GetPodStartTime, MoreImportantPod, GetEarliestPodStartTime).
+ * A preemption plugin supplies the per-node victim search (upstream's SelectVictimsOnNode)
+ * as a callback, the way upstream's plugins implement preemption.Interface.
+ *
+ * Context: every function here runs on the scheduling thread during PostFilter, inside the
+ * RCU read section that holds the snapshot the node records come from. They allocate (dry
+ * runs copy node records and cycle states), so none is for the Filter or Score hot path.
+ */
+#ifndef KSCHED_PLUGIN_HELPERS_PREEMPTION_H
+#define KSCHED_PLUGIN_HELPERS_PREEMPTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/arena.h"
+#include "ksched/cache_types.h"
+#include "ksched/framework.h"
+
+struct ks_nominator;
+
+/* ---- pod order (util/utils.go) --------------------------------------------------------------- */
+
+/* ks_preempt_pod_start_time - GetPodStartTime: status.startTime, or @now_ns for a pod that has none. */
+int64_t ks_preempt_pod_start_time(const struct ks_pod *pod, int64_t now_ns);
+
+/* ks_preempt_more_important - MoreImportantPod: higher priority, or equal priority and started earlier. */
+bool ks_preempt_more_important(const struct ks_pod *a, const struct ks_pod *b, int64_t now_ns);
+
+/*
+ * ks_preempt_sort - order @pods most important first. Stable (what Go's sort.Slice does for
+ * the up-to-twelve victims of a typical node), so equally important pods keep their order.
+ */
+void ks_preempt_sort(const struct ks_pod **pods, uint32_t n, int64_t now_ns);
+
+/*
+ * ks_preempt_earliest_start - GetEarliestPodStartTime: the earliest start time among the
+ * highest-priority pods of @pods. INT64_MIN when @n is 0.
+ */
+int64_t ks_preempt_earliest_start(const struct ks_pod *const *pods, uint32_t n, int64_t now_ns);
+
+/* ---- the evaluator ------------------------------------------------------------------------------ */
+
+/* What a preemption attempt works with. */
+struct ks_preemptor {
+    struct ks_framework *fw;
+    struct ks_cycle_state *cs;        /* the cycle's state after PreFilter; dry runs work on clones */
+    const struct ks_pod *pod;         /* the preemptor */
+    struct ks_nominator *nominator;   /* pods nominated to nodes; NULL for none */
+    const struct ks_evictor *evictor; /* how victims leave; NULL or no evict op: they are not evicted */
+    const char *plugin;               /* the plugin's name (rejecting pods waiting on Permit) */
+    uint32_t npdbs;
+    const struct ks_pod_disruption_budget *const *pdbs;
+    int64_t now_ns; /* "now" for pods without a start time */
+};
+
+/* A node where preemption makes room, and the pods it evicts (upstream's Candidate). */
+struct ks_preempt_candidate {
+    const struct ks_node_snap *node; /* the snapshot's record */
+    uint32_t nvictims;
+    const struct ks_pod **victims; /* most important first */
+    int64_t npdb_violations;
+};
+
+/*
+ * One node's dry run, as SelectVictimsOnNode receives it: a copy of the cycle state to
+ * change with ks_fw_run_remove_pod / ks_fw_run_add_pod, scratch memory that is reset after
+ * the node, and the pods nominated to the node that the preemptor must leave room for.
+ */
+struct ks_preempt_trial {
+    const struct ks_node_snap *node; /* the snapshot's record */
+    struct ks_cycle_state *state;    /* this node's clone of the cycle state */
+    struct ks_cycle_state *scratch_state;
+    struct ks_arena *arena; /* scratch: node records derived here live until the next node */
+    uint32_t nnominated;
+    const struct ks_pod *const *nominated; /* priority >= the preemptor's, the preemptor excluded */
+};
+
+/*
+ * ks_preempt_trial_filter - RunFilterPluginsWithNominatedPods on @node (the trial's record
+ * or one derived from it) with the trial's state: when pods are nominated to the node, the
+ * Filter plugins run first as if they were there (a clone of the state with their AddPod,
+ * a record derived with them), and if that passes, again without them. Returns the code,
+ * with @st filled on failure.
+ */
+int ks_preempt_trial_filter(const struct ks_preemptor *p, struct ks_preempt_trial *t,
+                            const struct ks_node_snap *node, struct ks_status *st);
+
+/*
+ * The plugin's victim search on one node (SelectVictimsOnNode). Returns KS_SUCCESS with
+ * *out filled (victims allocated in @keep, which outlives the dry run), or a code with @st
+ * filled: a rejection when the node cannot help, KS_ERROR when a plugin failed.
+ */
+typedef int (*ks_select_victims_fn)(void *ctx, const struct ks_preemptor *p, struct ks_preempt_trial *t,
+                                    struct ks_arena *keep, struct ks_preempt_candidate *out,
+                                    struct ks_status *st);
+
+/*
+ * ks_preempt_select_victims - DefaultPreemption's SelectVictimsOnNode (a
+ * ks_select_victims_fn; @ctx unused): every pod of lower priority than the preemptor is a
+ * potential victim; none is UnschedulableAndUnresolvable "No preemption victims found for
+ * incoming pod". All are removed (RemovePod on the trial's state) and the pod must then
+ * pass ks_preempt_trial_filter(), else that status is the answer. The potential victims
+ * are then reprieved one by one, those whose eviction would violate a PodDisruptionBudget
+ * first (filterPodsWithPDBViolation: a PDB of the pod's namespace whose non-empty selector
+ * matches it and that does not list it as disrupted loses one allowed disruption; below
+ * zero it is violated), each group most important first: a pod stays when the preemptor
+ * still fits with it (AddPod, filter), else it is a victim (RemovePod again). The victims
+ * come out most important first, with the number of PDB-violating ones.
+ */
+int ks_preempt_select_victims(void *ctx, const struct ks_preemptor *p, struct ks_preempt_trial *t,
+                              struct ks_arena *keep, struct ks_preempt_candidate *out, struct ks_status *st);
+
+/* The outcome of ks_preempt_dry_run(); everything lives in its arena. */
+struct ks_preempt_dry_run {
+    uint32_t ncandidates;
+    struct ks_preempt_candidate *candidates; /* without PDB violations first, then with */
+    uint32_t nfailed;
+    const struct ks_node_snap **failed; /* nodes that gave no candidate, in dry-run order */
+    struct ks_status *failed_status;    /* why, parallel to failed */
+    struct ks_arena arena;
+};
+
+/*
+ * ks_preempt_dry_run - DryRunPreemption over the @n @potential nodes starting at @offset
+ * (wrapping), one node after another (upstream's run with parallelism 1): each node gets a
+ * fresh clone of the cycle state and @select's verdict; a node that yields no victims is
+ * an error ("expected at least one victim pod on node ..."). Stops once a candidate without
+ * PDB violations exists and @num_candidates candidates were found; each of the two
+ * candidate lists keeps at most @num_candidates. @out must be zeroed; free it with
+ * ks_preempt_dry_run_free() whatever the result. Returns 0 or -ENOMEM.
+ */
+int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *const *potential, uint32_t n,
+                       uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
+                       struct ks_preempt_dry_run *out);
+
+void ks_preempt_dry_run_free(struct ks_preempt_dry_run *r);
+
+/*
+ * ks_preempt_dry_run_error - the errors of a dry run as one message, as upstream's error
+ * aggregate prints them ("msg", or "[msg1, msg2]" without repeats), into @buf. Returns
+ * false when no node failed with KS_ERROR.
+ */
+bool ks_preempt_dry_run_error(const struct ks_preempt_dry_run *r, char *buf, size_t len);
+
+/*
+ * ks_preempt_select - SelectCandidate / pickOneNodeForPreemption: fewest PDB violations,
+ * then the lowest highest-victim priority, the smallest sum of victim priorities (each
+ * shifted by 2^31 so negative priorities count), the fewest victims, the latest start of
+ * the highest-priority victims, then the first. NULL when @n is 0.
+ */
+const struct ks_preempt_candidate *ks_preempt_select(const struct ks_preempt_candidate *c, uint32_t n,
+                                                     int64_t now_ns);
+
+/*
+ * ks_preempt_prepare - prepareCandidate: evict every victim not already being deleted
+ * (a victim waiting on Permit is rejected instead, as upstream), then drop the nominations
+ * of lower-priority pods to the candidate's node. Returns KS_SUCCESS, or KS_ERROR with @st
+ * filled when an eviction failed (the victims before it are gone).
+ */
+int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_candidate *c,
+                       struct ks_status *st);
+
+/*
+ * ks_preempt_fit_message - the FitError message of a preemption that found no candidate:
+ * "0/@nall nodes are available: <histogram>." over the dry run's failures, every other node
+ * counted as "Preemption is not helpful for scheduling". NULL @r: no node was tried.
+ * Returns a malloc'd string, NULL when out of memory.
+ */
+char *ks_preempt_fit_message(const struct ks_preempt_dry_run *r, uint32_t nall);
+
+/* Reasons of nodes where preemption cannot help, and of nodes without lower-priority pods. */
+#define KS_PREEMPT_NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define KS_PREEMPT_NO_VICTIMS  "No preemption victims found for incoming pod"
+
+#endif

@@ -1,0 +1,214 @@
+/*
+ * plugin_helpers_spread.h - what PodTopologySpread and SelectorSpread share: the default
+ * selector of a pod's workloads, pod counting by selector, node inclusion checks, the
+ * counts of matching pods per topology domain kept across scheduling cycles, and the
+ * cycle-state layout of PodTopologySpread (read by its tests).
+ *
+ * Mirrors pkg/scheduler/framework/plugins/helper/spread.go (DefaultSelector),
+ * podtopologyspread/common.go (countPodsMatchSelector, matchNodeInclusionPolicies,
+ * nodeLabelsMatchSpreadConstraints, mergeLabelSetWithSelector) and pkg/util/node
+ * (GetZoneKey).
+ *
+ * Context: unless a function says otherwise it is pure, allocation-free and lock-free,
+ * so Filter and Score may call it from worker threads inside the RCU read section.
+ */
+#ifndef KSCHED_PLUGIN_HELPERS_SPREAD_H
+#define KSCHED_PLUGIN_HELPERS_SPREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/arena.h"
+#include "ksched/cache_types.h"
+
+struct ks_objects;
+
+/* ---- selectors ------------------------------------------------------------------------------ */
+
+/*
+ * ks_spread_default_selector - helper.DefaultSelector: the selectors of the Services of
+ * @pod's namespace that select it (nil selectors skipped), merged with the selector of its
+ * controlling ReplicationController, then the requirements of its controlling ReplicaSet
+ * or StatefulSet (apps/v1) added. Never NULL: an empty selector (no requirements) means
+ * "no workload selects the pod". @objs may be NULL (no workloads). The result lives in
+ * @arena and may point into @objs. Returns 0 or -ENOMEM. Scheduling thread.
+ */
+int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_pod *pod,
+                               struct ks_arena *arena, const struct ks_label_selector **out);
+
+/*
+ * ks_spread_match_label_keys - the selector of @c for a pod labelled @labels: with
+ * matchLabelKeys, the pod's values of those keys become In requirements in front of the
+ * constraint's own (mergeLabelSetWithSelector); a nil selector stays nil. *out is
+ * c->selector itself when nothing is merged. Returns 0 or -ENOMEM (@arena).
+ */
+int ks_spread_match_label_keys(const struct ks_spread_constraint *c, const struct ks_labels *labels,
+                               struct ks_arena *arena, const struct ks_label_selector **out);
+
+/* ks_spread_selector_equal - same requirements in the same order (NULL equals only NULL). */
+bool ks_spread_selector_equal(const struct ks_label_selector *a, const struct ks_label_selector *b);
+
+/*
+ * ks_spread_count_pods - countPodsMatchSelector: pods on @node in namespace @ns, not
+ * terminating, that @sel matches; 0 for a nil or empty selector.
+ */
+uint32_t ks_spread_count_pods(const struct ks_node_snap *node, const struct ks_label_selector *sel,
+                              uint32_t ns);
+
+/* ---- node inclusion ------------------------------------------------------------------------- */
+
+/* ks_spread_affinity_matches - nodeaffinity.GetRequiredNodeAffinity(@pod).Match(@node). */
+bool ks_spread_affinity_matches(const struct ks_pod *pod, const struct ks_node *node);
+
+/* ks_spread_taints_tolerated - no NoSchedule/NoExecute taint of @node is untolerated by @pod. */
+bool ks_spread_taints_tolerated(const struct ks_pod *pod, const struct ks_node *node);
+
+/*
+ * ks_spread_zone_key - utilnode.GetZoneKey as a pair of ids: the zone (the beta
+ * failure-domain label first, else topology.kubernetes.io/zone) and the region (likewise);
+ * false when both are empty ("no zone").
+ */
+bool ks_spread_zone_key(const struct ks_node *node, uint32_t *region, uint32_t *zone);
+
+/*
+ * ks_spread_log - the natural logarithm as Go's math.Log computes it (the fdlibm
+ * algorithm, which kube-scheduler's topologyNormalizingWeight uses); it differs from the C
+ * library's log() in the last bit for some arguments (log(3) among them). @x > 0.
+ */
+double ks_spread_log(double x);
+
+/* ---- topology domains ------------------------------------------------------------------------ */
+
+/* One topology value and its number of matching pods (an entry of TpValueToMatchNum). */
+struct ks_spread_domain {
+    uint32_t value; /* interned label value; KS_ID_NONE marks a free slot */
+    uint32_t nodes; /* eligible nodes in the domain (kept by the counter; 1 in cycle copies) */
+    int64_t count;
+};
+
+/* A map from topology value to count: open addressing over a power-of-two table. */
+struct ks_spread_domains {
+    uint32_t n;    /* values present (len(TpValueToMatchNum[i])) */
+    uint32_t mask; /* slots - 1 */
+    struct ks_spread_domain *slots;
+};
+
+/* ks_spread_domains_find - the entry of @value, NULL when absent. Any thread. */
+const struct ks_spread_domain *ks_spread_domains_find(const struct ks_spread_domains *d, uint32_t value);
+
+/*
+ * ks_spread_domains_add - `map[value] += delta`, creating the entry; growing takes a new
+ * table from @arena. *after receives the new count. Returns 0 or -ENOMEM. Scheduling thread.
+ */
+int ks_spread_domains_add(struct ks_spread_domains *d, struct ks_arena *arena, uint32_t value, int64_t delta,
+                          int64_t *after);
+
+/* ks_spread_domains_clone - a copy of @src in @arena. Returns 0 or -ENOMEM. */
+int ks_spread_domains_clone(struct ks_spread_domains *dst, const struct ks_spread_domains *src,
+                            struct ks_arena *arena);
+
+/* ---- counts of matching pods per domain, kept across cycles -------------------------------------- */
+
+/* One spread constraint as counted over the cluster's nodes. */
+struct ks_spread_term {
+    uint32_t topology_key;
+    const struct ks_label_selector *selector;
+    bool honor_affinity; /* nodeAffinityPolicy Honor: only nodes the pod's required affinity selects */
+    bool honor_taints;   /* nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates */
+    bool skip;           /* not counted here (hostname terms of PreScore, counted per node in Score) */
+};
+
+/*
+ * What to count: for each term, over every node of the snapshot, the pods of namespace
+ * @ns its selector matches, summed per value of the term's topology key. With
+ * @require_all a node lacking any term's key counts for no term (PreFilter, and PreScore
+ * outside system defaulting); without, a missing key reads as the value "". A node
+ * counts for a term only if it passes the term's inclusion policies, checked against
+ * @pod's required node affinity and tolerations; a counted node creates its domain even
+ * when it has no matching pod.
+ */
+struct ks_spread_query {
+    uint32_t ns;
+    bool require_all;
+    const struct ks_pod *pod;
+    uint32_t nterms;
+    const struct ks_spread_term *terms;
+};
+
+struct ks_spread_counter;
+
+/*
+ * ks_spread_counter_create - a cache of up to @max_entries counted queries. Each entry
+ * remembers, per node position of the snapshot, the generation of the node record it
+ * counted and what the node contributed; a later count of an equal query (same namespace,
+ * selectors, keys, policies, and the pod's affinity / tolerations where a policy reads
+ * them) only recounts the nodes whose record changed since. Returns 0 or -ENOMEM.
+ */
+int ks_spread_counter_create(uint32_t max_entries, struct ks_spread_counter **out);
+
+/* ks_spread_counter_destroy - free the cache (drops its pod references). Accepts NULL. */
+void ks_spread_counter_destroy(struct ks_spread_counter *c);
+
+/*
+ * ks_spread_counter_count - count @q over @snap into @out[q->nterms] (tables in @arena
+ * holding the values of counted nodes; skipped terms get empty tables with room to grow).
+ * O(nodes) generation checks plus O(changed nodes * pods) matching plus O(domains) copying.
+ * Returns 0 or -ENOMEM. Context: the scheduling thread (one caller per counter), inside
+ * the RCU read section that loaded @snap; may allocate.
+ */
+int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapshot *snap,
+                            const struct ks_spread_query *q, struct ks_arena *arena,
+                            struct ks_spread_domains *out);
+
+/* ---- PodTopologySpread cycle state ------------------------------------------------------------- */
+
+/* criticalPaths: [0] always holds the minimum match count, [1] a count at least as large. */
+struct ks_spread_paths {
+    uint32_t value[2];
+    int64_t num[2];
+};
+
+/* ks_spread_paths_init - both paths {"" , MaxInt32}, as newCriticalPaths. */
+void ks_spread_paths_init(struct ks_spread_paths *p);
+
+/* ks_spread_paths_update - criticalPaths.update(@value, @num). */
+void ks_spread_paths_update(struct ks_spread_paths *p, uint32_t value, int64_t num);
+
+/* One constraint as the plugin evaluates it (topologySpreadConstraint). */
+struct ks_pts_constraint {
+    int32_t max_skew;
+    uint32_t topology_key;
+    const struct ks_label_selector *selector; /* NULL: nil, matches nothing */
+    int32_t min_domains;                      /* 1 when not set */
+    bool honor_affinity;
+    bool honor_taints;
+    bool self_match; /* the incoming pod's labels match the selector (Filter's selfMatchNum) */
+};
+
+/* preFilterState: DoNotSchedule constraints, matching pods per domain, critical paths. */
+struct ks_pts_filter_state {
+    uint32_t n;
+    struct ks_pts_constraint *cons;
+    struct ks_spread_domains *counts; /* [n] */
+    struct ks_spread_paths *paths;    /* [n] */
+};
+
+/* preScoreState: ScheduleAnyway constraints and the counts Score reads. */
+struct ks_pts_score_state {
+    uint32_t n;
+    bool require_all;  /* nodes without every key are ignored (IgnoredNodes) */
+    uint32_t ns;       /* the pod's namespace */
+    uint32_t hostname; /* interned kubernetes.io/hostname */
+    struct ks_pts_constraint *cons;
+    struct ks_spread_domains *counts; /* [n]; empty for hostname constraints */
+    double *weight;                   /* [n] topologyNormalizingWeight */
+};
+
+/* The plugin's cycle-state slot. */
+struct ks_pts_cycle {
+    struct ks_pts_filter_state *filter; /* NULL before PreFilter */
+    struct ks_pts_score_state *score;   /* NULL before PreScore */
+};
+
+#endif

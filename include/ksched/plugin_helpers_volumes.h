@@ -1,0 +1,169 @@
+/*
+ * plugin_helpers_volumes.h - what the storage plugins share: indexes of the loaded
+ * PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes, the storage
+ * helpers of k8s.io/component-helpers/storage/volume and ephemeral, and the counting of the
+ * in-tree volume limit plugins (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits).
+ *
+ * Mirrors GetPersistentVolumeClaimClass, GetPersistentVolumeClass, CheckNodeAffinity
+ * (component-helpers/storage/volume), v1helper.MatchTopologySelectorTerms,
+ * ephemeral.VolumeIsForPod, volumehelpers.LabelZonesToSet and the nonCSILimits plugin of
+ * pkg/scheduler/framework/plugins/nodevolumelimits/non_csi.go.
+ *
+ * An index is built once at plugin init from the framework's loaded objects and is
+ * immutable afterwards: lookups by key id are lock-free binary searches that any thread may
+ * run. Keys are interned strings: "namespace/name" for claims (the same key the cache
+ * interns for pvcs_in_use and pvc_refs), the name for the cluster-scoped kinds.
+ *
+ * Context: building interns and allocates (init only); ks_vol_key_find() takes the intern
+ * lock (init and PreFilter only); every other function is pure and allocation-free.
+ */
+#ifndef KSCHED_PLUGIN_HELPERS_VOLUMES_H
+#define KSCHED_PLUGIN_HELPERS_VOLUMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/api_types.h"
+#include "ksched/cache_types.h"
+#include "ksched/error.h"
+#include "ksched/framework_types.h"
+
+struct ks_objects;
+struct ks_framework;
+
+/* Annotations and labels read by the storage plugins (component-helpers/storage/volume). */
+#define KS_ANN_BIND_COMPLETED        "pv.kubernetes.io/bind-completed"
+#define KS_ANN_BOUND_BY_CONTROLLER   "pv.kubernetes.io/bound-by-controller"
+#define KS_ANN_SELECTED_NODE         "volume.kubernetes.io/selected-node"
+#define KS_ANN_BETA_STORAGE_CLASS    "volume.beta.kubernetes.io/storage-class"
+#define KS_ANN_MIGRATED_PLUGINS      "storage.alpha.kubernetes.io/migrated-plugins"
+#define KS_NOT_SUPPORTED_PROVISIONER "kubernetes.io/no-provisioner"
+#define KS_LABEL_BETA_ZONE           "failure-domain.beta.kubernetes.io/zone"
+#define KS_LABEL_BETA_REGION         "failure-domain.beta.kubernetes.io/region"
+
+/* One entry of an index: an interned key and the object it names. */
+struct ks_vol_entry {
+    uint32_t key;
+    uint32_t pos; /* position in the objects' list of its kind (input order) */
+    const void *obj;
+};
+
+struct ks_vol_table {
+    uint32_t n;
+    struct ks_vol_entry *items; /* sorted by key */
+};
+
+/* The storage objects of one struct ks_objects, indexed. */
+struct ks_vol_index {
+    struct ks_vol_table pvcs;     /* "namespace/name" -> struct ks_persistent_volume_claim */
+    struct ks_vol_table pvs;      /* name -> struct ks_persistent_volume */
+    struct ks_vol_table classes;  /* name -> struct ks_storage_class */
+    struct ks_vol_table csinodes; /* name (= node name) -> struct ks_csi_node */
+};
+
+/*
+ * ks_vol_index_build - index the PVs, PVCs, StorageClasses and CSINodes of @objs (NULL:
+ * empty). Duplicate keys keep the first object. Returns 0 or -ENOMEM (nothing to free).
+ */
+int ks_vol_index_build(struct ks_vol_index *ix, const struct ks_objects *objs);
+
+/* ks_vol_index_destroy - free the tables (not the objects). Accepts an empty index. */
+void ks_vol_index_destroy(struct ks_vol_index *ix);
+
+/* ks_vol_objects - the loaded objects of the framework of a plugin being initialised (NULL: none). */
+const struct ks_objects *ks_vol_objects(const struct ks_framework *fw);
+
+/* ks_vol_table_find - the entry of @key, NULL when absent. Any thread. */
+const struct ks_vol_entry *ks_vol_table_find(const struct ks_vol_table *t, uint32_t key);
+
+/*
+ * ks_vol_key_find - the interned id of "@ns/@name" (@ns an interned namespace, KS_ID_NONE
+ * for a cluster-scoped name), KS_ID_NONE when that string was never interned (so no object
+ * has it). Takes the intern lock: init and PreFilter only.
+ */
+uint32_t ks_vol_key_find(uint32_t ns, const char *name);
+
+/* Typed lookups by name (ns: interned namespace of the pod). NULL when absent. PreFilter/init. */
+const struct ks_persistent_volume_claim *ks_vol_find_pvc(const struct ks_vol_index *ix, uint32_t ns,
+                                                         const char *name);
+const struct ks_persistent_volume *ks_vol_find_pv(const struct ks_vol_index *ix, const char *name);
+const struct ks_storage_class *ks_vol_find_class(const struct ks_vol_index *ix, const char *name);
+
+/* ks_vol_find_csinode - the CSINode of node @node_name (interned), NULL when absent. Any thread. */
+const struct ks_csi_node *ks_vol_find_csinode(const struct ks_vol_index *ix, uint32_t node_name);
+
+/* ---- object helpers ---------------------------------------------------------------------- */
+
+/* ks_annotation - the value of annotation @key, NULL when absent. */
+const char *ks_annotation(const struct ks_annotations *a, const char *key);
+
+/*
+ * ks_pvc_class - GetPersistentVolumeClaimClass: the beta storage-class annotation when
+ * present, else spec.storageClassName, else "".
+ */
+const char *ks_pvc_class(const struct ks_persistent_volume_claim *pvc);
+
+/* ks_pv_class - GetPersistentVolumeClass: the beta annotation, else spec.storageClassName. */
+const char *ks_pv_class(const struct ks_persistent_volume *pv);
+
+/* ks_pvc_fully_bound - spec.volumeName set and the bind-completed annotation present. */
+bool ks_pvc_fully_bound(const struct ks_persistent_volume_claim *pvc);
+
+/*
+ * ks_pv_node_affinity_ok - CheckNodeAffinity: a PV without spec.nodeAffinity.required
+ * fits every node; otherwise one of its terms must match @labels (matched as a node that
+ * has labels and no name, as upstream does).
+ */
+bool ks_pv_node_affinity_ok(const struct ks_persistent_volume *pv, const struct ks_labels *labels);
+
+/*
+ * ks_topology_terms_match - MatchTopologySelectorTerms: no terms match everything, a term
+ * without expressions matches nothing, terms are ORed.
+ */
+bool ks_topology_terms_match(const struct ks_node_selector_term *terms, uint32_t n,
+                             const struct ks_labels *labels);
+
+/*
+ * ks_volume_claim_name - the claim a pod volume uses: the claim name of a
+ * persistentVolumeClaim volume, "<pod>-<volume>" of an ephemeral one, NULL otherwise.
+ */
+const char *ks_volume_claim_name(const struct ks_volume *v);
+
+/*
+ * ks_ephemeral_is_for_pod - ephemeral.VolumeIsForPod: @pvc must be in @pod's namespace and
+ * controlled by @pod (a controller owner reference with the pod's uid).
+ */
+bool ks_ephemeral_is_for_pod(const struct ks_pod *pod, const struct ks_persistent_volume_claim *pvc);
+
+/*
+ * ks_label_zones_split - LabelZonesToSet: split @value at "__", trim each part; calls
+ * @fn(@ctx, part, len) for each. Returns false (without calling @fn) when a part is empty,
+ * as upstream rejects the whole label then.
+ */
+bool ks_label_zones_split(const char *value, void (*fn)(void *ctx, const char *s, size_t len), void *ctx);
+
+/* ---- the in-tree volume limit plugins (non_csi.go) --------------------------------------- */
+
+/* Which in-tree plugin a nonCSILimits instance counts. */
+enum ks_noncsi_kind {
+    KS_NONCSI_EBS,
+    KS_NONCSI_GCE_PD,
+    KS_NONCSI_AZURE_DISK,
+    KS_NONCSI_CINDER,
+};
+
+struct ks_noncsi;
+
+/*
+ * The four plugins share one implementation; each plugin file exports an ops table whose
+ * ops call these with its kind. See plugins/ebs_limits.c for the semantics.
+ */
+int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self,
+                   struct ks_error *err);
+void ks_noncsi_destroy(void *self);
+int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         struct ks_pre_filter_result *res, struct ks_status *st);
+int ks_noncsi_filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     const struct ks_node_snap *node, struct ks_status *st);
+
+#endif
