@@ -18,7 +18,8 @@
 
 static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
 {
-    return a == b || (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
+    return a == b ||
+           (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
 }
 
 static bool listed(const struct ks_pod *pod, const struct ks_pod *const *list, uint32_t n)
@@ -52,7 +53,8 @@ static void scalar_apply(struct ks_resource_item *items, uint32_t *n, const stru
     }
 }
 
-static void account(struct ks_node_snap *r, struct ks_resource_item *scalar, const struct ks_pod *pod, int64_t sign)
+static void account(struct ks_node_snap *r, struct ks_resource_item *scalar, const struct ks_pod *pod,
+                    int64_t sign)
 {
     r->req_milli_cpu += sign * pod->requests.milli_cpu;
     r->req_memory += sign * pod->requests.memory;
@@ -142,8 +144,9 @@ out:
     return rc;
 }
 
-const struct ks_node_snap *ks_node_snap_derive(const struct ks_node_snap *base, const struct ks_pod *const *add,
-                                               uint32_t nadd, const struct ks_pod *const *remove, uint32_t nremove,
+const struct ks_node_snap *ks_node_snap_derive(const struct ks_node_snap *base,
+                                               const struct ks_pod *const *add, uint32_t nadd,
+                                               const struct ks_pod *const *remove, uint32_t nremove,
                                                struct ks_arena *arena)
 {
     struct ks_node_snap *r = ks_arena_alloc(arena, sizeof(*r));
