@@ -351,6 +351,8 @@ static struct aq_node *locate(const struct ks_activeq *aq, const struct aq_node 
                               struct aq_node **succs)
 {
     struct aq_node *pred = aq->head, *del = NULL;
+    /* the node the level above stopped at, known not before nn (keys never change) */
+    const struct aq_node *not_before = aq->tail;
     for (int i = AQ_MAX_LEVEL - 1; i >= 0; i--) {
         /* acquire: a node is fully initialised before the CAS (release) that links it */
         uintptr_t raw = atomic_load_explicit(&pred->next[i], memory_order_acquire);
@@ -364,12 +366,13 @@ static struct aq_node *locate(const struct ks_activeq *aq, const struct aq_node 
             if (i == 0 && marked(raw)) {
                 del = cur; /* pred's pointer is marked: cur itself is deleted */
             } else if (!marked(atomic_load_explicit(&cur->next[0], memory_order_acquire)) &&
-                       !before(aq, cur, nn)) {
+                       (cur == not_before || !before(aq, cur, nn))) {
                 break; /* cur is live (or the last deleted node) and not before nn */
             }
             pred = cur;
             raw = atomic_load_explicit(&pred->next[i], memory_order_acquire);
         }
+        not_before = cur;
         preds[i] = pred;
         succs[i] = cur;
     }
