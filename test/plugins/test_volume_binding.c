@@ -189,34 +189,32 @@ Test(volumebinding, upstream_volume_binding)
         {"zonal volumes with close capacity are preferred",
          CLASSES NODE("zone-a-node-a", "topology.kubernetes.io/region: region-a, "
                                        "topology.kubernetes.io/zone: zone-a")
-             NODE("zone-a-node-b",
-                  "topology.kubernetes.io/region: region-a, topology.kubernetes.io/zone: zone-a")
-                 NODE("zone-b-node-a", "topology.kubernetes.io/region: region-b, "
-                                       "topology.kubernetes.io/zone: zone-b") NODE(
-                     "zone-b-node-b", "topology.kubernetes.io/region: region-b, topology.kubernetes.io/zone: "
-                                      "zone-b") NODE("zone-c-node-a",
-                                                     "topology.kubernetes.io/region: region-c, "
-                                                     "topology.kubernetes.io/zone: zone-c")
+             NODE("zone-a-node-b", "topology.kubernetes.io/region: region-a, topology.kubernetes.io/zone: "
+                                   "zone-a") NODE("zone-b-node-a", "topology.kubernetes.io/region: region-b, "
+                                                                   "topology.kubernetes.io/zone: zone-b")
+                 NODE("zone-b-node-b",
+                      "topology.kubernetes.io/region: region-b, topology.kubernetes.io/zone: "
+                      "zone-b") NODE("zone-c-node-a", "topology.kubernetes.io/region: region-c, "
+                                                      "topology.kubernetes.io/zone: zone-c")
                      NODE("zone-c-node-b",
                           "topology.kubernetes.io/region: region-c, topology.kubernetes.io/zone: zone-c")
-                         PVC("pvc-a", "wait-sc", "50Gi")
-                             PV("pv-a-0", "wait-sc", "Available", "200Gi",
-                                AFFINITY(
-                                    "{key: topology.kubernetes.io/region, operator: In, values: [region-a]}, "
-                                    "{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}"))
-                                 PV("pv-a-1", "wait-sc", "Available", "200Gi",
+                         PVC("pvc-a", "wait-sc", "50Gi") PV(
+                             "pv-a-0", "wait-sc", "Available", "200Gi",
+                             AFFINITY(
+                                 "{key: topology.kubernetes.io/region, operator: In, values: [region-a]}, "
+                                 "{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}"))
+                             PV("pv-a-1", "wait-sc", "Available", "200Gi",
+                                AFFINITY("{key: topology.kubernetes.io/region, operator: In, values: "
+                                         "[region-a]}, {key: topology.kubernetes.io/zone, operator: In, "
+                                         "values: [zone-a]}"))
+                                 PV("pv-b-0", "wait-sc", "Available", "100Gi",
                                     AFFINITY("{key: topology.kubernetes.io/region, operator: In, values: "
-                                             "[region-a]}, {key: topology.kubernetes.io/zone, operator: In, "
-                                             "values: [zone-a]}"))
-                                     PV("pv-b-0", "wait-sc", "Available", "100Gi",
-                                        AFFINITY("{key: topology.kubernetes.io/region, operator: In, values: "
-                                                 "[region-b]}, {key: topology.kubernetes.io/zone, operator: "
-                                                 "In, values: [zone-b]}"))
-                                         PV("pv-b-1", "wait-sc", "Available", "100Gi",
-                                            AFFINITY(
-                                                "{key: topology.kubernetes.io/region, operator: In, "
-                                                "values: [region-b]}, {key: topology.kubernetes.io/zone, "
-                                                "operator: In, values: [zone-b]}")) POD(CLAIM("pvc-a")),
+                                             "[region-b]}, {key: topology.kubernetes.io/zone, operator: "
+                                             "In, values: [zone-b]}"))
+                                     PV("pv-b-1", "wait-sc", "Available", "100Gi",
+                                        AFFINITY("{key: topology.kubernetes.io/region, operator: In, "
+                                                 "values: [region-b]}, {key: topology.kubernetes.io/zone, "
+                                                 "operator: In, values: [zone-b]}")) POD(CLAIM("pvc-a")),
          "Success",
          NULL,
          {"zone-a-node-a", "zone-a-node-b", "zone-b-node-a", "zone-b-node-b", "zone-c-node-a",
