@@ -52,9 +52,12 @@ static void pod_key(FILE *out, const struct ks_pod *pod)
     ks_json_str(out, key);
 }
 
+/* Events come from the scheduling thread and from binder threads: each record is written under
+ * the stream's lock so two records never interleave. */
 static void on_event(void *ctx, const struct ks_sched_event *ev)
 {
     FILE *out = ctx;
+    flockfile(out);
     fputs("{\"pod\":", out);
     pod_key(out, ev->pod);
     fputs(",\"status\":", out);
@@ -73,6 +76,7 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     }
     fputs("}\n", out);
     fflush(out);
+    funlockfile(out);
 }
 
 /* The reasons of @st joined by ", ". */
@@ -93,6 +97,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     const struct ks_diagnosis *d = a->diag;
     bool first = true;
 
+    flockfile(out);
     fputs("{\"pod\":", out);
     pod_key(out, a->pod);
     fprintf(out, ",\"attempt\":%" PRIu32 ",\"filtered\":{", a->attempt);
@@ -135,6 +140,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     }
     fputs("}}\n", out);
     fflush(out);
+    funlockfile(out);
 }
 
 static int parse_args(int argc, char **argv, struct schedule_args *a)
