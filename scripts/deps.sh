@@ -8,6 +8,8 @@ pkgs=(
   build-essential cmake pkg-config python3
   liburcu-dev libck-dev libjemalloc-dev libyaml-dev
   libcriterion-dev libbenchmark-dev
+  libcurl4-openssl-dev openssl
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,0 +1,163 @@
+/*
+ * kube.h - talking to a kube-apiserver: kubeconfig, an HTTP client, and informers.
+ *
+ * Three layers, each usable alone:
+ *   - ks_kubeconfig: where the server is and how to authenticate (a kubeconfig file's
+ *     current context, or the in-cluster service account).
+ *   - ks_kube_client: one request at a time per call, from any thread (libcurl underneath,
+ *     HTTP/2 where the server offers it, connections reused).
+ *   - ks_informers: LIST (paginated) then WATCH for a set of kinds, on one thread of their
+ *     own, resuming a closed stream from the last resourceVersion and relisting on
+ *     410 Gone; each object change is delivered exactly once, in order per kind.
+ *
+ * API objects arrive as JSON, are parsed into the same tree the manifest loader reads
+ * (ksched/json_tree.h) and decoded by the loader's decoders (ksched/decode.h), so a Pod
+ * from the server and a Pod from a YAML file are the same struct.
+ */
+#ifndef KSCHED_KUBE_H
+#define KSCHED_KUBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/error.h"
+#include "ksched/loader.h"
+
+/* ---- kubeconfig ------------------------------------------------------------------------ */
+
+/* Every string is owned by the struct (NULL when absent); *_data are PEM bytes. */
+struct ks_kubeconfig {
+    char *server; /* "https://host:port", no trailing slash */
+    char *ca_file;
+    char *ca_data;
+    size_t ca_len;
+    char *cert_file;
+    char *cert_data;
+    size_t cert_len;
+    char *key_file;
+    char *key_data;
+    size_t key_len;
+    char *token;      /* bearer token */
+    char *token_file; /* re-read when it changes (projected service-account tokens rotate) */
+    bool insecure;    /* insecure-skip-tls-verify */
+    char *namespace_; /* the context's namespace, or the service account's; "default" if none */
+};
+
+/*
+ * ks_kubeconfig_load - the current context of the kubeconfig at @path (clusters, users,
+ * contexts; base64 *-data fields decoded; relative file paths resolved against the file's
+ * directory). Errors name the file, line and field: -EINVAL, -ENOENT, -ENOMEM.
+ */
+int ks_kubeconfig_load(const char *path, struct ks_kubeconfig *out, struct ks_error *err);
+
+/*
+ * ks_kubeconfig_in_cluster - the service account of a pod: KUBERNETES_SERVICE_HOST/PORT,
+ * /var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt,namespace} (@root replaces
+ * "/var/run/secrets/kubernetes.io/serviceaccount" when not NULL, for tests).
+ */
+int ks_kubeconfig_in_cluster(const char *root, struct ks_kubeconfig *out, struct ks_error *err);
+
+/* ks_kubeconfig_free - free every field. Accepts a zeroed struct. */
+void ks_kubeconfig_free(struct ks_kubeconfig *kc);
+
+/* ---- HTTP client ----------------------------------------------------------------------- */
+
+struct ks_kube_client;
+
+struct ks_kube_client_opts {
+    const struct ks_kubeconfig *config;
+    const char *user_agent; /* NULL: "ksched/<version>" */
+    double qps;             /* client-side rate limit for writes; 0: unlimited */
+    uint32_t burst;
+    int64_t timeout_ms; /* per request, not for watches; 0: 30 s */
+};
+
+int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube_client **out,
+                          struct ks_error *err);
+void ks_kube_client_destroy(struct ks_kube_client *c); /* accepts NULL */
+
+/* A response: HTTP status (0 when the request never got one) and the body, NUL-terminated. */
+struct ks_kube_response {
+    long status;
+    char *body;
+    size_t len;
+    char error[256]; /* transport error text when status is 0 */
+};
+
+/*
+ * ks_kube_request - @method ("GET", "POST", "PUT", "PATCH", "DELETE") on @path (beginning
+ * with "/", query included) with an optional @body of @content_type. Thread-safe. Returns 0
+ * when a response arrived (any status: look at resp->status) or a negative errno on a
+ * transport failure (resp->error says why). Free with ks_kube_response_free.
+ */
+int ks_kube_request(struct ks_kube_client *c, const char *method, const char *path, const char *content_type,
+                    const char *body, size_t len, struct ks_kube_response *resp);
+void ks_kube_response_free(struct ks_kube_response *r);
+
+/* ---- informers ------------------------------------------------------------------------- */
+
+enum ks_watch_type {
+    KS_WATCH_ADDED,
+    KS_WATCH_MODIFIED,
+    KS_WATCH_DELETED,
+};
+
+/*
+ * One change. @obj is the decoded object (the struct KS_KIND_MAP names for @kind) and
+ * ownership passes to the handler; it is NULL only for a DELETED that a relist found (the
+ * object vanished while the watch was down; @namespace_/@name say which). The strings are
+ * valid during the call.
+ */
+struct ks_watch_event {
+    enum ks_watch_type type;
+    enum ks_kind kind;
+    const char *namespace_; /* "" for cluster-scoped kinds */
+    const char *name;
+    const char *uid;
+    const char *resource_version;
+    void *obj;
+};
+
+typedef void (*ks_informer_event_fn)(void *ctx, const struct ks_watch_event *ev);
+/* every kind's initial LIST has been delivered (upstream's WaitForCacheSync) */
+typedef void (*ks_informer_synced_fn)(void *ctx);
+/* an object the server sent could not be used (truncated JSON, no metadata.name, a field of the wrong type...) */
+typedef void (*ks_informer_error_fn)(void *ctx, enum ks_kind kind, const char *message);
+
+struct ks_informer_opts {
+    struct ks_kube_client *client;
+    uint32_t kinds;      /* bit (1u << KS_KIND_x) for each kind to watch */
+    uint32_t page_limit; /* LIST ?limit=; 0: 500 */
+    /* field selector for pods; NULL: upstream's "status.phase!=Succeeded,status.phase!=Failed" */
+    const char *pod_field_selector;
+    ks_informer_event_fn on_event;
+    ks_informer_synced_fn on_synced;
+    ks_informer_error_fn on_error; /* NULL: logged to stderr */
+    void *ctx;
+};
+
+struct ks_informers;
+
+/*
+ * ks_informers_start - start the informer thread: for each kind LIST (pages of
+ * page_limit, following `continue`; an expired continue token restarts the list), deliver
+ * the objects as ADDED (or MODIFIED/DELETED against what was delivered before, on a
+ * relist), then WATCH from the list's resourceVersion with bookmarks. A closed stream
+ * resumes from the last resourceVersion seen; 410 Gone (as a status or an ERROR event)
+ * relists. Every callback runs on the informer thread, one at a time.
+ */
+int ks_informers_start(const struct ks_informer_opts *opts, struct ks_informers **out, struct ks_error *err);
+
+/* ks_informers_stop - stop the thread and free everything. Accepts NULL. */
+void ks_informers_stop(struct ks_informers *inf);
+
+/* ks_informers_synced - every kind's initial LIST has been delivered. */
+bool ks_informers_synced(const struct ks_informers *inf);
+
+/* ---- resource paths -------------------------------------------------------------------- */
+
+/* ks_kube_resource_path - the collection path of @kind ("/api/v1/pods", "/apis/storage.k8s.io/v1/csinodes"). */
+const char *ks_kube_resource_path(enum ks_kind kind);
+
+#endif
