@@ -1,0 +1,521 @@
+#!/usr/bin/env python3
+"""The test API server's own tests: it must behave as kube-apiserver does where ksched
+depends on it (pagination, watch resume and 410, the binding subresource, optimistic
+concurrency, patches, Events), over real TLS with client certificates and tokens."""
+
+import http.client
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import apiserver  # noqa: E402
+import harness  # noqa: E402
+
+PODS = "/api/v1/namespaces/%s/pods"
+
+
+def pod(name, **spec):
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": dict({"containers": [{"name": "c", "image": "busybox:1.36"}]}, **spec)}
+    return body
+
+
+def binding(name, node, **extra):
+    b = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+         "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+    b.update(extra)
+    return b
+
+
+class ServerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ksched-apiserver-test-")
+        cls.pki = harness.make_pki(os.path.join(cls.tmp, "pki"), clients=("admin", "other"))
+        cls.server = harness.ApiServer(cls.tmp, cls.pki, tokens=("sekret:token-user",),
+                                       extra=["--bookmark-interval", "0.3"])
+        cls.c = cls.server.client("admin")
+        cls.nsn = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def ns(self):
+        """A fresh namespace for one test."""
+        type(self).nsn += 1
+        name = "t%d" % self.nsn
+        self.c.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": name}})
+        return name
+
+    def assertStatus(self, r, code, reason=None, message=None):
+        self.assertEqual(r.status, code, r)
+        self.assertEqual(r.json["kind"], "Status", r)
+        self.assertEqual(r.json["code"], code, r)
+        if reason is not None:
+            self.assertEqual(r.json.get("reason"), reason, r)
+        if message is not None:
+            self.assertIn(message, r.json["message"], r)
+
+    # ---- transport and authentication ----
+
+    def test_authentication(self):
+        anon = harness.Client(self.server.port, self.pki, None, None)
+        self.assertStatus(anon.get("/api/v1/nodes"), 401, "Unauthorized")
+        bad = harness.Client(self.server.port, self.pki, None, "wrong")
+        self.assertStatus(bad.get("/api/v1/nodes"), 401, "Unauthorized")
+        tok = harness.Client(self.server.port, self.pki, None, "sekret")
+        self.assertEqual(tok.get("/api/v1/nodes").status, 200)
+        self.assertEqual(self.c.get("/healthz").raw, b"ok")
+
+    def test_discovery(self):
+        r = self.c.get("/apis/events.k8s.io/v1").json
+        self.assertEqual(r["groupVersion"], "events.k8s.io/v1")
+        self.assertIn("events", [x["name"] for x in r["resources"]])
+        core = self.c.get("/api/v1").json
+        self.assertIn("pods/binding", [x["name"] for x in core["resources"]])
+        self.assertIn("coordination.k8s.io", [g["name"] for g in self.c.get("/apis").json["groups"]])
+
+    def test_kubeconfig_is_written(self):
+        path = self.server.kubeconfig(os.path.join(self.tmp, "kc"), user="admin")
+        with open(path) as f:
+            text = f.read()
+        self.assertIn("server: " + self.server.url, text)
+        self.assertIn("client-certificate-data: ", text)
+        self.assertIn("certificate-authority-data: ", text)
+
+    # ---- create, get, errors ----
+
+    def test_create_sets_metadata_and_pod_defaults(self):
+        ns = self.ns()
+        p = pod("a")
+        p["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "500m", "memory": "1Gi"}}
+        p["status"] = {"phase": "Running"}
+        out = self.c.must("POST", PODS % ns, p)
+        self.assertTrue(out["metadata"]["uid"])
+        self.assertTrue(out["metadata"]["creationTimestamp"].endswith("Z"))
+        self.assertIsInstance(out["metadata"]["resourceVersion"], str)
+        self.assertEqual(out["status"], {"phase": "Pending", "qosClass": "Guaranteed"})  # reset on create
+        self.assertEqual(out["spec"]["schedulerName"], "default-scheduler")
+        self.assertEqual(out["spec"]["priority"], 0)
+        self.assertEqual(out["spec"]["containers"][0]["resources"]["requests"], {"cpu": "500m", "memory": "1Gi"})
+        b = self.c.must("POST", PODS % ns, pod("b"))
+        self.assertGreater(int(b["metadata"]["resourceVersion"]), int(out["metadata"]["resourceVersion"]))
+        got = self.c.get(PODS % ns + "/a").json
+        self.assertEqual(got, out)
+
+    def test_create_errors(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.assertStatus(self.c.post(PODS % ns, pod("a")), 409, "AlreadyExists", 'pods "a" already exists')
+        self.assertStatus(self.c.get(PODS % ns + "/zz"), 404, "NotFound", 'pods "zz" not found')
+        self.assertStatus(self.c.post(PODS % "nope", pod("a")), 404, "NotFound", 'namespaces "nope" not found')
+        self.assertStatus(self.c.post(PODS % ns, '{"apiVersion": "v1", "kind": "Pod", "metadata": {'), 400,
+                          "BadRequest")
+        self.assertStatus(self.c.post(PODS % ns, dict(pod("b"), kind="Node")), 400, "BadRequest")
+        bad = pod("c")
+        bad["metadata"]["name"] = 7
+        self.assertStatus(self.c.post(PODS % ns, bad), 400, "BadRequest")
+        self.assertStatus(self.c.post(PODS % ns, pod("Bad_Name")), 422, "Invalid")
+        self.assertStatus(self.c.post(PODS % ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"},
+                                                  "spec": {"containers": []}}), 422, "Invalid", "spec.containers")
+        self.assertStatus(self.c.post(PODS % ns, pod("e", priorityClassName="missing")), 403, "Forbidden")
+        self.assertStatus(self.c.post(PODS % ns, pod("f", priority=5)), 403, "Forbidden")
+
+    def test_priority_admission(self):
+        ns = self.ns()
+        self.c.must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi-" + ns},
+                     "value": 1000})
+        out = self.c.must("POST", PODS % ns, pod("a", priorityClassName="hi-" + ns))
+        self.assertEqual(out["spec"]["priority"], 1000)
+        out = self.c.must("POST", PODS % ns, pod("b", priorityClassName="system-node-critical"))
+        self.assertEqual(out["spec"]["priority"], 2000001000)
+
+    # ---- list pagination ----
+
+    def test_list_pagination_is_a_consistent_snapshot(self):
+        ns = self.ns()
+        for i in range(25):
+            self.c.must("POST", PODS % ns, pod("p%02d" % i))
+        page = self.c.get(PODS % ns + "?limit=10").json
+        self.assertEqual(page["kind"], "PodList")
+        self.assertEqual([p["metadata"]["name"] for p in page["items"]], ["p%02d" % i for i in range(10)])
+        self.assertNotIn("kind", page["items"][0])  # list items carry no type
+        self.assertEqual(page["metadata"]["remainingItemCount"], 15)
+        list_rv = page["metadata"]["resourceVersion"]
+        # changes after the first page do not show in later pages
+        self.c.must("POST", PODS % ns, pod("p99"))
+        self.c.must("DELETE", PODS % ns + "/p20")
+        names = [p["metadata"]["name"] for p in page["items"]]
+        while page["metadata"].get("continue"):
+            page = self.c.get(PODS % ns + "?limit=10&continue=" + page["metadata"]["continue"]).json
+            self.assertEqual(page["metadata"]["resourceVersion"], list_rv)
+            names += [p["metadata"]["name"] for p in page["items"]]
+        self.assertEqual(names, ["p%02d" % i for i in range(25)])
+        # a fresh list sees them
+        fresh = [p["metadata"]["name"] for p in self.c.get(PODS % ns).json["items"]]
+        self.assertIn("p99", fresh)
+        self.assertNotIn("p20", fresh)
+
+    def test_list_all_namespaces_and_selectors(self):
+        a, b = self.ns(), self.ns()
+        self.c.must("POST", PODS % a, dict(pod("x"), metadata={"name": "x", "labels": {"app": "web"}}))
+        self.c.must("POST", PODS % b, dict(pod("y", nodeName="sel-" + b), metadata={"name": "y", "labels": {"app": "db"}}))
+        allp = self.c.get("/api/v1/pods").json["items"]
+        keys = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in allp]
+        self.assertIn((a, "x"), keys)
+        self.assertIn((b, "y"), keys)
+        self.assertEqual(keys, sorted(keys))
+        sel = self.c.get("/api/v1/pods?labelSelector=app%20in%20(web,cache)").json["items"]
+        self.assertEqual([p["metadata"]["name"] for p in sel], ["x"])
+        sel = self.c.get("/api/v1/pods?fieldSelector=spec.nodeName%3Dsel-" + b).json["items"]
+        self.assertEqual([p["metadata"]["name"] for p in sel], ["y"])
+        sel = self.c.get("/api/v1/namespaces/%s/pods?fieldSelector=spec.nodeName!%%3D,"
+                         "status.phase!%%3DSucceeded" % b).json["items"]
+        self.assertEqual([p["metadata"]["name"] for p in sel], ["y"])
+        self.assertStatus(self.c.get("/api/v1/pods?fieldSelector=spec.bogus%3Dx"), 400, "BadRequest")
+
+    def test_rv0_list_ignores_limit_like_the_watch_cache(self):
+        ns = self.ns()
+        for i in range(5):
+            self.c.must("POST", PODS % ns, pod("p%d" % i))
+        page = self.c.get(PODS % ns + "?limit=2&resourceVersion=0").json
+        self.assertEqual(len(page["items"]), 5)
+        self.assertNotIn("continue", page["metadata"])
+
+    def test_expired_continue_token_is_410(self):
+        ns = self.ns()
+        for i in range(3):
+            self.c.must("POST", PODS % ns, pod("p%d" % i))
+        page = self.c.get(PODS % ns + "?limit=1").json
+        self.c.must("POST", PODS % ns, pod("p3"))  # compaction keeps the revision it compacts at
+        self.c.test("compact")
+        r = self.c.get(PODS % ns + "?limit=1&continue=" + page["metadata"]["continue"])
+        self.assertStatus(r, 410, "Expired", "continue parameter is too old")
+        self.assertStatus(self.c.get(PODS % ns + "?limit=1&continue=garbage"), 400, "BadRequest")
+
+    # ---- watch ----
+
+    def test_watch_events_and_resume(self):
+        ns = self.ns()
+        lst = self.c.get(PODS % ns).json
+        w = self.c.watch(PODS % ns + "?resourceVersion=" + lst["metadata"]["resourceVersion"])
+        self.assertEqual(w.status, 200)
+        self.assertEqual(w.resp.getheader("Transfer-Encoding"), "chunked")
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.c.must("PATCH", PODS % ns + "/a", {"metadata": {"labels": {"x": "y"}}},
+                    ctype="application/merge-patch+json")
+        self.c.must("DELETE", PODS % ns + "/a")
+        evs = w.events(3)
+        w.close()
+        self.assertEqual([e["type"] for e in evs], ["ADDED", "MODIFIED", "DELETED"])
+        self.assertEqual(evs[0]["object"]["kind"], "Pod")
+        rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in evs]
+        self.assertEqual(rvs, sorted(rvs))
+        # resume after the first event: the other two again, nothing else
+        w = self.c.watch(PODS % ns + "?resourceVersion=%d&timeoutSeconds=1" % rvs[0])
+        again = []
+        while True:
+            e = w.next()
+            if e is None:
+                break
+            again.append(e)
+        w.close()
+        self.assertEqual([e["type"] for e in again], ["MODIFIED", "DELETED"])
+
+    def test_watch_without_rv_starts_with_the_current_objects(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        w = self.c.watch(PODS % ns)
+        e = w.next()
+        w.close()
+        self.assertEqual((e["type"], e["object"]["metadata"]["name"]), ("ADDED", "a"))
+
+    def test_watch_too_old_is_an_error_event_with_410(self):
+        ns = self.ns()
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.c.test("compact")
+        w = self.c.watch(PODS % ns + "?resourceVersion=" + rv)
+        self.assertEqual(w.status, 200)
+        e = w.next()
+        self.assertEqual(e["type"], "ERROR")
+        self.assertEqual((e["object"]["kind"], e["object"]["code"], e["object"]["reason"]), ("Status", 410, "Expired"))
+        self.assertIn("too old resource version", e["object"]["message"])
+        self.assertIsNone(w.next())  # the stream ends
+        w.close()
+        self.c.test("config", {"watch410": "status"})
+        try:
+            w = self.c.watch(PODS % ns + "?resourceVersion=" + rv)
+            self.assertEqual(w.status, 410)
+            w.close()
+        finally:
+            self.c.test("config", {"watch410": "event"})
+
+    def test_watch_bookmarks(self):
+        ns = self.ns()
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        w = self.c.watch(PODS % ns + "?resourceVersion=%s&allowWatchBookmarks=true" % rv)
+        self.c.must("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bm-" + ns}})
+        e = w.next()
+        w.close()
+        self.assertEqual(e["type"], "BOOKMARK")
+        self.assertEqual(e["object"]["kind"], "Pod")
+        self.assertGreater(int(e["object"]["metadata"]["resourceVersion"]), int(rv))
+        w = self.c.watch(PODS % ns + "?resourceVersion=%s&timeoutSeconds=1" % rv)
+        self.assertIsNone(w.next())  # no bookmarks unless asked for
+        w.close()
+
+    def test_watch_field_selector_transitions(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        w = self.c.watch(PODS % ns + "?resourceVersion=%s&fieldSelector=spec.nodeName%%3D" % rv)
+        self.c.must("POST", PODS % ns + "/a/binding", binding("a", "n1"))
+        e = w.next()
+        w.close()
+        self.assertEqual(e["type"], "DELETED")  # left the selector
+        self.assertEqual(e["object"]["metadata"]["name"], "a")
+        self.assertGreater(int(e["object"]["metadata"]["resourceVersion"]), int(rv))
+
+    def test_break_watches(self):
+        ns = self.ns()
+        w = self.c.watch(PODS % ns + "?resourceVersion=1")
+        w2 = self.c.watch(PODS % ns + "?resourceVersion=1")
+        time.sleep(0.2)
+        self.c.test("break-watches", {"mode": "abrupt"})
+        with self.assertRaises(Exception):
+            while w.next_line():
+                pass
+        w.close()
+        w2.close()
+        w = self.c.watch(PODS % ns + "?resourceVersion=1")
+        time.sleep(0.2)
+        self.c.test("break-watches", {"mode": "clean"})
+        while w.next_line():
+            pass
+        w.close()
+
+    def test_injected_bad_events(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        w = self.c.watch(PODS % ns + "?resourceVersion=" + rv)
+        time.sleep(0.2)
+        self.c.test("inject", {"resource": "pods", "event": "no-name"})
+        self.c.test("inject", {"resource": "pods", "event": "unknown-field", "name": ns + "/a"})
+        e = w.next()
+        self.assertNotIn("name", e["object"]["metadata"])
+        e = w.next()
+        self.assertEqual((e["type"], e["object"]["metadata"]["name"]), ("MODIFIED", "a"))
+        self.assertIn("futureField", e["object"]["spec"])
+        self.c.test("inject", {"resource": "pods", "event": "truncated"})
+        with self.assertRaises(http.client.IncompleteRead) as cut:
+            w.next_line()
+        with self.assertRaises(ValueError):
+            json.loads(cut.exception.partial)
+        self.assertTrue(cut.exception.partial.startswith(b'{"type":"ADDED"'))
+        w.close()
+
+    # ---- binding ----
+
+    def test_binding(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        r = self.c.post(PODS % ns + "/a/binding", binding("a", "n1"))
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["status"], "Success")
+        got = self.c.get(PODS % ns + "/a").json
+        self.assertEqual(got["spec"]["nodeName"], "n1")
+        self.assertEqual([(c["type"], c["status"]) for c in got["status"]["conditions"]], [("PodScheduled", "True")])
+        r = self.c.post(PODS % ns + "/a/binding", binding("a", "n2"))
+        self.assertStatus(r, 409, "Conflict", 'pod a is already assigned to node "n1"')
+        self.assertEqual(self.c.get(PODS % ns + "/a").json["spec"]["nodeName"], "n1")
+
+    def test_binding_is_strict(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        url = PODS % ns + "/a/binding"
+        self.assertStatus(self.c.post(url, dict(binding("a", "n1"), kind="Pod")), 400, "BadRequest")
+        self.assertStatus(self.c.post(url, dict(binding("a", "n1"), apiVersion="v2")), 400, "BadRequest")
+        self.assertStatus(self.c.post(url, binding("b", "n1")), 400, "BadRequest", "name in URL does not match")
+        self.assertStatus(self.c.post(url, {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                                            "target": {"kind": "Node"}}), 422, "Invalid", "target.name")
+        self.assertStatus(self.c.post(url, {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                                            "target": {"kind": "Pod", "name": "n1"}}), 422, "Invalid", "target.kind")
+        self.assertStatus(self.c.post(url, {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                                            "target": "n1"}), 400, "BadRequest")
+        self.assertStatus(self.c.post(url, "{not json"), 400, "BadRequest")
+        self.assertStatus(self.c.post(url, dict(binding("a", "n1"), metadata={"name": "a", "namespace": "x"})),
+                          400, "BadRequest")
+        self.assertStatus(self.c.post(PODS % ns + "/zz/binding", binding("zz", "n1")), 404, "NotFound")
+        self.assertIsNone(self.c.get(PODS % ns + "/a").json["spec"].get("nodeName"))
+        # a UID precondition that does not match
+        self.assertStatus(self.c.post(url, dict(binding("a", "n1"), metadata={"name": "a", "uid": "other"})), 409,
+                          "Conflict")
+
+    def test_injected_binding_conflicts_and_steals(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.c.test("binding-conflicts", {"pod": ns + "/a", "count": 2})
+        url = PODS % ns + "/a/binding"
+        self.assertStatus(self.c.post(url, binding("a", "n1")), 409, "Conflict")
+        self.assertStatus(self.c.post(url, binding("a", "n1")), 409, "Conflict")
+        self.assertEqual(self.c.post(url, binding("a", "n1")).status, 201)
+        self.c.must("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "st-" + ns}})
+        self.c.must("POST", PODS % ns, pod("b"))
+        self.c.test("steal-binding", {"pod": ns + "/b", "node": "st-" + ns})
+        self.assertStatus(self.c.post(PODS % ns + "/b/binding", binding("b", "n1")), 409, "Conflict",
+                          'already assigned to node "st-%s"' % ns)
+        recs = [b for b in self.c.state()["bindings"] if b["pod"] == ns + "/b"]
+        self.assertEqual([(b["user"], b["code"]) for b in recs], [("admin", 409), ("other-scheduler", 201)])
+
+    # ---- optimistic concurrency ----
+
+    def test_lease_optimistic_concurrency(self):
+        ns = self.ns()
+        url = "/apis/coordination.k8s.io/v1/namespaces/%s/leases" % ns
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+                 "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15,
+                          "renewTime": "2026-01-01T00:00:00.000000Z", "acquireTime": "2026-01-01T00:00:00.000000Z",
+                          "leaseTransitions": 0}}
+        v1 = self.c.must("POST", url, lease)
+        upd = json.loads(json.dumps(v1))
+        upd["spec"]["holderIdentity"] = "b"
+        v2 = self.c.must("PUT", url + "/l", upd)
+        self.assertGreater(int(v2["metadata"]["resourceVersion"]), int(v1["metadata"]["resourceVersion"]))
+        stale = json.loads(json.dumps(v1))
+        stale["spec"]["holderIdentity"] = "c"
+        self.assertStatus(self.c.put(url + "/l", stale), 409, "Conflict", "the object has been modified")
+        norv = json.loads(json.dumps(v2))
+        del norv["metadata"]["resourceVersion"]
+        self.assertStatus(self.c.put(url + "/l", norv), 422, "Invalid", "metadata.resourceVersion")
+        bad = json.loads(json.dumps(v2))
+        bad["spec"]["leaseDurationSeconds"] = 0
+        self.assertStatus(self.c.put(url + "/l", bad), 422, "Invalid", "spec.leaseDurationSeconds")
+        same = self.c.must("PUT", url + "/l", v2)  # a no-op update keeps the version
+        self.assertEqual(same["metadata"]["resourceVersion"], v2["metadata"]["resourceVersion"])
+        self.assertStatus(self.c.put(url + "/zz", dict(v2, metadata={"name": "zz", "resourceVersion": "1"})), 404)
+        log = [x for x in self.c.state()["leases"] if x["lease"] == ns + "/l"]
+        self.assertEqual([(x["holder"], x["user"]) for x in log], [("a", "admin"), ("b", "admin")])
+
+    # ---- patch ----
+
+    def test_strategic_merge_patch_of_pod_status(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        url = PODS % ns + "/a/status"
+        # what util.PatchPodStatus sends for a scheduling failure
+        cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
+                "lastTransitionTime": "2026-01-01T00:00:00Z", "message": "0/3 nodes are available"}
+        out = self.c.must("PATCH", url, {"status": {"conditions": [cond],
+                                                    "$setElementOrder/conditions": [{"type": "PodScheduled"}]}})
+        self.assertEqual(out["status"]["conditions"][0]["reason"], "Unschedulable")
+        self.assertEqual(out["status"]["phase"], "Pending")  # untouched fields stay
+        out = self.c.must("PATCH", url, {"status": {"conditions": [{"type": "Ready", "status": "False"}]}})
+        self.assertEqual([c["type"] for c in out["status"]["conditions"]], ["PodScheduled", "Ready"])
+        out = self.c.must("PATCH", url, {"status": {"$setElementOrder/conditions": [{"type": "Ready"},
+                                                                                    {"type": "PodScheduled"}],
+                                                    "conditions": [{"type": "PodScheduled", "message": "again"}]}})
+        self.assertEqual([c["type"] for c in out["status"]["conditions"]], ["Ready", "PodScheduled"])
+        self.assertEqual(out["status"]["conditions"][1]["message"], "again")
+        self.assertEqual(out["status"]["conditions"][1]["reason"], "Unschedulable")
+        out = self.c.must("PATCH", url, {"status": {"nominatedNodeName": "n1"}})
+        self.assertEqual(out["status"]["nominatedNodeName"], "n1")
+        out = self.c.must("PATCH", url, {"status": {"nominatedNodeName": None}})
+        self.assertNotIn("nominatedNodeName", out["status"])
+        out = self.c.must("PATCH", url, {"status": {"conditions": [{"type": "Ready", "$patch": "delete"}]}})
+        self.assertEqual([c["type"] for c in out["status"]["conditions"]], ["PodScheduled"])
+        self.assertStatus(self.c.patch(url, {"status": {"nominatedNodeName": "Not_Valid"}}), 422, "Invalid")
+        # the status subresource does not change spec; the main resource does not change status
+        out = self.c.must("PATCH", url, {"spec": {"activeDeadlineSeconds": 5}})
+        self.assertNotIn("activeDeadlineSeconds", out["spec"])
+        out = self.c.must("PATCH", PODS % ns + "/a", {"status": {"phase": "Running"}})
+        self.assertEqual(out["status"]["phase"], "Pending")
+        self.assertStatus(self.c.patch(PODS % ns + "/a", {"spec": {"nodeName": "n9"}}), 422, "Invalid")
+
+    def test_merge_and_json_patch(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        url = PODS % ns + "/a"
+        out = self.c.must("PATCH", url, {"metadata": {"labels": {"a": "1", "b": "2"}}},
+                          ctype="application/merge-patch+json")
+        out = self.c.must("PATCH", url, {"metadata": {"labels": {"a": None}}}, ctype="application/merge-patch+json")
+        self.assertEqual(out["metadata"]["labels"], {"b": "2"})
+        out = self.c.must("PATCH", url, [{"op": "add", "path": "/metadata/labels/c", "value": "3"},
+                                         {"op": "remove", "path": "/metadata/labels/b"}],
+                          ctype="application/json-patch+json")
+        self.assertEqual(out["metadata"]["labels"], {"c": "3"})
+        r = self.c.patch(url, {"metadata": {"resourceVersion": "1", "labels": {"d": "4"}}},
+                         ctype="application/merge-patch+json")
+        self.assertStatus(r, 409, "Conflict")
+        self.assertStatus(self.c.patch(url, {"a": 1}, ctype="text/plain"), 415, "UnsupportedMediaType")
+        self.assertStatus(self.c.patch(PODS % ns + "/zz", {"a": 1}), 404, "NotFound")
+
+    def test_delete(self):
+        ns = self.ns()
+        created = self.c.must("POST", PODS % ns, pod("a"))
+        r = self.c.delete(PODS % ns + "/a", {"apiVersion": "v1", "kind": "DeleteOptions",
+                                            "preconditions": {"uid": "other"}})
+        self.assertStatus(r, 409, "Conflict", "Precondition failed")
+        out = self.c.must("DELETE", PODS % ns + "/a", {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                       "gracePeriodSeconds": 30})
+        self.assertEqual(out["metadata"]["uid"], created["metadata"]["uid"])  # pods return the object
+        self.assertStatus(self.c.get(PODS % ns + "/a"), 404)
+        self.assertStatus(self.c.delete(PODS % ns + "/a"), 404, "NotFound")
+
+    # ---- events ----
+
+    def test_events_share_storage_across_versions(self):
+        ns = self.ns()
+        ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "a.1", "namespace": ns},
+              "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "default-scheduler",
+              "reportingInstance": "default-scheduler-host", "action": "Scheduling", "reason": "FailedScheduling",
+              "type": "Warning", "note": "0/3 nodes are available",
+              "regarding": {"kind": "Pod", "namespace": ns, "name": "a", "apiVersion": "v1"}}
+        self.c.must("POST", "/apis/events.k8s.io/v1/namespaces/%s/events" % ns, ev)
+        core = self.c.get("/api/v1/namespaces/%s/events/a.1" % ns).json
+        self.assertEqual((core["apiVersion"], core["message"], core["involvedObject"]["name"]),
+                         ("v1", "0/3 nodes are available", "a"))
+        bad = dict(ev, metadata={"name": "a.2"})
+        del bad["reportingController"]
+        del bad["eventTime"]
+        r = self.c.post("/apis/events.k8s.io/v1/namespaces/%s/events" % ns, bad)
+        self.assertStatus(r, 422, "Invalid", "eventTime")
+        self.assertIn("reportingController", r.json["message"])
+        self.assertStatus(self.c.post("/apis/events.k8s.io/v1/namespaces/%s/events" % ns,
+                                      dict(ev, metadata={"name": "a.3"}, type="Bad")), 422, "Invalid", "type")
+        legacy = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "b.1"}, "reason": "Scheduled",
+                  "message": "ok", "involvedObject": {"kind": "Pod", "namespace": ns, "name": "b"}}
+        self.c.must("POST", "/api/v1/namespaces/%s/events" % ns, legacy)
+        r = self.c.post("/api/v1/namespaces/%s/events" % ns,
+                        dict(legacy, metadata={"name": "b.2"}, involvedObject={"kind": "Pod", "namespace": "x"}))
+        self.assertStatus(r, 422, "Invalid", "involvedObject.namespace")
+
+
+class PatchTest(unittest.TestCase):
+    """The patch functions alone."""
+
+    def test_smp_replace_and_retain(self):
+        self.assertEqual(apiserver.strategic_merge_patch({"a": {"b": 1, "c": 2}}, {"a": {"$patch": "replace", "d": 3}}),
+                         {"a": {"d": 3}})
+        self.assertEqual(apiserver.strategic_merge_patch({"spec": {"x": 1, "y": 2}},
+                                                         {"spec": {"$retainKeys": ["x"], "x": 5}}), {"spec": {"x": 5}})
+        fin = apiserver.strategic_merge_patch({"metadata": {"finalizers": ["a"]}}, {"metadata": {"finalizers": ["b"]}})
+        self.assertEqual(fin, {"metadata": {"finalizers": ["a", "b"]}})
+        # lists without a merge key are replaced
+        self.assertEqual(apiserver.strategic_merge_patch({"spec": {"tolerations": [{"key": "a"}]}},
+                                                         {"spec": {"tolerations": [{"key": "b"}]}}),
+                         {"spec": {"tolerations": [{"key": "b"}]}})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
