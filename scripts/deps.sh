@@ -8,7 +8,7 @@ pkgs=(
   build-essential cmake pkg-config python3
   liburcu-dev libck-dev libjemalloc-dev libyaml-dev
   libcriterion-dev libbenchmark-dev
-  libcurl4-openssl-dev openssl
+  libcurl4-openssl-dev openssl libyajl-dev
   clang libclang-rt-14-dev
 )
 
