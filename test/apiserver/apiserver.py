@@ -1250,6 +1250,9 @@ class Server(ThreadingHTTPServer):
 
     def get_request(self):
         sock, addr = self.socket.accept()
+        # headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # peer's delayed ACK hold every response back for ~40 ms
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.ssl_ctx:
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         return sock, addr

@@ -12,6 +12,7 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,6 +116,7 @@ class Response:
 class Client:
     def __init__(self, port, pki=None, user=None, token=None, agent="ksched-e2e"):
         self.port, self.pki, self.user, self.token, self.agent = port, pki, user, token, agent
+        self.local = threading.local()
 
     def connect(self, timeout=30):
         if not self.pki:
@@ -133,15 +135,23 @@ class Client:
         return h
 
     def request(self, method, path, body=None, ctype="application/json"):
+        """One request on this thread's kept-alive connection (reconnecting once if the
+        server closed it)."""
         if body is not None and not isinstance(body, (bytes, str)):
             body = json.dumps(body)
-        conn = self.connect()
-        try:
-            conn.request(method, path, body=body, headers=self.headers(ctype if body is not None else None))
-            r = conn.getresponse()
-            return Response(r.status, r.read(), dict(r.getheaders()))
-        finally:
-            conn.close()
+        for attempt in (0, 1):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = self.connect()
+            try:
+                conn.request(method, path, body=body, headers=self.headers(ctype if body is not None else None))
+                r = conn.getresponse()
+                return Response(r.status, r.read(), dict(r.getheaders()))
+            except (http.client.HTTPException, ConnectionError, ssl.SSLError):
+                conn.close()
+                self.local.conn = None
+                if attempt:
+                    raise
 
     def get(self, path):
         return self.request("GET", path)

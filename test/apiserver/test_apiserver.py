@@ -12,6 +12,7 @@ import tempfile
 import time
 import unittest
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apiserver  # noqa: E402
 import harness  # noqa: E402
