@@ -514,7 +514,7 @@ int ks_kube_request(struct ks_kube_client *c, const char *method, const char *pa
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     if (cr != CURLE_OK) {
         rc = b.nomem ? -ENOMEM : ks__kube_curl_errno(cr);
-        snprintf(resp->error, sizeof(resp->error), "%s %s: %s", method, path,
+        snprintf(resp->error, sizeof(resp->error), "%.10s %.120s: %.120s", method, path,
                  b.nomem     ? "out of memory"
                  : errbuf[0] ? errbuf
                              : curl_easy_strerror(cr));
