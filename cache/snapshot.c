@@ -16,6 +16,10 @@
  *     pointer work, as upstream's updateAllLists.
  *   - The affinity lists otherwise change only when a node's "has such pods" flips: the
  *     old list is merged with the sorted flips.
+ *   - Every version takes a new generation from the cache's counter (the one node changes
+ *     advance), and every chunk it creates carries that generation; a chunk carried over
+ *     keeps its own. So a chunk index with an unchanged chunk generation holds unchanged
+ *     records, which lets per-node count caches skip whole chunks (cache_types.h).
  *
  * Reclamation: whatever a new version no longer references (replaced records, chunks,
  * tables) could still be reached through the version it replaces, and through no later
@@ -269,9 +273,13 @@ static uint32_t gather_flips(struct ks_cache *c, bool anti)
     return n;
 }
 
-static struct ks_snap_chunk *chunk_alloc(void)
+/* A new chunk of version @v: it takes the version's generation (cache_types.h). */
+static struct ks_snap_chunk *chunk_alloc(const struct snap_version *v)
 {
-    return malloc(sizeof(struct ks_snap_chunk));
+    struct ks_snap_chunk *nc = malloc(sizeof(*nc));
+    if (nc)
+        nc->generation = v->pub.generation;
+    return nc;
 }
 
 /* Undo a failed build: the new records, chunks and tables, and the version itself. */
@@ -318,7 +326,7 @@ static int chunks_recompose(struct ks_cache *c, struct snap_version *v, const st
             v->chunks[ci] = oc;
             continue;
         }
-        struct ks_snap_chunk *nc = chunk_alloc();
+        struct ks_snap_chunk *nc = chunk_alloc(v);
         if (!nc)
             return -ENOMEM;
         for (uint32_t j = 0; j < KS_SNAP_CHUNK; j++)
@@ -339,10 +347,10 @@ static int chunks_patch(struct ks_cache *c, struct snap_version *v, const struct
             continue;
         uint32_t ci = ni->snap_idx >> KS_SNAP_CHUNK_SHIFT;
         if (v->chunks[ci] == os->chunks[ci]) {
-            struct ks_snap_chunk *nc = chunk_alloc();
+            struct ks_snap_chunk *nc = chunk_alloc(v);
             if (!nc)
                 return -ENOMEM;
-            memcpy(nc, os->chunks[ci], sizeof(*nc));
+            memcpy(nc->nodes, os->chunks[ci]->nodes, sizeof(nc->nodes));
             v->chunks[ci] = nc;
         }
         v->chunks[ci]->nodes[ni->snap_idx & (KS_SNAP_CHUNK - 1)] = ni->new_rec;
@@ -411,7 +419,8 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
         goto fail;
     v->ngc_inline = 0;
     v->pub = (struct ks_snapshot){
-        .generation = c->generation,
+        /* a fresh generation per version: its new chunks take it (cache_types.h) */
+        .generation = ++c->generation,
         .nnodes = n,
         .nchunks = nchunks,
         .chunks = v->chunks,

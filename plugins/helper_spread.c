@@ -8,20 +8,22 @@
  *
  * The counter. Upstream's PreFilter and PreScore walk every node and every pod on it for
  * each pod they schedule. Here a counted query is remembered: per node position of the
- * snapshot, the generation of the node record it was counted from and the domain and
- * count it contributed to each term; per term, a table value -> {eligible nodes, pods}.
- * The cache hands out one generation per change from a monotonic counter, so a record
- * with the remembered generation is the very version that was counted; any other record
- * at that position (a changed node, or another node after the node set changed) is
- * uncounted and recounted. A query is answered by one pass over the record pointers and
- * their generations, recounting only what changed, then copying the live domains into the
- * cycle's arena. A record with generation 0 (not built by the cache) is always recounted.
+ * snapshot, the domain and count it contributed to each term; per term, a table value ->
+ * {eligible nodes, pods}. Which record each position was counted from is kept by the
+ * shared node memo (plugin_helpers_memo.h, also behind InterPodAffinity's counts): a sync
+ * skips every snapshot chunk whose generation did not move and recounts, within the
+ * others, only the positions whose record generation moved (a changed node, or another
+ * node after the node set changed). A query is answered by that sync, then copying the
+ * live domains into the cycle's arena. A record with generation 0 (not built by the
+ * cache) is always recounted.
  *
  * Invariants: an entry's tables equal the sums of its per-position contributions; a
  * domain is live while it has at least one eligible node; an entry holds one reference to
  * the pod whose affinity and tolerations it was counted with.
  */
 #include "ksched/plugin_helpers_spread.h"
+
+#include "ksched/plugin_helpers_memo.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -459,10 +461,8 @@ struct entry {
     struct ks_spread_term *terms; /* selectors copied into arena */
     const struct ks_pod *tmpl;    /* referenced: the affinity and tolerations counted with */
     /* counts */
-    uint64_t snap_gen;         /* generation of the snapshot last counted (0: none) */
-    uint32_t nnodes;           /* positions counted */
-    uint32_t cap;              /* positions allocated */
-    uint64_t *gen;             /* [cap] record generation counted at each position (0: none) */
+    struct ks_node_memo memo;  /* the record generations counted (plugin_helpers_memo.h) */
+    uint32_t cap;              /* positions allocated below */
     uint32_t *dom;             /* [cap * nterms] domain value, KS_ID_NONE when not counted */
     uint32_t *cnt;             /* [cap * nterms] matching pods */
     struct heap_table *tables; /* [nterms] */
@@ -496,7 +496,7 @@ static void entry_destroy(struct entry *e)
     for (uint32_t t = 0; e->tables && t < e->nterms; t++)
         free(e->tables[t].slots);
     free(e->tables);
-    free(e->gen);
+    ks_node_memo_destroy(&e->memo);
     free(e->dom);
     free(e->cnt);
     ks_pod_put(e->tmpl);
@@ -677,19 +677,15 @@ static int entry_reserve(struct entry *e, uint32_t nnodes)
     while (cap < nnodes)
         cap *= 2;
     size_t per = e->nterms ? e->nterms : 1;
-    uint64_t *gen = realloc(e->gen, (size_t)cap * sizeof(*gen));
-    if (gen)
-        e->gen = gen;
     uint32_t *dom = realloc(e->dom, (size_t)cap * per * sizeof(*dom));
     if (dom)
         e->dom = dom;
     uint32_t *cnt = realloc(e->cnt, (size_t)cap * per * sizeof(*cnt));
     if (cnt)
         e->cnt = cnt;
-    if (!gen || !dom || !cnt)
+    if (!dom || !cnt)
         return -ENOMEM;
     for (uint32_t i = e->cap; i < cap; i++) {
-        e->gen[i] = 0;
         for (size_t t = 0; t < per; t++) {
             e->dom[i * per + t] = KS_ID_NONE;
             e->cnt[i * per + t] = 0;
@@ -709,7 +705,6 @@ static void position_clear(struct entry *e, uint32_t i)
             *dom = KS_ID_NONE;
         }
     }
-    e->gen[i] = 0;
 }
 
 /* Count record @r at position @i (whose previous contribution was cleared). */
@@ -751,32 +746,23 @@ static int position_count(struct entry *e, uint32_t i, const struct ks_node_snap
         e->cnt[(size_t)i * e->nterms + t] = count;
     }
 done:
-    e->gen[i] = r->generation;
     return 0;
 }
 
+/* ks_node_memo_update_fn: position @i now holds @r (NULL: past the end). */
+static int position_update(void *ctx, uint32_t i, const struct ks_node_snap *r)
+{
+    struct entry *e = ctx;
+    position_clear(e, i);
+    return r ? position_count(e, i, r) : 0;
+}
+
+/* Recount the positions whose record changed; on failure what was counted stays consistent. */
 static int entry_sync(struct entry *e, const struct ks_snapshot *snap)
 {
-    uint32_t n = snap->nnodes;
-    if (snap->generation && e->snap_gen == snap->generation && e->nnodes == n)
-        return 0;
-    if (entry_reserve(e, n) < 0)
+    if (!ks_node_memo_synced(&e->memo, snap) && entry_reserve(e, snap->nnodes) < 0)
         return -ENOMEM;
-    for (uint32_t i = 0; i < n; i++) {
-        const struct ks_node_snap *r = ks_snapshot_node(snap, i);
-        if (r->generation && r->generation == e->gen[i])
-            continue;
-        position_clear(e, i);
-        if (position_count(e, i, r) < 0) {
-            e->snap_gen = 0; /* whatever was counted stays consistent; try again next time */
-            return -ENOMEM;
-        }
-    }
-    for (uint32_t i = n; i < e->nnodes; i++)
-        position_clear(e, i);
-    e->nnodes = n;
-    e->snap_gen = snap->generation;
-    return 0;
+    return ks_node_memo_sync(&e->memo, snap, position_update, e);
 }
 
 /* The live values of @t into a cycle table in @arena. */

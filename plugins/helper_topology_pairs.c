@@ -160,7 +160,7 @@ int ks_tp_map_add_node(struct ks_tp_map *m, struct ks_arena *a, const struct ks_
 void ks_tp_memo_destroy(struct ks_tp_memo *m)
 {
     ks_arena_destroy(&m->arena);
-    free(m->gen);
+    ks_node_memo_destroy(&m->nodes);
     free(m->off);
     free(m->len);
     free(m->pool);
@@ -171,16 +171,14 @@ void ks_tp_memo_reset(struct ks_tp_memo *m)
 {
     ks_arena_reset(&m->arena);
     memset(m->maps, 0, sizeof(m->maps));
-    if (m->nnodes) {
-        memset(m->gen, 0, m->nnodes * sizeof(*m->gen));
-        memset(m->len, 0, m->nnodes * sizeof(*m->len));
-    }
-    m->nnodes = 0;
+    /* all of cap: a refresh that failed may have left shares past nodes.nnodes */
+    if (m->cap)
+        memset(m->len, 0, m->cap * sizeof(*m->len));
+    ks_node_memo_reset(&m->nodes);
     m->pool_len = m->live = 0;
-    m->synced = false;
 }
 
-/* Room for @n indices; indices at and past nnodes always have no share. */
+/* Room for @n indices; indices at and past nodes.nnodes always have no share. */
 static int memo_reserve(struct ks_tp_memo *m, uint32_t n)
 {
     if (n <= m->cap)
@@ -188,18 +186,14 @@ static int memo_reserve(struct ks_tp_memo *m, uint32_t n)
     uint32_t cap = m->cap ? m->cap : 64;
     while (cap < n)
         cap *= 2;
-    uint64_t *gen = realloc(m->gen, cap * sizeof(*gen));
-    if (gen)
-        m->gen = gen;
     uint32_t *off = realloc(m->off, cap * sizeof(*off));
     if (off)
         m->off = off;
     uint32_t *len = realloc(m->len, cap * sizeof(*len));
     if (len)
         m->len = len;
-    if (!gen || !off || !len)
+    if (!off || !len)
         return -ENOMEM;
-    memset(gen + m->cap, 0, (cap - m->cap) * sizeof(*gen));
     memset(len + m->cap, 0, (cap - m->cap) * sizeof(*len));
     m->cap = cap;
     return 0;
@@ -232,24 +226,22 @@ static int memo_apply(struct ks_tp_memo *m, uint32_t i, int64_t sign)
     return 0;
 }
 
-/* Replace the share of index @i with @node's (none when @node is NULL). */
-static int memo_recount(struct ks_tp_memo *m, const struct ks_node_snap *node, uint32_t i,
-                        ks_tp_share_fn share, void *ctx)
+/* ks_node_memo_update_fn: replace the share of index @i with @node's (none when NULL). */
+static int memo_recount(void *ctx, uint32_t i, const struct ks_node_snap *node)
 {
+    struct ks_tp_memo *m = ctx;
     if (memo_apply(m, i, -1))
         return -ENOMEM;
     m->live -= m->len[i];
     m->len[i] = 0;
-    m->gen[i] = 0;
     if (!node)
         return 0;
     uint32_t start = m->pool_len;
-    if (share(ctx, node, memo_emit, m))
+    if (m->share(m->share_ctx, node, memo_emit, m))
         return -ENOMEM;
     m->off[i] = start;
     m->len[i] = m->pool_len - start;
     m->live += m->len[i];
-    m->gen[i] = node->generation;
     return memo_apply(m, i, 1);
 }
 
@@ -263,7 +255,7 @@ static int memo_compact(struct ks_tp_memo *m)
     if (!pool)
         return -ENOMEM;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < m->nnodes; i++) {
+    for (uint32_t i = 0; i < m->nodes.nnodes; i++) {
         if (!m->len[i])
             continue;
         memcpy(pool + n, m->pool + m->off[i], m->len[i] * sizeof(*pool));
@@ -277,41 +269,23 @@ static int memo_compact(struct ks_tp_memo *m)
     return 0;
 }
 
-static int memo_sync(struct ks_tp_memo *m, const struct ks_snapshot *snap, ks_tp_share_fn share, void *ctx)
-{
-    if (memo_reserve(m, snap->nnodes))
-        return -ENOMEM;
-    for (uint32_t c = 0; c < snap->nchunks; c++) {
-        const struct ks_snap_chunk *chunk = snap->chunks[c];
-        uint32_t base = c << KS_SNAP_CHUNK_SHIFT;
-        uint32_t n = snap->nnodes - base < KS_SNAP_CHUNK ? snap->nnodes - base : KS_SNAP_CHUNK;
-        for (uint32_t j = 0; j < n; j++) {
-            const struct ks_node_snap *node = chunk->nodes[j];
-            if (node->generation != 0 && node->generation == m->gen[base + j])
-                continue;
-            if (memo_recount(m, node, base + j, share, ctx))
-                return -ENOMEM;
-        }
-    }
-    for (uint32_t i = snap->nnodes; i < m->nnodes; i++) {
-        if (memo_recount(m, NULL, i, share, ctx))
-            return -ENOMEM;
-    }
-    m->nnodes = snap->nnodes;
-    return memo_compact(m);
-}
-
 int ks_tp_memo_refresh(struct ks_tp_memo *m, const struct ks_snapshot *snap, ks_tp_share_fn share, void *ctx)
 {
     if (ks_tp_memo_synced(m, snap))
         return 0;
-    m->synced = false;
-    if (memo_sync(m, snap, share, ctx)) {
+    m->share = share;
+    m->share_ctx = ctx;
+    int rc = memo_reserve(m, snap->nnodes);
+    if (!rc)
+        rc = ks_node_memo_sync(&m->nodes, snap, memo_recount, m);
+    if (!rc)
+        rc = memo_compact(m);
+    m->share = NULL;
+    m->share_ctx = NULL;
+    if (rc) {
         ks_tp_memo_reset(m);
         return -ENOMEM;
     }
-    m->synced = true;
-    m->snap_gen = snap->generation;
     return 0;
 }
 

@@ -17,10 +17,12 @@
  * A pod without required terms needs only the first, from the snapshot's nodes with
  * required anti-affinity pods: O(those pods), counted into the cycle state's arena. A pod
  * with required terms needs every pod of the cluster; those counts are kept across cycles
- * in a memo (struct ks_tp_memo, one node's share per snapshot index tagged with its
- * record's generation): while consecutive such pods ask the same question (namespace,
- * labels, required terms), PreFilter reads each record's generation once and recounts only
- * the nodes that changed, O(nodes) + O(pods on changed nodes); the cycle state borrows
+ * in a memo (struct ks_tp_memo, one node's share per snapshot index; which record each
+ * share came from is kept by the node memo shared with PodTopologySpread,
+ * plugins/helper_node_memo.c): while consecutive such pods ask the same question
+ * (namespace, labels, required terms), PreFilter skips the snapshot chunks whose generation
+ * did not move and recounts only the nodes that changed, O(nodes / 256) + O(pods on
+ * changed nodes); the cycle state borrows
  * the memo's maps (AddPod/RemovePod and clones copy them first). It returns Skip when the
  * pod has no required terms and no existing anti-affinity term matches it. Filter then
  * reads a few counts per node: no allocation, integer compares.

@@ -35,8 +35,15 @@ struct ks_image_state {
 
 /*
  * One node as Filter and Score see it. The first 64 bytes are what the resource filter
- * and the resource scores read for every node; the rest is read by the plugins that need
- * it. Arrays point into the same allocation as the record.
+ * and the resource scores read for every node, and the generation the per-node count
+ * caches compare (plugin_helpers_memo.h); the rest is read by the plugins that need it.
+ * Arrays point into the same allocation as the record.
+ *
+ * generation: the cache's generation of the node when the record was built, drawn from
+ * one monotonic counter that every change to any node advances. Two records with the
+ * same non-zero generation are therefore the same record (same content); 0 marks a
+ * record the cache did not build (derived for dry runs, built by tests), which no
+ * generation comparison may trust.
  */
 struct ks_node_snap {
     /* hot: allocatable and requested, NodeResourcesFit and the resource scores */
@@ -46,18 +53,19 @@ struct ks_node_snap {
     int64_t req_memory;
     int64_t nonzero_milli_cpu; /* requested with 100m / 200Mi defaults, for scoring */
     int64_t nonzero_memory;
+    uint64_t generation; /* see above */
     int32_t alloc_pods;
     uint32_t npods;
-    uint32_t name;  /* interned node name */
-    uint32_t flags; /* KS_SNAP_* */
 
+    uint32_t name;   /* interned node name */
+    uint32_t flags;  /* KS_SNAP_* */
+    uint32_t taints; /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
+    uint32_t nreq_scalar;
+    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
     int64_t alloc_ephemeral;
     int64_t req_ephemeral;
-    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
 
-    uint32_t nreq_scalar;
     uint32_t nports;
-    uint32_t taints;                           /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
     const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
     const struct ks_host_port *ports;
     const struct ks_pod *const *pods; /* assumed pods included */
@@ -70,7 +78,6 @@ struct ks_node_snap {
     const struct ks_image_state *images;
     const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
-    uint64_t generation;
 };
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
@@ -88,8 +95,21 @@ struct ks_node_snap {
 #define KS_SNAP_CHUNK_SHIFT 8
 #define KS_SNAP_CHUNK       (1u << KS_SNAP_CHUNK_SHIFT)
 
-/* KS_SNAP_CHUNK record pointers; shared between snapshot versions while unchanged. */
+/*
+ * KS_SNAP_CHUNK record pointers; shared between snapshot versions while unchanged.
+ *
+ * generation: the generation of the snapshot version that created the chunk (0: not
+ * built by the cache, e.g. by a test; never to be trusted). A chunk is never changed once
+ * published: a version that changes any pointer of a chunk makes a new chunk, and a chunk
+ * is only carried over to the next version at the same index. Every version draws its
+ * generation fresh from the cache's monotonic counter, so at one chunk index a non-zero
+ * generation names exactly one chunk: if chunks[i]->generation is what a reader saw at
+ * index i in an earlier version, the 256 positions i * KS_SNAP_CHUNK... hold the very same
+ * records (same pointers, same record generations). Per-node count caches rely on this
+ * to skip a whole unchanged chunk without reading its records (plugin_helpers_memo.h).
+ */
 struct ks_snap_chunk {
+    uint64_t generation;
     const struct ks_node_snap *nodes[KS_SNAP_CHUNK];
 };
 
@@ -101,7 +121,7 @@ struct ks_snapshot_garbage;
  */
 struct ks_snapshot {
     struct ks_rcu_head rcu;
-    uint64_t generation; /* the cache generation this version reflects */
+    uint64_t generation; /* unique per version, above every record generation it holds */
     uint32_t nnodes;
     uint32_t nchunks;
     struct ks_snap_chunk *const *chunks;

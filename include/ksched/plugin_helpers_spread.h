@@ -140,10 +140,11 @@ struct ks_spread_counter;
 
 /*
  * ks_spread_counter_create - a cache of up to @max_entries counted queries. Each entry
- * remembers, per node position of the snapshot, the generation of the node record it
- * counted and what the node contributed; a later count of an equal query (same namespace,
- * selectors, keys, policies, and the pod's affinity / tolerations where a policy reads
- * them) only recounts the nodes whose record changed since. Returns 0 or -ENOMEM.
+ * remembers, per node position of the snapshot, what the node contributed, and through a
+ * struct ks_node_memo (plugin_helpers_memo.h) which record and chunk it counted; a later
+ * count of an equal query (same namespace, selectors, keys, policies, and the pod's
+ * affinity / tolerations where a policy reads them) skips the unchanged chunks and only
+ * recounts the nodes whose record changed since. Returns 0 or -ENOMEM.
  */
 int ks_spread_counter_create(uint32_t max_entries, struct ks_spread_counter **out);
 
@@ -153,7 +154,8 @@ void ks_spread_counter_destroy(struct ks_spread_counter *c);
 /*
  * ks_spread_counter_count - count @q over @snap into @out[q->nterms] (tables in @arena
  * holding the values of counted nodes; skipped terms get empty tables with room to grow).
- * O(nodes) generation checks plus O(changed nodes * pods) matching plus O(domains) copying.
+ * O(nodes / 256) chunk checks plus O(256 * changed chunks) record checks plus O(changed
+ * nodes * pods) matching plus O(domains) copying.
  * Returns 0 or -ENOMEM. Context: the scheduling thread (one caller per counter), inside
  * the RCU read section that loaded @snap; may allocate.
  */

@@ -27,6 +27,7 @@
 #include "ksched/arena.h"
 #include "ksched/cache_types.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_helpers_memo.h"
 
 struct ks_objects;
 
@@ -149,12 +150,11 @@ struct ks_tp_share_pair {
 /*
  * Counts over every node of the snapshot, kept from one scheduling cycle to the next for
  * one query (the caller resets the memo when its query changes). Each node index keeps
- * its share and the generation of the record it was computed from: the cache hands out
- * record generations from one monotonic counter, so an equal generation at an index is
- * the very same record content (records derived for dry runs, generation 0, are never in
- * a snapshot). A refresh reads every record's generation and recounts only the changed
- * nodes: O(nodes) reads plus O(pods on changed nodes) instead of every pod. The maps are
- * the memo's and change at its next refresh or reset.
+ * its share; which record each share was computed from is kept by the shared node memo
+ * (plugin_helpers_memo.h: record and chunk generations), so a refresh skips the snapshot
+ * chunks that did not change and recounts only the changed nodes: O(nodes / 256) chunk
+ * reads plus O(records of changed chunks) plus O(pods on changed nodes) instead of every
+ * pod. The maps are the memo's and change at its next refresh or reset.
  *
  * Context: one thread (the scheduling thread), inside the snapshot's RCU read section for
  * a refresh; readers of the maps (Filter, Score workers) run between refreshes.
@@ -162,14 +162,14 @@ struct ks_tp_share_pair {
 struct ks_tp_memo {
     struct ks_arena arena; /* the maps' tables */
     struct ks_tp_map maps[KS_TP_MEMO_MAPS];
-    uint32_t nnodes, cap; /* indices covered; the arrays below hold cap */
-    uint64_t *gen;        /* per index: generation of the record its share comes from, 0 for none */
-    uint32_t *off, *len;  /* per index: its share in pool */
+    struct ks_node_memo nodes; /* which record each index's share comes from */
+    uint32_t cap;              /* indices the arrays below hold; those past nodes.nnodes have no share */
+    uint32_t *off, *len;       /* per index: its share in pool */
     struct ks_tp_share_pair *pool;
     uint32_t pool_len, pool_cap;
-    uint32_t live; /* pairs of current shares (0: no node adds anything) */
-    bool synced;   /* the counts reflect the snapshot of generation snap_gen */
-    uint64_t snap_gen;
+    uint32_t live;        /* pairs of current shares (0: no node adds anything) */
+    ks_tp_share_fn share; /* the refresh's, while it runs */
+    void *share_ctx;
 };
 
 /* ks_tp_memo_reset - forget every count (keep the buffers). A zeroed memo is empty. */
@@ -188,7 +188,7 @@ int ks_tp_memo_refresh(struct ks_tp_memo *m, const struct ks_snapshot *snap, ks_
 /* ks_tp_memo_synced - the last refresh was to @snap (same published version). */
 static inline bool ks_tp_memo_synced(const struct ks_tp_memo *m, const struct ks_snapshot *snap)
 {
-    return m->synced && m->snap_gen == snap->generation && m->nnodes == snap->nnodes;
+    return ks_node_memo_synced(&m->nodes, snap);
 }
 
 /* ---- namespaces ----------------------------------------------------------------------------- */

@@ -1820,3 +1820,78 @@ Test(interpodaffinity, memo_follows_cluster_changes)
     ks_config_destroy(cfg);
     ks_cache_destroy(cache);
 }
+
+/* PreFilter's affinity counts for @pod must be exactly @want (nonzero pairs). */
+static void expect_memo_affinity(void *self, const struct ks_pod *pod, const struct tcount *want,
+                                 const char *name)
+{
+    struct ks_cycle_state cs;
+    struct ks_pre_filter_result res = {.all = true};
+    struct ks_status st = {0};
+    ks_cycle_state_init(&cs);
+    ks_rcu_read_lock();
+    cr_assert(eq(int, ipa->pre_filter(self, &cs, pod, &res, &st), KS_SUCCESS), "%s", name);
+    const struct ipa_filter_state *f = ((const struct ipa_state *)cs.slot[0])->filter;
+    expect_counts(&f->counts[MAP_AFFINITY], want, "affinity", name);
+    ks_rcu_read_unlock();
+    ks_cycle_state_destroy(&cs);
+}
+
+/*
+ * 700 nodes (three snapshot chunks): the PreFilter memo walks only the chunk an assume,
+ * forget or node update replaced, and its counts follow each change (none stale).
+ */
+Test(interpodaffinity, memo_counts_follow_changes_in_one_chunk_of_many)
+{
+    static const struct tpod query = {"", "app=a", NULL, {RA("app in (a)", "zone")}};
+    static const struct tpod matching = {"", "app=a", NULL, {{0}}};
+    struct ks_cache *cache;
+    struct ks_config *cfg;
+    struct ks_framework *fw;
+    struct ks_error err = {0};
+
+    cr_assert(eq(int, ks_cache_create(0, &cache), 0));
+    for (uint32_t i = 0; i < 700; i++)
+        cr_assert(eq(int, ks_cache_add_node(cache, memo_node(i, i % 3)), 0));
+    struct tpod bound_shape = matching;
+    bound_shape.node = "n5";
+    struct ks_pod *bound = build_pod(&bound_shape, "bound");
+    cr_assert(eq(int, ks_cache_add_pod(cache, bound, bound->node_name), 0));
+    cr_assert(ge(int, ks_cache_refresh(cache), 0));
+    cr_assert(eq(int, ks_config_load_default(&cfg), 0));
+    struct ks_framework_deps deps = {.cache = cache};
+    cr_assert(eq(int, ks_framework_create(&cfg->profiles[0], &deps, &fw, &err), 0), "%s", err.msg);
+    struct ks_interpodaffinity_args args = {.hard_pod_affinity_weight = 1, .version = KS_CONFIG_V1};
+    struct ks_plugin_init in = {.args = &args, .slot = 0, .framework = fw};
+    void *self = NULL;
+    cr_assert(eq(int, ipa->init(&in, &self, &err), 0));
+    struct ks_pod *pod = build_pod(&query, "query");
+
+    expect_memo_affinity(self, pod, (struct tcount[]){{"zone", "z2", 1}, {0}}, "initial");
+
+    /* assume a matching pod on n600 (zone z0, the third chunk) */
+    struct ks_pod *assumed = build_pod(&matching, "assumed");
+    cr_assert(eq(int, ks_cache_assume_pod(cache, assumed, ks_intern("n600")), 0));
+    cr_assert(eq(int, ks_cache_refresh(cache), 1));
+    expect_memo_affinity(self, pod, (struct tcount[]){{"zone", "z2", 1}, {"zone", "z0", 1}, {0}}, "assume");
+
+    cr_assert(eq(int, ks_cache_forget_pod(cache, assumed), 0));
+    cr_assert(eq(int, ks_cache_refresh(cache), 1));
+    expect_memo_affinity(self, pod, (struct tcount[]){{"zone", "z2", 1}, {0}}, "forget");
+
+    /* the bound pod's node moves to zone z1 */
+    cr_assert(eq(int, ks_cache_update_node(cache, memo_node(5, 1)), 0));
+    cr_assert(eq(int, ks_cache_refresh(cache), 1));
+    expect_memo_affinity(self, pod, (struct tcount[]){{"zone", "z1", 1}, {0}}, "node update");
+
+    /* the walk read one chunk's records per change, not every node's */
+    const struct inter_pod_affinity *p = self;
+    cr_expect(lt(u64, p->filter_memo.counts.nodes.rec_reads, 700 + 4 * KS_SNAP_CHUNK));
+
+    ipa->destroy(self);
+    ks_pod_put(assumed);
+    ks_pod_put(pod);
+    ks_framework_destroy(fw);
+    ks_config_destroy(cfg);
+    ks_cache_destroy(cache);
+}

@@ -2132,3 +2132,72 @@ Test(podtopologyspread, go_log)
                   c);
     }
 }
+
+/* ---- counts over many snapshot chunks ------------------------------------------------------------ */
+
+/* PreFilter's counts for @pod (one constraint) must be @want exactly. */
+static void expect_prefilter_counts(struct env *e, const struct ks_pod *pod, const char *want,
+                                    const char *what)
+{
+    struct ks_cycle_state cs;
+    fx_cs_init(&cs);
+    cr_assert(eq(int, pre_filter(e, &cs, pod), KS_SUCCESS), "%s", what);
+    const struct ks_pts_cycle *c = cs.slot[0];
+    cr_assert(c && c->filter && c->filter->n == 1, "%s", what);
+    expect_counts(&c->filter->counts[0], want, what);
+    fx_cs_free(&cs);
+}
+
+/*
+ * 800 nodes (four chunks of the snapshot): after one assume, forget or node update the
+ * counter walks only the chunk that changed (plugins/helper_node_memo.c), and the counts
+ * must follow every change (never the stale value of the skipped chunks).
+ */
+Test(podtopologyspread, counts_follow_changes_in_one_chunk_of_many)
+{
+    struct env e;
+    env_init(&e, (struct tnode[]){{0}}, NULL, NULL, NULL);
+    char name[32], labels[96];
+    for (int i = 0; i < 800; i++) {
+        snprintf(name, sizeof(name), "m-%d", i);
+        snprintf(labels, sizeof(labels), "zone=z%d,node=%s", i % 4, name);
+        cr_assert(eq(int, ks_cache_add_node(e.cache, ks_fake_node(name, labels)), 0));
+    }
+    struct ks_pod *bound = mk_pod("default", "bound", "foo=");
+    cr_assert(eq(int, ks_cache_add_pod(e.cache, bound, ks_intern("m-10")), 0));
+    cr_assert(ge(int, ks_cache_refresh(e.cache), 0));
+    struct ks_pod *pod = incoming(&(struct tincoming){"foo=", .c = {{1, "zone", DNS, FOO}}});
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=1,z3=0", "initial");
+
+    /* assume a matching pod on m-601 (zone z1, chunk 2) */
+    struct ks_pod *assumed = mk_pod("default", "assumed", "foo=");
+    cr_assert(eq(int, ks_cache_assume_pod(e.cache, assumed, ks_intern("m-601")), 0));
+    cr_assert(eq(int, ks_cache_refresh(e.cache), 1));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=1,z2=1,z3=0", "after assume");
+
+    /* forget it: back to zero, not the count of the assumed version */
+    cr_assert(eq(int, ks_cache_forget_pod(e.cache, assumed), 0));
+    cr_assert(eq(int, ks_cache_refresh(e.cache), 1));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=1,z3=0", "after forget");
+
+    /* the node with the bound pod moves to a new zone: the pod's count moves with it */
+    cr_assert(eq(int, ks_cache_update_node(e.cache, ks_fake_node("m-10", "zone=zq,node=m-10")), 0));
+    cr_assert(eq(int, ks_cache_refresh(e.cache), 1));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=0,z3=0,zq=1", "after node update");
+
+    /* it loses the zone label: out of the counts (PreFilter requires every key) */
+    cr_assert(eq(int, ks_cache_update_node(e.cache, ks_fake_node("m-10", "node=m-10")), 0));
+    cr_assert(eq(int, ks_cache_refresh(e.cache), 1));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=0,z3=0", "after label removal");
+
+    /* a pod bound far away, then a node leaves (the order is relisted) */
+    struct ks_pod *far = mk_pod("default", "far", "foo=");
+    cr_assert(eq(int, ks_cache_add_pod(e.cache, far, ks_intern("m-799")), 0));
+    cr_assert(eq(int, ks_cache_remove_node(e.cache, ks_intern("m-0")), 0));
+    cr_assert(ge(int, ks_cache_refresh(e.cache), 0));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=0,z3=1", "after node removal");
+
+    ks_pod_put(assumed);
+    ks_pod_put(pod);
+    env_free(&e);
+}
