@@ -765,7 +765,7 @@ class State:
         return ns in self.stores["/namespaces"].objects
 
     def count(self, verb, res, sub=None):
-        k = "%s %s%s" % (verb, res.resource, "/" + sub if sub else "")
+        k = "%s %s%s" % (verb, qualified(res), "/" + sub if sub else "")
         self.requests[k] = self.requests.get(k, 0) + 1
 
     # ---- verbs ----

@@ -16,6 +16,9 @@ attempt with the user that made it, every lease write):
   conflict     a 409 on binding requeues the pod (bound later); a pod another scheduler
                bound first stays there and its assumed copy is forgotten (its node's room
                is given to the next pod)
+  preempt      a high-priority pod nominated (status.nominatedNodeName), its victim
+               deleted with a Preempted Event, then bound; an unschedulable pod gets
+               PodScheduled=False (Unschedulable) and a FailedScheduling Event
   bad-input    truncated JSON, unknown fields, an object without metadata.name and a
                field of the wrong type on the watch stream are skipped without a crash
 
@@ -32,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -179,6 +183,31 @@ class Serve:
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.expected_exit = False
+
+    def port(self):
+        """The port of /healthz, /readyz and /metrics, from the start-up line."""
+        deadline = time.monotonic() + 20 * SLOW
+        while time.monotonic() < deadline:
+            for line in tail(self.log_path, 100000).splitlines():
+                if "/metrics on " in line and "(port " in line:
+                    return int(line.rsplit("(port ", 1)[1].rstrip(")"))
+            self.check_alive()
+            time.sleep(0.1)
+        raise Failure("ksched serve (%s) never said where /metrics is" % self.user)
+
+    def get(self, path):
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port(), path), timeout=10) as r:
+            return r.status, r.read().decode()
+
+    def metric(self, name):
+        """The sum of every sample of @name."""
+        total, seen = 0.0, False
+        for line in self.get("/metrics")[1].splitlines():
+            if line.startswith(name + "{") or line.startswith(name + " "):
+                total += float(line.rsplit(" ", 1)[1])
+                seen = True
+        check(seen, "/metrics has no %s" % name)
+        return total
 
     def check_alive(self):
         if not self.expected_exit and self.proc.poll() is not None:
@@ -342,8 +371,11 @@ def scenario_watch(c):
     first = ["a-%03d" % i for i in range(30)]
     for n in first:
         c.create(pod(n))
-    c.serve("ksched-a")
+    s = c.serve("ksched-a")
     c.wait_all_bound(first, 30)
+    # a pod that fits nowhere: it is deleted while the streams are down
+    c.create(pod("never", nodeSelector={"no-such-label": "x"}))
+    c.wait("the unschedulable pod's condition", lambda st: unschedulable(c.pods(st)[NS + "/never"]), 20)
     base = c.state()["requests"]
 
     # streams cut mid-stream while pods are being created
@@ -362,13 +394,11 @@ def scenario_watch(c):
                                               "metadata": {"name": "bump"}})
     c.api.test("compact")
     c.api.test("break-watches", {"mode": "abrupt"})
+    c.api.must("DELETE", "/api/v1/namespaces/%s/pods/never" % NS)
     after = ["c-%03d" % i for i in range(30)]
     for n in after:
         c.create(pod(n))
-    # one pending pod deleted and one node added while the stream is down or relisting
-    c.api.must("DELETE", "/api/v1/namespaces/%s/pods/c-000" % NS)
     c.create(node("node-late", 32, 64))
-    after = after[1:]
     st = c.wait_all_bound(first + during + after, 40)
     req = st["requests"]
     check(req.get("LIST pods", 0) >= base.get("LIST pods", 0) + 1,
@@ -377,8 +407,10 @@ def scenario_watch(c):
     check(req.get("WATCH pods", 0) >= base.get("WATCH pods", 0) + 4, "pods watch not resumed after the cuts")
     check_bound_once(st, first + during + after)
     check_no_overcommit(st)
-    tried_deleted = [b for b in st["bindings"] if b["pod"] == NS + "/c-000" and b["code"] == 201]
-    check(not tried_deleted, "the deleted pod c-000 was bound")
+    # the relist told the scheduler that "never" is gone: nothing is left pending
+    c.wait("no pending pods", lambda st: s.metric("scheduler_pending_pods") == 0, 20)
+    on_late = [p for p in c.pods(st).values() if p["spec"].get("nodeName") == "node-late"]
+    print("watch: %d pods on the node added during the outage" % len(on_late))
     print("watch: %d pods bound once across 4 stream cuts and a 410 relist" % len(first + during + after))
 
 
@@ -467,6 +499,45 @@ def scenario_conflict(c):
     print("conflict: 409s requeued, the stolen pod stayed on %s, its room on %s was reused" % (other, wanted))
 
 
+def unschedulable(p):
+    return any(x["type"] == "PodScheduled" and x["status"] == "False" and x.get("reason") == "Unschedulable"
+               for x in p.get("status", {}).get("conditions", []))
+
+
+def events_for(st, name, reason):
+    return [e for e in st["objects"]["events"].values()
+            if e.get("involvedObject", {}).get("name") == name and e.get("reason") == reason]
+
+
+def scenario_preempt(c):
+    c.create(node("n1", 4, 16))
+    c.api.must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                "value": 1000})
+    c.create(pod("low", cpu="3"))
+    c.create(pod("nofit", nodeSelector={"no-such-label": "x"}))
+    c.serve("ksched-a")
+    c.wait_all_bound(["low"], 30)
+    st = c.wait("nofit's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/nofit"]) and
+                events_for(st, "nofit", "FailedScheduling"), 20)
+    ev = events_for(st, "nofit", "FailedScheduling")[0]
+    check((ev["type"], ev.get("reportingComponent"), ev.get("action")) == ("Warning", "default-scheduler",
+                                                                            "Scheduling"),
+          "FailedScheduling event: %s" % ev)
+    check(ev["message"].startswith("0/1 nodes are available"), "FailedScheduling message: %s" % ev["message"])
+    c.create(pod("high", cpu="3", priorityClassName="high"))
+    st = c.wait_all_bound(["high"], 30)
+    pods = c.pods(st)
+    check(NS + "/low" not in pods, "the victim was not deleted")
+    check(pods[NS + "/high"]["status"].get("nominatedNodeName") == "n1" or
+          any(r.startswith("PATCH pods/status") for r in st["requests"]), "no nomination was written")
+    check(events_for(st, "low", "Preempted"), "no Preempted event on the victim")
+    check(events_for(st, "high", "Scheduled"), "no Scheduled event for the preemptor")
+    check(st["requests"].get("DELETE pods") == 1, "victim deletions: %s" % st["requests"].get("DELETE pods"))
+    check(unschedulable(pods[NS + "/nofit"]), "nofit lost its condition")
+    print("preempt: victim deleted, preemptor nominated and bound; Unschedulable condition and events written")
+
+
 def scenario_bad_input(c):
     for i in range(5):
         c.create(node("node-%02d" % i, 32, 64))
@@ -492,11 +563,16 @@ def scenario_bad_input(c):
     s.check_alive()
     check_bound_once(st, first + second)
     check(os.path.getsize(s.log_path) > size, "nothing was logged about the bad events")
+    with open(s.log_path, errors="replace") as f:
+        f.seek(size)
+        logged = f.read()
+    check("Pod" in logged and "Node" in logged, "the skipped events were not logged:\n" + logged[:2000])
+    check(s.get("/healthz")[0] == 200, "/healthz not ok after the bad events")
     print("bad-input: 7 bad watch events skipped, %d pods bound" % len(first + second))
 
 
 SCENARIOS = {"decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
-             "conflict": scenario_conflict, "bad-input": scenario_bad_input}
+             "conflict": scenario_conflict, "preempt": scenario_preempt, "bad-input": scenario_bad_input}
 
 
 def main():
