@@ -19,8 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks smaller than this are not worth a hand-off to another core. */
-enum { FILTER_BLOCK = 256 };
+/*
+ * Blocks smaller than this are not worth a hand-off to another core. FILTER_PREFETCH:
+ * how many nodes ahead the loop asks for the next records; FILTER_SLOT_PREFETCH: how far
+ * ahead for the chunks' pointer arrays that lead to them (see filter_block).
+ */
+enum { FILTER_BLOCK = 256, FILTER_PREFETCH = 8, FILTER_SLOT_PREFETCH = 64, FILTER_RECORD_BYTES = 128 };
 
 enum { MIN_FEASIBLE_NODES = 100, MIN_FEASIBLE_PERCENTAGE = 5 };
 
@@ -50,12 +54,36 @@ struct filter_job {
     atomic_uint found;
     struct ks_status *status;
     uint8_t *ok;
+    const struct ks_node_snap **evaluated; /* per position: the node filtered there */
 };
 
-static const struct ks_node_snap *nth(const struct filter_job *j, uint32_t i)
+/* The position of the @i-th node evaluated (from the rotating start). */
+static inline uint32_t position(const struct filter_job *j, uint32_t i)
 {
-    uint32_t idx = j->start + i < j->n ? j->start + i : j->start + i - j->n;
-    return j->order ? j->order[idx] : ks_snapshot_node(j->snap, idx);
+    return j->start + i < j->n ? j->start + i : j->start + i - j->n;
+}
+
+/* Where the record pointer of the @i-th node evaluated is kept (a chunk's slot, or order[]). */
+static inline const struct ks_node_snap *const *slot(const struct filter_job *j, uint32_t i)
+{
+    uint32_t idx = position(j, i);
+    if (j->order)
+        return &j->order[idx];
+    return &j->snap->chunks[idx >> KS_SNAP_CHUNK_SHIFT]->nodes[idx & (KS_SNAP_CHUNK - 1)];
+}
+
+/*
+ * The records are separate allocations reached through the chunks' pointer arrays, so
+ * the hardware prefetcher cannot run ahead of the walk: at 50,000 nodes each cycle reads
+ * 2,500 records and 20 KB of pointers that twenty cycles of other nodes have pushed out of
+ * L2. The loop asks for the pointers FILTER_SLOT_PREFETCH nodes ahead (one line of eight
+ * per eight nodes) and for the record FILTER_PREFETCH nodes ahead (its first
+ * FILTER_RECORD_BYTES: resources, flags, node object and taint summary), so the misses
+ * overlap the plugins' work on the current node.
+ */
+static inline void prefetch_record(const struct ks_node_snap *n)
+{
+    ks__prefetch_record(n, FILTER_RECORD_BYTES);
 }
 
 static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
@@ -63,9 +91,17 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
     struct filter_job *j = ctx;
     uint32_t passed = 0;
     (void)worker;
+    for (uint32_t i = begin; i < begin + FILTER_PREFETCH && i < end; i++)
+        prefetch_record(*slot(j, i));
     for (uint32_t i = begin; i < end; i++) {
-        int rc = j->nom->n ? ks__filter_node(j->fw, j->nom, j->cs, j->pod, nth(j, i), &j->status[i])
-                           : ks_fw_run_filter(j->fw, j->cs, j->pod, nth(j, i), &j->status[i]);
+        if (((i - begin) & 7) == 0 && i + FILTER_SLOT_PREFETCH < end)
+            __builtin_prefetch(slot(j, i + FILTER_SLOT_PREFETCH));
+        if (i + FILTER_PREFETCH < end)
+            prefetch_record(*slot(j, i + FILTER_PREFETCH));
+        const struct ks_node_snap *node = *slot(j, i);
+        j->evaluated[i] = node;
+        int rc = j->nom->n ? ks__filter_node(j->fw, j->nom, j->cs, j->pod, node, &j->status[i])
+                           : ks_fw_run_filter(j->fw, j->cs, j->pod, node, &j->status[i]);
         j->ok[i] = rc == KS_SUCCESS;
         passed += j->ok[i];
     }
@@ -96,7 +132,10 @@ int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t sc
         void *f = realloc(sc->failed_status, cap * sizeof(*sc->failed_status));
         if (f)
             sc->failed_status = f;
-        if (!a || !b || !c || !d || !e || !f)
+        void *g = realloc(sc->evaluated, cap * sizeof(*sc->evaluated));
+        if (g)
+            sc->evaluated = g;
+        if (!a || !b || !c || !d || !e || !f || !g)
             return -ENOMEM;
         sc->cap_nodes = cap;
     }
@@ -123,6 +162,7 @@ void ks__scratch_free(struct ks_cycle_scratch *sc)
     free(sc->feasible);
     free(sc->failed);
     free(sc->failed_status);
+    free(sc->evaluated);
     free(sc->scores);
     free(sc->totals);
     memset(sc, 0, sizeof(*sc));
@@ -272,12 +312,13 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .nom = &sc->nom,
             .status = sc->status,
             .ok = sc->ok,
+            .evaluated = sc->evaluated,
         };
         uint32_t end = ks_workers_run(s->workers, n, FILTER_BLOCK, filter_block, &job);
         processed = end;
         for (uint32_t i = 0; i < end; i++) {
             if (sc->ok[i]) {
-                sc->feasible[out->nfeasible++] = nth(&job, i);
+                sc->feasible[out->nfeasible++] = sc->evaluated[i];
                 if (out->nfeasible == limit) {
                     processed = i + 1;
                     break;
@@ -289,7 +330,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
                 s->next_start = (s->next_start + i + 1) % nall;
                 return KS_ERROR;
             }
-            d->nodes[d->nfailed] = nth(&job, i);
+            d->nodes[d->nfailed] = sc->evaluated[i];
             d->statuses[d->nfailed++] = sc->status[i];
             if (sc->status[i].plugin != KS_NO_PLUGIN)
                 d->unschedulable_plugins |= 1ull << sc->status[i].plugin;

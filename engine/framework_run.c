@@ -379,6 +379,17 @@ static int grow_norm_buf(struct ks_framework *fw, uint32_t n)
     return 0;
 }
 
+/* Score @v of plugin @c is outside [0, KS_MAX_NODE_SCORE] after NormalizeScore. */
+static int range_error(const struct ks_fw_call *c, int64_t v, struct ks_status *st)
+{
+    ks_status_set(st, KS_ERROR,
+                  "applying score defaultWeights on Score plugins: plugin \"%s\" returns an invalid "
+                  "score %lld, it should in the range of [%d, %d] after normalizing",
+                  call_name(c), (long long)v, KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
+    st->plugin = c->slot;
+    return KS_ERROR;
+}
+
 int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
                            int64_t *totals, struct ks_status *st)
@@ -386,11 +397,17 @@ int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state 
     const struct ks_fw_calls *l = &fw->list[KS_FWL_NORMALIZE];
     const uint32_t ns = l->n;
     const uint64_t skip = cs->skip_score;
+    uint32_t active[KS_MAX_PROFILE_PLUGINS], skipped[KS_MAX_PROFILE_PLUGINS], nactive = 0, nskipped = 0;
 
     ks__status_clear(st);
     for (uint32_t i = 0; i < ns; i++) {
         const struct ks_fw_call *c = &l->v[i];
-        if ((skip & c->bit) || !c->op.normalize || n == 0)
+        if (skip & c->bit) {
+            skipped[nskipped++] = i;
+            continue;
+        }
+        active[nactive++] = i;
+        if (!c->op.normalize || n == 0)
             continue;
         if (grow_norm_buf(fw, n) < 0) {
             ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
@@ -408,27 +425,27 @@ int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state 
         for (uint32_t j = 0; j < n; j++)
             scores[(size_t)j * ns + i] = col[j];
     }
+    /*
+     * One pass over the rows, visiting only the plugins that ran (the skipped ones' cells
+     * are cleared): range check (one unsigned comparison), weight, total.
+     */
+    int64_t weight[KS_MAX_PROFILE_PLUGINS];
+    for (uint32_t k = 0; k < nactive; k++)
+        weight[k] = l->v[active[k]].weight;
     for (uint32_t j = 0; j < n; j++) {
         int64_t *row = &scores[(size_t)j * ns];
         int64_t total = 0;
-        for (uint32_t i = 0; i < ns; i++) {
-            const struct ks_fw_call *c = &l->v[i];
-            if (skip & c->bit) {
-                row[i] = 0;
-                continue;
-            }
-            if (row[i] > KS_MAX_NODE_SCORE || row[i] < KS_MIN_NODE_SCORE) {
-                ks_status_set(
-                    st, KS_ERROR,
-                    "applying score defaultWeights on Score plugins: plugin \"%s\" returns an invalid "
-                    "score %lld, it should in the range of [%d, %d] after normalizing",
-                    call_name(c), (long long)row[i], KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
-                st->plugin = c->slot;
-                return KS_ERROR;
-            }
-            row[i] *= c->weight;
-            total += row[i];
+        for (uint32_t k = 0; k < nactive; k++) {
+            int64_t v = row[active[k]];
+            if (__builtin_expect(
+                    (uint64_t)(v - KS_MIN_NODE_SCORE) > (uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE), 0))
+                return range_error(&l->v[active[k]], v, st);
+            v *= weight[k];
+            row[active[k]] = v;
+            total += v;
         }
+        for (uint32_t k = 0; k < nskipped; k++)
+            row[skipped[k]] = 0;
         totals[j] = total;
     }
     ks__status_clear(st);

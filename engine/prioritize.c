@@ -34,12 +34,12 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
         struct ks_status st;
-        if (i + SCORE_PREFETCH < end) {
-            /* the record's two first lines: Filter read them, but a big cluster evicted them since */
-            const char *r = (const char *)j->nodes[i + SCORE_PREFETCH];
-            __builtin_prefetch(r);
-            __builtin_prefetch(r + 64);
-        }
+        /*
+         * the whole record: Filter read its first lines, but on a big cluster they left L1
+         * and L2 since, and ImageLocality reads its image count near the end
+         */
+        if (i + SCORE_PREFETCH < end)
+            ks__prefetch_record(j->nodes[i + SCORE_PREFETCH], sizeof(struct ks_node_snap));
         if (ks_fw_score_node(j->fw, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore], &st) !=
             KS_SUCCESS) {
             int expected = 0;

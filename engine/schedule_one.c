@@ -97,8 +97,11 @@ static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cyc
     free(msg);
 }
 
-/* The scheduling cycle after a host was chosen: assume, Reserve, Permit, then bind. */
-static void commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, uint32_t node)
+/*
+ * The scheduling cycle after a host was chosen: assume, Reserve, Permit, then bind.
+ * Returns true when the binding waits for a later ks__bind_flush() (binder.c).
+ */
+static bool commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, uint32_t node)
 {
     const struct ks_pod *pod = job->qp->pod;
     struct ks_status st = {0};
@@ -107,7 +110,7 @@ static void commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
     if (ks_cache_assume_pod(s->cache, pod, node) < 0) {
         ks__failure(s, fw, job->qp, job->cycle, KS_ERROR, "failed to assume the pod in the cache", 0);
         ks__job_put(s, job);
-        return;
+        return false;
     }
     job->node = node;
     ks_nominator_remove(s->nominator, pod); /* an assumed pod is no longer waiting for a node */
@@ -133,16 +136,54 @@ static void commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
             ks__failure(s, fw, job->qp, job->cycle, rc, msg, rejectors);
         }
         ks__job_put(s, job);
-        return;
+        return false;
     }
-    ks__bind_async(s, job);
+    return ks__bind_async(s, job, rc == KS_WAIT);
 }
+
+/* Pop the next pod. Before the queue is found empty or the pop blocks, deferred bindings go. */
+static struct ks_queued_pod *pop(struct ks_scheduler *s, bool block)
+{
+    struct ks_queued_pod *qp = ks_queue_pop(s->queue, false);
+    if (qp)
+        return qp;
+    ks__bind_flush(s);
+    s->bind_deferred = false;
+    return block ? ks_queue_pop(s->queue, true) : NULL;
+}
+
+/*
+ * After a cycle while bindings are deferred: if no pod is waiting, no later cycle will come
+ * soon to send them, so send them now (the caller may be waiting for their Scheduled events).
+ */
+static void flush_if_idle(struct ks_scheduler *s)
+{
+    struct ks_queue_counts c;
+    ks_queue_count(s->queue, &c);
+    if (!c.active) {
+        ks__bind_flush(s);
+        s->bind_deferred = false;
+    }
+}
+
+static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp);
 
 int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
 {
-    struct ks_queued_pod *qp = ks_queue_pop(s->queue, block);
+    struct ks_queued_pod *qp = pop(s, block);
     if (!qp)
         return 0;
+    if (s->opts.on_cycle)
+        s->opts.on_cycle(s->opts.ctx, qp);
+    schedule_pod(s, qp);
+    if (s->bind_deferred)
+        flush_if_idle(s);
+    return 1;
+}
+
+/* The scheduling cycle of @qp: whatever happens, the pod is handed on (binder, queue) before it returns. */
+static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
+{
     uint64_t cycle = ks_queue_cycle(s->queue);
     const struct ks_pod *pod = qp->pod;
     struct ks_framework *fw = framework_for(s, pod);
@@ -150,12 +191,12 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     /* skipPodSchedule: being deleted, or already assumed */
     if (!fw || pod->meta.deletion_time != KS_TIME_NONE || ks_cache_is_assumed(s->cache, pod)) {
         ks_queue_done(s->queue, qp);
-        return 1;
+        return;
     }
     struct ks_bind_job *job = ks__job_get(s);
     if (!job) {
         ks__failure(s, fw, qp, cycle, KS_ERROR, "out of memory", 0);
-        return 1;
+        return;
     }
     job->qp = qp;
     job->fw = fw;
@@ -170,7 +211,7 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     if (ks_cache_refresh(s->cache) < 0) {
         ks__failure(s, fw, qp, cycle, KS_ERROR, "out of memory refreshing the snapshot", 0);
         ks__job_put(s, job);
-        return 1;
+        return;
     }
     ks_rcu_read_lock();
     const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
@@ -179,7 +220,7 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
         ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                     "no nodes available to schedule pods", 0);
         ks__job_put(s, job);
-        return 1;
+        return;
     }
     rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, &st);
     if (rc == KS_SUCCESS && found.nfeasible == 0) {
@@ -187,7 +228,7 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
         unfit(s, fw, &job->cs, qp, cycle, &found);
         ks_rcu_read_unlock();
         ks__job_put(s, job);
-        return 1;
+        return;
     }
     if (rc == KS_SUCCESS)
         rc = ks__prioritize(s, fw, &job->cs, pod, &found, qp->attempts, &host, &st);
@@ -196,10 +237,9 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     if (rc != KS_SUCCESS) {
         ks__failure(s, fw, qp, cycle, rc, st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name(rc), 0);
         ks__job_put(s, job);
-        return 1;
+        return;
     }
-    commit(s, fw, job, node);
-    return 1;
+    s->bind_deferred |= commit(s, fw, job, node);
 }
 
 /* ---- nominated pods on the Filter path ---------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ksched/nominator.h"
@@ -31,6 +32,7 @@ struct ks_bind_job {
     struct ks_cycle_state cs;
     uint32_t node;
     uint64_t cycle;
+    bool urgent; /* its pod waits on Permit: a binder is woken for it at once (binder.c) */
 };
 
 /*
@@ -57,9 +59,10 @@ struct ks_nominated_scratch {
 /* Growable scratch of one cycle (sched): reused, so steady state allocates nothing. */
 struct ks_cycle_scratch {
     uint32_t cap_nodes;
-    struct ks_status *status;          /* per evaluated position */
-    uint8_t *ok;                       /* per evaluated position: passed Filter */
-    const struct ks_node_snap **order; /* evaluated nodes when PreFilter narrowed them */
+    struct ks_status *status;              /* per evaluated position */
+    uint8_t *ok;                           /* per evaluated position: passed Filter */
+    const struct ks_node_snap **order;     /* evaluated nodes when PreFilter narrowed them */
+    const struct ks_node_snap **evaluated; /* per evaluated position: the node (filter_block) */
     const struct ks_node_snap **feasible;
     const struct ks_node_snap **failed;
     struct ks_status *failed_status;
@@ -83,6 +86,7 @@ struct ks_scheduler {
     uint32_t next_start; /* nextStartNodeIndex */
     uint64_t rng;        /* xorshift state for tie-breaks */
     struct ks_cycle_scratch scratch;
+    bool bind_deferred;            /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs; /* recycled jobs, guarded by bind_lock */
 
     /* binder pool */
@@ -90,7 +94,10 @@ struct ks_scheduler {
     pthread_cond_t bind_ready;                 /* a job was queued, or quit */
     pthread_cond_t bind_idle;                  /* in-flight reached zero */
     struct ks_bind_job *bind_head, *bind_tail; /* (bind) */
+    uint32_t bind_len;                         /* (bind) jobs in the FIFO */
     uint32_t in_flight;                        /* (bind) queued or being bound */
+    uint32_t bind_sleeping;                    /* (bind) binders waiting on bind_ready */
+    uint32_t bind_stuck;                       /* (bind) binders inside an urgent job */
     bool bind_quit;
     uint32_t nbinders;
     pthread_t *binders;
@@ -160,10 +167,20 @@ int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scr
                     const struct ks_node_snap *node, struct ks_status *st);
 void ks__nominated_free(struct ks_nominated_scratch *nom);
 
-/* binder.c */
+/*
+ * binder.c. ks__bind_async - queue @job for a binder (scheduling thread). A sleeping
+ * binder is woken only when no binder is awake and KS_BIND_BATCH jobs wait or @urgent;
+ * returns true when the job was left for a later wake-up: the caller must then call
+ * ks__bind_flush() before it stops scheduling (the active queue is empty, it is about to
+ * block, or it returns to a caller that may wait for the binding).
+ * ks__bind_flush - wake a sleeping binder if jobs wait (scheduling thread).
+ * ks__wait_bindings - flush, then wait until no job is queued or being bound.
+ */
+enum { KS_BIND_BATCH = 8 };
 int ks__binders_start(struct ks_scheduler *s);
 void ks__binders_stop(struct ks_scheduler *s);
-void ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job);
+bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent);
+void ks__bind_flush(struct ks_scheduler *s);
 void ks__wait_bindings(struct ks_scheduler *s);
 
 /* find_nodes.c: PreFilter and Filter; returns a code, fills feasible/diag. */
@@ -188,6 +205,20 @@ char *ks__fit_error_message(const struct ks_diagnosis *d);
 /* Grow the cycle scratch for @nodes nodes and @scores score cells. */
 int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t scores);
 void ks__scratch_free(struct ks_cycle_scratch *sc);
+
+/*
+ * ks__prefetch_record - ask for the cache lines holding the first @bytes (a constant) of
+ * node record @n, wherever the allocation starts in a line. Records are separate
+ * allocations, so the hardware cannot guess the next one; the Filter and Score loops
+ * call this a few nodes ahead of the one they work on. Any thread; reads nothing.
+ */
+static inline void ks__prefetch_record(const struct ks_node_snap *n, size_t bytes)
+{
+    const char *r = (const char *)n;
+    for (size_t off = 0; off < bytes; off += 64)
+        __builtin_prefetch(r + off);
+    __builtin_prefetch(r + bytes - 1);
+}
 
 /* A random number for tie-breaks (sched). */
 uint64_t ks__rand(struct ks_scheduler *s);

@@ -204,7 +204,9 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
         st->reasons[0] = p->msg_no_snapshot;
         return KS_ERROR;
     }
-    *out = calculate_priority(sum, (int64_t)pod->ninit_containers + pod->ncontainers);
+    /* a sum at or below the threshold scores 0 whatever the containers: spare the division */
+    *out =
+        sum > MIN_THRESHOLD ? calculate_priority(sum, (int64_t)pod->ninit_containers + pod->ncontainers) : 0;
     return KS_SUCCESS;
 }
 
