@@ -20,6 +20,8 @@ static const struct {
      "config --print [--config FILE]      print the effective scheduler configuration"},
     {"bench", ks_cmd_bench,
      "bench --workload NAME --nodes N     run a scheduler_perf-style benchmark (--help for more)"},
+    {"soak", ks_cmd_soak,
+     "soak [--nodes N] [--pods M] ...     churn soak with injected faults and invariant checks (--help)"},
 };
 
 static int usage(FILE *out)

@@ -231,6 +231,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         !(s->maps = calloc(s->nfw, sizeof(*s->maps))))
         goto err;
     struct ks_framework_deps deps = {
+        .binder = opts->binder,
         .evictor = {.evict = evict_in_process, .ctx = s},
         .cache = cache,
         .nominator = s->nominator,
@@ -253,6 +254,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .nprofiles = s->nfw,
         .maps = (const struct ks_event_map *const *)s->maps,
         .scheduler_names = s->fw_names,
+        .nominator = s->nominator,
     };
     if ((rc = ks_queue_create_opts(&qo, &s->queue)) < 0 ||
         (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0 || (rc = ks__binders_start(s)) < 0 ||
@@ -389,7 +391,19 @@ int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod
         nominated = new_pod->nominated_node_name;
     if (nominated != KS_ID_EMPTY)
         ks_nominator_add(s->nominator, new_pod, nominated);
-    return ks_queue_update(s->queue, old_pod, ks_pod_get(new_pod));
+    rc = ks_queue_update(s->queue, old_pod, ks_pod_get(new_pod));
+    /*
+     * A stale update: the pod was assumed, or bound and let go by the queue, before the
+     * caller saw it (upstream skips updates of assumed pods). It keeps no nomination, and a
+     * bound pod must not come back to the queue as a new pending one: checked after the
+     * update, since the binder may confirm it and leave the queue at any moment before.
+     */
+    if (ks_cache_pod_node(s->cache, new_pod) != KS_ID_NONE) {
+        ks_nominator_remove(s->nominator, new_pod);
+        if (!ks_cache_is_assumed(s->cache, new_pod))
+            ks_queue_delete(s->queue, new_pod);
+    }
+    return rc;
 }
 
 int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod)

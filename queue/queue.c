@@ -36,6 +36,7 @@
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
+#include "ksched/nominator.h"
 #include "ksched/rcu.h"
 #include "ksched/status_types.h"
 
@@ -618,6 +619,7 @@ static void replace(struct ks_queue *q, struct qpod *old, struct qpod *nq)
 int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint64_t cycle, unsigned events)
 {
     struct qpod *qp = qpod_of(p);
+    const struct ks_pod *dropped = NULL;
     int rc = 0;
 
     pthread_mutex_lock(&q->lock);
@@ -625,6 +627,9 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
     atomic_fetch_sub_explicit(&q->ninflight, 1, memory_order_relaxed);
     set_where(qp, KS_WHERE_NONE);
     if (qp->deleted) {
+        /* its cycle may have nominated it after the deletion: that nomination goes too (below) */
+        if (q->opts.nominator)
+            dropped = ks_pod_get(qp->pub.pod);
         qpod_unref(qp);
         goto out;
     }
@@ -651,6 +656,11 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
     }
 out:
     pthread_mutex_unlock(&q->lock);
+    if (dropped) {
+        /* the queue lock is a leaf: the nominator's is taken once it is released */
+        ks_nominator_remove(q->opts.nominator, dropped);
+        ks_pod_put(dropped);
+    }
     return rc;
 }
 

@@ -80,6 +80,24 @@ void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods);
  */
 int ks_cache_refresh(struct ks_cache *c);
 
+/*
+ * ks_cache_check - the cache's invariants (cache/cache_check.c): each node's aggregates
+ * (requested and non-zero requested resources, scalars, pod count, affinity lists, host
+ * ports, PVC counts) equal the sums over its pods; every pod entry is indexed on the node
+ * it names; the assumed list holds exactly the assumed entries; node-less infos hold pods.
+ * With KS_CACHE_CHECK_FIT, no node's requests exceed its allocatable (cpu, memory,
+ * ephemeral storage, pods, scalars). With KS_CACHE_CHECK_SNAPSHOT, the published snapshot
+ * equals the cache for every node not changed since the last refresh (call right after
+ * ks_cache_refresh() to compare every node): same nodes in the tree's order, and each
+ * record's fields and arrays equal to its node's. Returns the number of violations (0: all
+ * hold) with the first described in @msg ("node n3: requested cpu 2500m, sum over its 4
+ * pods 2000m"). Also counts assumed pods into *@nassumed when not NULL. Takes the cache
+ * lock and an RCU read section: not from inside one.
+ */
+#define KS_CACHE_CHECK_FIT      0x1u
+#define KS_CACHE_CHECK_SNAPSHOT 0x2u
+uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, char *msg, uint32_t len);
+
 /* ks_cache_snapshot - the current snapshot. Context: inside ks_rcu_read_lock(). Never NULL. */
 const struct ks_snapshot *ks_cache_snapshot(struct ks_cache *c);
 

@@ -37,6 +37,7 @@
 #define KS_QUEUE_DEBUG 1
 #endif
 
+struct ks_nominator;
 struct ks_plugin;
 struct ks_status;
 
@@ -216,6 +217,12 @@ struct ks_queue_opts {
     uint32_t nprofiles;
     const struct ks_event_map *const *maps;
     const uint32_t *scheduler_names;
+    /*
+     * The nominator (ksched/nominator.h), or NULL: a pod deleted while in flight loses its
+     * nomination when it is given back, since its scheduling cycle may have nominated it
+     * after the deletion removed the old one (upstream's nominator skips removed pods).
+     */
+    struct ks_nominator *nominator;
 };
 
 /* Default of max_unschedulable_ns (DefaultPodMaxInUnschedulablePodsDuration). */

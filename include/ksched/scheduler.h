@@ -87,6 +87,11 @@ struct ks_scheduler_opts {
      * batch runs (ks_scheduler_run_until_idle) flush themselves.
      */
     bool flusher;
+    /*
+     * Where DefaultBinder sends bindings (ksched/framework.h); bind NULL: they succeed at
+     * once in process. Called from binder threads.
+     */
+    struct ks_binder_backend binder;
 };
 
 struct ks_scheduler;
