@@ -705,6 +705,8 @@ class State:
         self.steals = {}  # "ns/name" -> node to bind first as another scheduler ("" = another node)
         self.watch_410 = "event"  # "event" (ERROR event, as the watch cache) or "status" (HTTP 410)
         self.bookmark_interval = opts.bookmark_interval
+        self.bookmarks = True  # /_test/config can stop them (to keep a watcher's RV behind a compaction)
+        self.watch_log = []  # every watch request: resource, resourceVersion asked, how it started
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
@@ -985,6 +987,7 @@ class State:
             return {"resourceVersion": str(self.rv), "floor": self.floor,
                     "objects": {name: st.objects for name, st in self.stores.items()},
                     "bindings": self.bindings, "leases": self.lease_log, "requests": self.requests,
+                    "watches": self.watch_log,
                     "watchers": [w.describe() for w in self.watchers]}
 
 # ---------------------------------------------------------------------------------------
@@ -1711,6 +1714,9 @@ class Handler(BaseHTTPRequestHandler):
                         cursor = None
             gen = state.break_gen
             state.watchers.add(watcher)
+            state.watch_log.append({"resource": qualified(res), "resourceVersion": rv_param, "user": self.user,
+                                    "time": time.time(), "start": initial[0][1].get("code", "ERROR") if
+                                    initial and initial[0][0] == "ERROR" else "ok"})
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Cache-Control", "no-cache, private")
@@ -1762,7 +1768,7 @@ class Handler(BaseHTTPRequestHandler):
                         if deadline is not None and now >= deadline:
                             cursor = None
                             break
-                        if bookmarks and now >= next_bookmark:
+                        if bookmarks and state.bookmarks and now >= next_bookmark:
                             cursor = max(cursor, state.rv)
                             out.append(("BOOKMARK", bookmark_object(res, cursor)))
                             next_bookmark = now + state.bookmark_interval
@@ -1835,6 +1841,8 @@ class Handler(BaseHTTPRequestHandler):
                     state.watch_410 = args["watch410"]
                 if "bookmarkInterval" in args:
                     state.bookmark_interval = float(args["bookmarkInterval"])
+                if "bookmarks" in args:
+                    state.bookmarks = bool(args["bookmarks"])
                 if "rv0FullList" in args:
                     state.rv0_full_list = bool(args["rv0FullList"])
                 return self.send_json(200, {})

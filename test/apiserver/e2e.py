@@ -368,6 +368,10 @@ def scenario_decisions(c):
     print("decisions: %d pods bound as ksched schedule --seed %d binds them" % (len(names), SEED))
 
 
+def wait_pod_watch(c):
+    c.wait("a pods watch", lambda st: any(w["resource"] == "pods" for w in st["watchers"]), 20)
+
+
 def scenario_watch(c):
     for i in range(10):
         c.create(node("node-%02d" % i, 32, 64))
@@ -387,16 +391,20 @@ def scenario_watch(c):
     t.start()
     for _ in range(3):
         time.sleep(0.15)
+        wait_pod_watch(c)
         c.api.test("break-watches", {"mode": "abrupt"})
     t.join()
     c.wait_all_bound(first + during, 30)
 
     # a forced 410: history compacted past every watcher's resourceVersion (a write to another
     # resource moves the revision on), then the streams cut; pods created meanwhile
+    c.api.test("config", {"bookmarks": False})  # a bookmark would carry the watchers past the bump
+    wait_pod_watch(c)
     c.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                               "metadata": {"name": "bump"}})
     c.api.test("compact")
     c.api.test("break-watches", {"mode": "abrupt"})
+    c.api.test("config", {"bookmarks": True})
     c.api.must("DELETE", "/api/v1/namespaces/%s/pods/never" % NS)
     after = ["c-%03d" % i for i in range(30)]
     for n in after:
@@ -408,6 +416,8 @@ def scenario_watch(c):
           "no relist of pods after the 410 (LIST pods %d -> %d)" % (base.get("LIST pods", 0),
                                                                      req.get("LIST pods", 0)))
     check(req.get("WATCH pods", 0) >= base.get("WATCH pods", 0) + 4, "pods watch not resumed after the cuts")
+    gone = [w for w in st["watches"] if w["resource"] == "pods" and w["start"] == 410]
+    check(gone, "no pods watch was answered 410: %s" % [w for w in st["watches"] if w["resource"] == "pods"])
     check_bound_once(st, first + during + after)
     check_no_overcommit(st)
     # the relist told the scheduler that "never" is gone: nothing is left pending
