@@ -8,6 +8,8 @@
 
 #include <curl/curl.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /*
  * ks__kube_client_setup - configure @h (fresh or reset) for @method on @path of @c's server:
@@ -25,5 +27,68 @@ int ks__kube_curl_errno(CURLcode rc);
 
 /* ks__kube_client_timeout_ms - the client's per-request timeout (for LIST requests). */
 long ks__kube_client_timeout_ms(const struct ks_kube_client *c);
+
+/* ---- informer internals (kube/informer_seen.c, kube/watch_scan.c) ---- */
+
+/*
+ * What one kind's informer has delivered: (namespace, name) -> resourceVersion and uid,
+ * with the list generation that last saw it (a relist deletes what it did not see). The
+ * handler owns the objects; this holds only keys. Informer thread only.
+ */
+struct ks__seen_entry {
+    struct ks__seen_entry *next;
+    uint64_t hash;
+    uint32_t gen;
+    char *rv, *uid;
+    const char *name; /* points into key, after the namespace's NUL */
+    char key[];       /* namespace "\0" name "\0" */
+};
+
+struct ks__seen {
+    struct ks__seen_entry **buckets;
+    size_t nbuckets, n;
+};
+
+/* ks__seen_get - the entry of (@ns, @name) or NULL. */
+struct ks__seen_entry *ks__seen_get(const struct ks__seen *s, const char *ns, const char *name);
+/* ks__seen_put - insert or update (@ns, @name) with @rv, @uid (copied) and @gen. 0 or -ENOMEM. */
+int ks__seen_put(struct ks__seen *s, const char *ns, const char *name, const char *rv, const char *uid,
+                 uint32_t gen);
+/* ks__seen_del - remove (@ns, @name) if present. */
+void ks__seen_del(struct ks__seen *s, const char *ns, const char *name);
+/*
+ * ks__seen_sweep - remove every entry whose gen is not @gen, calling @fn(ctx, entry)
+ * before each removal (the entry is freed after the call).
+ */
+void ks__seen_sweep(struct ks__seen *s, uint32_t gen, void (*fn)(void *ctx, const struct ks__seen_entry *e),
+                    void *ctx);
+void ks__seen_free(struct ks__seen *s);
+
+/*
+ * A watch stream's framing: top-level JSON values (events) found in bytes that arrive in
+ * arbitrary pieces. Text between values that is not JSON (up to a newline) is reported
+ * as junk. Strings are tracked so braces inside them do not count.
+ */
+struct ks__watch_scan {
+    char *buf;
+    size_t len, cap;
+    size_t pos;   /* scanned up to here */
+    size_t start; /* start of the current value or junk */
+    int depth;
+    bool in_str, esc, junk;
+};
+
+enum { KS__SCAN_MAX = 64 << 20 }; /* one event larger than this is an error */
+
+/*
+ * ks__watch_scan_feed - append @len bytes and call @fn(ctx, text, len, is_junk) for every
+ * complete value (or junk line); a nonzero return from @fn stops and is returned. -ENOMEM,
+ * or -E2BIG when one value outgrows KS__SCAN_MAX.
+ */
+int ks__watch_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
+                        int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx);
+/* ks__watch_scan_reset - forget buffered bytes (a new stream). */
+void ks__watch_scan_reset(struct ks__watch_scan *w);
+void ks__watch_scan_free(struct ks__watch_scan *w);
 
 #endif

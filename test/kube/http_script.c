@@ -22,12 +22,12 @@
 enum { KS_HTTP_MAX_CONNS = 64, KS_HTTP_MAX_REQS = 1024 };
 
 struct conn {
-    struct ks_http_server *srv;
+    struct ks_script_server *srv;
     int fd;
     pthread_t thread;
 };
 
-struct ks_http_server {
+struct ks_script_server {
     int lfd;
     int wake[2]; /* written once at stop: every poll() wakes */
     int port;
@@ -35,17 +35,17 @@ struct ks_http_server {
     pthread_t accept_thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    struct ks_http_step *steps;
+    struct ks_script_step *steps;
     bool *used;
     int nsteps;
-    struct ks_http_request reqs[KS_HTTP_MAX_REQS];
+    struct ks_script_request reqs[KS_HTTP_MAX_REQS];
     int nreqs;
     struct conn conns[KS_HTTP_MAX_CONNS];
     int nconns;
 };
 
 /* Wait until @fd is readable or the server stops: 1 readable, 0 stopping. */
-static int wait_readable(struct ks_http_server *s, int fd)
+static int wait_readable(struct ks_script_server *s, int fd)
 {
     struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
     for (;;) {
@@ -110,12 +110,12 @@ static void header_value(const char *head, const char *name, char *out, size_t c
 }
 
 /* Record the request and pick its step (-1: none). */
-static int route(struct ks_http_server *s, struct ks_http_request *req)
+static int route(struct ks_script_server *s, struct ks_script_request *req)
 {
     int step = -1;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->nsteps; i++) {
-        const struct ks_http_step *st = &s->steps[i];
+        const struct ks_script_step *st = &s->steps[i];
         if (s->used[i] || (st->method && strcmp(st->method, req->method) != 0) ||
             (st->path && strncmp(req->target, st->path, strlen(st->path)) != 0))
             continue;
@@ -142,7 +142,7 @@ static void sleep_ms(int ms)
 }
 
 /* Answer with step @i; 0 to keep the connection, -1 to close it. */
-static int respond(struct ks_http_server *s, int fd, int i)
+static int respond(struct ks_script_server *s, int fd, int i)
 {
     char head[256];
     if (i < 0) {
@@ -153,7 +153,7 @@ static int respond(struct ks_http_server *s, int fd, int i)
             sizeof(nf) - 1);
         return send_all(fd, head, (size_t)n) || send_all(fd, nf, sizeof(nf) - 1) ? -1 : 0;
     }
-    const struct ks_http_step *st = &s->steps[i];
+    const struct ks_script_step *st = &s->steps[i];
     if (!st->chunks[0]) {
         const char *body = st->body ? st->body : "";
         int n = snprintf(head, sizeof(head),
@@ -189,7 +189,7 @@ static int respond(struct ks_http_server *s, int fd, int i)
 static void *serve_conn(void *arg)
 {
     struct conn *c = arg;
-    struct ks_http_server *s = c->srv;
+    struct ks_script_server *s = c->srv;
     char *buf = NULL;
     size_t len = 0, cap = 0;
 
@@ -209,7 +209,7 @@ static void *serve_conn(void *arg)
             buf[len] = '\0';
         }
         size_t head_len = (size_t)(end - buf) + 4;
-        struct ks_http_request req = {0};
+        struct ks_script_request req = {0};
         char cl[32];
         end[2] = '\0';
         sscanf(buf, "%15s %1023s", req.method, req.target);
@@ -246,7 +246,7 @@ out:
 
 static void *accept_loop(void *arg)
 {
-    struct ks_http_server *s = arg;
+    struct ks_script_server *s = arg;
     while (wait_readable(s, s->lfd)) {
         int fd = accept(s->lfd, NULL, NULL);
         if (fd < 0)
@@ -268,9 +268,9 @@ static void *accept_loop(void *arg)
     return NULL;
 }
 
-struct ks_http_server *ks_http_start(const struct ks_http_step *steps, int nsteps)
+struct ks_script_server *ks_script_start(const struct ks_script_step *steps, int nsteps)
 {
-    struct ks_http_server *s = calloc(1, sizeof(*s));
+    struct ks_script_server *s = calloc(1, sizeof(*s));
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof(a);
     int one = 1;
@@ -297,17 +297,17 @@ struct ks_http_server *ks_http_start(const struct ks_http_step *steps, int nstep
     return s;
 }
 
-int ks_http_port(const struct ks_http_server *s)
+int ks_script_port(const struct ks_script_server *s)
 {
     return s->port;
 }
 
-const char *ks_http_url(const struct ks_http_server *s)
+const char *ks_script_url(const struct ks_script_server *s)
 {
     return s->url;
 }
 
-int ks_http_nrequests(struct ks_http_server *s)
+int ks_script_nrequests(struct ks_script_server *s)
 {
     pthread_mutex_lock(&s->lock);
     int n = s->nreqs;
@@ -315,15 +315,15 @@ int ks_http_nrequests(struct ks_http_server *s)
     return n;
 }
 
-struct ks_http_request ks_http_request_at(struct ks_http_server *s, int i)
+struct ks_script_request ks_script_request_at(struct ks_script_server *s, int i)
 {
     pthread_mutex_lock(&s->lock);
-    struct ks_http_request r = s->reqs[i];
+    struct ks_script_request r = s->reqs[i];
     pthread_mutex_unlock(&s->lock);
     return r;
 }
 
-int ks_http_wait_requests(struct ks_http_server *s, int n, int timeout_ms)
+int ks_script_wait_requests(struct ks_script_server *s, int n, int timeout_ms)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -341,7 +341,7 @@ int ks_http_wait_requests(struct ks_http_server *s, int n, int timeout_ms)
     return got;
 }
 
-void ks_http_stop(struct ks_http_server *s)
+void ks_script_stop(struct ks_script_server *s)
 {
     if (!s)
         return;

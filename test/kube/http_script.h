@@ -20,7 +20,7 @@
 
 #define KS_HTTP_MAX_CHUNKS 16
 
-struct ks_http_step {
+struct ks_script_step {
     const char *method; /* NULL: any */
     const char *path;   /* prefix of the request target (path and query); NULL: any */
     int status;
@@ -32,7 +32,7 @@ struct ks_http_step {
     int delay_ms;                           /* pause before each chunk (to split reads) */
 };
 
-struct ks_http_request {
+struct ks_script_request {
     char method[16];
     char target[1024];
     char authorization[512];
@@ -42,27 +42,27 @@ struct ks_http_request {
     int step; /* index of the step that answered, -1 for 404 */
 };
 
-struct ks_http_server;
+struct ks_script_server;
 
-/* ks_http_start - serve @nsteps steps (copied) on 127.0.0.1; NULL on failure. */
-struct ks_http_server *ks_http_start(const struct ks_http_step *steps, int nsteps);
+/* ks_script_start - serve @nsteps steps (copied) on 127.0.0.1; NULL on failure. */
+struct ks_script_server *ks_script_start(const struct ks_script_step *steps, int nsteps);
 
-/* ks_http_port - the port it listens on. */
-int ks_http_port(const struct ks_http_server *s);
+/* ks_script_port - the port it listens on. */
+int ks_script_port(const struct ks_script_server *s);
 
-/* ks_http_url - "http://127.0.0.1:PORT" (owned by the server). */
-const char *ks_http_url(const struct ks_http_server *s);
+/* ks_script_url - "http://127.0.0.1:PORT" (owned by the server). */
+const char *ks_script_url(const struct ks_script_server *s);
 
-/* ks_http_nrequests - requests received so far. */
-int ks_http_nrequests(struct ks_http_server *s);
+/* ks_script_nrequests - requests received so far. */
+int ks_script_nrequests(struct ks_script_server *s);
 
-/* ks_http_request_at - a copy of request @i (body owned by the server). */
-struct ks_http_request ks_http_request_at(struct ks_http_server *s, int i);
+/* ks_script_request_at - a copy of request @i (body owned by the server). */
+struct ks_script_request ks_script_request_at(struct ks_script_server *s, int i);
 
-/* ks_http_wait_requests - wait until at least @n requests arrived (up to @timeout_ms); the count. */
-int ks_http_wait_requests(struct ks_http_server *s, int n, int timeout_ms);
+/* ks_script_wait_requests - wait until at least @n requests arrived (up to @timeout_ms); the count. */
+int ks_script_wait_requests(struct ks_script_server *s, int n, int timeout_ms);
 
-/* ks_http_stop - close every connection, join every thread, free. Accepts NULL. */
-void ks_http_stop(struct ks_http_server *s);
+/* ks_script_stop - close every connection, join every thread, free. Accepts NULL. */
+void ks_script_stop(struct ks_script_server *s);
 
 #endif

@@ -31,14 +31,14 @@ static struct ks_kube_client *client_for(struct ks_kubeconfig *kc, double qps)
 
 Test(kube_client, get_and_post_with_bearer_token)
 {
-    static const struct ks_http_step steps[] = {
+    static const struct ks_script_step steps[] = {
         {.method = "GET", .path = "/api/v1/nodes/n1", .status = 200, .body = "{\"kind\":\"Node\"}"},
         {.method = "POST", .path = "/api/v1/namespaces/ns/pods/p/binding", .status = 201, .body = "{}"},
         {.method = "DELETE", .path = "/api/v1/namespaces/ns/pods/p", .status = 409, .body = "{\"code\":409}"},
     };
-    struct ks_http_server *s = ks_http_start(steps, 3);
+    struct ks_script_server *s = ks_script_start(steps, 3);
     char url[80];
-    snprintf(url, sizeof(url), "%s/", ks_http_url(s)); /* a trailing slash is dropped */
+    snprintf(url, sizeof(url), "%s/", ks_script_url(s)); /* a trailing slash is dropped */
     struct ks_kubeconfig kc = {.server = url, .token = "sekret"};
     struct ks_kube_client *c = client_for(&kc, 100);
     struct ks_kube_response r;
@@ -60,8 +60,8 @@ Test(kube_client, get_and_post_with_bearer_token)
     cr_assert_eq(r.status, 409, "a status is a response, not a transport error");
     ks_kube_response_free(&r);
 
-    struct ks_http_request q0 = ks_http_request_at(s, 0), q1 = ks_http_request_at(s, 1),
-                           q2 = ks_http_request_at(s, 2);
+    struct ks_script_request q0 = ks_script_request_at(s, 0), q1 = ks_script_request_at(s, 1),
+                             q2 = ks_script_request_at(s, 2);
     cr_assert_str_eq(q0.target, "/api/v1/nodes/n1");
     cr_assert_str_eq(q0.authorization, "Bearer sekret");
     cr_assert_str_eq(q1.method, "POST");
@@ -69,19 +69,19 @@ Test(kube_client, get_and_post_with_bearer_token)
     cr_assert_str_eq(q1.body, binding);
     cr_assert_str_eq(q2.method, "DELETE");
     ks_kube_client_destroy(c);
-    ks_http_stop(s);
+    ks_script_stop(s);
 }
 
 Test(kube_client, token_file_is_reread_when_it_changes)
 {
-    static const struct ks_http_step steps[] = {{.path = "/", .status = 200, .body = "ok", .repeat = true}};
-    struct ks_http_server *s = ks_http_start(steps, 1);
+    static const struct ks_script_step steps[] = {{.path = "/", .status = 200, .body = "ok", .repeat = true}};
+    struct ks_script_server *s = ks_script_start(steps, 1);
     char path[] = "/tmp/ks-token-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, "first-token\n", 12), 12);
     close(fd);
-    struct ks_kubeconfig kc = {.server = (char *)ks_http_url(s), .token_file = path};
+    struct ks_kubeconfig kc = {.server = (char *)ks_script_url(s), .token_file = path};
     struct ks_kube_client *c = client_for(&kc, 0);
     struct ks_kube_response r;
 
@@ -95,11 +95,11 @@ Test(kube_client, token_file_is_reread_when_it_changes)
     cr_assert_eq(ks_kube_request(c, "GET", "/", NULL, NULL, 0, &r), 0);
     ks_kube_response_free(&r);
 
-    cr_assert_str_eq(ks_http_request_at(s, 0).authorization, "Bearer first-token");
-    cr_assert_str_eq(ks_http_request_at(s, 1).authorization, "Bearer second-token-rotated");
+    cr_assert_str_eq(ks_script_request_at(s, 0).authorization, "Bearer first-token");
+    cr_assert_str_eq(ks_script_request_at(s, 1).authorization, "Bearer second-token-rotated");
     ks_kube_client_destroy(c);
     unlink(path);
-    ks_http_stop(s);
+    ks_script_stop(s);
 }
 
 Test(kube_client, transport_errors_have_no_status)
@@ -158,10 +158,10 @@ static void *hammer(void *arg)
 
 Test(kube_client, concurrent_callers_share_the_client)
 {
-    static const struct ks_http_step steps[] = {
+    static const struct ks_script_step steps[] = {
         {.path = "/api/v1/pods", .status = 200, .body = "[]", .repeat = true}};
-    struct ks_http_server *s = ks_http_start(steps, 1);
-    struct ks_kubeconfig kc = {.server = (char *)ks_http_url(s)};
+    struct ks_script_server *s = ks_script_start(steps, 1);
+    struct ks_kubeconfig kc = {.server = (char *)ks_script_url(s)};
     struct ks_kube_client *c = client_for(&kc, 1000);
     pthread_t t[4];
     struct worker w[4];
@@ -173,7 +173,7 @@ Test(kube_client, concurrent_callers_share_the_client)
         pthread_join(t[i], NULL);
         cr_assert_eq(w[i].ok, 25, "worker %d: %d of 25", i, w[i].ok);
     }
-    cr_assert_eq(ks_http_nrequests(s), 100);
+    cr_assert_eq(ks_script_nrequests(s), 100);
     ks_kube_client_destroy(c);
-    ks_http_stop(s);
+    ks_script_stop(s);
 }

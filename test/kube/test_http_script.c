@@ -10,12 +10,12 @@
 
 Test(http_script, steps_are_used_up_in_order_and_unmatched_requests_get_404)
 {
-    static const struct ks_http_step steps[] = {
+    static const struct ks_script_step steps[] = {
         {.method = "GET", .path = "/a", .status = 200, .body = "first"},
         {.method = "GET", .path = "/a", .status = 200, .body = "second"},
     };
-    struct ks_http_server *s = ks_http_start(steps, 2);
-    struct ks_kubeconfig kc = {.server = (char *)ks_http_url(s)};
+    struct ks_script_server *s = ks_script_start(steps, 2);
+    struct ks_kubeconfig kc = {.server = (char *)ks_script_url(s)};
     struct ks_kube_client_opts o = {.config = &kc};
     struct ks_kube_client *c;
     struct ks_kube_response r;
@@ -32,8 +32,8 @@ Test(http_script, steps_are_used_up_in_order_and_unmatched_requests_get_404)
         }
         ks_kube_response_free(&r);
     }
-    cr_assert_eq(ks_http_nrequests(s), 3);
-    cr_assert_eq(ks_http_request_at(s, 2).step, -1);
+    cr_assert_eq(ks_script_nrequests(s), 3);
+    cr_assert_eq(ks_script_request_at(s, 2).step, -1);
     ks_kube_client_destroy(c);
-    ks_http_stop(s);
+    ks_script_stop(s);
 }

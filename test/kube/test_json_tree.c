@@ -268,7 +268,8 @@ static void same_tree(const struct ks_yaml_node *y, const struct ks_yaml_node *j
 static void same_resources(const struct ks_resource_list *a, const struct ks_resource_list *b)
 {
     cr_assert_eq(a->n, b->n);
-    cr_assert_eq(memcmp(a->items, b->items, a->n * sizeof(*a->items)), 0);
+    if (a->n)
+        cr_assert_eq(memcmp(a->items, b->items, a->n * sizeof(*a->items)), 0);
 }
 
 static void same_meta(const struct ks_object_meta *a, const struct ks_object_meta *b)
