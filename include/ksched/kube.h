@@ -146,6 +146,15 @@ struct ks_informers;
  * relist), then WATCH from the list's resourceVersion with bookmarks. A closed stream
  * resumes from the last resourceVersion seen; 410 Gone (as a status or an ERROR event)
  * relists. Every callback runs on the informer thread, one at a time.
+ *
+ * Details (kube/informer.c): ks_api_init() must have run (the decoders intern names).
+ * Events are checked against what was delivered, so a watch event that repeats the
+ * delivered resourceVersion is dropped, a MODIFIED for an unknown object arrives as
+ * ADDED, and an object recreated under the same name (new uid) arrives as DELETED (obj
+ * NULL) then ADDED. A relist delivers its ADDED/MODIFIED page by page, then the DELETED
+ * of what vanished, sorted by namespace/name. Transport errors and unexpected statuses
+ * back off 250 ms doubling to 30 s (+-25% jitter) and go to on_error, as do skipped
+ * objects and events. Pod lists and watches carry pod_field_selector as fieldSelector.
  */
 int ks_informers_start(const struct ks_informer_opts *opts, struct ks_informers **out, struct ks_error *err);
 
