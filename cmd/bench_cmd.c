@@ -31,6 +31,7 @@
  */
 #include "bench.h"
 #include "commands.h"
+#include "feature_gates.h"
 #include "json.h"
 
 #include "ksched/api.h"
@@ -663,6 +664,7 @@ static int usage(FILE *out)
         "  --pods M            measured pods (measurePods)\n"
         "  --existing-pods K   pods scheduled before measuring (initPods)\n"
         "  --config FILE       a KubeSchedulerConfiguration (default: kube-scheduler's defaults)\n"
+        "  --feature-gates G   kube-scheduler's feature gates, Name=bool,... (before --config is read)\n"
         "  --seed S            seed tie-breaks (reproducible decisions)\n"
         "  --parallelism P     Filter/Score threads, the scheduling thread included (default: the config's,\n"
         "                      at most the online cores)\n"
@@ -688,6 +690,7 @@ static int parse_u64(const char *flag, const char *val, uint64_t max, uint64_t *
 
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
+    int rc;
     a->pods = a->existing = -1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -709,6 +712,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
             a->size = argv[++i];
         } else if (i + 1 < argc && strcmp(arg, "--config") == 0) {
             a->config = argv[++i];
+        } else if ((rc = ks_cmd_feature_gates_arg("ksched bench", argc, argv, &i)) != 0) {
+            if (rc < 0)
+                return -1;
         } else if (i + 1 < argc && strcmp(arg, "--nodes") == 0) {
             if (parse_u64(arg, argv[++i], 10000000, &v) < 0)
                 return -1;

@@ -1,5 +1,5 @@
 /*
- * config_cmd.c - `ksched config [--print] [--config FILE]`.
+ * config_cmd.c - `ksched config [--print] [--feature-gates GATES] [--config FILE | FILE]`.
  *
  * Loads the scheduler configuration (kube-scheduler's defaults when no file is given),
  * validates it as kube-scheduler would at start-up and, with --print, writes the
@@ -7,9 +7,11 @@
  * version's defaults, every plugin's defaulted args. Without --print it only validates.
  * Bad input prints one "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on
  * standard output, and exits 2. The YAML is built in memory first, so a failure never
- * leaves partial output behind.
+ * leaves partial output behind. --feature-gates (kube-scheduler's flag, ksched/features.h)
+ * is applied before the file is loaded, so defaults that depend on a gate follow it.
  */
 #include "commands.h"
+#include "feature_gates.h"
 
 #include "ksched/config.h"
 
@@ -21,11 +23,14 @@
 
 static int usage(FILE *out)
 {
-    fprintf(out, "usage: ksched config [--print] [--config FILE]\n"
+    fprintf(out, "usage: ksched config [--print] [--feature-gates GATES] [--config FILE | FILE]\n"
                  "  --config FILE  a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, v1beta3 or "
                  "v1beta2);\n"
                  "                 without it, kube-scheduler's default configuration\n"
-                 "  --print        write the effective configuration, defaults applied, as YAML\n");
+                 "  --print        write the effective configuration, defaults applied, as YAML\n"
+                 "  --feature-gates GATES  Name=bool pairs, comma separated, as kube-scheduler's flag\n"
+                 "                 (e.g. DefaultPodTopologySpread=false: v1beta2/v1beta3 default to "
+                 "SelectorSpread)\n");
     return out == stderr ? 2 : 0;
 }
 
@@ -77,6 +82,11 @@ int ks_cmd_config(int argc, char **argv)
             file = argv[i] + 9;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             return usage(stdout);
+        } else if ((rc = ks_cmd_feature_gates_arg("ksched config", argc, argv, &i)) != 0) {
+            if (rc < 0)
+                return 2;
+        } else if (argv[i][0] != '-' && !file) {
+            file = argv[i];
         } else {
             fprintf(stderr, "ksched config: unknown argument \"%s\"\n", argv[i]);
             return usage(stderr);

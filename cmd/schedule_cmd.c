@@ -11,6 +11,7 @@
  * standard output, and exits 2.
  */
 #include "commands.h"
+#include "feature_gates.h"
 #include "json.h"
 
 #include "ksched/api.h"
@@ -145,6 +146,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
 
 static int parse_args(int argc, char **argv, struct schedule_args *a)
 {
+    int rc;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
@@ -170,6 +172,9 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
                 }
                 a->seeded = true;
             }
+        } else if ((rc = ks_cmd_feature_gates_arg("ksched schedule", argc, argv, &i)) != 0) {
+            if (rc < 0)
+                return -1;
         } else if (arg[0] == '-' && arg[1]) {
             fprintf(stderr, "ksched schedule: unknown or incomplete flag \"%s\"\n", arg);
             return -1;
@@ -179,7 +184,8 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
     }
     if (a->nfiles == 0) {
         fprintf(stderr,
-                "usage: ksched schedule [--config FILE] [--explain] [--seed N] [--plugin-dir DIR] FILE...\n");
+                "usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N] "
+                "[--plugin-dir DIR] FILE...\n");
         return -1;
     }
     return 0;

@@ -15,8 +15,12 @@
  *  - v1beta2: the per-extension-point lists of the 1.22 release, with Score weights
  *    NodeResourcesBalancedAllocation 1, ImageLocality 1, InterPodAffinity 1,
  *    NodeResourcesFit 1, NodeAffinity 1, PodTopologySpread 2, TaintToleration 1.
- *    (SelectorSpread is only a default when DefaultPodTopologySpread is off, which it is
- *    not by default in 1.22, so it is not listed.)
+ *
+ * Feature gates (ksched/features.h) as applyFeatureGates of those releases: with
+ * DefaultPodTopologySpread off (--feature-gates=DefaultPodTopologySpread=false; it is on
+ * by default, beta in 1.20-1.23), v1beta2 appends SelectorSpread to PreScore and to Score
+ * with weight 1, and v1beta3 appends it to MultiPoint with weight 1. The v1 defaults are
+ * those of releases where the gate is locked on (GA in 1.24, removed in 1.26).
  *
  * Default plugin args: every enabled plugin that has args and no pluginConfig entry gets
  * one, appended in name order as upstream's pluginsNames() sorts them; each plugin's
@@ -24,6 +28,7 @@
  */
 #include "config_internal.h"
 
+#include "ksched/features.h"
 #include "ksched/registry.h"
 
 #include <arpa/inet.h>
@@ -120,28 +125,45 @@ static const struct default_plugin *const defaults_by_version[KS_CONFIG_VERSION_
     [KS_CONFIG_V1] = {[KS_EXT_MULTI_POINT] = v1_multi_point},
 };
 
+/* applyFeatureGates: the plugin a gate appends to extension point @p of version @v, if any. */
+static const struct default_plugin *gated_plugin(enum ks_config_version v, int p)
+{
+    static const struct default_plugin spread_pre_score = {"SelectorSpread", 0};
+    static const struct default_plugin spread_score = {"SelectorSpread", 1};
+
+    if (ks_feature_enabled(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD))
+        return NULL;
+    if (v == KS_CONFIG_V1BETA2 && p == KS_EXT_PRE_SCORE)
+        return &spread_pre_score;
+    if ((v == KS_CONFIG_V1BETA2 && p == KS_EXT_SCORE) || (v == KS_CONFIG_V1BETA3 && p == KS_EXT_MULTI_POINT))
+        return &spread_score;
+    return NULL;
+}
+
 int ks__config_default_plugins(enum ks_config_version v, struct ks_arena *a, struct ks_plugins *out)
 {
     memset(out, 0, sizeof(*out));
     for (int p = 0; p < KS_EXT_COUNT; p++) {
         const struct default_plugin *list = defaults_by_version[v][p];
+        const struct default_plugin *gated = gated_plugin(v, p);
         uint32_t n = 0;
         if (!list)
             continue;
         while (list[n].name)
             n++;
-        struct ks_plugin_ref *refs = ks_arena_calloc(a, n, sizeof(*refs));
+        struct ks_plugin_ref *refs = ks_arena_calloc(a, n + (gated != NULL), sizeof(*refs));
         if (!refs)
             return -ENOMEM;
-        for (uint32_t i = 0; i < n; i++) {
-            refs[i].name = list[i].name;
-            refs[i].plugin = ks_registry_find(list[i].name);
-            refs[i].weight = list[i].weight;
-            refs[i].has_weight = list[i].weight != 0;
+        for (uint32_t i = 0; i < n + (gated != NULL); i++) {
+            const struct default_plugin *d = i < n ? &list[i] : gated;
+            refs[i].name = d->name;
+            refs[i].plugin = ks_registry_find(d->name);
+            refs[i].weight = d->weight;
+            refs[i].has_weight = d->weight != 0;
             refs[i].index = -1;
         }
         out->point[p].enabled = refs;
-        out->point[p].nenabled = n;
+        out->point[p].nenabled = n + (gated != NULL);
     }
     return 0;
 }

@@ -9,7 +9,8 @@
  * nodeAffinityPolicy / nodeTaintsPolicy, matchLabelKeys).
  *
  * Args (PodTopologySpreadArgs): defaultingType defaults to System
- * (SetDefaults_PodTopologySpreadArgs); ValidatePodTopologySpreadArgs requires System or
+ * (SetDefaults_PodTopologySpreadArgs; List for v1beta2 with the DefaultPodTopologySpread
+ * feature gate off, ksched/features.h); ValidatePodTopologySpreadArgs requires System or
  * List, no constraints with System, and per constraint a positive maxSkew, a valid
  * topologyKey, a known whenUnsatisfiable, no labelSelector (it is derived per pod) and no
  * repeated {topologyKey, whenUnsatisfiable}. System defaulting means upstream's built-in
@@ -53,6 +54,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config_decode.h"
+#include "ksched/features.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
@@ -158,9 +160,14 @@ static int args_decode(struct ks_decoder *d, const struct ks_yaml_node *node, co
     ks_dec_pop(d, saved);
     a->nconstraints = n;
 
-    /* SetDefaults_PodTopologySpreadArgs, then ValidatePodTopologySpreadArgs */
+    /*
+     * SetDefaults_PodTopologySpreadArgs (v1beta2 of 1.22: List while the
+     * DefaultPodTopologySpread gate is off), then ValidatePodTopologySpreadArgs
+     */
     if (!type || !*type)
-        type = "System";
+        type = version == KS_CONFIG_V1BETA2 && !ks_feature_enabled(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD)
+                   ? "List"
+                   : "System";
     const struct ks_yaml_node *tn = ks_yaml_get(node, "defaultingType");
     int line = node ? node->line : 0;
     if (strcmp(type, "System") != 0 && strcmp(type, "List") != 0)

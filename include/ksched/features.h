@@ -1,0 +1,65 @@
+/*
+ * features.h - kube-scheduler's feature gates (--feature-gates), as of the 1.22 release.
+ *
+ * Mirrors k8s.io/component-base/featuregate (the "Name=bool,..." flag syntax and its
+ * errors) and the scheduler-relevant entries of pkg/features/kube_features.go of 1.22,
+ * with their 1.22 defaults. Like upstream's DefaultFeatureGate the set is process-wide:
+ * a command sets it from its --feature-gates flag before it loads the configuration,
+ * and the configuration defaulting consults it.
+ *
+ * Which gates ksched honours: DefaultPodTopologySpread (beta, on) is the one whose other
+ * value ksched implements: off, the v1beta2 and v1beta3 default plugins add SelectorSpread
+ * (PreScore, and Score with weight 1) and v1beta2's PodTopologySpreadArgs default to
+ * defaultingType List (engine/config_defaults.c, plugins/pod_topology_spread.c). Every
+ * other listed gate is locked to its 1.22 default in ksched: naming it with that value is
+ * accepted, asking for the other value is an error (as upstream's locked GA gates are).
+ * A name not listed is an error, as it is for kube-scheduler.
+ *
+ * Context: ks_features_set() and ks_features_reset() at start-up (or in tests) before any
+ * thread reads a gate; ks_feature_enabled() from any thread afterwards.
+ */
+#ifndef KSCHED_FEATURES_H
+#define KSCHED_FEATURES_H
+
+#include <stdbool.h>
+
+#include "ksched/error.h"
+
+/* X(enum, name, default in 1.22, ksched implements both values) */
+#define KS_FEATURE_MAP(X)                                                                                    \
+    X(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD, "DefaultPodTopologySpread", true, true)                        \
+    X(KS_FEATURE_NON_PREEMPTING_PRIORITY, "NonPreemptingPriority", true, false)                              \
+    X(KS_FEATURE_POD_AFFINITY_NAMESPACE_SELECTOR, "PodAffinityNamespaceSelector", true, false)               \
+    X(KS_FEATURE_POD_OVERHEAD, "PodOverhead", true, false)                                                   \
+    X(KS_FEATURE_PREFER_NOMINATED_NODE, "PreferNominatedNode", true, false)                                  \
+    X(KS_FEATURE_READ_WRITE_ONCE_POD, "ReadWriteOncePod", false, false)                                      \
+    X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)
+
+enum ks_feature {
+#define KS__FEATURE_ENUM(e, name, def, settable) e,
+    KS_FEATURE_MAP(KS__FEATURE_ENUM)
+#undef KS__FEATURE_ENUM
+        KS_FEATURE_COUNT
+};
+
+/* ks_feature_enabled - the gate's current value (its 1.22 default unless set). */
+bool ks_feature_enabled(enum ks_feature f);
+
+/* ks_feature_name - "DefaultPodTopologySpread", ... */
+const char *ks_feature_name(enum ks_feature f);
+
+/*
+ * ks_features_set - apply a --feature-gates value: "Name=bool" pairs separated by commas
+ * (spaces around names and values ignored; bools as Go's strconv.ParseBool: 1, t, T,
+ * TRUE, true, True, 0, f, F, FALSE, false, False). All or nothing: on error no gate
+ * changes. Returns 0, or -EINVAL with @err set (field "--feature-gates"): "missing bool
+ * value for Name", "invalid value of Name=x, err: strconv.ParseBool: parsing \"x\":
+ * invalid syntax", "unrecognized feature gate: Name", or for a locked gate "cannot set
+ * feature gate Name to false, feature is locked to true in ksched".
+ */
+int ks_features_set(const char *spec, struct ks_error *err);
+
+/* ks_features_reset - every gate back to its default (tests). */
+void ks_features_reset(void);
+
+#endif
