@@ -707,6 +707,8 @@ class State:
         self.bookmark_interval = opts.bookmark_interval
         self.bookmarks = True  # /_test/config can stop them (to keep a watcher's RV behind a compaction)
         self.watch_log = []  # every watch request: resource, resourceVersion asked, how it started
+        self.list_log = []  # every list request: resource, limit, continued or not, status code
+        self.expire_continue = 0  # answer the next N continued lists 410 Expired (a test hook)
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
@@ -987,7 +989,7 @@ class State:
             return {"resourceVersion": str(self.rv), "floor": self.floor,
                     "objects": {name: st.objects for name, st in self.stores.items()},
                     "bindings": self.bindings, "leases": self.lease_log, "requests": self.requests,
-                    "watches": self.watch_log,
+                    "watches": self.watch_log, "lists": self.list_log,
                     "watchers": [w.describe() for w in self.watchers]}
 
 # ---------------------------------------------------------------------------------------
@@ -1605,6 +1607,13 @@ class Handler(BaseHTTPRequestHandler):
         with state.lock:
             st = state.store_of(res)
             start = ""
+            entry = {"resource": qualified(res), "limit": limit, "continue": bool(token), "code": 200,
+                     "resourceVersion": rv_param}
+            state.list_log.append(entry)
+            if token and state.expire_continue > 0:
+                state.expire_continue -= 1
+                entry["code"] = 410
+                raise expired(CONTINUE_EXPIRED)
             if token:
                 if rv_param:
                     raise bad_request("specifying resource version is not allowed when using continue")
@@ -1617,6 +1626,7 @@ class Handler(BaseHTTPRequestHandler):
                     raise bad_request("continue key is not valid: incorrect encoded start resourceVersion "
                                       "(version meta.k8s.io/v1)")
                 if list_rv < state.floor:
+                    entry["code"] = 410
                     raise expired(CONTINUE_EXPIRED)
                 objects = st.state_at(list_rv)
             else:
@@ -1700,6 +1710,8 @@ class Handler(BaseHTTPRequestHandler):
                 if cursor < state.floor:
                     err = expired("too old resource version: %d (%d)" % (cursor, state.floor))
                     if state.watch_410 == "status":
+                        state.watch_log.append({"resource": qualified(res), "resourceVersion": rv_param,
+                                                "user": self.user, "time": time.time(), "start": "HTTP 410"})
                         raise err
                     initial = [("ERROR", err.status())]
                     cursor = None
@@ -1816,6 +1828,9 @@ class Handler(BaseHTTPRequestHandler):
             if what == "compact":
                 state.compact(int(args.get("resourceVersion", state.rv)))
                 return self.send_json(200, {"floor": state.floor})
+            if what == "expire-continue":
+                state.expire_continue = int(args.get("count", 1))
+                return self.send_json(200, {})
             if what == "binding-conflicts":
                 state.conflicts[args["pod"]] = int(args.get("count", 1))
                 return self.send_json(200, {})

@@ -340,6 +340,9 @@ def scenario_decisions(c):
     nodes, pods = decisions_objects()
     for n in nodes:
         c.create(n)
+    # pods already running (bound at creation): more than one LIST page of pods in all
+    for i in range(30):
+        c.create(pod("running-%02d" % i, ["1", "2", "500m"][i % 3], "1Gi", nodeName="node-%02d" % (i * 7 % 50)))
     for p in pods:
         c.create(p)
     path = os.path.join(c.dir, "cluster.json.yaml")
@@ -355,9 +358,13 @@ def scenario_decisions(c):
     names = [p["metadata"]["name"] for p in pods]
     check(len(want) == len(names), "ksched schedule bound %d of %d pods: the workload should fit" %
           (len(want), len(names)))
+    c.api.test("expire-continue", {"count": 1})  # the first continued LIST page: 410, list again
     c.serve("ksched-a", seed=SEED)
     st = c.wait_all_bound(names, 60)
     check_bound_once(st, names)
+    pages = [x for x in st["lists"] if x["resource"] == "pods"]
+    check([x["code"] for x in pages if x["continue"]][:1] == [410] and len(pages) >= 4,
+          "the pods list was not paged, or its expired continue token not answered by a new list: %s" % pages)
     check_no_overcommit(st)
     users = {b["user"] for b in st["bindings"]}
     check(users == {"ksched-a"}, "bindings made by %s" % users)
@@ -365,7 +372,8 @@ def scenario_decisions(c):
     diff = sorted(k for k in want if got.get(k) != want[k])
     check(not diff, "%d of %d decisions differ from ksched schedule --seed %d (first: %s)" %
           (len(diff), len(want), SEED, [(k, want[k], got.get(k)) for k in diff[:5]]))
-    print("decisions: %d pods bound as ksched schedule --seed %d binds them" % (len(names), SEED))
+    print("decisions: %d pods bound as ksched schedule --seed %d binds them (pods listed in %d pages)"
+          % (len(names), SEED, len(pages)))
 
 
 def wait_pod_watch(c):
@@ -410,9 +418,25 @@ def scenario_watch(c):
     for n in after:
         c.create(pod(n))
     c.create(node("node-late", 32, 64))
-    st = c.wait_all_bound(first + during + after, 40)
+    c.wait_all_bound(after, 40)
+
+    # the same as an HTTP 410 answer to the watch request (a server without the watch cache)
+    c.api.test("config", {"bookmarks": False, "watch410": "status"})
+    wait_pod_watch(c)
+    c.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                              "metadata": {"name": "bump2"}})
+    c.api.test("compact")
+    c.api.test("break-watches", {"mode": "clean"})
+    c.api.test("config", {"bookmarks": True})
+    last = ["d-%03d" % i for i in range(10)]
+    for n in last:
+        c.create(pod(n))
+    st = c.wait_all_bound(last, 40)
+    check(any(w["resource"] == "pods" and w["start"] == "HTTP 410" for w in st["watches"]),
+          "no pods watch was answered HTTP 410")
+    after += last
     req = st["requests"]
-    check(req.get("LIST pods", 0) >= base.get("LIST pods", 0) + 1,
+    check(req.get("LIST pods", 0) >= base.get("LIST pods", 0) + 2,
           "no relist of pods after the 410 (LIST pods %d -> %d)" % (base.get("LIST pods", 0),
                                                                      req.get("LIST pods", 0)))
     check(req.get("WATCH pods", 0) >= base.get("WATCH pods", 0) + 4, "pods watch not resumed after the cuts")
@@ -424,7 +448,7 @@ def scenario_watch(c):
     c.wait("no pending pods", lambda st: s.metric("scheduler_pending_pods") == 0, 20)
     on_late = [p for p in c.pods(st).values() if p["spec"].get("nodeName") == "node-late"]
     print("watch: %d pods on the node added during the outage" % len(on_late))
-    print("watch: %d pods bound once across 4 stream cuts and a 410 relist" % len(first + during + after))
+    print("watch: %d pods bound once across 5 stream cuts and two 410 relists" % len(first + during + after))
 
 
 def lease_users(st):

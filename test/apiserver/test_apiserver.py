@@ -202,6 +202,14 @@ class ServerTest(unittest.TestCase):
         r = self.c.get(PODS % ns + "?limit=1&continue=" + page["metadata"]["continue"])
         self.assertStatus(r, 410, "Expired", "continue parameter is too old")
         self.assertStatus(self.c.get(PODS % ns + "?limit=1&continue=garbage"), 400, "BadRequest")
+        page = self.c.get(PODS % ns + "?limit=1").json
+        self.c.test("expire-continue", {"count": 1})
+        r = self.c.get(PODS % ns + "?limit=1&continue=" + page["metadata"]["continue"])
+        self.assertStatus(r, 410, "Expired")
+        r = self.c.get(PODS % ns + "?limit=1&continue=" + page["metadata"]["continue"])
+        self.assertEqual(r.status, 200, r)
+        lists = [x for x in self.c.state()["lists"] if x["continue"]]
+        self.assertEqual([x["code"] for x in lists[-2:]], [410, 200])
 
     # ---- watch ----
 
