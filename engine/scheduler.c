@@ -232,7 +232,8 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         goto err;
     struct ks_framework_deps deps = {
         .binder = opts->binder,
-        .evictor = {.evict = evict_in_process, .ctx = s},
+        .evictor = opts->evictor.evict ? opts->evictor
+                                       : (struct ks_evictor){.evict = evict_in_process, .ctx = s},
         .cache = cache,
         .nominator = s->nominator,
         .objects = opts->objects,

@@ -92,6 +92,17 @@ struct ks_scheduler_opts {
      * once in process. Called from binder threads.
      */
     struct ks_binder_backend binder;
+    /*
+     * How preemption evicts its victims (ksched/framework.h); evict NULL: in process (the
+     * victim leaves the cache at once and a PREEMPTED event is reported). Scheduling thread.
+     */
+    struct ks_evictor evictor;
+    /*
+     * on_cycle - called by the scheduling thread with each popped pod just before its
+     * scheduling cycle, outside any lock or RCU read section; no worker is running. May be
+     * NULL. (`ksched serve` times attempts and applies object changes here.)
+     */
+    void (*on_cycle)(void *ctx, const struct ks_queued_pod *qp);
 };
 
 struct ks_scheduler;
