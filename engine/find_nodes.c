@@ -10,6 +10,8 @@
  */
 #include "scheduler_internal.h"
 
+#include "framework_plan.h"
+
 #include "ksched/cache.h"
 #include "ksched/intern.h"
 
@@ -51,6 +53,7 @@ struct filter_job {
     const struct ks_node_snap *const *order; /* NULL: the snapshot's nodes */
     uint32_t n, start, limit;
     const struct ks_nominated_scratch *nom; /* nodes with nominated pods this cycle (nom->n 0: none) */
+    const struct ks_fw_plan *plan;          /* the Filter calls this pod does not skip */
     atomic_uint found;
     struct ks_status *status;
     uint8_t *ok;
@@ -101,7 +104,7 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         const struct ks_node_snap *node = *slot(j, i);
         j->evaluated[i] = node;
         int rc = j->nom->n ? ks__filter_node(j->fw, j->nom, j->cs, j->pod, node, &j->status[i])
-                           : ks_fw_run_filter(j->fw, j->cs, j->pod, node, &j->status[i]);
+                           : ks__fw_plan_run_filter(j->plan, j->cs, j->pod, node, &j->status[i]);
         j->ok[i] = rc == KS_SUCCESS;
         passed += j->ok[i];
     }
@@ -299,6 +302,8 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         out->nfeasible = limit;
         processed = limit;
     } else {
+        struct ks_fw_plan plan;
+        ks__fw_plan_filter(fw, cs, &plan);
         struct filter_job job = {
             .workers = s->workers,
             .fw = fw,
@@ -310,6 +315,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .start = start,
             .limit = limit,
             .nom = &sc->nom,
+            .plan = &plan,
             .status = sc->status,
             .ok = sc->ok,
             .evaluated = sc->evaluated,

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "framework_internal.h"
+#include "framework_plan.h"
 #include "ksched/intern.h"
 
 /* Unschedulable, UnschedulableAndUnresolvable or Pending: upstream's Status.IsRejected(). */
@@ -260,6 +261,38 @@ int ks_fw_run_filter(const struct ks_framework *fw, const struct ks_cycle_state 
     return KS_SUCCESS;
 }
 
+static void plan(const struct ks_fw_calls *l, uint64_t skip, struct ks_fw_plan *p)
+{
+    p->n = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (skip & l->v[i].bit)
+            continue;
+        p->col[p->n] = i;
+        p->v[p->n++] = l->v[i];
+    }
+}
+
+void ks__fw_plan_filter(const struct ks_framework *fw, const struct ks_cycle_state *cs, struct ks_fw_plan *p)
+{
+    plan(&fw->list[KS_FWL_FILTER], cs->skip_filter, p);
+}
+
+int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                           const struct ks_pod *pod, const struct ks_node_snap *node, struct ks_status *st)
+{
+    const struct ks_fw_call *c = p->v, *end = p->v + p->n;
+
+    st->nreasons = 0;
+    for (; c < end; c++) {
+        int code = c->op.filter(c->self, cs, pod, node, st);
+        if (__builtin_expect(code != KS_SUCCESS, 0))
+            return filter_failed(c, code, st);
+    }
+    st->code = KS_SUCCESS;
+    st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
 /* ---- PostFilter ----------------------------------------------------------------------------- */
 
 int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -361,6 +394,29 @@ int ks_fw_score_node(const struct ks_framework *fw, const struct ks_cycle_state 
         if (__builtin_expect(code != KS_SUCCESS, 0))
             return score_failed(c, st);
         scores[i] = v;
+    }
+    st->code = KS_SUCCESS;
+    st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
+void ks__fw_plan_score(const struct ks_framework *fw, const struct ks_cycle_state *cs, struct ks_fw_plan *p)
+{
+    plan(&fw->list[KS_FWL_SCORE], cs->skip_score, p);
+}
+
+int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                           const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *scores,
+                           struct ks_status *st)
+{
+    st->nreasons = 0;
+    for (uint32_t k = 0; k < p->n; k++) {
+        const struct ks_fw_call *c = &p->v[k];
+        int64_t v = 0;
+        int code = c->op.score(c->self, cs, pod, node, &v, st);
+        if (__builtin_expect(code != KS_SUCCESS, 0))
+            return score_failed(c, st);
+        scores[p->col[k]] = v;
     }
     st->code = KS_SUCCESS;
     st->plugin = KS_NO_PLUGIN;

@@ -7,6 +7,7 @@
  * among the best totals (select_host.c) — the distribution upstream's randomised heap
  * (schedule_one.go, nodeScoreHeap) gives.
  */
+#include "framework_plan.h"
 #include "scheduler_internal.h"
 #include "select_host.h"
 
@@ -18,10 +19,10 @@
 enum { SCORE_BLOCK = 128, SCORE_PREFETCH = 6 };
 
 struct score_job {
-    const struct ks_framework *fw;
     const struct ks_cycle_state *cs;
     const struct ks_pod *pod;
     const struct ks_node_snap *const *nodes;
+    const struct ks_fw_plan *plan; /* the Score calls this pod does not skip */
     uint32_t nscore;
     int64_t *scores;
     atomic_int failed; /* 0, or 1 once a plugin returned an error (first one kept in st) */
@@ -40,8 +41,8 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
          */
         if (i + SCORE_PREFETCH < end)
             ks__prefetch_record(j->nodes[i + SCORE_PREFETCH], sizeof(struct ks_node_snap));
-        if (ks_fw_score_node(j->fw, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore], &st) !=
-            KS_SUCCESS) {
+        if (ks__fw_plan_score_node(j->plan, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore],
+                                   &st) != KS_SUCCESS) {
             int expected = 0;
             /* acq_rel: the winner's status write is visible to the reader after the join */
             if (atomic_compare_exchange_strong_explicit(&j->failed, &expected, 1, memory_order_acq_rel,
@@ -77,8 +78,14 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (nscore) {
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
-        struct score_job job = {
-            .fw = fw, .cs = cs, .pod = pod, .nodes = found->feasible, .nscore = nscore, .scores = sc->scores};
+        struct ks_fw_plan plan;
+        ks__fw_plan_score(fw, cs, &plan);
+        struct score_job job = {.cs = cs,
+                                .pod = pod,
+                                .nodes = found->feasible,
+                                .plan = &plan,
+                                .nscore = nscore,
+                                .scores = sc->scores};
         ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
         if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
             *st = job.st;
