@@ -1867,8 +1867,10 @@ class Handler(BaseHTTPRequestHandler):
 # Setup
 
 
-def write_kubeconfig(path, server, ca_pem=None, cert_pem=None, key_pem=None, token=None, name="ksched-test"):
-    """A kubeconfig (block YAML) for @server with inline CA/client cert data or a token."""
+def write_kubeconfig(path, server, ca_pem=None, cert_pem=None, key_pem=None, token=None, name="ksched-test",
+                     token_file=None):
+    """A kubeconfig (block YAML) for @server with inline CA/client cert data, a token or a
+    token file."""
     def b64(data):
         return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()
     lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: %s" % name, "  cluster:",
@@ -1880,7 +1882,9 @@ def write_kubeconfig(path, server, ca_pem=None, cert_pem=None, key_pem=None, tok
         lines += ["    client-certificate-data: %s" % b64(cert_pem), "    client-key-data: %s" % b64(key_pem)]
     if token:
         lines.append("    token: %s" % token)
-    if not cert_pem and not token:
+    if token_file:
+        lines.append("    tokenFile: %s" % token_file)
+    if not cert_pem and not token and not token_file:
         lines[-1] = "  user: {}"
     lines += ["contexts:", "- name: %s" % name, "  context:", "    cluster: %s" % name, "    user: %s" % name,
               "    namespace: default", "current-context: %s" % name, ""]

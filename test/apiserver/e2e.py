@@ -42,6 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 SEED = 4242
+# bearer tokens the server accepts (TOKEN:USER), for the scenarios that authenticate with one
+TOKENS = {"token": "e2e-token-a:ksched-a", "token-file": "e2e-token-file:ksched-a"}
 NS = "e2e"
 SANITIZER = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer")
 # Slower under the sanitizers; the scenarios normally finish in a fraction of these.
@@ -99,7 +101,8 @@ class Cluster:
         self.ksched = ksched
         self.dir = tempfile.mkdtemp(prefix="ksched-e2e-%s-" % name)
         self.pki = harness.make_pki(os.path.join(self.dir, "pki"), clients=("admin", "ksched-a", "ksched-b"))
-        self.server = harness.ApiServer(self.dir, self.pki, extra=["--bookmark-interval", "1"])
+        self.server = harness.ApiServer(self.dir, self.pki, tokens=TOKENS.values(),
+                                        extra=["--bookmark-interval", "1"])
         self.api = self.server.client("admin")
         self.serves = []
         self.flags = serve_flags(ksched)
@@ -111,8 +114,19 @@ class Cluster:
             return self.api.must("POST", "/api/v1/nodes", obj)
         return self.api.must("POST", "/api/v1/namespaces/%s/pods" % NS, obj)
 
-    def serve(self, user, leader_elect=False, seed=None, extra=()):
-        kc = self.server.kubeconfig(os.path.join(self.dir, "kubeconfig-" + user), user=user)
+    def serve(self, user, leader_elect=False, seed=None, extra=(), auth="cert"):
+        """`ksched serve` as @user, authenticated by its client certificate (auth="cert"), a
+        bearer token in the kubeconfig ("token") or a token file it names ("token-file")."""
+        path = os.path.join(self.dir, "kubeconfig-" + user)
+        if auth == "cert":
+            kc = self.server.kubeconfig(path, user=user)
+        elif auth == "token":
+            kc = self.server.kubeconfig(path, token=TOKENS[auth].split(":")[0])
+        else:
+            token_file = os.path.join(self.dir, "token")
+            with open(token_file, "w") as f:
+                f.write(TOKENS[auth].split(":")[0] + "\n")
+            kc = self.server.kubeconfig(path, token_file=token_file)
         cmd = [self.ksched, "serve", "--kubeconfig", kc]
         if "--metrics-addr" in self.flags:
             cmd += ["--metrics-addr", "127.0.0.1:0"]
@@ -200,11 +214,11 @@ class Serve:
         with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port(), path), timeout=10) as r:
             return r.status, r.read().decode()
 
-    def metric(self, name):
-        """The sum of every sample of @name."""
+    def metric(self, name, label=""):
+        """The sum of every sample of @name (with @label, e.g. 'result="scheduled"', among its labels)."""
         total, seen = 0.0, False
         for line in self.get("/metrics")[1].splitlines():
-            if line.startswith(name + "{") or line.startswith(name + " "):
+            if (line.startswith(name + "{") or line.startswith(name + " ")) and label in line.split(" ")[0]:
                 total += float(line.rsplit(" ", 1)[1])
                 seen = True
         check(seen, "/metrics has no %s" % name)
@@ -359,7 +373,7 @@ def scenario_decisions(c):
     check(len(want) == len(names), "ksched schedule bound %d of %d pods: the workload should fit" %
           (len(want), len(names)))
     c.api.test("expire-continue", {"count": 1})  # the first continued LIST page: 410, list again
-    c.serve("ksched-a", seed=SEED)
+    s = c.serve("ksched-a", seed=SEED)
     st = c.wait_all_bound(names, 60)
     check_bound_once(st, names)
     pages = [x for x in st["lists"] if x["resource"] == "pods"]
@@ -372,6 +386,8 @@ def scenario_decisions(c):
     diff = sorted(k for k in want if got.get(k) != want[k])
     check(not diff, "%d of %d decisions differ from ksched schedule --seed %d (first: %s)" %
           (len(diff), len(want), SEED, [(k, want[k], got.get(k)) for k in diff[:5]]))
+    attempts = s.metric("scheduler_schedule_attempts_total", 'result="scheduled"')
+    check(attempts == len(names), "scheduler_schedule_attempts_total{result=scheduled} is %s" % attempts)
     print("decisions: %d pods bound as ksched schedule --seed %d binds them (pods listed in %d pages)"
           % (len(names), SEED, len(pages)))
 
@@ -498,6 +514,7 @@ def scenario_leader(c):
     check(by == {leader.user}, "bindings by %s while %s leads" % (by, leader.user))
     time.sleep(3)  # the follower keeps trying (every retry period) and must not bind
     leader.kill()
+    killed = time.time()
     second = ["b-%03d" % i for i in range(40)]
     for n in second:
         c.create(pod(n))
@@ -510,8 +527,9 @@ def scenario_leader(c):
     last_leader = max(x["time"] for x in st["bindings"] if x["user"] == leader.user)
     first_follower = min(x["time"] for x in st["bindings"] if x["user"] == follower.user)
     check(last_leader < first_follower, "the two instances' bindings interleave")
-    print("leader: %s bound %d, then %s took over and bound %d" % (leader.user, len(first), follower.user,
-                                                                   len(second)))
+    took = min(w["time"] for w in st["leases"] if w["user"] == follower.user and w["holder"])
+    print("leader: %s bound %d, then %s took over %.1f s after the kill and bound %d" %
+          (leader.user, len(first), follower.user, took - killed, len(second)))
 
 
 def scenario_conflict(c):
@@ -559,7 +577,7 @@ def scenario_preempt(c):
                 "value": 1000})
     c.create(pod("low", cpu="3"))
     c.create(pod("nofit", nodeSelector={"no-such-label": "x"}))
-    c.serve("ksched-a")
+    c.serve("ksched-a", auth="token")
     c.wait_all_bound(["low"], 30)
     st = c.wait("nofit's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/nofit"]) and
                 events_for(st, "nofit", "FailedScheduling"), 20)
@@ -587,7 +605,7 @@ def scenario_bad_input(c):
     first = ["a-%03d" % i for i in range(10)]
     for n in first:
         c.create(pod(n))
-    s = c.serve("ksched-a")
+    s = c.serve("ksched-a", auth="token-file")
     c.wait_all_bound(first, 30)
     size = os.path.getsize(s.log_path)
     for res, ev, name in (("pods", "no-name", None), ("pods", "wrong-type", None), ("pods", "unknown-field", None),

@@ -74,15 +74,17 @@ class ApiServer:
         self.port = int(open(port_file).read())
         self.url = "%s://127.0.0.1:%d" % ("https" if pki else "http", self.port)
 
-    def kubeconfig(self, path, user=None, token=None):
-        """A kubeconfig for this server: client certificate @user (from the PKI) or @token."""
+    def kubeconfig(self, path, user=None, token=None, token_file=None):
+        """A kubeconfig for this server: client certificate @user (from the PKI), @token or
+        @token_file."""
         pki = self.pki
 
         def rd(name):
             with open(os.path.join(pki, name), "rb") as f:
                 return f.read()
         apiserver.write_kubeconfig(path, self.url, rd("ca.crt") if pki else None,
-                                   rd(user + ".crt") if user else None, rd(user + ".key") if user else None, token)
+                                   rd(user + ".crt") if user else None, rd(user + ".key") if user else None, token,
+                                   token_file=token_file)
         return path
 
     def client(self, user="admin", token=None):
