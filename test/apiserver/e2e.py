@@ -436,6 +436,18 @@ def scenario_watch(c):
     c.create(node("node-late", 32, 64))
     c.wait_all_bound(after, 40)
 
+    # node changes reach the cache: one cordoned, one deleted (its pods with it, as the node
+    # lifecycle controller would)
+    c.api.must("PATCH", "/api/v1/nodes/node-00", {"spec": {"unschedulable": True}},
+               ctype="application/merge-patch+json")
+    c.api.must("DELETE", "/api/v1/nodes/node-01")
+    for k, p in c.pods().items():
+        if p["spec"].get("nodeName") == "node-01":
+            c.api.must("DELETE", "/api/v1/namespaces/%s/pods/%s" % (NS, p["metadata"]["name"]))
+            after = [n for n in after if n != p["metadata"]["name"]]
+            during = [n for n in during if n != p["metadata"]["name"]]
+            first = [n for n in first if n != p["metadata"]["name"]]
+
     # the same as an HTTP 410 answer to the watch request (a server without the watch cache)
     c.api.test("config", {"bookmarks": False, "watch410": "status"})
     wait_pod_watch(c)
@@ -450,6 +462,8 @@ def scenario_watch(c):
     st = c.wait_all_bound(last, 40)
     check(any(w["resource"] == "pods" and w["start"] == "HTTP 410" for w in st["watches"]),
           "no pods watch was answered HTTP 410")
+    placed = {c.pods(st)[NS + "/" + n]["spec"]["nodeName"] for n in last}
+    check(not placed & {"node-00", "node-01"}, "pods placed on a cordoned or deleted node: %s" % sorted(placed))
     after += last
     req = st["requests"]
     check(req.get("LIST pods", 0) >= base.get("LIST pods", 0) + 2,
