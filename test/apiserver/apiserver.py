@@ -1168,7 +1168,12 @@ def event_validate(res, ev):
         raise invalid(res or BY_PATH[("", "v1", "events")], "Event", name, causes)
 
 
-PREPARE_CREATE = {"/pods": pod_prepare_create}
+def namespace_prepare_create(state, ns):
+    ns.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    ns["status"] = {"phase": "Active"}
+
+
+PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create}
 PREPARE_UPDATE = {"/pods": pod_prepare_update}
 VALIDATE = {"/pods": pod_validate, "coordination.k8s.io/leases": lease_validate, "events": event_validate}
 
