@@ -489,6 +489,7 @@ enum pod_op {
     OP_ADD,
     OP_UPDATE,
     OP_ASSUME,
+    OP_CONFIRM,
 };
 
 /* add, update and assume share one shape: make the entry, check the state, reserve, apply. */
@@ -515,6 +516,10 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
         break;
     case OP_ASSUME:
         rc = cur ? -EEXIST : 0;
+        break;
+    case OP_CONFIRM:
+        /* only this object's assumption on this node: anything else means the news is stale */
+        rc = cur && cur->assumed && cur->pod == pod && cur->node == node ? 0 : -ENOENT;
         break;
     }
     if (rc == 0)
@@ -543,6 +548,11 @@ unlock:
 int ks_cache_add_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
 {
     return pod_put(c, pod, node, OP_ADD);
+}
+
+int ks_cache_confirm_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
+{
+    return pod_put(c, pod, node, OP_CONFIRM);
 }
 
 int ks_cache_update_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)

@@ -69,8 +69,8 @@ struct pod_kind {
 
 /* Every extra spec string takes the group twice and the zone once, in that order (printf args). */
 static const struct pod_kind kinds[] = {
-    {"small", 200, "cpu: 100m, memory: 128Mi", "", "", -1},
-    {"medium", 150, "cpu: 500m, memory: 1Gi", "", "", -1},
+    {"small", 250, "cpu: 100m, memory: 128Mi", "", "", -1},
+    {"medium", 190, "cpu: 500m, memory: 1Gi", "", "", -1},
     {"large", 60, "cpu: \"2\", memory: 4Gi", "", "", -1},
     {"node-affinity", 80, "cpu: 250m, memory: 512Mi",
      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
@@ -79,20 +79,20 @@ static const struct pod_kind kinds[] = {
      "      - {weight: 10, preference: {matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, "
      "values: [zone-%3$d]}]}}\n",
      "", -1},
-    {"anti-affinity", 60, "cpu: 200m, memory: 256Mi",
+    {"anti-affinity", 25, "cpu: 200m, memory: 256Mi",
      "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
      "      - {labelSelector: {matchLabels: {app: a%1$d}}, topologyKey: kubernetes.io/hostname}\n",
      "", -1},
-    {"pod-affinity", 60, "cpu: 300m, memory: 512Mi",
+    {"pod-affinity", 25, "cpu: 300m, memory: 512Mi",
      "  affinity:\n    podAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
      "      - weight: 50\n        podAffinityTerm: {labelSelector: {matchLabels: {app: a%2$d}}, topologyKey: "
      "topology.kubernetes.io/zone}\n",
      "", -1},
-    {"spread-zone", 60, "cpu: 200m, memory: 256Mi",
+    {"spread-zone", 25, "cpu: 200m, memory: 256Mi",
      "  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, "
      "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: a%1$d}}}\n",
      "", -1},
-    {"spread-host", 60, "cpu: 150m, memory: 256Mi",
+    {"spread-host", 25, "cpu: 150m, memory: 256Mi",
      "  topologySpreadConstraints:\n  - {maxSkew: 2, topologyKey: kubernetes.io/hostname, "
      "whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: a%1$d}}}\n",
      "", -1},
@@ -100,7 +100,7 @@ static const struct pod_kind kinds[] = {
     {"tolerates", 50, "cpu: 400m, memory: 1Gi",
      "  tolerations: [{key: dedicated, operator: Equal, value: infra, effect: NoSchedule}]\n", "", -1},
     {"gpu", 40, "cpu: \"1\", memory: 2Gi, example.com/gpu: \"1\"", "", "", -1},
-    {"best-effort", 120, NULL, "", "", -1},
+    {"best-effort", 170, NULL, "", "", -1},
     {"huge", 20, "cpu: \"6\", memory: 8Gi", "", "", 1000},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))

@@ -70,8 +70,11 @@ static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
     if ((rc = ks_fw_wait_on_permit(fw, pod, &st)) == KS_SUCCESS &&
         (rc = ks_fw_run_pre_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS &&
         (rc = ks_fw_run_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS) {
-        /* in process, the bound pod reaches the cache at once (the informer's add event) */
-        if (ks_cache_add_pod(s->cache, ks_pod_get(pod), job->node) < 0) {
+        /*
+         * in process, the bound pod reaches the cache at once (the informer's add event),
+         * unless it was deleted or evicted while it was being bound
+         */
+        if (ks_cache_confirm_pod(s->cache, ks_pod_get(pod), job->node) < 0) {
             ks_pod_put(pod);
             ks_cache_forget_pod(s->cache, pod);
         }

@@ -56,6 +56,15 @@ int ks_cache_update_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node);
 int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod);
 
 /*
+ * ks_cache_confirm_pod - the binding of the assumed @pod succeeded: ks_cache_add_pod(),
+ * but only while this very object is still assumed on @node. -ENOENT (nothing taken over)
+ * when it was forgotten, removed (deleted, evicted as a preemption victim) or replaced by
+ * the informer's bound version meanwhile: the binder's news is stale, and adding the pod
+ * back would resurrect a deleted pod on its node for ever.
+ */
+int ks_cache_confirm_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node);
+
+/*
  * Assumed pods (scheduling thread): assume accounts @pod on @node before binding;
  * forget undoes it (binding failed); finish_binding starts the expiry clock at @now_ns.
  * ks_cache_cleanup_expired() forgets finished assumptions older than the TTL.

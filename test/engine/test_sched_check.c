@@ -272,3 +272,54 @@ Test(sched_check, pod_deleted_in_flight_loses_the_nomination_its_cycle_made)
     cr_expect_eq(p->refs, 1, "references left: %u (ours only expected)", p->refs);
     ks_pod_put(p);
 }
+
+/* A backend whose API server delivers the binding and then the pod's deletion before the binder confirms. */
+struct racer {
+    struct ks_scheduler *s;
+    int calls;
+};
+
+static int bind_then_delete(void *ctx, const struct ks_pod *pod, uint32_t node, struct ks_status *st)
+{
+    struct racer *r = ctx;
+    (void)st;
+    r->calls++;
+    struct ks_pod *bound = mk_pod("ns", pod->meta.name, "cpu=1");
+    bound->node_name = node;
+    /* this binder thread is the one event-intake thread meanwhile (the test's waits for it) */
+    cr_expect_eq(ks_scheduler_update_pod(r->s, pod, bound), 0);
+    cr_expect_eq(ks_scheduler_delete_pod(r->s, bound), 0);
+    ks_pod_put(bound);
+    return 0;
+}
+
+/*
+ * Regression (found by the soak): the binder confirmed a pod into the cache after its
+ * binding succeeded even when the pod had been deleted meanwhile (or evicted as a
+ * preemption victim while assumed): ks_cache_add_pod() found no entry and added one, so
+ * a deleted pod held its node's resources for ever.
+ */
+Test(sched_check, pod_deleted_while_its_binding_finishes_is_not_resurrected)
+{
+    struct ks_config *cfg;
+    struct ks_scheduler *s;
+    struct ks_error err = {0};
+    struct racer r = {0};
+    struct ks_check_report rep = {0};
+    cr_assert_eq(ks_config_load_default(&cfg), 0);
+    struct ks_scheduler_opts opts = {
+        .config = cfg, .seeded = true, .binders = 1, .binder = {.bind = bind_then_delete, .ctx = &r}};
+    cr_assert_eq(ks_scheduler_create(&opts, cache, &s, &err), 0, "%s", err.msg);
+    r.s = s;
+    cr_assert_eq(ks_scheduler_node_event(s, NULL, mk_node("n1", NULL, NULL)), 0);
+    struct ks_pod *p = mk_pod("ns", "p", "cpu=1");
+    cr_assert_eq(ks_scheduler_add_pod(s, p), 0);
+    ks_scheduler_run_until_idle(s);
+    cr_assert_eq(r.calls, 1);
+    ks_sched_check_pod(s, p, 0, KS_ID_NONE, &rep);
+    ks_sched_check(s, KS_SCHED_CHECK_FIT, 0, &rep);
+    cr_expect_eq(rep.nviolations, 0, "first violation: %s", rep.kept[0]);
+    ks_scheduler_destroy(s);
+    ks_config_destroy(cfg);
+    ks_pod_put(p);
+}
