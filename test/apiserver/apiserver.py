@@ -709,6 +709,7 @@ class State:
         self.watch_log = []  # every watch request: resource, resourceVersion asked, how it started
         self.list_log = []  # every list request: resource, limit, continued or not, status code
         self.expire_continue = 0  # answer the next N continued lists 410 Expired (a test hook)
+        self.pod_termination = None  # seconds a deleted bound pod stays terminating; None: deleted at once
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
@@ -897,7 +898,35 @@ class State:
                 raise conflict(res.resource, res.group, name, "Precondition failed: ResourceVersion in precondition: "
                                "%s, ResourceVersion in object meta: %s" % (pre["resourceVersion"],
                                                                            old["metadata"]["resourceVersion"]))
+            if (res.resource == "pods" and self.pod_termination is not None and (old.get("spec") or {}).get("nodeName")
+                    and (options or {}).get("gracePeriodSeconds") != 0):
+                return self.terminate(res, key, old, options)
             return self.write(res, "DELETED", key, None, old)
+
+    def terminate(self, res, key, old, options):
+        """Graceful deletion of a bound pod (a test mode): deletionTimestamp set now, the pod
+        removed podTermination seconds later, as its kubelet would once the containers stop."""
+        if old["metadata"].get("deletionTimestamp"):
+            return old
+        grace = (options or {}).get("gracePeriodSeconds")
+        if grace is None:
+            grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        new = copy.deepcopy(old)
+        when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=grace)
+        new["metadata"]["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        out = self.write(res, "MODIFIED", key, new, old)
+        uid = old["metadata"]["uid"]
+
+        def kubelet():
+            with self.lock:
+                cur = self.store_of(res).objects.get(key)
+                if cur is not None and cur["metadata"]["uid"] == uid:
+                    self.write(res, "DELETED", key, None, cur)
+        t = threading.Timer(self.pod_termination, kubelet)
+        t.daemon = True
+        t.start()
+        return out
 
     def bind(self, ns, name, binding, user, agent):
         """pods/{name}/binding; returns the Status to answer or raises."""
@@ -1861,6 +1890,9 @@ class Handler(BaseHTTPRequestHandler):
                     state.watch_410 = args["watch410"]
                 if "bookmarkInterval" in args:
                     state.bookmark_interval = float(args["bookmarkInterval"])
+                if "podTerminationSeconds" in args:
+                    v = args["podTerminationSeconds"]
+                    state.pod_termination = None if v is None else float(v)
                 if "bookmarks" in args:
                     state.bookmarks = bool(args["bookmarks"])
                 if "rv0FullList" in args:

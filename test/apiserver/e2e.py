@@ -585,6 +585,9 @@ def events_for(st, name, reason):
 
 
 def scenario_preempt(c):
+    # victims terminate for a while after their DELETE, as with a kubelet: the preemptor
+    # waits, nominated, instead of preempting again
+    c.api.test("config", {"podTerminationSeconds": 2})
     c.create(node("n1", 4, 16))
     c.api.must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
                {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
@@ -609,6 +612,8 @@ def scenario_preempt(c):
     check(events_for(st, "low", "Preempted"), "no Preempted event on the victim")
     check(events_for(st, "high", "Scheduled"), "no Scheduled event for the preemptor")
     check(st["requests"].get("DELETE pods") == 1, "victim deletions: %s" % st["requests"].get("DELETE pods"))
+    bound_at = [b["time"] for b in st["bindings"] if b["pod"] == NS + "/high" and b["code"] == 201]
+    check(len(bound_at) == 1, "the preemptor's bindings: %s" % bound_at)
     check(unschedulable(pods[NS + "/nofit"]), "nofit lost its condition")
     print("preempt: victim deleted, preemptor nominated and bound; Unschedulable condition and events written")
 

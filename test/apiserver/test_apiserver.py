@@ -481,6 +481,25 @@ class ServerTest(unittest.TestCase):
         self.assertStatus(self.c.get(PODS % ns + "/a"), 404)
         self.assertStatus(self.c.delete(PODS % ns + "/a"), 404, "NotFound")
 
+    def test_graceful_pod_deletion_mode(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a", nodeName="n1"))
+        self.c.must("POST", PODS % ns, pod("b"))
+        self.c.test("config", {"podTerminationSeconds": 0.5})
+        try:
+            out = self.c.must("DELETE", PODS % ns + "/a")
+            self.assertTrue(out["metadata"]["deletionTimestamp"])
+            self.assertEqual(out["metadata"]["deletionGracePeriodSeconds"], 30)
+            self.assertEqual(self.c.get(PODS % ns + "/a").status, 200)  # terminating
+            self.c.must("DELETE", PODS % ns + "/b")  # not bound: gone at once
+            self.assertStatus(self.c.get(PODS % ns + "/b"), 404)
+            deadline = time.monotonic() + 10
+            while self.c.get(PODS % ns + "/a").status == 200 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertStatus(self.c.get(PODS % ns + "/a"), 404)
+        finally:
+            self.c.test("config", {"podTerminationSeconds": None})
+
     # ---- events ----
 
     def test_events_share_storage_across_versions(self):
