@@ -94,6 +94,9 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
     struct filter_job *j = ctx;
     uint32_t passed = 0;
     (void)worker;
+    /* the block's first pointers (a line holds eight), then its first records */
+    for (uint32_t i = begin; i < begin + FILTER_SLOT_PREFETCH && i < end; i += 8)
+        __builtin_prefetch(slot(j, i));
     for (uint32_t i = begin; i < begin + FILTER_PREFETCH && i < end; i++)
         prefetch_record(*slot(j, i));
     for (uint32_t i = begin; i < end; i++) {
