@@ -506,7 +506,7 @@ def check_leader_bindings(st):
 
 # Shorter than upstream's 15 s / 10 s / 2 s so that a takeover fits the test's time; the
 # ratios client-go requires (retry < renew deadline < lease duration) are kept.
-LEASE_FLAGS = ["--lease-duration", "6s", "--renew-deadline", "4s", "--retry-period", "1s"]
+LEASE_FLAGS = ["--lease-duration", "8s", "--renew-deadline", "6s", "--retry-period", "1s"]
 
 
 def scenario_leader(c):
