@@ -10,6 +10,7 @@
 int ks_cmd_schedule(int argc, char **argv);
 int ks_cmd_config(int argc, char **argv);
 int ks_cmd_bench(int argc, char **argv);
+int ks_cmd_serve(int argc, char **argv);
 int ks_cmd_soak(int argc, char **argv);
 
 #endif

@@ -18,6 +18,8 @@ static const struct {
      "schedule [--config FILE] FILE...   load manifests and schedule their pending pods"},
     {"config", ks_cmd_config,
      "config --print [--config FILE]      print the effective scheduler configuration"},
+    {"serve", ks_cmd_serve,
+     "serve [--kubeconfig FILE] [--leader-elect]  schedule a cluster through its API server (--help)"},
     {"bench", ks_cmd_bench,
      "bench --workload NAME --nodes N     run a scheduler_perf-style benchmark (--help for more)"},
     {"soak", ks_cmd_soak,

@@ -1,0 +1,620 @@
+/*
+ * serve_writer.c - scheduling decisions written to the API server (cmd/serve.h).
+ *
+ * Mirrors, for v1.22:
+ *   - defaultbinder.Bind: POST a v1 Binding to pods/NAME/binding on the binder thread
+ *     (201 Created binds; anything else is an error, so the scheduler forgets the assumed
+ *     pod and requeues it - handleBindingCycleError; 409 is another scheduler's win).
+ *   - recordSchedulingFailure / updatePod / util.PatchPodStatus: the PodScheduled=False
+ *     condition (reason Unschedulable or SchedulerError, message the FailedScheduling text)
+ *     as a strategic merge patch of pods/NAME/status, together with status.nominatedNodeName
+ *     when preemption nominated a node; nothing is sent when the patch would change
+ *     nothing (same status, reason and message; the message is compared with the one we
+ *     sent last, because decoded pods do not keep condition messages).
+ *   - The Events kube-scheduler records through client-go tools/events (events.k8s.io/v1):
+ *     FailedScheduling (Warning, action Scheduling), Scheduled (Normal, action Binding,
+ *     "Successfully assigned NS/NAME to NODE"), Preempted on each victim (Normal, action
+ *     Preempting, "Preempted by NS/NAME on node NODE"); reportingController is the
+ *     profile's schedulerName, reportingInstance "<controller>-<hostname>".
+ *   - Preemption's victims are DELETEd (v1.22 sets no DisruptionTarget condition).
+ * Deviations: Events are not aggregated into series, and a note longer than the 1024
+ * bytes the API accepts is cut there; a pod whose nomination we set and which then binds
+ * to another node gets status.nominatedNodeName cleared (later releases do the same).
+ *
+ * Everything but the Binding goes through one writer thread, so the scheduling thread
+ * and the binders never wait for the server: a FIFO of prepared requests under `lock`.
+ * Events may be dropped when the FIFO is full; patches and deletes are not. A request
+ * that fails with no response, 429 or 5xx is retried twice; other failures are logged.
+ */
+#include "serve.h"
+
+#include "json.h"
+
+#include "ksched/api.h"
+#include "ksched/intern.h"
+#include "ksched/json_tree.h"
+#include "ksched/yaml_tree.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOTE_MAX 1024
+
+struct write_job {
+    struct write_job *next;
+    char method[8];
+    char *path, *content_type, *body;
+    size_t len;
+};
+
+struct ks_writer {
+    struct ks_writer_opts o;
+    char hostname[256];
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, idle;
+    struct write_job *head, **tail;
+    uint32_t queued;
+    bool busy, quit;
+    int64_t drain_deadline; /* CLOCK_MONOTONIC ns; 0: none */
+    struct ks_writer_stats stats;
+    struct ks_smap last_message; /* pod uid -> the condition message we sent last (strdup) */
+
+    /* the Nominated event, consumed by the failure of the same cycle (events are serialised) */
+    const struct ks_pod *nominated_pod;
+    uint32_t nominated_node;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* metav1.Time: RFC 3339 in seconds; metav1.MicroTime: with microseconds. */
+static void format_time(int64_t ns, bool micro, char *buf, size_t len)
+{
+    time_t secs = (time_t)(ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (micro)
+        snprintf(buf + n, len - n, ".%06dZ", (int)(ns % 1000000000 / 1000));
+    else
+        snprintf(buf + n, len - n, "Z");
+}
+
+static const char *pod_ns(const struct ks_pod *pod)
+{
+    return ks_intern_str(pod->meta.namespace_id);
+}
+
+/* ---- request bodies --------------------------------------------------------------------- */
+
+/* Close the stream of open_memstream(&buf, len): the body, or NULL on ENOMEM. */
+static char *close_body(FILE *out, char **buf)
+{
+    if (fclose(out) != 0) {
+        free(*buf);
+        return NULL;
+    }
+    return *buf;
+}
+
+char *ks_serve_binding_body(const struct ks_pod *pod, const char *node, size_t *len)
+{
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    fputs("{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":", out);
+    ks_json_str(out, pod->meta.name);
+    fputs(",\"namespace\":", out);
+    ks_json_str(out, pod_ns(pod));
+    if (pod->meta.uid && pod->meta.uid[0]) {
+        fputs(",\"uid\":", out);
+        ks_json_str(out, pod->meta.uid);
+    }
+    fputs("},\"target\":{\"kind\":\"Node\",\"name\":", out);
+    ks_json_str(out, node);
+    fputs("}}", out);
+    return close_body(out, &buf);
+}
+
+char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, const char *message,
+                               const char *nominated, const char *last_message, int64_t now_ns,
+                               bool *unchanged, size_t *len)
+{
+    const struct ks_pod_condition *cur = NULL;
+    for (uint32_t i = 0; i < pod->nconditions && !cur; i++) {
+        if (pod->conditions[i].type && strcmp(pod->conditions[i].type, "PodScheduled") == 0)
+            cur = &pod->conditions[i];
+    }
+    bool same_status = cur && cur->status && strcmp(cur->status, "False") == 0;
+    bool same_reason = same_status && cur->reason && strcmp(cur->reason, reason) == 0;
+    bool same_condition = same_reason && last_message && strcmp(last_message, message) == 0;
+    bool same_nomination = !nominated || (pod->nominated_node_name != KS_ID_EMPTY &&
+                                          strcmp(ks_intern_str(pod->nominated_node_name), nominated) == 0);
+    *unchanged = same_condition && same_nomination;
+    if (*unchanged)
+        return NULL;
+
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    fputs("{\"status\":{", out);
+    if (!same_condition) {
+        /* the list's order by its merge key, then the changed element (CreateTwoWayMergePatch) */
+        fputs("\"$setElementOrder/conditions\":[", out);
+        for (uint32_t i = 0; i < pod->nconditions; i++) {
+            fputs(i ? ",{\"type\":" : "{\"type\":", out);
+            ks_json_str(out, pod->conditions[i].type ? pod->conditions[i].type : "");
+            fputc('}', out);
+        }
+        if (!cur)
+            fputs(pod->nconditions ? ",{\"type\":\"PodScheduled\"}" : "{\"type\":\"PodScheduled\"}", out);
+        fputs("],\"conditions\":[{", out);
+        if (!cur)
+            fputs("\"lastProbeTime\":null,", out);
+        if (!same_status) {
+            char t[40];
+            format_time(now_ns, false, t, sizeof(t));
+            fputs("\"lastTransitionTime\":", out);
+            ks_json_str(out, t);
+            fputc(',', out);
+        }
+        fputs("\"message\":", out);
+        ks_json_str(out, message);
+        fputs(",\"reason\":", out);
+        ks_json_str(out, reason);
+        if (!same_status)
+            fputs(",\"status\":\"False\"", out);
+        fputs(",\"type\":\"PodScheduled\"}]", out);
+    }
+    if (!same_nomination) {
+        fputs(same_condition ? "\"nominatedNodeName\":" : ",\"nominatedNodeName\":", out);
+        ks_json_str(out, nominated);
+    }
+    fputs("}}", out);
+    return close_body(out, &buf);
+}
+
+char *ks_serve_nominated_patch(const char *nominated, size_t *len)
+{
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    fputs("{\"status\":{\"nominatedNodeName\":", out);
+    if (nominated)
+        ks_json_str(out, nominated);
+    else
+        fputs("null", out);
+    fputs("}}", out);
+    return close_body(out, &buf);
+}
+
+static void object_ref(FILE *out, const struct ks_pod *pod)
+{
+    fputs("{\"kind\":\"Pod\",\"namespace\":", out);
+    ks_json_str(out, pod_ns(pod));
+    fputs(",\"name\":", out);
+    ks_json_str(out, pod->meta.name);
+    if (pod->meta.uid && pod->meta.uid[0]) {
+        fputs(",\"uid\":", out);
+        ks_json_str(out, pod->meta.uid);
+    }
+    fputs(",\"apiVersion\":\"v1\"", out);
+    if (pod->meta.resource_version && pod->meta.resource_version[0]) {
+        fputs(",\"resourceVersion\":", out);
+        ks_json_str(out, pod->meta.resource_version);
+    }
+    fputc('}', out);
+}
+
+char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len)
+{
+    char name[400], when[40], note[NOTE_MAX + 1];
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    snprintf(name, sizeof(name), "%s.%llx", ev->regarding->meta.name, (unsigned long long)ev->now_ns);
+    format_time(ev->now_ns, true, when, sizeof(when));
+    snprintf(note, sizeof(note), "%s", ev->note);
+    fputs("{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":", out);
+    ks_json_str(out, name);
+    fputs(",\"namespace\":", out);
+    ks_json_str(out, pod_ns(ev->regarding));
+    fputs("},\"eventTime\":", out);
+    ks_json_str(out, when);
+    fputs(",\"reportingController\":", out);
+    ks_json_str(out, ev->reporting_controller);
+    fputs(",\"reportingInstance\":", out);
+    ks_json_str(out, ev->reporting_instance);
+    fputs(",\"action\":", out);
+    ks_json_str(out, ev->action);
+    fputs(",\"reason\":", out);
+    ks_json_str(out, ev->reason);
+    fputs(",\"regarding\":", out);
+    object_ref(out, ev->regarding);
+    if (ev->related) {
+        fputs(",\"related\":", out);
+        object_ref(out, ev->related);
+    }
+    fputs(",\"note\":", out);
+    ks_json_str(out, note);
+    fputs(",\"type\":", out);
+    ks_json_str(out, ev->type);
+    fputc('}', out);
+    return close_body(out, &buf);
+}
+
+/* ---- the queue -------------------------------------------------------------------------- */
+
+int ks_writer_enqueue(struct ks_writer *w, const char *method, const char *path, const char *content_type,
+                      char *body, size_t len, bool droppable)
+{
+    struct write_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->path = strdup(path)) || (content_type && !(j->content_type = strdup(content_type)))) {
+        if (j)
+            free(j->path);
+        free(j);
+        free(body);
+        return -ENOMEM;
+    }
+    snprintf(j->method, sizeof(j->method), "%s", method);
+    j->body = body;
+    j->len = len;
+    pthread_mutex_lock(&w->lock);
+    if (droppable && w->queued >= w->o.max_queued) {
+        w->stats.dropped++;
+        pthread_mutex_unlock(&w->lock);
+        free(j->content_type);
+        free(j->path);
+        free(j->body);
+        free(j);
+        return -ENOSPC;
+    }
+    *w->tail = j;
+    w->tail = &j->next;
+    w->queued++;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+static bool retryable(int rc, long status)
+{
+    return rc < 0 || status == 429 || status >= 500;
+}
+
+static void send_job(struct ks_writer *w, const struct write_job *j)
+{
+    struct ks_kube_response resp = {0};
+    int rc = -EIO;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (attempt) {
+            pthread_mutex_lock(&w->lock);
+            bool late = w->quit && w->drain_deadline && mono_ns() > w->drain_deadline;
+            pthread_mutex_unlock(&w->lock);
+            if (late)
+                break;
+            usleep(100000u << attempt);
+        }
+        ks_kube_response_free(&resp);
+        memset(&resp, 0, sizeof(resp));
+        rc = w->o.transport.request(w->o.transport.ctx, j->method, j->path, j->content_type, j->body, j->len,
+                                    &resp);
+        if (!retryable(rc, resp.status))
+            break;
+    }
+    bool ok = rc == 0 && resp.status >= 200 && resp.status < 300;
+    /* a victim already gone is what we wanted */
+    ok = ok || (rc == 0 && resp.status == 404 && strcmp(j->method, "DELETE") == 0);
+    if (!ok)
+        fprintf(stderr, "ksched serve: %s %s: %s\n", j->method, j->path,
+                rc < 0                      ? resp.error
+                : resp.body && resp.body[0] ? resp.body
+                                            : "no response body");
+    ks_kube_response_free(&resp);
+    pthread_mutex_lock(&w->lock);
+    if (ok)
+        w->stats.sent++;
+    else
+        w->stats.failed++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void free_job(struct write_job *j)
+{
+    free(j->content_type);
+    free(j->path);
+    free(j->body);
+    free(j);
+}
+
+static void *writer_main(void *arg)
+{
+    struct ks_writer *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->head && !w->quit)
+            pthread_cond_wait(&w->wake, &w->lock);
+        if (!w->head)
+            break;
+        if (w->quit && w->drain_deadline && mono_ns() > w->drain_deadline) {
+            /* shutting down and out of time: drop the rest */
+            while (w->head) {
+                struct write_job *j = w->head;
+                w->head = j->next;
+                w->stats.dropped++;
+                free_job(j);
+            }
+            break;
+        }
+        struct write_job *j = w->head;
+        w->head = j->next;
+        if (!w->head)
+            w->tail = &w->head;
+        w->queued--;
+        w->busy = true;
+        pthread_mutex_unlock(&w->lock);
+        send_job(w, j);
+        free_job(j);
+        pthread_mutex_lock(&w->lock);
+        w->busy = false;
+        if (!w->head)
+            pthread_cond_broadcast(&w->idle);
+    }
+    w->tail = &w->head;
+    w->queued = 0;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
+{
+    struct ks_writer *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->o = *opts;
+    if (!w->o.max_queued)
+        w->o.max_queued = 100000;
+    if (gethostname(w->hostname, sizeof(w->hostname) - 1) < 0)
+        snprintf(w->hostname, sizeof(w->hostname), "localhost");
+    if (opts->reporting_instance)
+        snprintf(w->hostname, sizeof(w->hostname), "%s", opts->reporting_instance);
+    w->tail = &w->head;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->idle, NULL);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    if (rc) {
+        pthread_cond_destroy(&w->idle);
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return -rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void ks_writer_flush(struct ks_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    while (w->head || w->busy)
+        pthread_cond_wait(&w->idle, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->quit = true;
+    w->drain_deadline = mono_ns() + drain_ms * 1000000;
+    pthread_cond_broadcast(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    ks_smap_clear(&w->last_message, free);
+    pthread_cond_destroy(&w->idle);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+void ks_writer_stats(struct ks_writer *w, struct ks_writer_stats *out)
+{
+    pthread_mutex_lock(&w->lock);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* ---- binder and evictor ----------------------------------------------------------------- */
+
+/* The "message" of a metav1.Status body, else the body itself. */
+static void status_message(const struct ks_kube_response *resp, char *buf, size_t len)
+{
+    struct ks_yaml_stream *st = NULL;
+    struct ks_error err = {0};
+    buf[0] = '\0';
+    if (resp->body && resp->len && ks_json_parse("response", resp->body, resp->len, &st, &err) == 0) {
+        const struct ks_yaml_node *m = ks_yaml_get(st->docs[0], "message");
+        if (m && m->kind == KS_YAML_SCALAR)
+            snprintf(buf, len, "%s", m->str);
+    }
+    ks_yaml_stream_destroy(st);
+    if (!buf[0])
+        snprintf(buf, len, "%s", resp->status ? (resp->body ? resp->body : "") : resp->error);
+}
+
+static int bind_pod(void *ctx, const struct ks_pod *pod, uint32_t node, struct ks_status *st)
+{
+    struct ks_writer *w = ctx;
+    char path[800], msg[512];
+    size_t len = 0;
+    char *body = ks_serve_binding_body(pod, ks_intern_str(node), &len);
+    if (!body) {
+        ks_status_set(st, KS_ERROR, "binding rejected: out of memory");
+        return -ENOMEM;
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", pod_ns(pod), pod->meta.name);
+    struct ks_kube_response resp = {0};
+    int rc = w->o.transport.request(w->o.transport.ctx, "POST", path, "application/json", body, len, &resp);
+    free(body);
+    if (rc == 0 && (resp.status == 201 || resp.status == 200)) {
+        ks_kube_response_free(&resp);
+        return 0;
+    }
+    status_message(&resp, msg, sizeof(msg));
+    ks_status_set(st, KS_ERROR, "binding rejected: %s", msg);
+    rc = rc < 0 ? rc : resp.status == 409 ? -EEXIST : -EIO;
+    ks_kube_response_free(&resp);
+    return rc;
+}
+
+struct ks_binder_backend ks_writer_binder(struct ks_writer *w)
+{
+    return (struct ks_binder_backend){.bind = bind_pod, .ctx = w};
+}
+
+static void queue_event(struct ks_writer *w, const struct ks_pod *regarding, const struct ks_pod *related,
+                        const char *type, const char *reason, const char *action, const char *note,
+                        const struct ks_pod *profile_pod)
+{
+    char instance[600];
+    const char *controller = ks_intern_str(profile_pod->scheduler_name);
+    snprintf(instance, sizeof(instance), "%s-%s", controller, w->hostname);
+    struct ks_serve_event ev = {
+        .regarding = regarding,
+        .related = related,
+        .type = type,
+        .reason = reason,
+        .action = action,
+        .note = note,
+        .reporting_controller = controller,
+        .reporting_instance = instance,
+        .now_ns = wall_ns(),
+    };
+    char path[600];
+    size_t len = 0;
+    char *body = ks_serve_event_body(&ev, &len);
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", pod_ns(regarding));
+    if (body)
+        ks_writer_enqueue(w, "POST", path, "application/json", body, len, true);
+}
+
+static void pod_path(const struct ks_pod *pod, const char *sub, char *buf, size_t len)
+{
+    snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", pod_ns(pod), pod->meta.name, sub);
+}
+
+static int evict(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node)
+{
+    struct ks_writer *w = ctx;
+    char path[800], note[1200];
+    pod_path(victim, "", path, sizeof(path));
+    int rc = ks_writer_enqueue(w, "DELETE", path, NULL, NULL, 0, false);
+    if (rc < 0)
+        return rc;
+    snprintf(note, sizeof(note), "Preempted by %s/%s on node %s", pod_ns(preemptor), preemptor->meta.name,
+             ks_intern_str(node));
+    queue_event(w, victim, preemptor, "Normal", "Preempted", "Preempting", note, preemptor);
+    return 0;
+}
+
+struct ks_evictor ks_writer_evictor(struct ks_writer *w)
+{
+    return (struct ks_evictor){.evict = evict, .ctx = w};
+}
+
+/* ---- outcomes --------------------------------------------------------------------------- */
+
+static void failure(struct ks_writer *w, const struct ks_sched_event *ev)
+{
+    const struct ks_pod *pod = ev->pod;
+    const char *reason = ev->kind == KS_SCHED_UNSCHEDULABLE ? "Unschedulable" : "SchedulerError";
+    const char *message = ev->message ? ev->message : "";
+    const char *nominated = NULL;
+    if (w->nominated_pod == pod)
+        nominated = ks_intern_str(w->nominated_node);
+    w->nominated_pod = NULL;
+
+    const char *uid = pod->meta.uid ? pod->meta.uid : pod->meta.name;
+    pthread_mutex_lock(&w->lock);
+    const char *last = ks_smap_get(&w->last_message, uid);
+    bool unchanged = false;
+    size_t len = 0;
+    char *body = ks_serve_condition_patch(pod, reason, message, nominated, last, wall_ns(), &unchanged, &len);
+    if (unchanged) {
+        w->stats.skipped++;
+    } else if (body) {
+        char *copy = strdup(message), *old = NULL;
+        if (copy && ks_smap_put(&w->last_message, uid, copy, (void **)&old) < 0)
+            free(copy);
+        free(old);
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (body) {
+        char path[800];
+        pod_path(pod, "/status", path, sizeof(path));
+        ks_writer_enqueue(w, "PATCH", path, "application/strategic-merge-patch+json", body, len, false);
+    }
+    queue_event(w, pod, NULL, "Warning", "FailedScheduling", "Scheduling", message, pod);
+}
+
+static void scheduled(struct ks_writer *w, const struct ks_sched_event *ev)
+{
+    const struct ks_pod *pod = ev->pod;
+    const char *node = ks_intern_str(ev->node);
+    char note[1200], path[800];
+
+    pthread_mutex_lock(&w->lock);
+    free(ks_smap_del(&w->last_message, pod->meta.uid ? pod->meta.uid : pod->meta.name));
+    pthread_mutex_unlock(&w->lock);
+    if (pod->nominated_node_name != KS_ID_EMPTY && pod->nominated_node_name != ev->node) {
+        size_t len = 0;
+        char *body = ks_serve_nominated_patch(NULL, &len);
+        pod_path(pod, "/status", path, sizeof(path));
+        if (body)
+            ks_writer_enqueue(w, "PATCH", path, "application/strategic-merge-patch+json", body, len, false);
+    }
+    snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", pod_ns(pod), pod->meta.name, node);
+    queue_event(w, pod, NULL, "Normal", "Scheduled", "Binding", note, pod);
+}
+
+void ks_writer_on_sched_event(struct ks_writer *w, const struct ks_sched_event *ev)
+{
+    switch (ev->kind) {
+    case KS_SCHED_NOMINATED:
+        w->nominated_pod = ev->pod;
+        w->nominated_node = ev->node;
+        break;
+    case KS_SCHED_UNSCHEDULABLE:
+    case KS_SCHED_ERROR:
+        failure(w, ev);
+        break;
+    case KS_SCHED_SCHEDULED:
+        scheduled(w, ev);
+        break;
+    case KS_SCHED_PREEMPTED:
+        break; /* only the in-process evictor reports these; ours records the Event itself */
+    }
+}

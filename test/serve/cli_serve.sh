@@ -1,0 +1,85 @@
+#!/bin/sh
+# cli_serve.sh KSCHED - `ksched serve`'s bad input: one "ksched: ..." line on standard
+# error naming the file, line and field where there is one, nothing on standard output,
+# exit status 2. (Runs no server: every case fails before the first request.)
+set -u
+ksched=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+
+# expect STATUS PATTERN ARGS...: the exit status, and an extended regex standard error must match
+expect() {
+    want=$1 pattern=$2
+    shift 2
+    env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT "$ksched" serve "$@" >"$dir/out" 2>"$dir/err"
+    got=$?
+    bad=0
+    [ "$got" -eq "$want" ] || bad=1
+    [ -z "$pattern" ] || grep -Eq -- "$pattern" "$dir/err" || bad=1
+    if [ "$want" -ne 0 ]; then
+        [ -s "$dir/out" ] && bad=1
+        [ "$(wc -l <"$dir/err")" -eq 1 ] || bad=1
+    fi
+    if [ "$bad" -ne 0 ]; then
+        echo "FAIL: ksched serve $*: status $got (want $want), stderr:"
+        sed 's/^/  /' "$dir/err"
+        [ -s "$dir/out" ] && { echo "  stdout:"; sed 's/^/  /' "$dir/out"; }
+        fail=1
+    fi
+}
+
+cat >"$dir/bad-server.yaml" <<'YAML'
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: 42
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+users:
+- name: u
+  user: {token: abc}
+YAML
+cat >"$dir/no-context.yaml" <<'YAML'
+apiVersion: v1
+kind: Config
+current-context: nope
+YAML
+cat >"$dir/ok.yaml" <<'YAML'
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+users:
+- name: u
+  user: {token: abc}
+YAML
+cat >"$dir/bad-config.yaml" <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+parallelism: -3
+YAML
+
+expect 2 "bad-server.yaml:6: clusters\[0\]\.cluster\.server: " --kubeconfig "$dir/bad-server.yaml"
+expect 2 "no-context.yaml:3: current-context: " --kubeconfig "$dir/no-context.yaml"
+expect 2 "/nonexistent" --kubeconfig /nonexistent
+expect 2 "in-cluster" # no kubeconfig and not in a pod
+expect 2 "bad-config.yaml:3: parallelism" --config "$dir/bad-config.yaml" --kubeconfig "$dir/ok.yaml"
+expect 2 "unknown flag" --kubeconfig "$dir/ok.yaml" --bogus
+expect 2 "invalid duration" --kubeconfig "$dir/ok.yaml" --lease-duration 15
+expect 2 "lease duration > renew deadline" --kubeconfig "$dir/ok.yaml" --leader-elect --lease-duration 10s \
+    --renew-deadline 10s --metrics-addr ""
+expect 2 "metrics-addr" --kubeconfig "$dir/ok.yaml" --metrics-addr nonsense
+expect 2 "feature-gates" --kubeconfig "$dir/ok.yaml" --feature-gates NoSuchGate=true
+expect 0 "" --help
+"$ksched" serve --help | grep -q -- "--leader-elect" || { echo "FAIL: --help does not list --leader-elect"; fail=1; }
+exit $fail

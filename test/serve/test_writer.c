@@ -1,0 +1,322 @@
+/*
+ * test_writer.c - what `ksched serve` writes to the API server (cmd/serve_writer.c): the
+ * Binding, the PodScheduled=False status patch (and when it is skipped), nominations,
+ * Events, victim deletions, and the binder's answer to 201 / 409.
+ */
+#include <criterion/criterion.h>
+
+#include "serve.h"
+
+#include "ksched/api.h"
+#include "ksched/decode.h"
+#include "ksched/intern.h"
+#include "ksched/json_tree.h"
+#include "ksched/yaml_tree.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct ks_pod *pod_from(const char *yaml)
+{
+    struct ks_yaml_stream *st;
+    struct ks_error err = {0};
+    struct ks_pod *pod;
+    cr_assert_eq(ks_api_init(), 0);
+    cr_assert_eq(ks_yaml_parse("pod.yaml", yaml, strlen(yaml), &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(ks_decode_pod("pod.yaml", st->docs[0], &pod, &err), 0, "%s: %s", err.field, err.msg);
+    ks_yaml_stream_destroy(st);
+    return pod;
+}
+
+#define POD_HEAD                                                                                             \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: prod, uid: u-1, resourceVersion: '42'}\n" \
+    "spec: {containers: [{name: c, image: i}]}\n"
+
+/* The JSON text at dotted @path ("status.conditions.0.reason") of @body, "" when absent. */
+static const char *field(const char *body, const char *path, char *buf, size_t len)
+{
+    struct ks_yaml_stream *st;
+    struct ks_error err = {0};
+    cr_assert_eq(ks_json_parse("body", body, strlen(body), &st, &err), 0, "%s in %s", err.msg, body);
+    const struct ks_yaml_node *n = st->docs[0];
+    char p[256];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *save = NULL, *tok = strtok_r(p, ".", &save); tok && n; tok = strtok_r(NULL, ".", &save)) {
+        if (n->kind == KS_YAML_SEQ) {
+            unsigned i = (unsigned)atoi(tok);
+            n = i < n->n ? n->items[i] : NULL;
+        } else {
+            n = ks_yaml_get(n, tok);
+        }
+    }
+    snprintf(buf, len, "%s", n && n->kind == KS_YAML_SCALAR ? n->str : n ? "<composite>" : "");
+    ks_yaml_stream_destroy(st);
+    return buf;
+}
+
+Test(writer, binding_body)
+{
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    size_t len;
+    char *b = ks_serve_binding_body(pod, "node-7", &len);
+    cr_expect_str_eq(
+        b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1\",\"namespace\":"
+           "\"prod\",\"uid\":\"u-1\"},\"target\":{\"kind\":\"Node\",\"name\":\"node-7\"}}");
+    cr_expect_eq(len, strlen(b));
+    free(b);
+    ks_pod_put(pod);
+}
+
+Test(writer, condition_patch_adds_podscheduled_false)
+{
+    struct ks_pod *pod = pod_from(POD_HEAD "status: {conditions: [{type: Ready, status: 'False'}]}\n");
+    bool unchanged = true;
+    size_t len;
+    char buf[256];
+    char *p = ks_serve_condition_patch(pod, "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu.",
+                                       NULL, NULL, INT64_C(1700000000) * 1000000000, &unchanged, &len);
+    cr_assert(!unchanged && p);
+    cr_expect_str_eq(p,
+                     "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"Ready\"},{\"type\":"
+                     "\"PodScheduled\"}],\"conditions\":[{\"lastProbeTime\":null,\"lastTransitionTime\":"
+                     "\"2023-11-14T22:13:20Z\",\"message\":\"0/3 nodes are available: 3 Insufficient cpu.\","
+                     "\"reason\":\"Unschedulable\",\"status\":\"False\",\"type\":\"PodScheduled\"}]}}");
+    cr_expect_str_eq(field(p, "status.conditions.0.type", buf, sizeof(buf)), "PodScheduled");
+    free(p);
+    ks_pod_put(pod);
+}
+
+Test(writer, condition_patch_skipped_when_nothing_changes)
+{
+    struct ks_pod *pod = pod_from(
+        POD_HEAD "status: {conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}\n");
+    bool unchanged = false;
+    size_t len;
+    char buf[256];
+    char *p = ks_serve_condition_patch(pod, "Unschedulable", "m1", NULL, "m1", 0, &unchanged, &len);
+    cr_expect(unchanged && !p, "same status, reason and message: no patch");
+
+    /* a new message: only it (and the reason) changes; no transition time */
+    p = ks_serve_condition_patch(pod, "Unschedulable", "m2", NULL, "m1", 0, &unchanged, &len);
+    cr_assert(!unchanged && p);
+    cr_expect_str_eq(field(p, "status.conditions.0.message", buf, sizeof(buf)), "m2");
+    cr_expect_null(strstr(p, "lastTransitionTime"), "the status did not change: %s", p);
+    free(p);
+
+    /* unknown last message (a restart): sent again */
+    p = ks_serve_condition_patch(pod, "Unschedulable", "m1", NULL, NULL, 0, &unchanged, &len);
+    cr_expect(!unchanged && p);
+    free(p);
+
+    /* same condition, new nomination: only status.nominatedNodeName */
+    p = ks_serve_condition_patch(pod, "Unschedulable", "m1", "n1", "m1", 0, &unchanged, &len);
+    cr_assert(!unchanged && p);
+    cr_expect_str_eq(p, "{\"status\":{\"nominatedNodeName\":\"n1\"}}");
+    free(p);
+    ks_pod_put(pod);
+}
+
+Test(writer, condition_patch_from_true_and_with_nomination)
+{
+    struct ks_pod *pod = pod_from(
+        POD_HEAD "status: {conditions: [{type: PodScheduled, status: 'True'}], nominatedNodeName: n0}\n");
+    bool unchanged;
+    size_t len;
+    char buf[256];
+    char *p = ks_serve_condition_patch(pod, "SchedulerError", "binding rejected", "n1", "binding rejected",
+                                       5000000000, &unchanged, &len);
+    cr_assert(p);
+    cr_expect_str_eq(field(p, "status.conditions.0.status", buf, sizeof(buf)), "False");
+    cr_expect_str_eq(field(p, "status.conditions.0.reason", buf, sizeof(buf)), "SchedulerError");
+    cr_expect_str_eq(field(p, "status.conditions.0.lastTransitionTime", buf, sizeof(buf)),
+                     "1970-01-01T00:00:05Z");
+    cr_expect_str_eq(field(p, "status.nominatedNodeName", buf, sizeof(buf)), "n1");
+    cr_expect_null(strstr(p, "lastProbeTime"), "the element exists: only changed fields");
+    free(p);
+    p = ks_serve_nominated_patch(NULL, &len);
+    cr_expect_str_eq(p, "{\"status\":{\"nominatedNodeName\":null}}");
+    free(p);
+    ks_pod_put(pod);
+}
+
+Test(writer, event_body)
+{
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    struct ks_pod *by =
+        pod_from("apiVersion: v1\nkind: Pod\nmetadata: {name: hi, namespace: prod, uid: u-2}\n"
+                 "spec: {containers: [{name: c, image: i}]}\n");
+    struct ks_serve_event ev = {
+        .regarding = pod,
+        .related = by,
+        .type = "Normal",
+        .reason = "Preempted",
+        .action = "Preempting",
+        .note = "Preempted by prod/hi on node n1",
+        .reporting_controller = "default-scheduler",
+        .reporting_instance = "default-scheduler-host",
+        .now_ns = INT64_C(1700000000) * 1000000000 + 1000,
+    };
+    size_t len;
+    char buf[256];
+    char *b = ks_serve_event_body(&ev, &len);
+    cr_expect_str_eq(field(b, "apiVersion", buf, sizeof(buf)), "events.k8s.io/v1");
+    cr_expect_str_eq(field(b, "metadata.name", buf, sizeof(buf)), "web-1.17979cfe362a03e8");
+    cr_expect_str_eq(field(b, "metadata.namespace", buf, sizeof(buf)), "prod");
+    cr_expect_str_eq(field(b, "eventTime", buf, sizeof(buf)), "2023-11-14T22:13:20.000001Z");
+    cr_expect_str_eq(field(b, "reportingController", buf, sizeof(buf)), "default-scheduler");
+    cr_expect_str_eq(field(b, "regarding.uid", buf, sizeof(buf)), "u-1");
+    cr_expect_str_eq(field(b, "regarding.resourceVersion", buf, sizeof(buf)), "42");
+    cr_expect_str_eq(field(b, "related.name", buf, sizeof(buf)), "hi");
+    cr_expect_str_eq(field(b, "note", buf, sizeof(buf)), "Preempted by prod/hi on node n1");
+    free(b);
+
+    /* the API takes notes up to 1024 bytes */
+    char note[3000];
+    memset(note, 'x', sizeof(note) - 1);
+    note[sizeof(note) - 1] = '\0';
+    ev.note = note;
+    ev.related = NULL;
+    b = ks_serve_event_body(&ev, &len);
+    const char *n = strstr(b, "\"note\":\"") + 8;
+    cr_expect_eq(strchr(n, '"') - n, 1024);
+    cr_expect_null(strstr(b, "related"));
+    free(b);
+    ks_pod_put(by);
+    ks_pod_put(pod);
+}
+
+/* ---- the writer thread and the binder against a recording fake server -------------------- */
+
+struct recorder {
+    pthread_mutex_t lock;
+    int n;
+    char method[32][8], path[32][200], body[32][2048];
+    long answer; /* status for bindings */
+};
+
+static int record(void *ctx, const char *method, const char *path, const char *ct, const char *body,
+                  size_t len, struct ks_kube_response *resp)
+{
+    struct recorder *r = ctx;
+    (void)ct;
+    pthread_mutex_lock(&r->lock);
+    if (r->n < 32) {
+        snprintf(r->method[r->n], sizeof(r->method[0]), "%s", method);
+        snprintf(r->path[r->n], sizeof(r->path[0]), "%s", path);
+        snprintf(r->body[r->n], sizeof(r->body[0]), "%.*s", (int)len, body ? body : "");
+        r->n++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    memset(resp, 0, sizeof(*resp));
+    bool binding = strstr(path, "/binding") != NULL;
+    resp->status = binding ? r->answer : strcmp(method, "POST") == 0 ? 201 : 200;
+    const char *b = resp->status == 409
+                        ? "{\"kind\":\"Status\",\"message\":\"pod web-1 is already assigned to node "
+                          "\\\"n9\\\"\",\"reason\":\"Conflict\",\"code\":409}"
+                        : "{}";
+    resp->body = strdup(b);
+    resp->len = strlen(b);
+    return 0;
+}
+
+static int find(struct recorder *r, const char *method, const char *path_part)
+{
+    int count = 0;
+    for (int i = 0; i < r->n; i++)
+        count += strcmp(r->method[i], method) == 0 && strstr(r->path[i], path_part) != NULL;
+    return count;
+}
+
+Test(writer, binder_answers)
+{
+    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct ks_writer *w;
+    struct ks_writer_opts o = {.transport = {.request = record, .ctx = &r}};
+    cr_assert_eq(ks_writer_create(&o, &w), 0);
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    struct ks_binder_backend b = ks_writer_binder(w);
+    struct ks_status st = {0};
+
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), 0);
+    cr_expect_str_eq(r.path[0], "/api/v1/namespaces/prod/pods/web-1/binding");
+    r.answer = 409;
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -EEXIST, "409: another scheduler bound it");
+    cr_assert_eq(st.nreasons, 1);
+    cr_expect_str_eq(ks_intern_str(st.reasons[0]),
+                     "binding rejected: pod web-1 is already assigned to node \"n9\"");
+    r.answer = 500;
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -EIO);
+    ks_writer_destroy(w, 1000);
+    ks_pod_put(pod);
+}
+
+Test(writer, outcomes_become_patches_events_and_deletes)
+{
+    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct ks_writer *w;
+    struct ks_writer_opts o = {.transport = {.request = record, .ctx = &r}, .reporting_instance = "h"};
+    cr_assert_eq(ks_writer_create(&o, &w), 0);
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    struct ks_pod *victim = pod_from("apiVersion: v1\nkind: Pod\nmetadata: {name: low, namespace: prod}\n"
+                                     "spec: {containers: [{name: c, image: i}]}\n");
+    char buf[256];
+
+    /* preemption: the victim's DELETE + Preempted, then the preemptor's nomination with its condition */
+    struct ks_evictor ev = ks_writer_evictor(w);
+    cr_expect_eq(ev.evict(ev.ctx, victim, pod, ks_intern("n1")), 0);
+    struct ks_sched_event nom = {.kind = KS_SCHED_NOMINATED, .pod = pod, .node = ks_intern("n1")};
+    ks_writer_on_sched_event(w, &nom);
+    struct ks_sched_event un = {
+        .kind = KS_SCHED_UNSCHEDULABLE, .pod = pod, .message = "0/1 nodes are available."};
+    ks_writer_on_sched_event(w, &un);
+    ks_writer_flush(w);
+    cr_expect_eq(find(&r, "DELETE", "/api/v1/namespaces/prod/pods/low"), 1);
+    cr_expect_eq(find(&r, "PATCH", "/api/v1/namespaces/prod/pods/web-1/status"), 1);
+    cr_expect_eq(find(&r, "POST", "/apis/events.k8s.io/v1/namespaces/prod/events"), 2);
+    for (int i = 0; i < r.n; i++) {
+        if (strcmp(r.method[i], "PATCH") == 0)
+            cr_expect_str_eq(field(r.body[i], "status.nominatedNodeName", buf, sizeof(buf)), "n1");
+        if (strstr(r.body[i], "FailedScheduling")) {
+            cr_expect_str_eq(field(r.body[i], "type", buf, sizeof(buf)), "Warning");
+            cr_expect_str_eq(field(r.body[i], "action", buf, sizeof(buf)), "Scheduling");
+            cr_expect_str_eq(field(r.body[i], "reportingInstance", buf, sizeof(buf)), "default-scheduler-h");
+        }
+    }
+
+    /* the same failure again: the pod object still shows no condition (the informer has not caught
+     * up), so the patch goes again; once the object shows it, the same message is not re-sent */
+    struct ks_pod *seen =
+        pod_from(POD_HEAD "status: {nominatedNodeName: n1, conditions: [{type: PodScheduled, "
+                          "status: 'False', reason: Unschedulable}]}\n");
+    struct ks_sched_event again = {
+        .kind = KS_SCHED_UNSCHEDULABLE, .pod = seen, .message = "0/1 nodes are available."};
+    ks_writer_on_sched_event(w, &again);
+    ks_writer_flush(w);
+    cr_expect_eq(find(&r, "PATCH", "/status"), 1, "an unchanged condition is not patched again");
+    cr_expect_eq(find(&r, "POST", "/events"), 3, "the Event is recorded every time");
+
+    /* bound elsewhere than nominated: the nomination is cleared, and Scheduled recorded */
+    struct ks_sched_event ok = {.kind = KS_SCHED_SCHEDULED, .pod = seen, .node = ks_intern("n2")};
+    ks_writer_on_sched_event(w, &ok);
+    ks_writer_flush(w);
+    cr_expect_eq(find(&r, "PATCH", "/status"), 2);
+    int scheduled = 0;
+    for (int i = 0; i < r.n; i++)
+        if (strstr(r.body[i], "\"Scheduled\"")) {
+            scheduled++;
+            cr_expect_str_eq(field(r.body[i], "note", buf, sizeof(buf)),
+                             "Successfully assigned prod/web-1 to n2");
+            cr_expect_str_eq(field(r.body[i], "action", buf, sizeof(buf)), "Binding");
+        }
+    cr_expect_eq(scheduled, 1);
+    struct ks_writer_stats s;
+    ks_writer_stats(w, &s);
+    cr_expect_eq(s.failed, 0);
+    cr_expect_eq(s.skipped, 1);
+    ks_writer_destroy(w, 1000);
+    ks_pod_put(seen);
+    ks_pod_put(victim);
+    ks_pod_put(pod);
+}
