@@ -9,8 +9,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@ struct conn {
     struct ks_script_server *srv;
     int fd;
     pthread_t thread;
+    bool used;
+    atomic_bool done; /* the thread is about to return: join it and reuse the slot */
 };
 
 struct ks_script_server {
@@ -241,6 +245,7 @@ static void *serve_conn(void *arg)
 out:
     free(buf);
     shutdown(c->fd, SHUT_RDWR);
+    atomic_store_explicit(&c->done, true, memory_order_release);
     return NULL;
 }
 
@@ -251,19 +256,33 @@ static void *accept_loop(void *arg)
         int fd = accept(s->lfd, NULL, NULL);
         if (fd < 0)
             continue;
-        pthread_mutex_lock(&s->lock);
-        if (s->nconns == KS_HTTP_MAX_CONNS) {
-            pthread_mutex_unlock(&s->lock);
+        int one = 1; /* responses go out in several sends: no Nagle/delayed-ACK stalls */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        /* reuse the slot of a finished connection; only this thread adds connections */
+        struct conn *c = NULL;
+        for (int i = 0; i < s->nconns && !c; i++) {
+            if (atomic_load_explicit(&s->conns[i].done, memory_order_acquire)) {
+                pthread_join(s->conns[i].thread, NULL);
+                close(s->conns[i].fd);
+                s->conns[i].used = false;
+                atomic_store_explicit(&s->conns[i].done, false, memory_order_relaxed);
+            }
+            if (!s->conns[i].used)
+                c = &s->conns[i];
+        }
+        if (!c && s->nconns < KS_HTTP_MAX_CONNS)
+            c = &s->conns[s->nconns++];
+        if (!c) {
             close(fd);
             continue;
         }
-        struct conn *c = &s->conns[s->nconns];
-        *c = (struct conn){.srv = s, .fd = fd};
-        if (pthread_create(&c->thread, NULL, serve_conn, c) == 0)
-            s->nconns++;
-        else
+        c->srv = s;
+        c->fd = fd;
+        c->used = true;
+        if (pthread_create(&c->thread, NULL, serve_conn, c) != 0) {
+            c->used = false;
             close(fd);
-        pthread_mutex_unlock(&s->lock);
+        }
     }
     return NULL;
 }
@@ -349,8 +368,10 @@ void ks_script_stop(struct ks_script_server *s)
         abort();
     pthread_join(s->accept_thread, NULL);
     for (int i = 0; i < s->nconns; i++) {
-        pthread_join(s->conns[i].thread, NULL);
-        close(s->conns[i].fd);
+        if (s->conns[i].used) {
+            pthread_join(s->conns[i].thread, NULL);
+            close(s->conns[i].fd);
+        }
     }
     close(s->lfd);
     close(s->wake[0]);
