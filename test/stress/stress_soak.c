@@ -5,7 +5,7 @@
  * at once, with the invariant checks every few thousand events.
  *
  * Sizes are small (the sanitizers slow everything down): 120 nodes, 20% failed bindings,
- * 2% node deletions per pod, a check every 3,000 events. The run lasts
+ * 2% node deletions per pod, a check every 1,000 events. The run lasts
  * KSCHED_SOAK_SECONDS (default 30 under TSan, 8 otherwise: the release and ASan builds
  * also run the full `ksched soak` ctest entry). Exit status 1 on any violation.
  */
@@ -35,7 +35,7 @@ int main(void)
         .seed = 7,
         .bind_failure_rate = 0.2,
         .node_delete_rate = 0.02,
-        .check_every = 3000,
+        .check_every = 1000,
         .parallelism = 2,
         .binders = 3,
         .progress = getenv("KSCHED_SOAK_VERBOSE") ? stderr : NULL,
