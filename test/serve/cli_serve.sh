@@ -1,7 +1,9 @@
 #!/bin/sh
-# cli_serve.sh KSCHED - `ksched serve`'s bad input: one "ksched: ..." line on standard
-# error naming the file, line and field where there is one, nothing on standard output,
-# exit status 2. (Runs no server: every case fails before the first request.)
+# cli_serve.sh KSCHED [DEPLOY_DIR] - `ksched serve`'s bad input: one "ksched: ..." line on
+# standard error naming the file, line and field where there is one, nothing on standard
+# output, exit status 2. (Runs no server: every case fails before the first request.)
+# With DEPLOY_DIR, the KubeSchedulerConfiguration of deploy/ksched-deployment.yaml's
+# ConfigMap must load, serve profile "ksched" and elect with the Lease named ksched.
 set -u
 ksched=$1
 dir=$(mktemp -d)
@@ -82,4 +84,19 @@ expect 2 "metrics-addr" --kubeconfig "$dir/ok.yaml" --metrics-addr nonsense
 expect 2 "feature-gates" --kubeconfig "$dir/ok.yaml" --feature-gates NoSuchGate=true
 expect 0 "" --help
 "$ksched" serve --help | grep -q -- "--leader-elect" || { echo "FAIL: --help does not list --leader-elect"; fail=1; }
+if [ $# -ge 2 ]; then
+    # the block scalar under ksched-config.yaml:, dedented
+    awk '/ksched-config.yaml: \|/ {on = 1; next} on && /^[^ ]/ {on = 0} on && /^---/ {on = 0} on {print}' \
+        "$2/ksched-deployment.yaml" | sed 's/^    //' >"$dir/deploy-config.yaml"
+    if ! "$ksched" config --print --config "$dir/deploy-config.yaml" >"$dir/printed" 2>"$dir/err"; then
+        echo "FAIL: the deployment's configuration does not load:"
+        sed 's/^/  /' "$dir/err"
+        fail=1
+    else
+        for want in "schedulerName: ksched" "resourceName: ksched" "leaderElect: true"; do
+            grep -q "$want" "$dir/printed" || { echo "FAIL: deployment config: no \"$want\""; fail=1; }
+        done
+    fi
+    grep -q -- "- --leader-elect" "$2/ksched-deployment.yaml" || { echo "FAIL: deployment without --leader-elect"; fail=1; }
+fi
 exit $fail
