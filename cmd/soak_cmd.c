@@ -200,9 +200,11 @@ int ks_cmd_soak(int argc, char **argv)
     }
     rc = ks_soak_run(&o, r, &err);
     if (rc < 0) {
-        char msg[KS_ERROR_MSG_MAX + KS_ERROR_FIELD_MAX + 8];
-        ks_error_format(&err, msg, sizeof(msg));
-        fprintf(stderr, "ksched soak: %s\n", msg);
+        /* options have no file or line: the field (the option) and the message */
+        if (err.field[0])
+            fprintf(stderr, "ksched soak: %s: %s\n", err.field, err.msg);
+        else
+            fprintf(stderr, "ksched soak: %s\n", err.msg[0] ? err.msg : strerror(-rc));
         free(r);
         return rc == -EINVAL && err.field[0] ? 2 : 1;
     }
