@@ -710,6 +710,7 @@ class State:
         self.list_log = []  # every list request: resource, limit, continued or not, status code
         self.expire_continue = 0  # answer the next N continued lists 410 Expired (a test hook)
         self.pod_termination = None  # seconds a deleted bound pod stays terminating; None: deleted at once
+        self.faults = []  # injected failures: method, path regex, code, left, hits
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
@@ -1018,7 +1019,7 @@ class State:
             return {"resourceVersion": str(self.rv), "floor": self.floor,
                     "objects": {name: st.objects for name, st in self.stores.items()},
                     "bindings": self.bindings, "leases": self.lease_log, "requests": self.requests,
-                    "watches": self.watch_log, "lists": self.list_log,
+                    "watches": self.watch_log, "lists": self.list_log, "faults": self.faults,
                     "watchers": [w.describe() for w in self.watchers]}
 
 # ---------------------------------------------------------------------------------------
@@ -1418,6 +1419,8 @@ class Handler(BaseHTTPRequestHandler):
             if user is None:
                 return self.send_json(401, status_object(401, "Unauthorized", "Unauthorized"))
             self.user = user
+            if self.injected_fault(verb, url):
+                return
             accept = self.headers.get("Accept", "")
             if accept and not any(a.strip().split(";")[0] in ("application/json", "*/*", "application/*",
                                                                  "application/json;stream=watch")
@@ -1440,6 +1443,28 @@ class Handler(BaseHTTPRequestHandler):
             import traceback
             traceback.print_exc()
             self.send_json(500, status_object(500, "InternalError", "Internal error occurred: %s" % e))
+
+    def injected_fault(self, verb, url):
+        """Answer with an injected failure when a /_test/fault rule matches (its count left)."""
+        state = self.server.state
+        target = url.path + ("?" + url.query if url.query else "")
+        watch = self.query.get("watch", "") in ("1", "true", "True")
+        with state.lock:
+            for f in state.faults:
+                if f["left"] > 0 and f["method"] in (verb, "*") and re.search(f["path"], target) and \
+                        f.get("watch", watch) == watch:
+                    f["left"] -= 1
+                    f["hits"] += 1
+                    code = f["code"]
+                    break
+            else:
+                return False
+        reason, msg = {429: ("TooManyRequests", "Too many requests, please try again later."),
+                       503: ("ServiceUnavailable", "the server is currently unable to handle the request")}.get(
+            code, ("InternalError", "Internal error occurred: injected fault"))
+        self.send_json(code, status_object(code, reason, msg, {"retryAfterSeconds": 1} if code == 429 else None),
+                       {"Retry-After": "1"} if code in (429, 503) else None)
+        return True
 
     # ---- discovery ----
 
@@ -1862,6 +1887,13 @@ class Handler(BaseHTTPRequestHandler):
             if what == "compact":
                 state.compact(int(args.get("resourceVersion", state.rv)))
                 return self.send_json(200, {"floor": state.floor})
+            if what == "fault":
+                state.faults.append({"method": args.get("method", "*"), "path": args["path"],
+                                     "code": int(args.get("code", 500)), "left": int(args.get("count", 1)),
+                                     "hits": 0})
+                if "watch" in args:
+                    state.faults[-1]["watch"] = bool(args["watch"])
+                return self.send_json(200, {})
             if what == "expire-continue":
                 state.expire_continue = int(args.get("count", 1))
                 return self.send_json(200, {})

@@ -19,6 +19,8 @@ attempt with the user that made it, every lease write):
   preempt      a high-priority pod nominated (status.nominatedNodeName), its victim
                deleted with a Preempted Event, then bound; an unschedulable pod gets
                PodScheduled=False (Unschedulable) and a FailedScheduling Event
+  faults       500/503/429 answers to the first pod LISTs, a watch, Bindings, a status patch
+               and Events are retried or requeued: every pod still bound once
   bad-input    truncated JSON, unknown fields, an object without metadata.name and a
                field of the wrong type on the watch stream are skipped without a crash
 
@@ -618,6 +620,34 @@ def scenario_preempt(c):
     print("preempt: victim deleted, preemptor nominated and bound; Unschedulable condition and events written")
 
 
+def scenario_faults(c):
+    for i in range(3):
+        c.create(node("node-%02d" % i, 32, 64))
+    names = ["f-%03d" % i for i in range(10)]
+    for n in names:
+        c.create(pod(n))
+    c.create(pod("nofit", nodeSelector={"no-such-label": "x"}))
+    fault = lambda method, path, code, count, **kw: c.api.test(  # noqa: E731
+        "fault", dict(method=method, path=path, code=code, count=count, **kw))
+    fault("GET", r"^/api/v1/pods\?", 500, 2, watch=False)  # the first pod lists fail
+    fault("GET", r"^/api/v1/nodes\?.*watch=1", 503, 1)  # a watch request fails
+    fault("POST", "/pods/f-000/binding$", 429, 2)  # client-go would retry these itself
+    fault("POST", "/pods/f-001/binding$", 500, 1)
+    fault("PATCH", "/pods/nofit/status$", 503, 1)  # the writer retries
+    fault("POST", "/events$", 500, 3)  # an Event given up on
+    s = c.serve("ksched-a")
+    st = c.wait_all_bound(names, 40)
+    check_bound_once(st, names)
+    st = c.wait("nofit's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/nofit"]), 30)
+    left = [(f["method"], f["path"], f["left"]) for f in st["faults"] if f["left"]]
+    check(not left, "injected faults never reached: %s" % left)
+    codes = [b["code"] for b in st["bindings"] if b["pod"] == NS + "/f-000"]
+    check(codes[-1] == 201, "bindings of f-000 answered %s" % codes)
+    check(s.get("/healthz")[0] == 200, "/healthz not ok")
+    print("faults: %d injected failures (list, watch, binding, status patch, event) survived" %
+          sum(f["hits"] for f in st["faults"]))
+
+
 def scenario_bad_input(c):
     for i in range(5):
         c.create(node("node-%02d" % i, 32, 64))
@@ -652,7 +682,8 @@ def scenario_bad_input(c):
 
 
 SCENARIOS = {"decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
-             "conflict": scenario_conflict, "preempt": scenario_preempt, "bad-input": scenario_bad_input}
+             "conflict": scenario_conflict, "preempt": scenario_preempt, "faults": scenario_faults,
+             "bad-input": scenario_bad_input}
 
 
 def main():

@@ -500,6 +500,20 @@ class ServerTest(unittest.TestCase):
         finally:
             self.c.test("config", {"podTerminationSeconds": None})
 
+    def test_injected_faults(self):
+        ns = self.ns()
+        self.c.test("fault", {"method": "GET", "path": "^/api/v1/namespaces/%s/pods$" % ns, "code": 429, "count": 1})
+        self.c.test("fault", {"method": "POST", "path": "/%s/pods/a/binding$" % ns, "code": 500, "count": 1})
+        r = self.c.get(PODS % ns)
+        self.assertStatus(r, 429, "TooManyRequests")
+        self.assertEqual(r.headers.get("Retry-After"), "1")
+        self.assertEqual(self.c.get(PODS % ns).status, 200)
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.assertStatus(self.c.post(PODS % ns + "/a/binding", binding("a", "n1")), 500, "InternalError")
+        self.assertEqual(self.c.post(PODS % ns + "/a/binding", binding("a", "n1")).status, 201)
+        hits = [f["hits"] for f in self.c.state()["faults"] if ns in f["path"]]
+        self.assertEqual(hits, [1, 1])
+
     # ---- events ----
 
     def test_events_share_storage_across_versions(self):
