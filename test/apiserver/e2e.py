@@ -18,7 +18,8 @@ attempt with the user that made it, every lease write):
                is given to the next pod)
   preempt      a high-priority pod nominated (status.nominatedNodeName), its victim
                deleted with a Preempted Event, then bound; an unschedulable pod gets
-               PodScheduled=False (Unschedulable) and a FailedScheduling Event
+               PodScheduled=False (Unschedulable) and a FailedScheduling Event; a pod
+               that succeeds frees its room and a node label change requeues waiting pods
   faults       500/503/429 answers to the first pod LISTs, a watch, Bindings, a status patch
                and Events are retried or requeued: every pod still bound once
   bad-input    truncated JSON, unknown fields, an object without metadata.name and a
@@ -617,7 +618,20 @@ def scenario_preempt(c):
     bound_at = [b["time"] for b in st["bindings"] if b["pod"] == NS + "/high" and b["code"] == 201]
     check(len(bound_at) == 1, "the preemptor's bindings: %s" % bound_at)
     check(unschedulable(pods[NS + "/nofit"]), "nofit lost its condition")
-    print("preempt: victim deleted, preemptor nominated and bound; Unschedulable condition and events written")
+
+    # cluster events requeue unschedulable pods: a pod that cannot preempt 'high' waits until
+    # 'high' succeeds (the informer's field selector turns that into a delete); 'nofit' waits
+    # for a node label
+    c.create(pod("waiter", cpu="3"))
+    c.wait("waiter's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/waiter"]), 20)
+    c.api.must("PATCH", "/api/v1/namespaces/%s/pods/high/status" % NS, {"status": {"phase": "Succeeded"}},
+               ctype="application/merge-patch+json")
+    c.api.must("PATCH", "/api/v1/nodes/n1", {"metadata": {"labels": {"no-such-label": "x"}}},
+               ctype="application/merge-patch+json")
+    st = c.wait_all_bound(["waiter", "nofit"], 30)
+    check_bound_once(st, ["high", "waiter", "nofit"])
+    print("preempt: victim deleted, preemptor nominated and bound; Unschedulable conditions and events "
+          "written; a succeeded pod's room and a new node label requeued the waiting pods")
 
 
 def scenario_faults(c):
