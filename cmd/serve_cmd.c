@@ -446,8 +446,6 @@ static int start_lease(struct serve *sv)
         fprintf(stderr, "ksched serve: leader election: %s\n", strerror(-rc));
         return 1;
     }
-    fprintf(stderr, "ksched serve: leader election as %s for %s/%s\n", identity, le->resource_namespace,
-            le->resource_name);
     return 0;
 }
 
@@ -475,6 +473,9 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: creating the API client: %s\n", strerror(-rc));
         return 1;
     }
+    /* the lease exists before the HTTP thread that reads it */
+    if (sv->leader_elect && (status = start_lease(sv)))
+        return status;
     static const char *const name_label[] = {"name", NULL};
     struct ks_metric_family *leader;
     if ((rc = ks_metrics_create(&sv->reg)) < 0 ||
@@ -496,8 +497,6 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: /healthz, /readyz and /metrics on %s (port %d)\n", sv->a.metrics_addr,
                 port);
     }
-    if (sv->leader_elect && (status = start_lease(sv)))
-        return status;
     struct ks_writer_opts wo = {.transport = {.request = client_request, .ctx = sv->client}};
     if ((rc = ks_writer_create(&wo, &sv->writer)) < 0 || !(sv->objects = calloc(1, sizeof(*sv->objects))) ||
         (rc = ks_intake_create(sv->objects, &sv->intake)) < 0) {
@@ -531,6 +530,9 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: starting leader election: %s\n", strerror(-rc));
         return 1;
     }
+    if (sv->lease)
+        fprintf(stderr, "ksched serve: leader election for %s/%s\n", sv->cfg->leader_election.resource_namespace,
+                sv->cfg->leader_election.resource_name);
     return 0;
 }
 
@@ -539,9 +541,12 @@ static void stop(struct serve *sv)
     pthread_mutex_lock(&sv->lock);
     atomic_store(&sv->quit, true);
     pthread_cond_broadcast(&sv->cond);
+    /* the intake thread sets sched before it sets ready under this lock; without ready the
+     * scheduling thread is still waiting on the condition and leaves on quit */
+    struct ks_scheduler *running = atomic_load(&sv->ready) ? sv->sched : NULL;
     pthread_mutex_unlock(&sv->lock);
-    if (sv->sched)
-        ks_queue_close(ks_scheduler_queue(sv->sched));
+    if (running)
+        ks_queue_close(ks_scheduler_queue(running));
     if (sv->sched_started)
         pthread_join(sv->sched_thread, NULL);
     ks_informers_stop(sv->informers);
