@@ -20,16 +20,17 @@
 #include "ksched/sched_check.h"
 
 struct ks_soak_opts {
-    uint32_t nodes;           /* cluster size kept (deleted nodes are replaced) */
-    uint64_t pods;            /* stop once this many pods were bound... */
-    double seconds;           /* ...or after this long, whichever comes first */
-    uint64_t seed;            /* the generator's choices (thread timing still varies) */
-    double bind_failure_rate; /* fraction of bindings the backend fails (some after a delay) */
-    double node_delete_rate;  /* per pod created, the chance a node is deleted (and replaced) */
-    uint64_t check_every;     /* generator events between full checks; 0: only at the end */
-    uint32_t parallelism;     /* Filter/Score threads; 0: the configuration's, capped at the cores */
-    uint32_t binders;         /* binder threads; 0: 2 */
-    FILE *progress;           /* a line per check, or NULL */
+    uint32_t nodes;             /* cluster size kept (deleted nodes are replaced) */
+    uint64_t pods;              /* stop once this many pods were bound... */
+    double seconds;             /* ...or after this long, whichever comes first */
+    uint64_t seed;              /* the generator's choices (thread timing still varies) */
+    double bind_failure_rate;   /* fraction of bindings the backend fails (some after a delay) */
+    double node_delete_rate;    /* per pod created, the chance a node is deleted (and replaced) */
+    uint64_t check_every;       /* generator events between full checks; 0: only at the end */
+    uint32_t parallelism;       /* Filter/Score threads; 0: the configuration's, capped at the cores */
+    uint32_t binders;           /* binder threads; 0: 2 */
+    uint32_t max_pods_per_node; /* allocatable pods of every node; 0: 40 */
+    FILE *progress;             /* a line per check, or NULL */
 };
 
 struct ks_soak_result {

@@ -18,7 +18,7 @@
 static const char usage_text[] =
     "usage: ksched soak [--nodes N] [--pods M] [--seconds S] [--seed S] [--bind-failure-rate R]\n"
     "                   [--node-delete-rate D] [--check-every K] [--parallelism P] [--binders B]\n"
-    "                   [--json] [--verbose]\n"
+    "                   [--max-pods-per-node N] [--json] [--verbose]\n"
     "\n"
     "Churn soak: keep adding, updating and deleting nodes and pods while the scheduler runs,\n"
     "fail a fraction R of bindings, and check every K generator events and at the end that no\n"
@@ -34,6 +34,7 @@ static const char usage_text[] =
     "  --check-every K        generator events between full checks; 0: only at the end (default 50000)\n"
     "  --parallelism P        Filter/Score threads (default: the configuration's, capped at the cores)\n"
     "  --binders B            binder threads (default 2)\n"
+    "  --max-pods-per-node N  allocatable pods of every node (default 40)\n"
     "  --json                 the report as one JSON object\n"
     "  --verbose              a progress line per check on standard error\n";
 
@@ -165,12 +166,16 @@ int ks_cmd_soak(int argc, char **argv)
             o.progress = stderr;
             continue;
         }
-        if (strcmp(a, "--nodes") == 0 || strcmp(a, "--parallelism") == 0 || strcmp(a, "--binders") == 0) {
+        if (strcmp(a, "--nodes") == 0 || strcmp(a, "--parallelism") == 0 || strcmp(a, "--binders") == 0 ||
+            strcmp(a, "--max-pods-per-node") == 0) {
             if ((rc = parse_u64(a, v, &u)) != 0)
                 return rc;
             if (u > UINT32_MAX)
                 return bad("%s: too large: %s", a, v);
-            *(a[2] == 'n' ? &o.nodes : a[2] == 'p' ? &o.parallelism : &o.binders) = (uint32_t)u;
+            *(a[2] == 'n'   ? &o.nodes
+              : a[2] == 'p' ? &o.parallelism
+              : a[2] == 'b' ? &o.binders
+                            : &o.max_pods_per_node) = (uint32_t)u;
         } else if (strcmp(a, "--pods") == 0) {
             rc = parse_u64(a, v, &o.pods);
         } else if (strcmp(a, "--seed") == 0) {

@@ -205,6 +205,7 @@ struct soak {
     uint32_t cap_slot_of;
     int64_t bound_milli_cpu, cluster_milli_cpu;
     uint32_t backlog;
+    uint32_t max_pods; /* allocatable pods per node */
 
     /* the API server's view (binder threads and intake), under api_lock */
     pthread_mutex_t api_lock;
@@ -480,11 +481,11 @@ static uint32_t variant_of(const struct spod *p)
     return p->gated ? V_GATED : p->rev ? V_REV_B : V_REV_A;
 }
 
-static int node_yaml(char *buf, size_t len, uint32_t serial, const struct node_cfg *c)
+static int node_yaml(char *buf, size_t len, uint32_t serial, const struct node_cfg *c, uint32_t max_pods)
 {
     char alloc[160];
-    snprintf(alloc, sizeof(alloc), "{cpu: \"%u\", memory: 32Gi, ephemeral-storage: 100Gi, pods: \"40\"%s}",
-             c->cpu, c->gpu ? ", example.com/gpu: \"2\"" : "");
+    snprintf(alloc, sizeof(alloc), "{cpu: \"%u\", memory: 32Gi, ephemeral-storage: 100Gi, pods: \"%u\"%s}",
+             c->cpu, max_pods, c->gpu ? ", example.com/gpu: \"2\"" : "");
     return snprintf(
         buf, len,
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: n%u\n  labels: {kubernetes.io/hostname: n%u, "
@@ -500,7 +501,7 @@ static struct ks_node *make_node(struct soak *k, uint32_t serial, const struct n
     char buf[1024];
     struct ks_yaml_stream *ys;
     struct ks_node *node = NULL;
-    int len = node_yaml(buf, sizeof(buf), serial, c);
+    int len = node_yaml(buf, sizeof(buf), serial, c, k->max_pods);
     if (ks_yaml_parse("soak-node", buf, (size_t)len, &ys, k->err) < 0)
         return NULL;
     if (ys->ndocs != 1 || ks_decode_node("soak-node", ys->docs[0], &node, k->err) < 0)
@@ -981,8 +982,9 @@ static int step(struct soak *k)
         rc = delete_pending(k, k->pending.v[rnd(k) % k->pending.n]);
         return rc < 0 ? rc : 1;
     }
-    /* make room: keep the bound pods' cpu requests near 90% of the cluster's */
-    if (k->bound.n && (double)k->bound_milli_cpu > 0.9 * (double)k->cluster_milli_cpu) {
+    /* make room: keep the bound pods' cpu requests, and their number, near 90% of the cluster's */
+    if (k->bound.n && ((double)k->bound_milli_cpu > 0.9 * (double)k->cluster_milli_cpu ||
+                       (double)k->bound.n > 0.9 * (double)k->nnodes * k->max_pods)) {
         k->res->pods_deleted_bound++;
         rc = delete_bound(k, k->bound.v[rnd(k) % k->bound.n]);
         return rc < 0 ? rc : 1;
@@ -1075,6 +1077,7 @@ int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, str
     k->res = res;
     k->err = err;
     k->rng = mix(opts->seed + 1) | 1;
+    k->max_pods = opts->max_pods_per_node ? opts->max_pods_per_node : 40;
     k->backlog = opts->nodes / 5 < 50 ? 50 : opts->nodes / 5 > 1000 ? 1000 : opts->nodes / 5;
     pthread_mutex_init(&k->api_lock, NULL);
     pthread_mutex_init(&k->ev_lock, NULL);
