@@ -673,7 +673,7 @@ def scenario_bad_input(c):
     size = os.path.getsize(s.log_path)
     for res, ev, name in (("pods", "no-name", None), ("pods", "wrong-type", None), ("pods", "unknown-field", None),
                           ("nodes", "unknown-field", "node-00"), ("nodes", "no-name", None),
-                          ("pods", "unknown-type", None), ("pods", "truncated", None)):
+                          ("pods", "unknown-type", None), ("pods", "not-json", None), ("pods", "truncated", None)):
         args = {"resource": res, "event": ev}
         if name:
             args["name"] = name
@@ -692,7 +692,7 @@ def scenario_bad_input(c):
         logged = f.read()
     check("Pod" in logged and "Node" in logged, "the skipped events were not logged:\n" + logged[:2000])
     check(s.get("/healthz")[0] == 200, "/healthz not ok after the bad events")
-    print("bad-input: 7 bad watch events skipped, %d pods bound" % len(first + second))
+    print("bad-input: 8 bad watch events skipped, %d pods bound" % len(first + second))
 
 
 SCENARIOS = {"decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
