@@ -41,7 +41,6 @@ import random
 import re
 import socket
 import ssl
-import string
 import sys
 import threading
 import time
@@ -1026,22 +1025,17 @@ class State:
 # Per-kind strategy: defaults and admission on create, validation
 
 
-def quantity_present(res):
-    return isinstance(res, dict) and bool(res)
-
-
 def pod_qos(spec):
-    reqs, lims, any_set, guaranteed = [], [], False, True
+    """status.qosClass (pkg/apis/core/helper/qos), comparing quantities as written."""
+    any_set, guaranteed = False, True
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        r = (c.get("resources") or {})
+        r = (c.get("resources") or {}) if isinstance(c, dict) else {}
         req, lim = r.get("requests") or {}, r.get("limits") or {}
         if req or lim:
             any_set = True
         for k in ("cpu", "memory"):
             if k not in lim or req.get(k, lim.get(k)) != lim.get(k):
                 guaranteed = False
-        reqs.append(req)
-        lims.append(lim)
     if not any_set:
         return "BestEffort"
     return "Guaranteed" if guaranteed else "Burstable"
@@ -1077,9 +1071,6 @@ def pod_prepare_create(state, pod):
                 p.setdefault("protocol", "TCP")
                 if spec.get("hostNetwork"):
                     p.setdefault("hostPort", p.get("containerPort"))
-    for t in spec.get("tolerations") or []:
-        if isinstance(t, dict) and "operator" not in t and t.get("key") is not None:
-            pass  # the operator stays absent: it defaults to Equal at use
     # Priority admission
     pcs = state.stores["scheduling.k8s.io/priorityclasses"].objects
     pc_name = spec.get("priorityClassName")
