@@ -176,6 +176,7 @@ class Cluster:
         problems = []
         for s in self.serves:
             problems += s.stop()
+        self.api.close()
         self.server.stop()
         if not ok or problems:
             for s in self.serves:
@@ -545,6 +546,13 @@ def scenario_leader(c):
     first_follower = min(x["time"] for x in st["bindings"] if x["user"] == follower.user)
     check(last_leader < first_follower, "the two instances' bindings interleave")
     took = min(w["time"] for w in st["leases"] if w["user"] == follower.user and w["holder"])
+    if flags:
+        # safety, not speed: the follower may only take a lease the dead leader stopped renewing
+        # a whole lease duration ago (it measures from when it saw the last renewal)
+        renewed = max(w["time"] for w in st["leases"] if w["user"] == leader.user)
+        duration = float(LEASE_FLAGS[1].rstrip("s"))
+        check(took - renewed >= duration - 0.1, "the lease was taken %.2f s after the last renewal (duration %gs)"
+              % (took - renewed, duration))
     print("leader: %s bound %d, then %s took over %.1f s after the kill and bound %d" %
           (leader.user, len(first), follower.user, took - killed, len(second)))
 

@@ -128,6 +128,12 @@ class Client:
             ctx.load_cert_chain(os.path.join(self.pki, self.user + ".crt"), os.path.join(self.pki, self.user + ".key"))
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=timeout)
 
+    def close(self):
+        conn = getattr(self.local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self.local.conn = None
+
     def headers(self, ctype):
         h = {"Accept": "application/json", "User-Agent": self.agent}
         if ctype:

@@ -45,6 +45,7 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        cls.c.close()
         cls.server.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
