@@ -171,8 +171,9 @@ Test(intake, live_transitions)
     expect_counts(&f, 2, 0, 1, "a pending pod updated in the queue");
     send(&f, KS_WATCH_MODIFIED, KS_KIND_POD, "ns", "p", pod("p", "n2", NULL));
     expect_counts(&f, 2, 1, 0, "bound by another scheduler: queue -> cache");
-    cr_expect_eq(ks_cache_pod_node(f.cache, ks_intake_find_pod(f.in, "ns", "p")), ks_intern("n2"));
-    ks_pod_put(ks_intake_find_pod(f.in, "ns", "p"));
+    struct ks_pod *p = ks_intake_find_pod(f.in, "ns", "p");
+    cr_expect_eq(ks_cache_pod_node(f.cache, p), ks_intern("n2"));
+    ks_pod_put(p);
 
     send(&f, KS_WATCH_MODIFIED, KS_KIND_POD, "ns", "p", pod("p", "n2", "status: {phase: Succeeded}"));
     expect_counts(&f, 2, 0, 0, "a terminal pod counts as deleted");
