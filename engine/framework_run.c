@@ -400,15 +400,34 @@ int ks_fw_score_node(const struct ks_framework *fw, const struct ks_cycle_state 
     return KS_SUCCESS;
 }
 
+static inline bool out_of_range(int64_t v)
+{
+    return (uint64_t)(v - KS_MIN_NODE_SCORE) > (uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE);
+}
+
 void ks__fw_plan_score(const struct ks_framework *fw, const struct ks_cycle_state *cs, struct ks_fw_plan *p)
 {
+    const struct ks_fw_calls *norm = &fw->list[KS_FWL_NORMALIZE];
     plan(&fw->list[KS_FWL_SCORE], cs->skip_score, p);
+    for (uint32_t k = 0; k < p->n; k++) {
+        /* the NormalizeScore list runs parallel to the Score list, weights included */
+        p->weight[k] = norm->v[p->col[k]].weight;
+        p->normalized[k] = norm->v[p->col[k]].op.normalize != NULL;
+    }
+    p->nskipped = 0;
+    for (uint32_t i = 0; i < norm->n; i++) {
+        if (cs->skip_score & norm->v[i].bit)
+            p->skipped[p->nskipped++] = i;
+    }
 }
 
 int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
-                           const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *scores,
-                           struct ks_status *st)
+                           const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *row,
+                           int64_t *total, bool *oor, struct ks_status *st)
 {
+    int64_t sum = 0;
+    bool bad = false;
+
     st->nreasons = 0;
     for (uint32_t k = 0; k < p->n; k++) {
         const struct ks_fw_call *c = &p->v[k];
@@ -416,8 +435,20 @@ int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_sta
         int code = c->op.score(c->self, cs, pod, node, &v, st);
         if (__builtin_expect(code != KS_SUCCESS, 0))
             return score_failed(c, st);
-        scores[p->col[k]] = v;
+        if (p->normalized[k]) {
+            row[p->col[k]] = v;
+            continue;
+        }
+        bad |= out_of_range(v);
+        v *= p->weight[k];
+        row[p->col[k]] = v;
+        sum += v;
     }
+    for (uint32_t k = 0; k < p->nskipped; k++)
+        row[p->skipped[k]] = 0;
+    *total = sum;
+    if (__builtin_expect(bad, 0))
+        *oor = true;
     st->code = KS_SUCCESS;
     st->plugin = KS_NO_PLUGIN;
     return KS_SUCCESS;
@@ -503,6 +534,53 @@ int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state 
         for (uint32_t k = 0; k < nskipped; k++)
             row[skipped[k]] = 0;
         totals[j] = total;
+    }
+    ks__status_clear(st);
+    return KS_SUCCESS;
+}
+
+int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
+                          const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
+                          int64_t *totals, bool *redo, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_NORMALIZE];
+    const uint32_t ns = l->n;
+
+    *redo = false;
+    ks__status_clear(st);
+    for (uint32_t k = 0; k < p->n && n; k++) {
+        if (!p->normalized[k])
+            continue;
+        const struct ks_fw_call *c = &l->v[p->col[k]];
+        const uint32_t i = p->col[k];
+        if (grow_norm_buf(fw, n) < 0) {
+            ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
+            return KS_ERROR;
+        }
+        int64_t *col = fw->norm_buf;
+        for (uint32_t j = 0; j < n; j++)
+            col[j] = scores[(size_t)j * ns + i];
+        ks__status_clear(st);
+        int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
+        if (code != KS_SUCCESS)
+            return ks__status_wrap(
+                st, KS_ERROR, c->slot,
+                "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+        bool bad = false;
+        for (uint32_t j = 0; j < n; j++)
+            bad |= out_of_range(col[j]);
+        if (__builtin_expect(bad, 0)) {
+            *redo = true;
+            ks__status_clear(st);
+            return KS_SUCCESS;
+        }
+        const int64_t w = p->weight[k];
+        for (uint32_t j = 0; j < n; j++) {
+            int64_t v = col[j] * w;
+            scores[(size_t)j * ns + i] = v;
+            totals[j] += v;
+        }
     }
     ks__status_clear(st);
     return KS_SUCCESS;

@@ -1,9 +1,12 @@
 /*
  * prioritize.c - PreScore, the parallel Score phase, normalisation and selectHost.
  *
- * Workers score blocks of feasible nodes, every score plugin per node in one pass (the
- * node's record stays in cache), into a feasible x plugins matrix; NormalizeScore and the
- * weights then run per plugin on the scheduling thread, and the host is drawn uniformly
+ * Workers score blocks of feasible nodes, every score plugin the pod does not skip per
+ * node in one pass (the node's record stays in cache; framework_plan.h), into a feasible x
+ * plugins matrix; a plugin without NormalizeScore is range-checked, weighted and summed
+ * into the node's total in the same pass. NormalizeScore and its plugins' weights then run
+ * per plugin on the scheduling thread (a score out of range sends the cycle through the
+ * unplanned functions, which report it as upstream does), and the host is drawn uniformly
  * among the best totals (select_host.c) — the distribution upstream's randomised heap
  * (schedule_one.go, nodeScoreHeap) gives.
  */
@@ -25,13 +28,16 @@ struct score_job {
     const struct ks_fw_plan *plan; /* the Score calls this pod does not skip */
     uint32_t nscore;
     int64_t *scores;
-    atomic_int failed; /* 0, or 1 once a plugin returned an error (first one kept in st) */
+    int64_t *totals;
+    atomic_bool out_of_range; /* a score without NormalizeScore left [0, 100]: redo unplanned */
+    atomic_int failed;        /* 0, or 1 once a plugin returned an error (first one kept in st) */
     struct ks_status st;
 };
 
 static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
     struct score_job *j = ctx;
+    bool oor = false;
     (void)worker;
     for (uint32_t i = begin; i < end; i++) {
         struct ks_status st;
@@ -42,7 +48,7 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
         if (i + SCORE_PREFETCH < end)
             ks__prefetch_record(j->nodes[i + SCORE_PREFETCH], sizeof(struct ks_node_snap));
         if (ks__fw_plan_score_node(j->plan, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore],
-                                   &st) != KS_SUCCESS) {
+                                   &j->totals[i], &oor, &st) != KS_SUCCESS) {
             int expected = 0;
             /* acq_rel: the winner's status write is visible to the reader after the join */
             if (atomic_compare_exchange_strong_explicit(&j->failed, &expected, 1, memory_order_acq_rel,
@@ -51,6 +57,27 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
             return;
         }
     }
+    /* relaxed: read after the join */
+    if (oor)
+        atomic_store_explicit(&j->out_of_range, true, memory_order_relaxed);
+}
+
+/*
+ * A score out of range: score and normalise again through the unplanned functions, whose
+ * checks run in upstream's order (every NormalizeScore first, then the range check in node
+ * order), so the error is the one upstream reports. Score plugins are pure functions of
+ * the pod, the node and the cycle state, so the scores are the same.
+ */
+static int score_unplanned(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_find_result *found, int64_t *scores, int64_t *totals,
+                           struct ks_status *st)
+{
+    uint32_t n = found->nfeasible, nscore = ks_framework_nscore(fw);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ks_fw_score_node(fw, cs, pod, found->feasible[i], &scores[(size_t)i * nscore], st) != KS_SUCCESS)
+            return KS_ERROR;
+    }
+    return ks_fw_normalize_scores(fw, cs, pod, found->feasible, n, scores, totals, st);
 }
 
 uint64_t ks__rand(struct ks_scheduler *s)
@@ -74,7 +101,8 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     }
     if (ks__scratch_reserve(sc, 0, n * (nscore ? nscore : 1)) < 0 || ks__scratch_reserve(sc, 0, n) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
-    memset(sc->totals, 0, n * sizeof(*sc->totals));
+    if (!nscore)
+        memset(sc->totals, 0, n * sizeof(*sc->totals));
     if (nscore) {
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
@@ -85,14 +113,18 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
                                 .nodes = found->feasible,
                                 .plan = &plan,
                                 .nscore = nscore,
-                                .scores = sc->scores};
+                                .scores = sc->scores,
+                                .totals = sc->totals};
         ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
         if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
             *st = job.st;
             return KS_ERROR;
         }
-        if ((rc = ks_fw_normalize_scores(fw, cs, pod, found->feasible, n, sc->scores, sc->totals, st)) !=
-            KS_SUCCESS)
+        bool redo = atomic_load_explicit(&job.out_of_range, memory_order_relaxed);
+        if (!redo && (rc = ks__fw_plan_normalize(fw, &plan, cs, pod, found->feasible, n, sc->scores,
+                                                 sc->totals, &redo, st)) != KS_SUCCESS)
+            return rc;
+        if (redo && (rc = score_unplanned(fw, cs, pod, found, sc->scores, sc->totals, st)) != KS_SUCCESS)
             return rc;
     }
     if (s->opts.on_attempt) {

@@ -111,23 +111,18 @@ static int64_t score_by_pods(const struct ks_node_snap *node)
     return node->npods;
 }
 
-Test(framework_plan, score_plan_fills_the_same_columns_and_normalize_clears_skipped_ones)
+/* Three nodes with npods 1, 2, 4 and the plugins of SCORES (FakeB skipped at PreScore). */
+static void score_setup(struct fixture *fx, struct ks_node_snap *n, const struct ks_node_snap **nodes,
+                        struct ks_fw_plan *plan)
 {
-    struct fixture fx;
-    struct ks_node_snap n[3];
-    const struct ks_node_snap *nodes[3];
-    int64_t planned[9], unplanned[9], tp[3], tu[3];
     struct ks_status st = {0};
-    struct ks_fw_plan plan;
 
-    fx_open(&fx, SCORES);
+    fx_open(fx, SCORES);
     ks_fake(A)->score_fn = score_by_pods;
     ks_fake(A)->normalize = KS_FAKE_NORM_MAX;
     ks_fake(B)->code[KS_FAKE_PRE_SCORE] = KS_SKIP;
     ks_fake(B)->score = 9;
     ks_fake(C)->score = 10;
-    ks_fake(C)->normalize = KS_FAKE_NORM_ADD;
-    ks_fake(C)->norm_add = 5;
     for (int i = 0; i < 3; i++) {
         char name[8];
         snprintf(name, sizeof(name), "n%d", i + 1);
@@ -135,29 +130,53 @@ Test(framework_plan, score_plan_fills_the_same_columns_and_normalize_clears_skip
         n[i].npods = 1u << i;
         nodes[i] = &n[i];
     }
-    cr_assert_eq(ks_fw_run_pre_score(fx.fw, &fx.cs, &fx.pod, nodes, 3, &st), KS_SUCCESS);
-    ks__fw_plan_score(fx.fw, &fx.cs, &plan);
+    cr_assert_eq(ks_fw_run_pre_score(fx->fw, &fx->cs, &fx->pod, nodes, 3, &st), KS_SUCCESS);
+    ks__fw_plan_score(fx->fw, &fx->cs, plan);
+    cr_assert(plan->normalized[0] && plan->normalized[1], "every fake has a NormalizeScore op");
+    /*
+     * FakeC's NormalizeScore keeps the scores (KS_FAKE_NORM_KEEP), so the plan may treat it
+     * as a plugin without one: scored, range-checked and weighted in the Score pass. That is
+     * the path of the in-tree resource plugins, which the fakes cannot show otherwise.
+     */
+    plan->normalized[1] = false;
+}
+
+Test(framework_plan, planned_scoring_gives_the_unplanned_matrix_and_totals)
+{
+    struct fixture fx;
+    struct ks_node_snap n[3];
+    const struct ks_node_snap *nodes[3];
+    int64_t planned[9], unplanned[9], tp[3], tu[3];
+    struct ks_status st = {0};
+    struct ks_fw_plan plan;
+    bool oor = false, redo = true;
+
+    score_setup(&fx, n, nodes, &plan);
     cr_assert_eq(plan.n, 2, "FakeB skipped at PreScore: two calls, got %u", plan.n);
     cr_assert_eq(plan.col[0], 0);
     cr_assert_eq(plan.col[1], 2);
 
     ks_fake_log_clear();
     for (int i = 0; i < 9; i++)
-        planned[i] = 12345; /* a planned pass leaves the skipped column as it was */
+        planned[i] = 12345; /* every cell is written: the skipped one with 0 */
     for (int i = 0; i < 3; i++) {
-        cr_assert_eq(ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &planned[i * 3], &st), KS_SUCCESS);
-        cr_assert_eq(planned[i * 3 + 1], 12345);
+        cr_assert_eq(
+            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &planned[i * 3], &tp[i], &oor, &st),
+            KS_SUCCESS);
         cr_assert_eq(ks_fw_score_node(fx.fw, &fx.cs, &fx.pod, &n[i], &unplanned[i * 3], &st), KS_SUCCESS);
     }
     cr_assert_str_eq(ks_fake_log(), "A.score C.score A.score C.score A.score C.score A.score C.score A.score "
                                     "C.score A.score C.score");
-    cr_assert_eq(ks_fw_normalize_scores(fx.fw, &fx.cs, &fx.pod, nodes, 3, planned, tp, &st), KS_SUCCESS);
+    cr_assert(!oor);
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, planned, tp, &redo, &st),
+                 KS_SUCCESS);
+    cr_assert(!redo);
     cr_assert_eq(ks_fw_normalize_scores(fx.fw, &fx.cs, &fx.pod, nodes, 3, unplanned, tu, &st), KS_SUCCESS);
     for (int i = 0; i < 9; i++)
         cr_assert_eq(planned[i], unplanned[i], "cell %d: planned %lld, unplanned %lld", i,
                      (long long)planned[i], (long long)unplanned[i]);
-    /* A: 1 2 4 -> 25 50 100, weight 2; B skipped: 0; C: 10 + 5, weight 3 */
-    int64_t want[3] = {50 + 45, 100 + 45, 200 + 45};
+    /* A: 1 2 4 -> 25 50 100, weight 2; B skipped: 0; C: 10, weight 3 */
+    int64_t want[3] = {50 + 30, 100 + 30, 200 + 30};
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(planned[i * 3 + 1], 0, "skipped cell of node %d: %lld", i,
                      (long long)planned[i * 3 + 1]);
@@ -165,6 +184,56 @@ Test(framework_plan, score_plan_fills_the_same_columns_and_normalize_clears_skip
                      (long long)want[i]);
         cr_assert_eq(tu[i], tp[i]);
     }
+    fx_close(&fx);
+}
+
+Test(framework_plan, scores_out_of_range_ask_for_the_unplanned_path)
+{
+    struct fixture fx;
+    struct ks_node_snap n[3];
+    const struct ks_node_snap *nodes[3];
+    int64_t scores[9], totals[3];
+    struct ks_status st = {0};
+    struct ks_fw_plan plan;
+    bool oor = false, redo = false;
+
+    /* a plugin without NormalizeScore: flagged while scoring */
+    score_setup(&fx, n, nodes, &plan);
+    ks_fake(C)->score = 101;
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(
+            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
+            KS_SUCCESS);
+    cr_assert(oor, "101 from FakeC (no NormalizeScore) must be flagged");
+    fx_close(&fx);
+
+    /* a plugin whose NormalizeScore leaves the range: flagged by the normalisation */
+    score_setup(&fx, n, nodes, &plan);
+    ks_fake(A)->normalize = KS_FAKE_NORM_ADD;
+    ks_fake(A)->norm_add = 200;
+    oor = false;
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(
+            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
+            KS_SUCCESS);
+    cr_assert(!oor, "FakeA's raw scores are left to its NormalizeScore");
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, scores, totals, &redo, &st),
+                 KS_SUCCESS);
+    cr_assert(redo, "201 after FakeA's NormalizeScore must send the cycle to the unplanned path");
+    fx_close(&fx);
+
+    /* a failing NormalizeScore is reported as the unplanned function reports it */
+    score_setup(&fx, n, nodes, &plan);
+    ks_fake(A)->code[KS_FAKE_NORMALIZE] = KS_ERROR;
+    ks_fake(A)->msg = "boom";
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(
+            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
+            KS_SUCCESS);
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, scores, totals, &redo, &st),
+                 KS_ERROR);
+    cr_assert_str_eq(ks_intern_str(st.reasons[0]),
+                     "running Normalize on Score plugins: plugin \"FakeA\" failed with: boom");
     fx_close(&fx);
 }
 
