@@ -4,13 +4,17 @@
 #   make bench   build and run the default benchmark: SchedulingBasic on 5,000 generated nodes
 #                (ksched bench; bench/run-all runs the whole matrix)
 #   make format  clang-format every C source in place
+#   make fuzz    build the libFuzzer targets (clang) into build/fuzz and fuzz each for
+#                FUZZ_SECONDS (default 60); `make test` runs 10 s of each (test-fuzz)
 
 MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 BUILD := build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build asan tsan test test-release test-asan test-tsan bench format clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build asan tsan test test-release test-asan test-tsan test-fuzz fuzz bench format clean
 
 all: build
 
@@ -40,7 +44,14 @@ test-tsan: tsan
 	@cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --output-on-failure -L stress -j $(JOBS)
 
-test: test-release test-asan test-tsan
+test-fuzz: deps
+	@FUZZ_SECONDS=10 ./scripts/fuzz.sh $(BUILD)/fuzz
+	@cd $(BUILD)/fuzz && ctest --output-on-failure -j $(JOBS)
+
+test: test-release test-asan test-tsan test-fuzz
+
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh $(BUILD)/fuzz
 
 bench: build
 	@./scripts/bench-default.sh $(BUILD)/ksched

@@ -322,7 +322,11 @@ static int parse_rfc3339(const char *s, int64_t *out)
     } else {
         return -1;
     }
-    if (*p || mo < 1 || mo > 12 || da < 1 || da > 31 || h > 23 || mi > 59 || se > 60)
+    /* Go's time.Parse: the day must exist in its month, seconds stop at 59 */
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (*p || mo < 1 || mo > 12 || da < 1 || da > mdays[mo - 1] || h > 23 || mi > 59 || se > 59)
+        return -1;
+    if (mo == 2 && da == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
         return -1;
     /* days from civil (proleptic Gregorian) */
     int yy = y - (mo <= 2);
@@ -332,7 +336,14 @@ static int parse_rfc3339(const char *s, int64_t *out)
     int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     int64_t days = (int64_t)era * 146097 + doe - 719468;
     int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
-    *out = secs * 1000000000 + frac;
+    /*
+     * Unix nanoseconds span the years 1677-2262; a valid time outside saturates (one above
+     * KS_TIME_NONE at the low end) so that it still orders before or after every other.
+     */
+    int64_t ns;
+    if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) || __builtin_add_overflow(ns, frac, &ns))
+        ns = secs < 0 ? KS_TIME_NONE + 1 : INT64_MAX;
+    *out = ns == KS_TIME_NONE ? KS_TIME_NONE + 1 : ns;
     return 0;
 }
 

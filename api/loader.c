@@ -168,14 +168,86 @@ static int version_ok(const char *versions, const char *v)
     return 0;
 }
 
-static int scalar_field(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *key,
+static int scalar_field(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *key,
                         const char *prefix, const char **out)
 {
     const struct ks_yaml_node *n = ks_yaml_get(doc, key);
     if (ks_yaml_is_null(n) || n->kind != KS_YAML_SCALAR || n->len == 0)
-        return ks_error_set(l->err, file, n ? n->line : doc->line, NULL, "%s%s: Required value", prefix, key);
+        return ks_error_set(err, file, n ? n->line : doc->line, NULL, "%s%s: Required value", prefix, key);
     *out = n->str;
     return 0;
+}
+
+/* The kind and apiVersion of object @doc (errors name fields after @prefix). */
+static int doc_header(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *prefix,
+                      const char **kind, const char **api_version)
+{
+    int rc;
+    if (doc->kind != KS_YAML_MAP)
+        return ks_error_set(err, file, doc->line, prefix[0] ? prefix : NULL,
+                            "expected a Kubernetes object (a map), found %s", ks_yaml_kind_name(doc));
+    if ((rc = scalar_field(err, file, doc, "kind", prefix, kind)) ||
+        (rc = scalar_field(err, file, doc, "apiVersion", prefix, api_version)))
+        return rc;
+    return 0;
+}
+
+/* Decode object @doc of @kind/@api_version through KS_KIND_MAP; errors name fields after @prefix. */
+static int decode_doc(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *prefix,
+                      const char *kind, const char *api_version, enum ks_kind *kind_out, void **out)
+{
+    int rc;
+    *out = NULL;
+    for (int k = 0; k < KS_KIND_COUNT; k++) {
+        if (strcmp(kinds[k].kind, kind) != 0)
+            continue;
+        if (!version_ok(kinds[k].versions, api_version))
+            return ks_error_set(err, file, ks_yaml_get(doc, "apiVersion")->line, NULL,
+                                "%sapiVersion: unsupported apiVersion \"%s\" for kind %s (want %s)", prefix,
+                                api_version, kind, kinds[k].versions);
+        struct ks_error inner = {0};
+        if ((rc = kinds[k].decode(file, doc, out, &inner))) {
+            *out = NULL;
+            if (rc == -ENOMEM && !inner.set)
+                ks_error_set(&inner, file, doc->line, NULL, "out of memory");
+            /* name the list item in the field path */
+            if (err && !err->set) {
+                ks_error_set(err, inner.file, inner.line, NULL, "%s", "");
+                snprintf(err->field, sizeof(err->field), "%s%s", prefix, inner.field);
+                snprintf(err->msg, sizeof(err->msg), "%s", inner.msg);
+            }
+            return rc;
+        }
+        *kind_out = (enum ks_kind)k;
+        return 0;
+    }
+    return ks_error_set(err, file, ks_yaml_get(doc, "kind")->line, NULL,
+                        "%skind: unsupported kind \"%s\" (apiVersion %s)", prefix, kind, api_version);
+}
+
+int ks_object_decode(const char *file, const struct ks_yaml_node *doc, enum ks_kind *kind, void **out,
+                     struct ks_error *err)
+{
+    const char *k, *v;
+    int rc;
+    *out = NULL;
+    if (!file)
+        file = "";
+    if (!doc)
+        return ks_error_set(err, file, 0, NULL, "expected a Kubernetes object (a map), found nothing");
+    if ((rc = doc_header(err, file, doc, "", &k, &v)))
+        return rc;
+    return decode_doc(err, file, doc, "", k, v, kind, out);
+}
+
+void ks_object_destroy(enum ks_kind kind, void *obj)
+{
+    if (!obj || kind >= KS_KIND_COUNT)
+        return;
+    if (kind == KS_KIND_POD)
+        ks_pod_put(obj);
+    else
+        kinds[kind].destroy(obj);
 }
 
 static int load_doc(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *prefix,
@@ -184,11 +256,7 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
     const char *api_version, *kind;
     int rc;
 
-    if (doc->kind != KS_YAML_MAP)
-        return ks_error_set(l->err, file, doc->line, prefix[0] ? prefix : NULL,
-                            "expected a Kubernetes object (a map), found %s", ks_yaml_kind_name(doc));
-    if ((rc = scalar_field(l, file, doc, "kind", prefix, &kind)) ||
-        (rc = scalar_field(l, file, doc, "apiVersion", prefix, &api_version)))
+    if ((rc = doc_header(l->err, file, doc, prefix, &kind, &api_version)))
         return rc;
     size_t klen = strlen(kind);
     if (depth == 0 && klen >= 4 && strcmp(kind + klen - 4, "List") == 0) {
@@ -204,33 +272,16 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
         }
         return 0;
     }
-    for (int k = 0; k < KS_KIND_COUNT; k++) {
-        if (strcmp(kinds[k].kind, kind) != 0)
-            continue;
-        if (!version_ok(kinds[k].versions, api_version))
-            return ks_error_set(l->err, file, ks_yaml_get(doc, "apiVersion")->line, NULL,
-                                "%sapiVersion: unsupported apiVersion \"%s\" for kind %s (want %s)", prefix,
-                                api_version, kind, kinds[k].versions);
-        void *obj;
-        struct ks_error inner = {0};
-        if ((rc = kinds[k].decode(file, doc, &obj, &inner))) {
-            if (rc == -ENOMEM && !inner.set)
-                ks_error_set(&inner, file, doc->line, NULL, "out of memory");
-            /* name the list item in the field path */
-            ks_error_set(l->err, inner.file, inner.line, NULL, "%s", "");
-            snprintf(l->err->field, sizeof(l->err->field), "%s%s", prefix, inner.field);
-            snprintf(l->err->msg, sizeof(l->err->msg), "%s", inner.msg);
-            return rc;
-        }
-        if ((rc = push_object(l, (enum ks_kind)k, obj, file))) {
-            kinds[k].destroy(obj);
-            if (rc == -ENOMEM)
-                ks_error_set(l->err, file, doc->line, NULL, "out of memory");
-        }
+    enum ks_kind k;
+    void *obj;
+    if ((rc = decode_doc(l->err, file, doc, prefix, kind, api_version, &k, &obj)))
         return rc;
+    if ((rc = push_object(l, k, obj, file))) {
+        kinds[k].destroy(obj);
+        if (rc == -ENOMEM)
+            ks_error_set(l->err, file, doc->line, NULL, "out of memory");
     }
-    return ks_error_set(l->err, file, ks_yaml_get(doc, "kind")->line, NULL,
-                        "%skind: unsupported kind \"%s\" (apiVersion %s)", prefix, kind, api_version);
+    return rc;
 }
 
 static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
@@ -280,7 +331,36 @@ static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
     return 0;
 }
 
-int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err)
+/* One file's text (@buf, or the file @path when @buf is NULL) into @l; records the file of each pod. */
+static int load_one(struct load *l, const char *path, const char *buf, size_t len, const char ***pod_file)
+{
+    struct ks_yaml_stream *s;
+    uint32_t first_pod = l->objs->of[KS_KIND_POD].n;
+    int rc = buf ? ks_yaml_parse(path, buf, len, &s, l->err) : ks_yaml_parse_file(path, &s, l->err);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < s->ndocs && rc == 0; i++) {
+        if (s->docs[i] && !ks_yaml_is_null(s->docs[i]))
+            rc = load_doc(l, path, s->docs[i], "", 0);
+    }
+    ks_yaml_stream_destroy(s);
+    uint32_t npods = l->objs->of[KS_KIND_POD].n;
+    if (rc == 0 && npods > first_pod) {
+        const char **pf = realloc(*pod_file, npods * sizeof(*pf));
+        if (!pf) {
+            ks_error_set(l->err, path, 0, NULL, "out of memory");
+            return -ENOMEM;
+        }
+        *pod_file = pf;
+        for (uint32_t p = first_pod; p < npods; p++)
+            pf[p] = path;
+    }
+    return rc;
+}
+
+/* The files @paths, or the one in-memory text @buf named @paths[0], into a new set. */
+static int load_all(const char *const *paths, int n, const char *buf, size_t len, struct ks_objects **out,
+                    struct ks_error *err)
 {
     struct load l = {.err = err};
     int rc = 0;
@@ -290,28 +370,8 @@ int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, st
         return -ENOMEM;
     /* pods are checked against the objects of every file: remember where each came from */
     const char **pod_file = NULL;
-    for (int f = 0; f < n && rc == 0; f++) {
-        struct ks_yaml_stream *s;
-        uint32_t first_pod = l.objs->of[KS_KIND_POD].n;
-        if ((rc = ks_yaml_parse_file(paths[f], &s, err)))
-            break;
-        for (uint32_t i = 0; i < s->ndocs && rc == 0; i++) {
-            if (s->docs[i] && !ks_yaml_is_null(s->docs[i]))
-                rc = load_doc(&l, paths[f], s->docs[i], "", 0);
-        }
-        ks_yaml_stream_destroy(s);
-        uint32_t npods = l.objs->of[KS_KIND_POD].n;
-        if (rc == 0 && npods > first_pod) {
-            const char **pf = realloc(pod_file, npods * sizeof(*pf));
-            if (!pf) {
-                rc = ks_error_set(err, paths[f], 0, NULL, "out of memory");
-                break;
-            }
-            pod_file = pf;
-            for (uint32_t p = first_pod; p < npods; p++)
-                pod_file[p] = paths[f];
-        }
-    }
+    for (int f = 0; f < n && rc == 0; f++)
+        rc = load_one(&l, paths[f], buf, len, &pod_file);
     for (uint32_t p = 0; rc == 0 && p < l.objs->of[KS_KIND_POD].n; p++)
         rc = check_pod(&l, l.objs->of[KS_KIND_POD].items[p], pod_file[p]);
     free(pod_file);
@@ -322,6 +382,18 @@ int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, st
     }
     *out = l.objs;
     return 0;
+}
+
+int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err)
+{
+    return load_all(paths, n, NULL, 0, out, err);
+}
+
+int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct ks_objects **out,
+                           struct ks_error *err)
+{
+    const char *name = file ? file : "";
+    return load_all(&name, 1, buf ? buf : "", len, out, err);
 }
 
 void ks_objects_destroy(struct ks_objects *objs)

@@ -468,6 +468,9 @@ static bool magnitude_below_1024(u128 c, int64_t exp)
     return c < 1024 * p;
 }
 
+/* The largest multiple of three a parsed e<N> exponent can express (INT32_MAX - 1). */
+#define MAX_EXP3 ((int64_t)INT32_MAX - 1)
+
 /*
  * The base-10 canonical form: the exponent lowered to a multiple of three (the coefficient
  * gains one or two zeros), then the DecimalSI suffix for it, or e<N> for DecimalExponent and
@@ -478,6 +481,14 @@ static size_t put_decimal(char *p, size_t cap, u128 c, int64_t exp, bool decimal
     int64_t exp3 = exp - ((exp % 3) + 3) % 3;
     size_t n = put_u128(p, c);
 
+    /*
+     * The text must read back, and the parser takes e<N> up to INT32_MAX only: past the last
+     * multiple of three below it (a value parsed from "...e2147483647" whose trailing zeros
+     * moved into exp), the coefficient keeps the extra zeros instead. Parsed values need at
+     * most 40 digits then; a hand-built exponent that would not fit keeps its own form.
+     */
+    if (exp3 > MAX_EXP3 && n + (size_t)(exp - MAX_EXP3) + 12 <= cap)
+        exp3 = MAX_EXP3;
     for (int64_t z = exp3; z < exp; z++)
         p[n++] = '0';
     if (decimal_si && exp3 >= -9 && exp3 <= 18) {

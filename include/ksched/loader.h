@@ -14,6 +14,8 @@
 #include "ksched/api_types.h"
 #include "ksched/error.h"
 
+struct ks_yaml_node;
+
 /* kind, apiVersions accepted (space separated), decoder/destructor suffix */
 #define KS_KIND_MAP(X)                                                                                       \
     X(NODE, "Node", "v1", struct ks_node, node)                                                              \
@@ -66,6 +68,26 @@ const char *ks_kind_name(enum ks_kind kind);
  * @err set / -ENOMEM; on failure *out is NULL and nothing is leaked.
  */
 int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err);
+
+/*
+ * ks_objects_load_buffer - ks_objects_load() of one file's text: the @len bytes at @buf,
+ * named @file in errors (which name its line and field as for a file). Same contract.
+ */
+int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct ks_objects **out,
+                           struct ks_error *err);
+
+/*
+ * ks_object_decode - one object document @doc (a map naming its apiVersion and kind) of any
+ * kind in KS_KIND_MAP, decoded as the loader decodes each document, without the checks
+ * across objects (an API object from a server, a watch event's object). Returns 0 with
+ * *kind and *out (free with ks_object_destroy()), or -EINVAL with @err set (file, line,
+ * field) / -ENOMEM; on failure *out is NULL. Any thread; allocates.
+ */
+int ks_object_decode(const char *file, const struct ks_yaml_node *doc, enum ks_kind *kind, void **out,
+                     struct ks_error *err);
+
+/* ks_object_destroy - free an object of @kind from ks_object_decode() (a pod: drop its reference). NULL ok. */
+void ks_object_destroy(enum ks_kind kind, void *obj);
 
 /* ks_objects_destroy - free the set and every object in it (pods: drop its reference). Accepts NULL. */
 void ks_objects_destroy(struct ks_objects *objs);
