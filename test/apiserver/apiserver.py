@@ -818,6 +818,7 @@ class State:
             obj["apiVersion"], obj["kind"] = res.api_version if res.storage != "events" else "v1", res.kind
             PREPARE_CREATE.get(res.storage, lambda s, o: None)(self, obj)
             VALIDATE.get(res.storage, lambda r, o: None)(res, obj)
+            track_fields(obj, user, "Update", res.api_version)
             out = self.write(res, "ADDED", key, obj, None)
             if res.resource == "leases":
                 self.log_lease("create", out, user)
@@ -861,6 +862,8 @@ class State:
                     new_meta[f] = old["metadata"][f]
                 else:
                     new_meta.pop(f, None)
+            if "managedFields" not in new_meta and "managedFields" in old["metadata"]:
+                new_meta["managedFields"] = old["metadata"]["managedFields"]  # omitted: kept
             obj["metadata"] = new_meta
             obj["apiVersion"], obj["kind"] = old["apiVersion"], old["kind"]
             if "status" in res.subresources:
@@ -878,6 +881,9 @@ class State:
             PREPARE_UPDATE.get(res.storage, lambda s, o, p: None)(self, obj, old)
             VALIDATE.get(res.storage, lambda r, o: None)(res, obj)
             if obj == old:  # a no-op update writes nothing and keeps the resourceVersion
+                return old
+            track_fields(obj, user, "Update", res.api_version, sub)
+            if obj == old:
                 return old
             out = self.write(res, "MODIFIED", key, obj, old)
             if res.resource == "leases":
@@ -960,7 +966,7 @@ class State:
                 if (pod.get("spec") or {}).get("nodeName"):
                     raise conflict("pods/binding", "", name, 'pod %s is already assigned to node "%s"'
                                    % (name, pod["spec"]["nodeName"]))
-                self.assign(key, pod, target["name"], meta.get("annotations") or {})
+                self.assign(key, pod, target["name"], meta.get("annotations") or {}, user)
                 record["rv"] = self.rv
                 return success_status(201)
             except ApiError as e:
@@ -968,7 +974,7 @@ class State:
                 record["message"] = e.message
                 raise
 
-    def assign(self, key, pod, node, annotations):
+    def assign(self, key, pod, node, annotations, user):
         pods = BY_PATH[("", "v1", "pods")]
         new = copy.deepcopy(pod)
         new["spec"]["nodeName"] = node
@@ -986,6 +992,7 @@ class State:
             cond["status"] = "True"
             cond.pop("reason", None)
             cond.pop("message", None)
+        track_fields(new, user, "Update", "v1")
         self.write(pods, "MODIFIED", key, new, pod)
 
     def steal(self, ns, name, node, wanted):
@@ -998,7 +1005,7 @@ class State:
         if not node:
             node = next((n for n in sorted(self.stores["/nodes"].objects) if n != wanted), "")
         if node:
-            self.assign(key, pod, node, {})
+            self.assign(key, pod, node, {}, "other-scheduler")
             self.bindings.append({"pod": key, "node": node, "user": "other-scheduler", "userAgent": "test-hook",
                                   "leaseHolders": {}, "time": time.time(), "code": 201, "rv": self.rv})
 
@@ -1023,6 +1030,44 @@ class State:
 
 # ---------------------------------------------------------------------------------------
 # Per-kind strategy: defaults and admission on create, validation
+
+
+def fields_v1(value):
+    """The FieldsV1 set of @value as the server's field manager writes it: "f:name" for map
+    keys, "k:{...}" for list items with a merge key, "v:..." for primitive list items."""
+    if isinstance(value, dict):
+        return {"f:" + k: fields_v1(v) for k, v in value.items()}
+    if isinstance(value, list):
+        out = {}
+        for item in value:
+            if isinstance(item, dict):
+                mk = next((k for k in ("type", "name", "key", "uid", "containerPort", "mountPath", "ip")
+                           if k in item), None)
+                key = "k:" + dumps({mk: item[mk]}) if mk else "k:" + dumps(item)[:64]
+                out[key] = dict({".": {}}, **fields_v1(item))
+            else:
+                out["v:" + dumps(item)] = {}
+        return out
+    return {}
+
+
+def track_fields(obj, manager, operation, api_version, sub=None):
+    """metadata.managedFields, one entry per manager and subresource (a simplification of
+    server-side field management, here so clients read objects as a real server sends them)."""
+    meta = obj["metadata"]
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    body["metadata"] = {k: meta[k] for k in ("labels", "annotations", "ownerReferences", "finalizers") if k in meta}
+    entry = {"manager": manager or "unknown", "operation": operation, "apiVersion": api_version,
+             "time": now_rfc3339(), "fieldsType": "FieldsV1", "fieldsV1": fields_v1(body)}
+    if sub:
+        entry["subresource"] = sub
+    others = [e for e in meta.get("managedFields") or []
+              if (e.get("manager"), e.get("subresource")) != (entry["manager"], sub)]
+    old = next((e for e in meta.get("managedFields") or []
+                if (e.get("manager"), e.get("subresource")) == (entry["manager"], sub)), None)
+    if old is not None and old.get("fieldsV1") == entry["fieldsV1"]:
+        entry["time"] = old["time"]  # nothing new from this manager: a no-op stays a no-op
+    meta["managedFields"] = others + [entry]
 
 
 def pod_qos(spec):
@@ -1658,7 +1703,7 @@ class Handler(BaseHTTPRequestHandler):
             st = state.store_of(res)
             start = ""
             entry = {"resource": qualified(res), "limit": limit, "continue": bool(token), "code": 200,
-                     "resourceVersion": rv_param}
+                     "resourceVersion": rv_param, "time": time.time()}
             state.list_log.append(entry)
             if token and state.expire_continue > 0:
                 state.expire_continue -= 1

@@ -400,6 +400,22 @@ def wait_pod_watch(c):
     c.wait("a pods watch", lambda st: any(w["resource"] == "pods" for w in st["watchers"]), 20)
 
 
+def wait_nodes_seen(c, n, also):
+    """Until a pod that fits nowhere fails on a view of @n nodes whose reasons include @also
+    (a new probe each time: a node deletion does not retry unschedulable pods)."""
+    for k in range(20):
+        name = "probe-%d" % k
+        c.create(pod(name, cpu="1000"))
+        st = c.wait("%s's PodScheduled=False" % name, lambda st: unschedulable(c.pods(st)[NS + "/" + name]), 20)
+        msg = next(x["message"] for x in c.pods(st)[NS + "/" + name]["status"]["conditions"]
+                   if x["type"] == "PodScheduled")
+        c.api.must("DELETE", "/api/v1/namespaces/%s/pods/%s" % (NS, name))
+        if msg.startswith("0/%d nodes are available" % n) and also in msg:
+            return
+        time.sleep(0.2)
+    raise Failure("the scheduler never saw %d nodes with '%s' (last: %s)" % (n, also, msg))
+
+
 def scenario_watch(c):
     for i in range(10):
         c.create(node("node-%02d" % i, 32, 64))
@@ -451,6 +467,9 @@ def scenario_watch(c):
             after = [n for n in after if n != p["metadata"]["name"]]
             during = [n for n in during if n != p["metadata"]["name"]]
             first = [n for n in first if n != p["metadata"]["name"]]
+    # node and pod events come on separate streams: a pod may be scheduled against a view that
+    # has not had a node change yet (kube-scheduler too). Wait until the scheduler has both.
+    wait_nodes_seen(c, len(c.state()["objects"]["/nodes"]), "1 node(s) were unschedulable")
 
     # the same as an HTTP 410 answer to the watch request (a server without the watch cache)
     c.api.test("config", {"bookmarks": False, "watch410": "status"})

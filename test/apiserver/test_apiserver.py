@@ -350,6 +350,16 @@ class ServerTest(unittest.TestCase):
         self.assertStatus(r, 409, "Conflict", 'pod a is already assigned to node "n1"')
         self.assertEqual(self.c.get(PODS % ns + "/a").json["spec"]["nodeName"], "n1")
 
+    def test_managed_fields_like_a_real_server(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.c.must("POST", PODS % ns + "/a/binding", binding("a", "n1"))
+        got = self.c.get(PODS % ns + "/a").json
+        mf = got["metadata"]["managedFields"]
+        self.assertEqual([m["manager"] for m in mf], ["admin"])
+        self.assertIn('k:{"type":"PodScheduled"}', mf[0]["fieldsV1"]["f:status"]["f:conditions"])
+        self.assertIn('k:{"name":"c"}', mf[0]["fieldsV1"]["f:spec"]["f:containers"])
+
     def test_binding_is_strict(self):
         ns = self.ns()
         self.c.must("POST", PODS % ns, pod("a"))
