@@ -51,8 +51,7 @@ struct ks_kube_client {
     off_t token_size;
 
     pthread_mutex_t rate_lock;
-    double qps, burst, tokens;
-    struct timespec last; /* CLOCK_MONOTONIC of the last refill */
+    struct ks__token_bucket rate;
 
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
@@ -142,47 +141,51 @@ static int read_file(const char *path, char **out, size_t *len)
 }
 
 /* Re-read token_file when it changed; call with token_lock held. Keeps the old token on failure. */
-static void refresh_token_locked(struct ks_kube_client *c)
+static int refresh_token_locked(struct ks_kube_client *c)
 {
     struct stat st;
-    if (!c->token_file || stat(c->token_file, &st) != 0)
-        return;
+    if (!c->token_file)
+        return 0;
+    if (stat(c->token_file, &st) != 0)
+        return -errno;
     if (c->token && st.st_mtim.tv_sec == c->token_mtime.tv_sec &&
         st.st_mtim.tv_nsec == c->token_mtime.tv_nsec && st.st_size == c->token_size)
-        return;
+        return 0;
     char *t = NULL;
     size_t len = 0;
-    if (read_file(c->token_file, &t, &len) < 0)
-        return;
+    int rc = read_file(c->token_file, &t, &len);
+    if (rc < 0)
+        return rc;
     while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' '))
         t[--len] = '\0';
     free(c->token);
     c->token = t;
     c->token_mtime = st.st_mtim;
     c->token_size = st.st_size;
+    return 0;
 }
 
 /* ---- write rate limit ---- */
 
-static double elapsed_s(const struct timespec *a, const struct timespec *b)
+double ks__token_bucket_reserve(struct ks__token_bucket *b, double now_s)
 {
-    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+    b->tokens += (now_s - b->last_s) * b->qps;
+    if (b->tokens > b->burst)
+        b->tokens = b->burst;
+    b->last_s = now_s;
+    b->tokens -= 1; /* reserve: a negative balance is the queue of callers ahead of this one */
+    return b->tokens < 0 ? -b->tokens / b->qps : 0;
 }
 
 static void rate_wait(struct ks_kube_client *c)
 {
     struct timespec now;
     double wait;
-    if (c->qps <= 0)
+    if (c->rate.qps <= 0)
         return;
     pthread_mutex_lock(&c->rate_lock);
     clock_gettime(CLOCK_MONOTONIC, &now);
-    c->tokens += elapsed_s(&c->last, &now) * c->qps;
-    if (c->tokens > c->burst)
-        c->tokens = c->burst;
-    c->last = now;
-    c->tokens -= 1; /* reserve: a negative balance is the queue of callers ahead of this one */
-    wait = c->tokens < 0 ? -c->tokens / c->qps : 0;
+    wait = ks__token_bucket_reserve(&c->rate, (double)now.tv_sec + (double)now.tv_nsec / 1e9);
     pthread_mutex_unlock(&c->rate_lock);
     if (wait > 0) {
         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
@@ -265,17 +268,20 @@ int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube
         goto err_client;
     c->insecure = kc->insecure;
     c->timeout_ms = opts->timeout_ms > 0 ? (long)opts->timeout_ms : 30000;
-    c->qps = opts->qps;
-    c->burst = opts->burst > 0 ? (double)opts->burst : 1;
-    c->tokens = c->burst;
-    clock_gettime(CLOCK_MONOTONIC, &c->last);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    c->rate = (struct ks__token_bucket){.qps = opts->qps,
+                                        .burst = opts->burst > 0 ? (double)opts->burst : 1,
+                                        .last_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9};
+    c->rate.tokens = c->rate.burst;
     if (c->token_file) {
         free(c->token);
         c->token = NULL;
-        refresh_token_locked(c);
-        if (!c->token) {
-            rc = ks_error_set(err, c->token_file, 0, "tokenFile", "cannot read the token: %s",
-                              strerror(errno));
+        int trc = refresh_token_locked(c);
+        if (trc < 0) {
+            rc = trc == -ENOMEM ? -ENOMEM
+                                : ks_error_set(err, c->token_file, 0, "tokenFile",
+                                               "cannot read the token: %s", strerror(-trc));
             goto err_client;
         }
     }
@@ -402,7 +408,7 @@ int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method,
         goto err_hdrs;
     char *auth = NULL;
     pthread_mutex_lock(&c->token_lock);
-    refresh_token_locked(c);
+    (void)refresh_token_locked(c); /* a rotation in progress: keep the token we have */
     bool bearer = c->token && c->token[0];
     if (bearer) {
         size_t alen = strlen(c->token) + sizeof("Authorization: Bearer ");

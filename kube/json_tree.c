@@ -21,6 +21,7 @@
 #include "ksched/json_tree.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -85,11 +86,18 @@ static int attach(struct builder *b, struct ks_yaml_node *n)
     return push_kid(b, n) == 0 ? 1 : nomem(b);
 }
 
+/* A scalar node and its text in one arena allocation (the text right after the node). */
 static struct ks_yaml_node *scalar(struct builder *b, const char *s, size_t len, int plain)
 {
-    struct ks_yaml_node *n = ks_arena_alloc(&b->s->arena, sizeof(*n));
-    if (!n || !(n->str = ks_arena_strndup(&b->s->arena, s, len)))
+    if (len > SIZE_MAX - sizeof(struct ks_yaml_node) - 1)
         return NULL;
+    struct ks_yaml_node *n = ks_arena_alloc(&b->s->arena, sizeof(*n) + len + 1);
+    if (!n)
+        return NULL;
+    char *text = (char *)(n + 1);
+    memcpy(text, s, len);
+    text[len] = '\0';
+    n->str = text;
     n->kind = KS_YAML_SCALAR;
     n->line = b->line;
     n->plain = plain;

@@ -25,6 +25,19 @@ int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method,
 /* ks__kube_curl_errno - a negative errno for a libcurl error code. */
 int ks__kube_curl_errno(CURLcode rc);
 
+/* A token bucket of @qps tokens a second holding at most @burst (client-go's flowcontrol). */
+struct ks__token_bucket {
+    double qps, burst, tokens;
+    double last_s; /* time of the last refill, seconds */
+};
+
+/*
+ * ks__token_bucket_reserve - take one token at @now_s and return how long (seconds) the
+ * caller must wait before using it: 0 while tokens remain; callers that find the bucket
+ * empty queue up behind each other (the balance goes negative). Caller serialises.
+ */
+double ks__token_bucket_reserve(struct ks__token_bucket *b, double now_s);
+
 /* ks__kube_client_timeout_ms - the client's per-request timeout (for LIST requests). */
 long ks__kube_client_timeout_ms(const struct ks_kube_client *c);
 

@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "../../kube/kube_internal.h"
 #include "http_script.h"
 
 #include "ksched/kube.h"
@@ -176,4 +177,39 @@ Test(kube_client, concurrent_callers_share_the_client)
     cr_assert_eq(ks_script_nrequests(s), 100);
     ks_kube_client_destroy(c);
     ks_script_stop(s);
+}
+
+/* cr_assert_float_eq evaluates its arguments twice: reserve once, then compare */
+static void reserve_expect(struct ks__token_bucket *b, double now, double want)
+{
+    double wait = ks__token_bucket_reserve(b, now);
+    cr_assert_float_eq(wait, want, 1e-9, "at %g: wait %g, want %g", now, wait, want);
+}
+
+Test(kube_client, token_bucket_allows_a_burst_then_spaces_writes)
+{
+    struct ks__token_bucket b = {.qps = 10, .burst = 3, .tokens = 3, .last_s = 100};
+    /* three at once pass, then each waits 0.1 s more than the one before */
+    reserve_expect(&b, 100, 0);
+    reserve_expect(&b, 100, 0);
+    reserve_expect(&b, 100, 0);
+    reserve_expect(&b, 100, 0.1);
+    reserve_expect(&b, 100, 0.2);
+    /* 0.5 s later the queue (-2 tokens) has refilled to +3, capped at the burst of 3 */
+    reserve_expect(&b, 100.5, 0);
+    cr_assert_float_eq(b.tokens, 2, 1e-9);
+    /* a long pause never banks more than the burst */
+    reserve_expect(&b, 1000, 0);
+    cr_assert_float_eq(b.tokens, 2, 1e-9);
+}
+
+Test(kube_client, unreadable_token_file_fails_create)
+{
+    struct ks_kubeconfig kc = {.server = "http://127.0.0.1:1", .token_file = "/nonexistent/token"};
+    struct ks_kube_client_opts o = {.config = &kc};
+    struct ks_kube_client *c;
+    struct ks_error err = {0};
+    cr_assert_eq(ks_kube_client_create(&o, &c, &err), -EINVAL);
+    cr_assert_str_eq(err.field, "tokenFile");
+    cr_assert(strstr(err.msg, "No such file"), "%s", err.msg);
 }

@@ -328,7 +328,8 @@ Test(informer, lists_watches_resumes_and_relists_without_loss_or_duplicates)
         "error: WATCH /api/v1/nodes: not JSON, skipped: this is not json",
         "error: WATCH /api/v1/nodes: unknown event type \"EXPLODED\": skipped",
         "error: /api/v1/nodes: metadata.name: Required value: object skipped",
-        "error: Node \"n2\": /api/v1/nodes:1: spec.unschedulable: expected true or false, found \"very\": skipped",
+        "error: Node \"n2\": /api/v1/nodes:1: spec.unschedulable: expected true or false, found \"very\": "
+        "skipped",
         "Node MODIFIED n3 rv=21 unschedulable",
         "Node MODIFIED n3 rv=22 schedulable",
         "Node ADDED n5 rv=23 schedulable",
