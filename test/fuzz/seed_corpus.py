@@ -197,14 +197,32 @@ def json_target():
         put("json", edge)
 
 
+KIND_ORDER = ["Node", "Pod", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
+              "PodDisruptionBudget", "Namespace", "PriorityClass", "Service", "ReplicationController",
+              "ReplicaSet", "StatefulSet"]  # KS_KIND_MAP order (include/ksched/loader.h)
+
+
 def watch_event():
+    """Byte 0: the watched kind; byte 1: chunk size; then events, one per line (some pretty-printed)."""
     types = ("ADDED", "MODIFIED", "DELETED")
-    for i, d in enumerate(api_objects()):
-        put("watch_event", json.dumps({"type": types[i % 3], "object": d}, default=str))
-    put("watch_event", '{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1",'
-        '"metadata":{"resourceVersion":"12345"}}}')
-    put("watch_event", '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",'
-        '"message":"too old resource version","reason":"Expired","code":410}}')
+    by_kind = {}
+    for d in api_objects():
+        if d.get("kind") in KIND_ORDER:
+            by_kind.setdefault(d["kind"], []).append(d)
+    n = 0
+    for kind, objs in sorted(by_kind.items()):
+        for i in range(0, len(objs), 3):
+            events = [json.dumps({"type": types[(i + j) % 3], "object": o}, default=str,
+                                 indent=2 if (n + j) % 4 == 3 else None) for j, o in enumerate(objs[i:i + 3])]
+            head = bytes([KIND_ORDER.index(kind), (n * 7) % 65])
+            put("watch_event", head + "\n".join(events).encode() + b"\n")
+            n += 1
+    head = bytes([1, 5])
+    put("watch_event", head + b'{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1",'
+        b'"metadata":{"resourceVersion":"12345"}}}\nnot json at all\n'
+        b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",'
+        b'"message":"too old resource version","reason":"Expired","code":410}}\n')
+    put("watch_event", head + b'{"type":"ADDED","object":{"metadata":{"name":"a{\\"}"}}} [1,{"x":"}"}]\n')
 
 
 if __name__ == "__main__":
