@@ -52,6 +52,7 @@ void ks_smap_clear(struct ks_smap *m, void (*fn)(void *value));
 /* ---- intake (serve_intake.c) ------------------------------------------------------------ */
 
 struct ks_intake;
+struct ks_serve_metrics;
 
 /* Counters of what the intake did (tests, logs). */
 struct ks_intake_stats {
@@ -95,6 +96,9 @@ int ks_intake_go_live(struct ks_intake *in, struct ks_scheduler *s, struct ks_ca
 void ks_intake_apply_objects(struct ks_intake *in);
 
 void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out);
+
+/* ks_intake_set_metrics - count the pods the intake queues (scheduler_queue_incoming_pods_total). */
+void ks_intake_set_metrics(struct ks_intake *in, struct ks_serve_metrics *m);
 
 /* ks_intake_discard - free the object of an event that will not be applied (shutting down). */
 void ks_intake_discard(const struct ks_watch_event *ev);

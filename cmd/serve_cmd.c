@@ -504,6 +504,7 @@ static int start(struct serve *sv)
         return 1;
     }
     sv->writer_evictor = ks_writer_evictor(sv->writer);
+    ks_intake_set_metrics(sv->intake, sv->metrics);
     atomic_store(&sv->leading, !sv->leader_elect);
     if ((rc = pthread_create(&sv->intake_thread, NULL, intake_main, sv)) != 0)
         return 1;
@@ -531,8 +532,8 @@ static int start(struct serve *sv)
         return 1;
     }
     if (sv->lease)
-        fprintf(stderr, "ksched serve: leader election for %s/%s\n", sv->cfg->leader_election.resource_namespace,
-                sv->cfg->leader_election.resource_name);
+        fprintf(stderr, "ksched serve: leader election for %s/%s\n",
+                sv->cfg->leader_election.resource_namespace, sv->cfg->leader_election.resource_name);
     return 0;
 }
 

@@ -89,6 +89,7 @@ struct ks_intake {
     struct ks_objects *objects;
     struct ks_scheduler *s;
     struct ks_cache *cache;
+    struct ks_serve_metrics *metrics; /* may be NULL */
     bool live;
 
     /* intake thread */
@@ -443,6 +444,8 @@ static void pod_event(struct ks_intake *in, const struct ks_watch_event *ev, con
         int rc;
         if (!old) {
             rc = ks_scheduler_add_pod(in->s, pod);
+            if (rc == 0 && pod->node_name == KS_ID_EMPTY && in->metrics)
+                ks_serve_metrics_incoming(in->metrics, "PodAdd");
         } else {
             rc = ks_scheduler_update_pod(in->s, old, pod);
             if (rc == -EEXIST && old->node_name == KS_ID_EMPTY) {
@@ -511,6 +514,8 @@ static void live_pod(void *ctx, const char *key, void *value)
     if (!pod || g->rc < 0 || (pod->node_name != KS_ID_EMPTY) != g->bound)
         return;
     int rc = ks_scheduler_add_pod(g->in->s, pod);
+    if (rc == 0 && !g->bound && g->in->metrics)
+        ks_serve_metrics_incoming(g->in->metrics, "PodAdd");
     if (rc < 0) {
         fprintf(stderr, "ksched serve: pod %s: %s\n", key, strerror(-rc));
         if (rc == -ENOMEM)
@@ -558,6 +563,11 @@ int ks_intake_go_live(struct ks_intake *in, struct ks_scheduler *s, struct ks_ca
         memset(&in->order[i], 0, sizeof(in->order[i]));
     }
     return g.rc;
+}
+
+void ks_intake_set_metrics(struct ks_intake *in, struct ks_serve_metrics *m)
+{
+    in->metrics = m;
 }
 
 void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out)

@@ -5,8 +5,9 @@
  *   scheduler_scheduling_attempt_duration_seconds{result,profile}   ExponentialBuckets(0.001, 2, 15)
  *   scheduler_e2e_scheduling_duration_seconds{result,profile}       (v1.22's name for the same)
  *   scheduler_pending_pods{queue="active|backoff|unschedulable|gated"}
- *   scheduler_queue_incoming_pods_total{queue,event}
- *   scheduler_preemption_attempts_total, scheduler_preemption_victims ExponentialBuckets(1, 2, 7)
+ *   scheduler_queue_incoming_pods_total{queue,event}  (queue="active", event="PodAdd": pods the
+ *                                                     informer adds; the queue's internal moves are not
+ * counted) scheduler_preemption_attempts_total, scheduler_preemption_victims ExponentialBuckets(1, 2, 7)
  *   scheduler_pod_scheduling_attempts                                ExponentialBuckets(1, 2, 5)
  *   scheduler_pod_scheduling_duration_seconds{attempts}              ExponentialBuckets(0.01, 2, 20)
  *

@@ -146,12 +146,28 @@ Test(intake, records_until_synced_then_feeds_cache_and_queue)
     send(&f, KS_WATCH_ADDED, KS_KIND_PVC, "ns", "c1", pvc("c1", "v1"));
     cr_expect_eq(ks_objects_count(f.objects, PVC), 1, "recorded at once before the sync");
 
+    struct ks_metrics *reg;
+    struct ks_serve_metrics *sm;
+    cr_assert_eq(ks_metrics_create(&reg), 0);
+    cr_assert_eq(ks_serve_metrics_create(reg, f.cfg, &sm), 0);
+    ks_intake_set_metrics(f.in, sm);
     go_live(&f);
     expect_counts(&f, 1, 1, 1, "after the sync");
+    send(&f, KS_WATCH_ADDED, KS_KIND_POD, "ns", "late", pod("late", NULL, NULL));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    ks_metrics_write(reg, out);
+    fclose(out);
+    cr_expect(strstr(text, "scheduler_queue_incoming_pods_total{queue=\"active\",event=\"PodAdd\"} 2\n"),
+              "the pending pods queued at the sync and after: %s", text);
+    free(text);
+    ks_serve_metrics_destroy(sm);
+    ks_metrics_destroy(reg);
     struct ks_intake_stats st;
     ks_intake_stats(f.in, &st);
     cr_expect_eq(st.nodes, 1);
-    cr_expect_eq(st.pods, 3);
+    cr_expect_eq(st.pods, 4, "pending, bound, other and late");
     teardown(&f);
 }
 
