@@ -30,6 +30,7 @@ struct ks_soak_opts {
     uint32_t parallelism;       /* Filter/Score threads; 0: the configuration's, capped at the cores */
     uint32_t binders;           /* binder threads; 0: 2 */
     uint32_t max_pods_per_node; /* allocatable pods of every node; 0: 40 */
+    uint64_t max_bound;         /* at most this many pods bound at once; 0: no limit but the 90% rules */
     FILE *progress;             /* a line per check, or NULL */
 };
 

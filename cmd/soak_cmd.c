@@ -18,7 +18,7 @@
 static const char usage_text[] =
     "usage: ksched soak [--nodes N] [--pods M] [--seconds S] [--seed S] [--bind-failure-rate R]\n"
     "                   [--node-delete-rate D] [--check-every K] [--parallelism P] [--binders B]\n"
-    "                   [--max-pods-per-node N] [--json] [--verbose]\n"
+    "                   [--max-pods-per-node N] [--max-bound B] [--json] [--verbose]\n"
     "\n"
     "Churn soak: keep adding, updating and deleting nodes and pods while the scheduler runs,\n"
     "fail a fraction R of bindings, and check every K generator events and at the end that no\n"
@@ -35,6 +35,7 @@ static const char usage_text[] =
     "  --parallelism P        Filter/Score threads (default: the configuration's, capped at the cores)\n"
     "  --binders B            binder threads (default 2)\n"
     "  --max-pods-per-node N  allocatable pods of every node (default 40)\n"
+    "  --max-bound B          at most B pods bound at once (default: 90% of the cpu and pod slots)\n"
     "  --json                 the report as one JSON object\n"
     "  --verbose              a progress line per check on standard error\n";
 
@@ -176,6 +177,8 @@ int ks_cmd_soak(int argc, char **argv)
               : a[2] == 'p' ? &o.parallelism
               : a[2] == 'b' ? &o.binders
                             : &o.max_pods_per_node) = (uint32_t)u;
+        } else if (strcmp(a, "--max-bound") == 0) {
+            rc = parse_u64(a, v, &o.max_bound);
         } else if (strcmp(a, "--pods") == 0) {
             rc = parse_u64(a, v, &o.pods);
         } else if (strcmp(a, "--seed") == 0) {

@@ -984,7 +984,8 @@ static int step(struct soak *k)
     }
     /* make room: keep the bound pods' cpu requests, and their number, near 90% of the cluster's */
     if (k->bound.n && ((double)k->bound_milli_cpu > 0.9 * (double)k->cluster_milli_cpu ||
-                       (double)k->bound.n > 0.9 * (double)k->nnodes * k->max_pods)) {
+                       (double)k->bound.n > 0.9 * (double)k->nnodes * k->max_pods ||
+                       (k->o.max_bound && k->bound.n > k->o.max_bound))) {
         k->res->pods_deleted_bound++;
         rc = delete_bound(k, k->bound.v[rnd(k) % k->bound.n]);
         return rc < 0 ? rc : 1;
