@@ -14,6 +14,7 @@
 #define KSCHED_CACHE_TYPES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ksched/api_types.h"
@@ -34,10 +35,14 @@ struct ks_image_state {
 };
 
 /*
- * One node as Filter and Score see it. The first 64 bytes are what the resource filter
- * and the resource scores read for every node, and the generation the per-node count
- * caches compare (plugin_helpers_memo.h); the rest is read by the plugins that need it.
- * Arrays point into the same allocation as the record.
+ * One node as Filter and Score see it. The first 64 bytes are what the filters read for
+ * every node they evaluate (most nodes are evaluated and rejected, never scored): the
+ * node object pointer and flags (NodeUnschedulable), the taint summary (TaintToleration),
+ * allocatable and requested cpu, memory and pods (NodeResourcesFit), and the generation
+ * the per-node count caches compare (plugin_helpers_memo.h). The second line holds what
+ * the resource scores add for feasible nodes and what pods with ports, names or
+ * ephemeral storage need; the rest is read by the plugins that need it. Arrays point into
+ * the same allocation as the record.
  *
  * generation: the cache's generation of the node when the record was built, drawn from
  * one monotonic counter that every change to any node advances. Two records with the
@@ -46,25 +51,25 @@ struct ks_image_state {
  * generation comparison may trust.
  */
 struct ks_node_snap {
-    /* hot: allocatable and requested, NodeResourcesFit and the resource scores */
+    /* hot: every evaluated node */
     int64_t alloc_milli_cpu;
     int64_t alloc_memory;
     int64_t req_milli_cpu;
     int64_t req_memory;
-    int64_t nonzero_milli_cpu; /* requested with 100m / 200Mi defaults, for scoring */
-    int64_t nonzero_memory;
-    uint64_t generation; /* see above */
+    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
+    uint64_t generation;        /* see above */
     int32_t alloc_pods;
     uint32_t npods;
-
-    uint32_t name;   /* interned node name */
     uint32_t flags;  /* KS_SNAP_* */
     uint32_t taints; /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
+
+    /* feasible nodes (scores), and pods with names, ephemeral storage, scalars, ports */
+    int64_t nonzero_milli_cpu; /* requested with 100m / 200Mi defaults, for scoring */
+    int64_t nonzero_memory;
+    uint32_t name; /* interned node name */
     uint32_t nreq_scalar;
-    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
     int64_t alloc_ephemeral;
     int64_t req_ephemeral;
-
     uint32_t nports;
     const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
     const struct ks_host_port *ports;
@@ -79,6 +84,11 @@ struct ks_node_snap {
     const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
 };
+
+/* the fields every evaluated node reads share one cache line */
+#ifndef __cplusplus
+_Static_assert(offsetof(struct ks_node_snap, taints) + sizeof(uint32_t) <= 64, "hot fields past 64 bytes");
+#endif
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
 #define KS_SNAP_HAS_NODE      0x2u /* the node object exists (false for pods left on a deleted node) */
