@@ -119,6 +119,9 @@ struct ks_serve_transport {
 
 struct ks_writer_opts {
     struct ks_serve_transport transport;
+    /* Events only (kube-scheduler records them through a client of their own, so they do not
+     * share the write rate limit with bindings); NULL request: @transport */
+    struct ks_serve_transport events;
     const char *reporting_instance; /* "<schedulerName>-<hostname>" is built per profile from this hostname */
     uint32_t max_queued;            /* writes waiting; beyond it Events are dropped (0: 100000) */
 };

@@ -50,6 +50,7 @@ struct serve {
     struct ks_config *cfg;
     struct ks_kubeconfig kc;
     struct ks_kube_client *client;
+    struct ks_kube_client *event_client; /* kube-scheduler's eventClient: its own rate limit */
     struct ks_metrics *reg;
     struct ks_serve_metrics *metrics;
     struct ks_metric *leader_gauge;
@@ -467,7 +468,8 @@ static int start(struct serve *sv)
         .qps = sv->cfg->client_connection.qps,
         .burst = sv->cfg->client_connection.burst > 0 ? (uint32_t)sv->cfg->client_connection.burst : 0,
     };
-    if ((rc = ks_kube_client_create(&co, &sv->client, &err)) < 0) {
+    if ((rc = ks_kube_client_create(&co, &sv->client, &err)) < 0 ||
+        (rc = ks_kube_client_create(&co, &sv->event_client, &err)) < 0) {
         if (err.set)
             return fail_input(&err);
         fprintf(stderr, "ksched serve: creating the API client: %s\n", strerror(-rc));
@@ -497,7 +499,8 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: /healthz, /readyz and /metrics on %s (port %d)\n", sv->a.metrics_addr,
                 port);
     }
-    struct ks_writer_opts wo = {.transport = {.request = client_request, .ctx = sv->client}};
+    struct ks_writer_opts wo = {.transport = {.request = client_request, .ctx = sv->client},
+                                .events = {.request = client_request, .ctx = sv->event_client}};
     if ((rc = ks_writer_create(&wo, &sv->writer)) < 0 || !(sv->objects = calloc(1, sizeof(*sv->objects))) ||
         (rc = ks_intake_create(sv->objects, &sv->intake)) < 0) {
         fprintf(stderr, "ksched serve: %s\n", strerror(rc < 0 ? -rc : ENOMEM));
@@ -574,6 +577,7 @@ static void stop(struct serve *sv)
     ks_objects_destroy(sv->objects);
     ks_serve_metrics_destroy(sv->metrics);
     ks_metrics_destroy(sv->reg);
+    ks_kube_client_destroy(sv->event_client);
     ks_kube_client_destroy(sv->client);
     ks_kubeconfig_free(&sv->kc);
     ks_config_destroy(sv->cfg);

@@ -11,7 +11,8 @@
  *     when preemption nominated a node; nothing is sent when the patch would change
  *     nothing (same status, reason and message; the message is compared with the one we
  *     sent last, because decoded pods do not keep condition messages).
- *   - The Events kube-scheduler records through client-go tools/events (events.k8s.io/v1):
+ *   - The Events kube-scheduler records through client-go tools/events (events.k8s.io/v1), sent
+ *     through a client of their own as kube-scheduler's eventClient (a separate write rate limit):
  *     FailedScheduling (Warning, action Scheduling), Scheduled (Normal, action Binding,
  *     "Successfully assigned NS/NAME to NODE"), Preempted on each victim (Normal, action
  *     Preempting, "Preempted by NS/NAME on node NODE"); reportingController is the
@@ -46,6 +47,7 @@
 
 struct write_job {
     struct write_job *next;
+    bool event; /* sent through opts.events */
     char method[8];
     char *path, *content_type, *body;
     size_t len;
@@ -277,6 +279,7 @@ int ks_writer_enqueue(struct ks_writer *w, const char *method, const char *path,
         return -ENOMEM;
     }
     snprintf(j->method, sizeof(j->method), "%s", method);
+    j->event = strstr(path, "/events") != NULL;
     j->body = body;
     j->len = len;
     pthread_mutex_lock(&w->lock);
@@ -317,8 +320,8 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
         }
         ks_kube_response_free(&resp);
         memset(&resp, 0, sizeof(resp));
-        rc = w->o.transport.request(w->o.transport.ctx, j->method, j->path, j->content_type, j->body, j->len,
-                                    &resp);
+        const struct ks_serve_transport *t = j->event ? &w->o.events : &w->o.transport;
+        rc = t->request(t->ctx, j->method, j->path, j->content_type, j->body, j->len, &resp);
         if (!retryable(rc, resp.status))
             break;
     }
@@ -393,6 +396,8 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
     if (!w)
         return -ENOMEM;
     w->o = *opts;
+    if (!w->o.events.request)
+        w->o.events = w->o.transport;
     if (!w->o.max_queued)
         w->o.max_queued = 100000;
     if (gethostname(w->hostname, sizeof(w->hostname) - 1) < 0)

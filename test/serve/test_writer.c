@@ -320,3 +320,25 @@ Test(writer, outcomes_become_patches_events_and_deletes)
     ks_pod_put(victim);
     ks_pod_put(pod);
 }
+
+/* Events go through a client of their own (kube-scheduler's eventClient), everything else through the main
+ * one. */
+Test(writer, events_use_their_own_transport)
+{
+    struct recorder main_r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct recorder ev_r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct ks_writer *w;
+    struct ks_writer_opts o = {.transport = {.request = record, .ctx = &main_r},
+                               .events = {.request = record, .ctx = &ev_r}};
+    cr_assert_eq(ks_writer_create(&o, &w), 0);
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    struct ks_sched_event un = {.kind = KS_SCHED_UNSCHEDULABLE, .pod = pod, .message = "no"};
+    ks_writer_on_sched_event(w, &un);
+    ks_writer_flush(w);
+    cr_expect_eq(find(&main_r, "PATCH", "/status"), 1);
+    cr_expect_eq(find(&main_r, "POST", "/events"), 0);
+    cr_expect_eq(find(&ev_r, "POST", "/apis/events.k8s.io/v1/namespaces/prod/events"), 1);
+    cr_expect_eq(ev_r.n, 1);
+    ks_writer_destroy(w, 1000);
+    ks_pod_put(pod);
+}
