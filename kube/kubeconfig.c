@@ -244,6 +244,12 @@ static int load_tree(struct kc_load *l, const struct ks_yaml_node *root, struct 
         return rc;
     if (!out->ca_data && (rc = path_field(l, cluster, "certificate-authority", cluster_path, &out->ca_file)))
         return rc;
+    if (out->insecure && (out->ca_data || out->ca_file)) {
+        /* as clientcmd's validation: trusting a CA and trusting anything contradict */
+        snprintf(field, sizeof(field), "%s.insecure-skip-tls-verify", cluster_path);
+        return fail(l, insecure, field, "%s",
+                    "specifying a root certificates file with the insecure flag is not allowed");
+    }
 
     if (user) {
         if ((rc = data_field(l, user, "client-certificate-data", user_path, &out->cert_data,

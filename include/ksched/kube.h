@@ -158,7 +158,10 @@ struct ks_informers;
  */
 int ks_informers_start(const struct ks_informer_opts *opts, struct ks_informers **out, struct ks_error *err);
 
-/* ks_informers_stop - stop the thread and free everything. Accepts NULL. */
+/*
+ * ks_informers_stop - stop the thread and free everything. Accepts NULL. Any thread but the
+ * informer's own (it joins it: never call it from a callback); no callback runs after it returns.
+ */
 void ks_informers_stop(struct ks_informers *inf);
 
 /* ks_informers_synced - every kind's initial LIST has been delivered. */

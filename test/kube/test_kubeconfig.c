@@ -46,8 +46,22 @@ Test(kubeconfig, relative_files_resolve_against_the_kubeconfig_directory)
     cr_assert_str_eq(kc.key_file, "/etc/absolute/client.key");
     cr_assert_str_eq(kc.token_file, DIR "/token");
     cr_assert_null(kc.token);
-    cr_assert(kc.insecure);
+    cr_assert_not(kc.insecure);
     cr_assert_str_eq(kc.namespace_, "default");
+    ks_kubeconfig_free(&kc);
+}
+
+Test(kubeconfig, insecure_cluster_without_user)
+{
+    struct ks_kubeconfig kc;
+    struct ks_error err = {0};
+    cr_assert_eq(ks_kubeconfig_load(DIR "/kubeconfig-insecure.yaml", &kc, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(kc.server, "https://lab.example:6443");
+    cr_assert(kc.insecure);
+    cr_assert_null(kc.ca_file);
+    cr_assert_null(kc.ca_data);
+    cr_assert_null(kc.token);
+    cr_assert_null(kc.cert_data);
     ks_kubeconfig_free(&kc);
 }
 
@@ -72,6 +86,8 @@ Test(kubeconfig, bad_files_name_line_and_field)
     bad("bad-base64.yaml", 10, "clusters[0].cluster.certificate-authority-data", "illegal base64");
     bad("bad-no-server.yaml", 9, "clusters[0].cluster.server", "no server found for cluster \"c\"");
     bad("bad-unknown-user.yaml", 5, "contexts[0].context.user", "user \"u\" not found in users");
+    bad("bad-insecure-with-ca.yaml", 11, "clusters[0].cluster.insecure-skip-tls-verify",
+        "root certificates file with the insecure flag");
     bad("bad-insecure.yaml", 10, "clusters[0].cluster.insecure-skip-tls-verify", "expected true or false");
 }
 
