@@ -116,7 +116,8 @@ enum { MAP_EXISTING_ANTI, MAP_AFFINITY, MAP_ANTI, MAP_WEIGHING, NMAPS = MAP_WEIG
 
 /*
  * Below this many nodes with affinity pods, PreScore for a pod without preferred terms
- * counts them directly rather than through its memo (which reads every node's record).
+ * counts them directly rather than through its memo (which walks every chunk of the
+ * snapshot and recounts the changed ones).
  */
 #define SCORE_MEMO_MIN_NODES 64
 
