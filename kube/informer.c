@@ -333,8 +333,11 @@ static size_t on_watch_body(char *data, size_t size, size_t nmemb, void *ctx)
         return on_list_body(data, size, nmemb, ctx);
     }
     int rc = ks__watch_scan_feed(&k->scan, data, n, on_watch_value, k);
-    if (rc == -E2BIG)
-        report(k, "%s: an event larger than %d bytes: stream dropped", k->path, KS__SCAN_MAX);
+    if (rc == -E2BIG || rc == -ENOMEM) {
+        report(k, "WATCH %s: %s: stream dropped", k->path,
+               rc == -E2BIG ? "an event larger than 64 MiB" : "out of memory");
+        k->watch_events = false; /* resume after a backoff, not at once */
+    }
     return rc ? 0 : n; /* 0 aborts the transfer (relist, stop, out of memory) */
 }
 
