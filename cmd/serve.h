@@ -237,6 +237,7 @@ struct ks_serve_args {
     const char *identity;     /* NULL: hostname_uuid */
     bool seeded;
     uint64_t seed;
+    uint32_t binders; /* binder threads (each POSTs one Binding at a time); 0: the scheduler's default */
     /* leader election: -1 / 0 / NULL: from the configuration (leaderElection) */
     int leader_elect;
     int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;

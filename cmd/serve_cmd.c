@@ -217,6 +217,7 @@ static int go_live(struct serve *sv)
         .on_event = on_sched_event,
         .ctx = sv,
         .flusher = true,
+        .binders = sv->a.binders,
         .binder = ks_writer_binder(sv->writer),
         .evictor = {.evict = evict, .ctx = sv},
         .on_cycle = on_cycle,

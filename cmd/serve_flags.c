@@ -64,7 +64,7 @@ int ks_serve_parse_duration(const char *s, int64_t *ns)
 void ks_serve_usage(FILE *out)
 {
     fputs("usage: ksched serve [--kubeconfig FILE] [--config FILE] [--leader-elect[=BOOL]]\n"
-          "                    [--metrics-addr HOST:PORT] [--seed N] [--identity ID]\n"
+          "                    [--metrics-addr HOST:PORT] [--seed N] [--identity ID] [--binders N]\n"
           "                    [--lease-duration D] [--renew-deadline D] [--retry-period D]\n"
           "                    [--lock-namespace NS] [--lock-name NAME] [--feature-gates GATES]\n"
           "Schedules the pods of a cluster through its kube-apiserver, as kube-scheduler does.\n"
@@ -87,7 +87,7 @@ static bool parse_bool(const char *v, int *out)
     return false;
 }
 
-enum flag_kind { STR, DURATION, SEED };
+enum flag_kind { STR, DURATION, NUMBER };
 
 struct flag {
     const char *name, *alias;
@@ -102,7 +102,8 @@ static const struct flag flags[] = {
     {"--config", NULL, STR, ARG(config)},
     {"--metrics-addr", "--bind-address", STR, ARG(metrics_addr)},
     {"--identity", NULL, STR, ARG(identity)},
-    {"--seed", NULL, SEED, ARG(seed)},
+    {"--seed", NULL, NUMBER, ARG(seed)},
+    {"--binders", NULL, NUMBER, ARG(binders)},
     {"--lease-duration", "--leader-elect-lease-duration", DURATION, ARG(lease_duration_ns)},
     {"--renew-deadline", "--leader-elect-renew-deadline", DURATION, ARG(renew_deadline_ns)},
     {"--retry-period", "--leader-elect-retry-period", DURATION, ARG(retry_period_ns)},
@@ -160,12 +161,19 @@ int ks_serve_parse_args(int argc, char **argv, struct ks_serve_args *a)
         } else {
             char *end;
             errno = 0;
-            a->seed = strtoull(val, &end, 10);
-            if (errno || end == val || *end || val[0] == '-') {
-                fprintf(stderr, "ksched serve: --seed: invalid number \"%s\"\n", val);
+            unsigned long long v = strtoull(val, &end, 10);
+            bool binders = f->offset == ARG(binders);
+            if (errno || end == val || *end || val[0] == '-' || (binders && (v == 0 || v > 1024))) {
+                fprintf(stderr, "ksched serve: %.*s: invalid number \"%s\"%s\n", (int)nlen, arg, val,
+                        binders ? " (1 to 1024)" : "");
                 return -EINVAL;
             }
-            a->seeded = true;
+            if (binders) {
+                a->binders = (uint32_t)v;
+            } else {
+                a->seed = v;
+                a->seeded = true;
+            }
         }
     }
     return 0;

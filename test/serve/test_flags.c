@@ -43,7 +43,8 @@ Test(serve_flags, long_and_upstream_names)
                     "--metrics-addr",
                     "127.0.0.1:0",
                     "--seed",
-                    "7"};
+                    "7",
+                    "--binders=8"};
     struct ks_serve_args a;
     cr_assert_eq(ks_serve_parse_args(sizeof(argv) / sizeof(argv[0]), argv, &a), 0);
     cr_expect_str_eq(a.kubeconfig, "/k");
@@ -55,6 +56,7 @@ Test(serve_flags, long_and_upstream_names)
     cr_expect_str_eq(a.lock_name, "sched");
     cr_expect_str_eq(a.metrics_addr, "127.0.0.1:0");
     cr_expect(a.seeded && a.seed == 7);
+    cr_expect_eq(a.binders, 8);
 }
 
 Test(serve_flags, defaults_and_errors)
@@ -74,8 +76,9 @@ Test(serve_flags, defaults_and_errors)
                       {"serve", "--seed", "x"},
                       {"serve", "--lease-duration", "15"},
                       {"serve", "--leader-elect=maybe", ""},
-                      {"serve", "--kubeconfig", NULL}};
-    int n[] = {2, 3, 3, 2, 2};
+                      {"serve", "--kubeconfig", NULL},
+                      {"serve", "--binders", "0"}};
+    int n[] = {2, 3, 3, 2, 2, 3};
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
         cr_expect_eq(ks_serve_parse_args(n[i], bad[i], &a), -EINVAL, "case %zu accepted", i);
 }
