@@ -12,7 +12,8 @@
  * (projected service-account tokens rotate, as client-go's cachingTokenSource re-reads
  * them). Writes (every method but GET) pass a token bucket of qps/burst first, like
  * client-go's flowcontrol.NewTokenBucketRateLimiter: a caller reserves a token and sleeps
- * until it is due, so callers are served in order of arrival.
+ * until it is due, so callers are served in order of arrival. A 429 (or a 5xx) with
+ * Retry-After is retried after that delay, up to 10 times, as client-go's Request does.
  *
  * Lock order: pool_lock, token_lock and rate_lock are leaves (never held together); the
  * share locks are taken by libcurl inside curl calls only.
@@ -24,12 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #define KS_KUBE_USER_AGENT "ksched/0.1.0"
 
-enum { KS_KUBE_POOL_MAX = 16, KS_KUBE_CONNECT_TIMEOUT_MS = 10000 };
+enum {
+    KS_KUBE_POOL_MAX = 16,
+    KS_KUBE_CONNECT_TIMEOUT_MS = 10000,
+    KS_KUBE_MAX_RETRIES = 10,     /* client-go's default maxRetries */
+    KS_KUBE_RETRY_AFTER_MAX = 30, /* seconds: never sleep longer on one Retry-After */
+};
 
 struct blob {
     char *data;
@@ -485,8 +492,33 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
     return n;
 }
 
-int ks_kube_request(struct ks_kube_client *c, const char *method, const char *path, const char *content_type,
-                    const char *body, size_t len, struct ks_kube_response *resp)
+/* on_header - remember a Retry-After of whole seconds (the only form the apiserver sends). */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    long *retry_after = ctx;
+    size_t n = size * nmemb;
+    static const char name[] = "retry-after:";
+    if (n > sizeof(name) - 1 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+        char buf[32];
+        size_t vlen = n - (sizeof(name) - 1);
+        if (vlen >= sizeof(buf))
+            vlen = sizeof(buf) - 1;
+        memcpy(buf, data + sizeof(name) - 1, vlen);
+        buf[vlen] = '\0';
+        char *end;
+        long v = strtol(buf, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (end != buf && *end == '\0' && v >= 0)
+            *retry_after = v;
+    }
+    return n;
+}
+
+/* request_once - one round trip; *retry_after is the response's Retry-After or -1. */
+static int request_once(struct ks_kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len, struct ks_kube_response *resp,
+                        long *retry_after)
 {
     struct curl_slist *hdrs = NULL;
     struct body b = {0};
@@ -513,6 +545,9 @@ int ks_kube_request(struct ks_kube_client *c, const char *method, const char *pa
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    *retry_after = -1;
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, retry_after);
     char errbuf[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 
@@ -542,6 +577,31 @@ out:
     curl_slist_free_all(hdrs);
     pool_put(c, h);
     return rc;
+}
+
+/*
+ * A 429, or a 5xx that carries Retry-After, is the server saying it did not process the
+ * request and when to come back: like client-go's request retry (checkWait, at most 10
+ * retries), wait that many seconds (at most KS_KUBE_RETRY_AFTER_MAX) and send it again.
+ * Without Retry-After a 5xx is the caller's answer.
+ */
+int ks_kube_request(struct ks_kube_client *c, const char *method, const char *path, const char *content_type,
+                    const char *body, size_t len, struct ks_kube_response *resp)
+{
+    for (int attempt = 0;; attempt++) {
+        long retry_after;
+        int rc = request_once(c, method, path, content_type, body, len, resp, &retry_after);
+        bool again = rc == 0 && retry_after >= 0 && (resp->status == 429 || resp->status >= 500) &&
+                     attempt < KS_KUBE_MAX_RETRIES;
+        if (!again)
+            return rc;
+        ks_kube_response_free(resp);
+        if (retry_after > KS_KUBE_RETRY_AFTER_MAX)
+            retry_after = KS_KUBE_RETRY_AFTER_MAX;
+        struct timespec ts = {.tv_sec = retry_after};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
 }
 
 void ks_kube_response_free(struct ks_kube_response *r)

@@ -90,6 +90,8 @@ static const char *reason(int status)
         return "Conflict";
     case 410:
         return "Gone";
+    case 429:
+        return "Too Many Requests";
     case 500:
         return "Internal Server Error";
     default:
@@ -148,7 +150,7 @@ static void sleep_ms(int ms)
 /* Answer with step @i; 0 to keep the connection, -1 to close it. */
 static int respond(struct ks_script_server *s, int fd, int i)
 {
-    char head[256];
+    char head[512];
     if (i < 0) {
         static const char nf[] = "{\"kind\":\"Status\",\"code\":404}";
         int n = snprintf(
@@ -161,8 +163,8 @@ static int respond(struct ks_script_server *s, int fd, int i)
     if (!st->chunks[0]) {
         const char *body = st->body ? st->body : "";
         int n = snprintf(head, sizeof(head),
-                         "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                         st->status, reason(st->status), strlen(body));
+                         "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n",
+                         st->status, reason(st->status), st->headers ? st->headers : "", strlen(body));
         return send_all(fd, head, (size_t)n) || send_all(fd, body, strlen(body)) ? -1 : 0;
     }
     int n = snprintf(head, sizeof(head),

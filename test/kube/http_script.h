@@ -30,6 +30,7 @@ struct ks_script_step {
     bool hold;                              /* keep the stream open until the server stops */
     bool repeat;                            /* never used up */
     int delay_ms;                           /* pause before each chunk (to split reads) */
+    const char *headers; /* extra header lines, each ending "\r\n" (Content-Length replies) */
 };
 
 struct ks_script_request {

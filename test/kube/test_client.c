@@ -213,3 +213,43 @@ Test(kube_client, unreadable_token_file_fails_create)
     cr_assert_str_eq(err.field, "tokenFile");
     cr_assert(strstr(err.msg, "No such file"), "%s", err.msg);
 }
+
+Test(kube_client, too_many_requests_with_retry_after_is_retried)
+{
+    /* 429 and 503 with Retry-After: 0 are sent again (client-go's checkWait); a 500 without
+     * Retry-After and a 429 past the tenth retry are the caller's answer. */
+    static const struct ks_script_step steps[] = {
+        {.method = "POST", .path = "/a", .status = 429, .headers = "Retry-After: 0\r\n", .body = "{}"},
+        {.method = "POST", .path = "/a", .status = 503, .headers = "Retry-After: 0\r\n", .body = "{}"},
+        {.method = "POST", .path = "/a", .status = 201, .body = "{\"ok\":1}"},
+        {.method = "GET", .path = "/b", .status = 500, .body = "{}"},
+        {.method = "GET",
+         .path = "/c",
+         .status = 429,
+         .headers = "retry-after:  0 \r\n",
+         .body = "{}",
+         .repeat = true},
+    };
+    struct ks_script_server *s = ks_script_start(steps, 5);
+    struct ks_kubeconfig kc = {.server = (char *)ks_script_url(s)};
+    struct ks_kube_client *c = client_for(&kc, 0);
+    struct ks_kube_response r;
+
+    cr_assert_eq(ks_kube_request(c, "POST", "/a", "application/json", "{}", 2, &r), 0, "%s", r.error);
+    cr_assert_eq(r.status, 201);
+    cr_assert_str_eq(r.body, "{\"ok\":1}");
+    ks_kube_response_free(&r);
+    cr_assert_eq(ks_script_nrequests(s), 3, "two retries, then the answer");
+
+    cr_assert_eq(ks_kube_request(c, "GET", "/b", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 500, "a 5xx without Retry-After is not retried");
+    ks_kube_response_free(&r);
+    cr_assert_eq(ks_script_nrequests(s), 4);
+
+    cr_assert_eq(ks_kube_request(c, "GET", "/c", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 429, "the eleventh answer is returned");
+    ks_kube_response_free(&r);
+    cr_assert_eq(ks_script_nrequests(s), 4 + 11);
+    ks_kube_client_destroy(c);
+    ks_script_stop(s);
+}
