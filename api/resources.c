@@ -195,12 +195,25 @@ static void vec_load(const struct agg *g, struct vec *d, const struct ks_resourc
     }
 }
 
+/*
+ * @a + @b saturating at the int64 rails, where quantities already saturate (quantity.h):
+ * a pod whose containers each request "1e30" memory needs more than any node has, however
+ * the sum is written, and must not wrap around to a small or negative request.
+ */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* addResourceList: @d += @s, adding names @s has. */
 static void vec_add(const struct agg *g, struct vec *d, const struct vec *s)
 {
     for (uint32_t i = 0; i < g->n; i++) {
         if (s->set[i]) {
-            d->v[i] += s->v[i];
+            d->v[i] = sat_add(d->v[i], s->v[i]);
             d->set[i] = true;
         }
     }

@@ -135,3 +135,26 @@ Test(fuzz_regressions, quantity_canonical_text_reads_back_near_max_exponent)
                   "\"%s\" reads back as another value", buf);
     }
 }
+
+/*
+ * fuzz_json crash-requests-sum-overflow: a container whose memory limit (so its request)
+ * saturates at INT64_MAX plus an init container's or the overhead's memory overflowed the
+ * sum in api/resources.c (UBSan). Sums now saturate: the pod needs more than any node has.
+ */
+Test(fuzz_regressions, pod_requests_sum_saturates)
+{
+    struct ks_objects *objs =
+        load_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                "  initContainers:\n"
+                "  - {name: sidecar, restartPolicy: Always, resources: {requests: {memory: 1Gi}}}\n"
+                "  containers:\n"
+                "  - {name: a, resources: {limits: {memory: 1e30, example.com/gpu: 1e30}}}\n"
+                "  - {name: b, resources: {requests: {memory: 1Gi, example.com/gpu: 1e30}}}\n"
+                "  overhead: {memory: 1Gi, cpu: 50m}\n");
+    const struct ks_pod *pod = ks_objects_pods(objs)[0];
+    cr_expect_eq(pod->requests.memory, INT64_MAX, "memory %lld", (long long)pod->requests.memory);
+    cr_expect_eq(pod->requests.milli_cpu, 50);
+    cr_assert_eq(pod->requests.nscalar, 1u);
+    cr_expect_eq(pod->requests.scalar[0].value, INT64_MAX);
+    ks_objects_destroy(objs);
+}
