@@ -16,7 +16,8 @@
  *     folded right to left, so arbitrarily long fractions need no big integer either) and
  *     capped at INT64_MAX in magnitude like upstream;
  *   - a DecimalSI or exponent value with more significant digits than 128 bits hold is at
- *     least 3.4e29, far outside every int64 projection, so it is only marked huge.
+ *     least 3.4e29, far outside every int64 projection, so it is only marked huge; so is
+ *     one (at least 1e2147483648) whose canonical text would not fit KS_QUANTITY_STR_MAX.
  *
  * Invariants of a parsed struct ks_quantity: sign == 0 iff the value is 0 (then coef == 0 and
  * exp == 0); otherwise coef % 10 != 0 and exp >= -9, unless huge is set.
@@ -40,9 +41,10 @@
 __extension__ typedef unsigned __int128 u128;
 
 #define U128_MAX       (~(u128)0)
-#define NANO_EXP       (-9)        /* parsed values are multiples of 10^NANO_EXP */
-#define NANO_PER_UNIT  1000000000u /* 10^-NANO_EXP */
-#define U128_MAX_POW10 38          /* 10^38 < 2^128 < 10^39 */
+#define NANO_EXP       (-9)                     /* parsed values are multiples of 10^NANO_EXP */
+#define NANO_PER_UNIT  1000000000u              /* 10^-NANO_EXP */
+#define U128_MAX_POW10 38                       /* 10^38 < 2^128 < 10^39 */
+#define MAX_EXP3       ((int64_t)INT32_MAX - 1) /* the largest multiple of 3 an e<N> can express */
 
 /* ---- 128-bit helpers ------------------------------------------------------------------ */
 
@@ -235,6 +237,22 @@ static int digit_at(const struct scan *sc, size_t k)
 }
 
 /*
+ * Whether the canonical text of c * 10^exp (c > 0 without trailing zeros) fits
+ * KS_QUANTITY_STR_MAX and reads back. The parser's e<N> stops at INT32_MAX, so past MAX_EXP3
+ * ks_quantity_format() writes the rest of the exponent as coefficient zeros; a value that
+ * would need more zeros than fit is kept as huge instead.
+ */
+static bool text_fits(u128 c, int64_t exp)
+{
+    if (exp <= MAX_EXP3 + 2)
+        return true;
+    int64_t digits = 0;
+    for (; c; c /= 10)
+        digits++;
+    return digits + (exp - MAX_EXP3) + (int64_t)sizeof("-e2147483646") <= KS_QUANTITY_STR_MAX;
+}
+
+/*
  * DecimalSI and DecimalExponent: value = num.den * 10^x, rounded up (away from zero) to a
  * multiple of 10^-9. The digit k sits at position top - k.
  */
@@ -275,6 +293,8 @@ static void build_decimal(const struct scan *sc, int32_t x, struct ks_quantity *
     }
     q->exp = last;
     strip_zeros(&c, &q->exp);
+    if (c != 0 && !text_fits(c, q->exp))
+        goto huge;
     set_coef(q, c);
     return;
 huge:
@@ -468,9 +488,6 @@ static bool magnitude_below_1024(u128 c, int64_t exp)
     return c < 1024 * p;
 }
 
-/* The largest multiple of three a parsed e<N> exponent can express (INT32_MAX - 1). */
-#define MAX_EXP3 ((int64_t)INT32_MAX - 1)
-
 /*
  * The base-10 canonical form: the exponent lowered to a multiple of three (the coefficient
  * gains one or two zeros), then the DecimalSI suffix for it, or e<N> for DecimalExponent and
@@ -484,8 +501,8 @@ static size_t put_decimal(char *p, size_t cap, u128 c, int64_t exp, bool decimal
     /*
      * The text must read back, and the parser takes e<N> up to INT32_MAX only: past the last
      * multiple of three below it (a value parsed from "...e2147483647" whose trailing zeros
-     * moved into exp), the coefficient keeps the extra zeros instead. Parsed values need at
-     * most 40 digits then; a hand-built exponent that would not fit keeps its own form.
+     * moved into exp), the coefficient keeps the extra zeros instead. Parsing marks a value
+     * huge when they would not fit (text_fits); a hand-built exponent keeps its own form.
      */
     if (exp3 > MAX_EXP3 && n + (size_t)(exp - MAX_EXP3) + 12 <= cap)
         exp3 = MAX_EXP3;

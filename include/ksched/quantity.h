@@ -30,7 +30,8 @@ enum ks_quantity_fmt {
  * After parsing: coef has no trailing decimal zero, exp >= -9 (values are rounded up, away from
  * zero, to a multiple of 1n as upstream does), sign is 0 exactly when the value is 0, and a
  * BinarySI magnitude never exceeds INT64_MAX (upstream caps it). A DecimalSI or exponent value
- * whose significant digits do not fit 128 bits (magnitude above about 3.4e29) sets huge: its
+ * whose significant digits do not fit 128 bits (magnitude above about 3.4e29), or whose
+ * canonical text would not fit KS_QUANTITY_STR_MAX (some values of 1e2147483648 and up), sets huge: its
  * sign stays exact, the integer projections saturate as they would anyway, and
  * ks_quantity_format() refuses it with -ERANGE.
  */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static void init(void)
@@ -157,4 +158,32 @@ Test(fuzz_regressions, pod_requests_sum_saturates)
     cr_assert_eq(pod->requests.nscalar, 1u);
     cr_expect_eq(pod->requests.scalar[0].value, INT64_MAX);
     ks_objects_destroy(objs);
+}
+
+/*
+ * fuzz_quantity crash-exponent-too-long-to-print: "02" + 66 zeros + "e2147483647" is
+ * 2e2147483713, whose readable text needs 67 coefficient zeros, more than
+ * KS_QUANTITY_STR_MAX holds; it printed "200e2147483712", which does not parse. Such a
+ * value is now huge: sign kept, projections saturate, format refuses it.
+ */
+Test(fuzz_regressions, quantity_unprintable_exponent_is_huge)
+{
+    char in[128], buf[KS_QUANTITY_STR_MAX];
+    struct ks_quantity q;
+    snprintf(in, sizeof(in), "-02%0*de2147483647", 66, 0);
+    cr_assert_eq(ks_quantity_parse(in, &q), 0);
+    cr_expect_eq(q.huge, 1);
+    cr_expect_eq(ks_quantity_sign(&q), -1);
+    cr_expect_eq(ks_quantity_value(&q), INT64_MIN);
+    cr_expect_eq(ks_quantity_format(&q, buf, sizeof(buf)), -ERANGE);
+    /* the longest that still fits (sign included) stays exact: 39 digits + 12 zeros + "e2147483646" */
+    const char *c39 = "100000000000000000000000000000000000001";
+    snprintf(in, sizeof(in), "%s%0*de2147483647", c39, 11, 0);
+    cr_assert_eq(ks_quantity_parse(in, &q), 0);
+    cr_expect_eq(q.huge, 0);
+    cr_assert_eq(ks_quantity_format(&q, buf, sizeof(buf)), 0);
+    cr_expect_eq(strlen(buf), 39 + 12 + 11, "%s", buf);
+    snprintf(in, sizeof(in), "%s%0*de2147483647", c39, 12, 0);
+    cr_assert_eq(ks_quantity_parse(in, &q), 0);
+    cr_expect_eq(q.huge, 1);
 }
