@@ -27,9 +27,11 @@
  * start-up (helper_volumes.c, the namespace index of inter-pod affinity), so it is kept in
  * `retired` until the intake is destroyed (after the scheduler); other kinds are read only
  * through the vectors, per cycle, and are freed when the scheduling thread replaces them.
- * Deviation: those start-up indexes keep reading the objects as of the sync; plugins that
- * read the vectors per cycle (default spreading's owner lookup, preemption's PDBs) see
- * live ones.
+ * Each applied change bumps objects->gen[kind] (loader.h): the storage plugins and the
+ * namespace index compare it at PreFilter and rebuild their indexes, so a claim created
+ * after start-up is found by the next cycle (upstream's listers are live). Retired objects
+ * still stay until the intake is destroyed: a binder thread may hold a pointer from the
+ * index of an earlier cycle.
  *
  * Priority admission: a pod without spec.priority gets its PriorityClass's value (or the
  * global default's), as the API server's Priority admission plugin would have set it; the
@@ -224,6 +226,7 @@ static void apply_change(struct ks_intake *in, enum ks_kind kind, const char *ke
 {
     struct ks_objvec *v = &in->objects->of[kind];
     uintptr_t pos = (uintptr_t)ks_smap_get(&in->index[kind], key);
+    in->objects->gen[kind]++; /* plugins indexing @kind rebuild at their next PreFilter (loader.h) */
     if (pos) {
         void *old = v->items[pos - 1];
         if (obj) {

@@ -302,6 +302,8 @@ int ks_ns_index_build(struct ks_ns_index *idx, const struct ks_objects *objs)
     const struct ks_objvec *v = objs ? &objs->of[KS_KIND_NAMESPACE] : NULL;
 
     memset(idx, 0, sizeof(*idx));
+    idx->objs = objs;
+    idx->gen = objs ? objs->gen[KS_KIND_NAMESPACE] : 0;
     if (!v || v->n == 0)
         return 0;
     idx->items = calloc(v->n, sizeof(*idx->items));
@@ -318,6 +320,18 @@ int ks_ns_index_build(struct ks_ns_index *idx, const struct ks_objects *objs)
     }
     qsort(idx->items, idx->n, sizeof(*idx->items), cmp_ns);
     return 0;
+}
+
+int ks_ns_index_refresh(struct ks_ns_index *idx)
+{
+    struct ks_ns_index fresh;
+    if (__builtin_expect(!idx->objs || idx->objs->gen[KS_KIND_NAMESPACE] == idx->gen, 1))
+        return 0;
+    if (ks_ns_index_build(&fresh, idx->objs) < 0)
+        return -ENOMEM;
+    ks_ns_index_destroy(idx);
+    *idx = fresh;
+    return 1;
 }
 
 void ks_ns_index_destroy(struct ks_ns_index *idx)

@@ -117,7 +117,33 @@ int ks_vol_index_build(struct ks_vol_index *ix, const struct ks_objects *objs)
         ks_vol_index_destroy(ix);
         return -ENOMEM;
     }
+    ix->gen = ks_vol_objects_gen(objs);
     return 0;
+}
+
+uint64_t ks_vol_objects_gen(const struct ks_objects *objs)
+{
+    if (!objs)
+        return 0;
+    return objs->gen[KS_KIND_PVC] + objs->gen[KS_KIND_PV] + objs->gen[KS_KIND_STORAGE_CLASS] +
+           objs->gen[KS_KIND_CSI_NODE];
+}
+
+bool ks_vol_index_stale(const struct ks_vol_index *ix, const struct ks_objects *objs)
+{
+    return ks_vol_objects_gen(objs) != ix->gen;
+}
+
+int ks_vol_index_refresh(struct ks_vol_index *ix, const struct ks_objects *objs)
+{
+    struct ks_vol_index fresh;
+    if (__builtin_expect(!ks_vol_index_stale(ix, objs), 1))
+        return 0;
+    if (ks_vol_index_build(&fresh, objs) < 0)
+        return -ENOMEM;
+    ks_vol_index_destroy(ix);
+    *ix = fresh;
+    return 1;
 }
 
 void ks_vol_index_destroy(struct ks_vol_index *ix)
@@ -312,6 +338,9 @@ struct ks_noncsi {
     uint32_t limit_key; /* interned volumeLimitKey */
     uint32_t label_instance_type, label_instance_type_beta;
     uint32_t msg_exceeded;
+    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    /* ix and counted: refreshed at PreFilter (scheduling thread), read by PreFilter and the
+     * cycle's Filter workers */
     struct ks_vol_index ix;
     /* claims that count for this plugin when used: unbound or bound to a missing PV, and
      * spec.storageClassName naming a class of this plugin's provisioner (matchProvisioner) */
@@ -381,6 +410,44 @@ static int noncsi_env_max(void)
     return (int)v;
 }
 
+/* The claim keys of p->ix that count, sorted, into *@out (malloc'ed) and *@n. */
+static int noncsi_counted(const struct ks_noncsi *p, uint32_t **out, uint32_t *n)
+{
+    uint32_t *v = calloc(p->ix.pvcs.n ? p->ix.pvcs.n : 1, sizeof(*v)), k = 0;
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < p->ix.pvcs.n; i++) {
+        if (noncsi_claim_counts(p, p->ix.pvcs.items[i].obj))
+            v[k++] = p->ix.pvcs.items[i].key; /* table order: sorted */
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* Rebuild ix and counted when the objects changed; -ENOMEM keeps the old ones. Scheduling thread. */
+static int noncsi_refresh(struct ks_noncsi *p)
+{
+    if (__builtin_expect(!ks_vol_index_stale(&p->ix, p->objs), 1))
+        return 0;
+    struct ks_vol_index old = p->ix;
+    uint32_t *counted, n;
+    if (ks_vol_index_build(&p->ix, p->objs) < 0) {
+        p->ix = old;
+        return -ENOMEM;
+    }
+    if (noncsi_counted(p, &counted, &n) < 0) {
+        ks_vol_index_destroy(&p->ix);
+        p->ix = old;
+        return -ENOMEM;
+    }
+    ks_vol_index_destroy(&old);
+    free(p->counted);
+    p->counted = counted;
+    p->ncounted = n;
+    return 1;
+}
+
 int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self,
                    struct ks_error *err)
 {
@@ -391,7 +458,7 @@ int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, vo
     p->kind = kind;
     p->slot = in->slot;
     p->env_max = noncsi_env_max();
-    if (ks_vol_index_build(&p->ix, ks_vol_objects(in->framework)) < 0)
+    if (ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0)
         goto err_index;
     p->limit_key = ks_intern(noncsi_descs[kind].limit_key);
     p->label_instance_type = ks_intern("node.kubernetes.io/instance-type");
@@ -400,13 +467,8 @@ int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, vo
     if (p->limit_key == KS_ID_NONE || p->label_instance_type == KS_ID_NONE ||
         p->label_instance_type_beta == KS_ID_NONE || p->msg_exceeded == KS_ID_NONE)
         goto err_counted;
-    p->counted = calloc(p->ix.pvcs.n ? p->ix.pvcs.n : 1, sizeof(*p->counted));
-    if (!p->counted)
+    if (noncsi_counted(p, &p->counted, &p->ncounted) < 0)
         goto err_counted;
-    for (uint32_t i = 0; i < p->ix.pvcs.n; i++) {
-        if (noncsi_claim_counts(p, p->ix.pvcs.items[i].obj))
-            p->counted[p->ncounted++] = p->ix.pvcs.items[i].key; /* table order: sorted */
-    }
     *self = p;
     return 0;
 err_counted:
@@ -445,7 +507,7 @@ static uint32_t dedup(uint32_t *v, uint32_t n)
 int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          struct ks_pre_filter_result *res, struct ks_status *st)
 {
-    const struct ks_noncsi *p = self;
+    struct ks_noncsi *p = self;
     enum ks_volume_kind ik = noncsi_descs[p->kind].inline_kind;
     bool relevant = false;
 
@@ -460,7 +522,7 @@ int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_
     struct noncsi_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
     uint32_t *ids = ks_arena_calloc(&cs->arena, pod->nvolumes, sizeof(*ids));
     uint32_t *claims = ks_arena_calloc(&cs->arena, pod->nvolumes, sizeof(*claims));
-    if (!s || !ids || !claims)
+    if (!s || !ids || !claims || noncsi_refresh(p) < 0)
         return noncsi_oom(st);
     s->err = KS_ID_NONE;
     s->inline_ids = ids;

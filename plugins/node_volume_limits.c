@@ -70,6 +70,8 @@ struct node_volume_limits {
     uint16_t slot;
     uint32_t msg_exceeded, msg_nostate, msg_ebs_invalid;
     uint32_t gce_driver_key, ebs_driver_key;
+    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    /* refreshed at PreFilter (scheduling thread); read by PreFilter and the cycle's Filter workers */
     struct ks_vol_index ix;
     struct nvl_vol *pvc_vol[NCTX]; /* parallel to ix.pvcs.items */
     struct nvl_csinode *csinodes;  /* parallel to ix.csinodes.items */
@@ -205,6 +207,86 @@ static bool px_migrated(const struct ks_csi_node *cn)
 
 static void destroy(void *self);
 
+/* Free tables parallel to an index with @ncn CSINodes. */
+static void tables_free(struct nvl_vol *pvc_vol[NCTX], struct nvl_csinode *csinodes, uint32_t ncn)
+{
+    for (int c = 0; c < NCTX; c++)
+        free(pvc_vol[c]);
+    if (csinodes) {
+        for (uint32_t i = 0; i < ncn; i++)
+            free(csinodes[i].limits);
+        free(csinodes);
+    }
+}
+
+/* The tables parallel to p->ix (NULL before). -ENOMEM leaves them for tables_free(). */
+static int tables_build(struct node_volume_limits *p)
+{
+    uint32_t npvc = p->ix.pvcs.n, ncn = p->ix.csinodes.n;
+    for (int c = 0; c < NCTX; c++) {
+        if (!(p->pvc_vol[c] = calloc(npvc ? npvc : 1, sizeof(*p->pvc_vol[c]))))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < npvc; i++) {
+            if (claim_vol(p, p->ix.pvcs.items[i].obj, c, &p->pvc_vol[c][i]) < 0)
+                return -ENOMEM;
+        }
+    }
+    if (!(p->csinodes = calloc(ncn ? ncn : 1, sizeof(*p->csinodes))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < ncn; i++) {
+        const struct ks_csi_node *cn = p->ix.csinodes.items[i].obj;
+        struct nvl_csinode *c = &p->csinodes[i];
+        c->px_migrated = px_migrated(cn);
+        if (!(c->limits = calloc(cn->ndrivers ? cn->ndrivers : 1, sizeof(*c->limits))))
+            return -ENOMEM;
+        for (uint32_t d = 0; d < cn->ndrivers; d++) {
+            if (!cn->drivers[d].has_count)
+                continue;
+            uint32_t key = limit_key(cn->drivers[d].name);
+            if (key == KS_ID_NONE)
+                return -ENOMEM;
+            uint32_t k = 0;
+            while (k < c->nlimits && c->limits[k].key != key)
+                k++;
+            c->limits[k] = (struct nvl_limit){.key = key, .count = cn->drivers[d].allocatable_count};
+            c->nlimits += k == c->nlimits;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Rebuild the index and its tables when the objects changed (plugin_helpers_volumes.h).
+ * Scheduling thread, at PreFilter: the previous cycle's Filter workers are done and this
+ * cycle's have not started; no other op reads them. On -ENOMEM the old ones stay.
+ */
+static int refresh(struct node_volume_limits *p)
+{
+    if (__builtin_expect(!ks_vol_index_stale(&p->ix, p->objs), 1))
+        return 0;
+    struct ks_vol_index old = p->ix;
+    struct nvl_vol *old_vol[NCTX];
+    struct nvl_csinode *old_cn = p->csinodes;
+    memcpy(old_vol, p->pvc_vol, sizeof(old_vol));
+    if (ks_vol_index_build(&p->ix, p->objs) < 0) {
+        p->ix = old;
+        return -ENOMEM;
+    }
+    memset(p->pvc_vol, 0, sizeof(p->pvc_vol));
+    p->csinodes = NULL;
+    if (tables_build(p) < 0) {
+        tables_free(p->pvc_vol, p->csinodes, p->ix.csinodes.n);
+        ks_vol_index_destroy(&p->ix);
+        p->ix = old;
+        memcpy(p->pvc_vol, old_vol, sizeof(old_vol));
+        p->csinodes = old_cn;
+        return -ENOMEM;
+    }
+    tables_free(old_vol, old_cn, old.csinodes.n);
+    ks_vol_index_destroy(&old);
+    return 1;
+}
+
 static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
 {
     struct node_volume_limits *p = calloc(1, sizeof(*p));
@@ -213,7 +295,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (!p)
         return -ENOMEM;
     p->slot = in->slot;
-    if (ks_vol_index_build(&p->ix, ks_vol_objects(in->framework)) < 0)
+    if (ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0)
         goto fail;
     p->msg_exceeded = ks_intern("node(s) exceed max volume count");
     p->msg_nostate = ks_intern("cannot read \"PreFilterNodeVolumeLimits\" from cycleState");
@@ -225,36 +307,8 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (p->msg_exceeded == KS_ID_NONE || p->msg_nostate == KS_ID_NONE || p->msg_ebs_invalid == KS_ID_NONE ||
         p->gce_driver_key == KS_ID_NONE || p->ebs_driver_key == KS_ID_NONE)
         goto fail;
-    uint32_t npvc = p->ix.pvcs.n, ncn = p->ix.csinodes.n;
-    for (int c = 0; c < NCTX; c++) {
-        if (!(p->pvc_vol[c] = calloc(npvc ? npvc : 1, sizeof(*p->pvc_vol[c]))))
-            goto fail;
-        for (uint32_t i = 0; i < npvc; i++) {
-            if (claim_vol(p, p->ix.pvcs.items[i].obj, c, &p->pvc_vol[c][i]) < 0)
-                goto fail;
-        }
-    }
-    if (!(p->csinodes = calloc(ncn ? ncn : 1, sizeof(*p->csinodes))))
+    if (tables_build(p) < 0)
         goto fail;
-    for (uint32_t i = 0; i < ncn; i++) {
-        const struct ks_csi_node *cn = p->ix.csinodes.items[i].obj;
-        struct nvl_csinode *c = &p->csinodes[i];
-        c->px_migrated = px_migrated(cn);
-        if (!(c->limits = calloc(cn->ndrivers ? cn->ndrivers : 1, sizeof(*c->limits))))
-            goto fail;
-        for (uint32_t d = 0; d < cn->ndrivers; d++) {
-            if (!cn->drivers[d].has_count)
-                continue;
-            uint32_t key = limit_key(cn->drivers[d].name);
-            if (key == KS_ID_NONE)
-                goto fail;
-            uint32_t k = 0;
-            while (k < c->nlimits && c->limits[k].key != key)
-                k++;
-            c->limits[k] = (struct nvl_limit){.key = key, .count = cn->drivers[d].allocatable_count};
-            c->nlimits += k == c->nlimits;
-        }
-    }
     *self = p;
     return 0;
 fail:
@@ -267,13 +321,7 @@ static void destroy(void *self)
     struct node_volume_limits *p = self;
     if (!p)
         return;
-    for (int c = 0; c < NCTX; c++)
-        free(p->pvc_vol[c]);
-    if (p->csinodes) {
-        for (uint32_t i = 0; i < p->ix.csinodes.n; i++)
-            free(p->csinodes[i].limits);
-        free(p->csinodes);
-    }
+    tables_free(p->pvc_vol, p->csinodes, p->ix.csinodes.n);
     ks_vol_index_destroy(&p->ix);
     free(p);
 }
@@ -387,7 +435,7 @@ static int new_volumes(const struct node_volume_limits *p, struct ks_cycle_state
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
-    const struct node_volume_limits *p = self;
+    struct node_volume_limits *p = self;
     bool relevant = false;
 
     (void)res;
@@ -399,7 +447,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     if (!relevant)
         return KS_SKIP;
     struct nvl_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
-    if (!s)
+    if (!s || refresh(p) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     for (int c = 0; c < NCTX; c++) {
         if (new_volumes(p, cs, pod, c, &s->ctx[c]) < 0)

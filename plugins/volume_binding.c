@@ -52,6 +52,16 @@
  * it inside the cycle's RCU read section: holders only copy or store a few entries and never
  * wait for a grace period, so a reader is delayed briefly and cannot deadlock. Objects
  * themselves are immutable; other plugins read the loaded objects, not this state.
+ *
+ * Live objects (ksched serve, loader.h gen): PreFilter, on the scheduling thread, rebuilds
+ * the index, the views and pv_order when the storage objects changed, and swaps them in
+ * under p->lock; the binder-side ops (Unreserve, PreBind) read them only under p->lock, so
+ * the mutex publishes the new tables and nobody reads the old ones after the swap (no RCU
+ * needed). A view is carried over when its object is the same one (an in-process binding
+ * or an assumption survives); an object the server replaced is viewed afresh, as the
+ * server has it. The cycle state names claims and PVs by index and by interned key: when
+ * the index was rebuilt since the pod's PreFilter (s->gen), Reserve, Unreserve and PreBind
+ * find them again by key (a deleted one is skipped). Filter reads only the cycle state.
  */
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -130,7 +140,9 @@ struct pvc_view {
 
 struct volume_binding {
     uint16_t slot;
-    struct ks_cache *cache; /* node labels for Reserve */
+    struct ks_cache *cache;        /* node labels for Reserve */
+    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    /* ix, pv_order and the views: replaced by PreFilter (scheduling thread) under lock */
     struct ks_vol_index ix;
     uint32_t msg_node_conflict, msg_bind_conflict, msg_pv_missing, msg_nostate;
     uint32_t *pv_order; /* indices into ix.pvs in input order (pvCache.ListPVs order) */
@@ -142,13 +154,15 @@ struct volume_binding {
 
 /* One PV a delayed claim may take, with what FindMatchingVolume checks per node. */
 struct vb_cand {
-    uint32_t pv; /* index into ix.pvs */
+    uint32_t pv;     /* index into ix.pvs */
+    uint32_t pv_key; /* its interned key */
     const struct ks_persistent_volume *obj;
     bool prebound; /* claimRef names this claim */
 };
 
 struct vb_claim {
-    uint32_t pvc; /* index into ix.pvcs */
+    uint32_t pvc;     /* index into ix.pvcs */
+    uint32_t pvc_key; /* its interned key */
     const struct ks_persistent_volume_claim *obj;
     uint32_t selected_node; /* KS_ID_NONE: not being provisioned */
     const struct ks_storage_class *sc;
@@ -157,11 +171,18 @@ struct vb_claim {
 };
 
 struct vb_binding {
-    uint32_t pvc, pv;
+    uint32_t pvc, pv;         /* indices in the index of s->gen */
+    uint32_t pvc_key, pv_key; /* their keys, for a later index */
+};
+
+/* A claim to provision. */
+struct vb_ref {
+    uint32_t idx, key;
 };
 
 /* stateData */
 struct vb_state {
+    uint64_t gen; /* ix.gen at PreFilter: the index the indices below refer to */
     uint32_t nbound;
     const struct ks_persistent_volume **bound_pv; /* NULL: the bound claim's PV does not exist */
     uint32_t ndelay;
@@ -173,7 +194,7 @@ struct vb_state {
     uint32_t node;
     uint32_t nstatic, nprov;
     struct vb_binding *statics;
-    uint32_t *prov; /* indices into ix.pvcs */
+    struct vb_ref *prov;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -197,6 +218,38 @@ static int pv_input_order(const struct ks_vol_table *t, uint32_t *order)
     return 0;
 }
 
+/* The views of every object of @ix as the objects have them (api = cur). Allocation-free but interns. */
+static int views_init(const struct ks_vol_index *ix, struct pv_view *pv_api, struct pv_view *pv_cur,
+                      struct pvc_view *pvc_api, struct pvc_view *pvc_cur)
+{
+    uint32_t npv = ix->pvs.n, npvc = ix->pvcs.n;
+    for (uint32_t i = 0; i < npv; i++) {
+        const struct ks_persistent_volume *pv = ix->pvs.items[i].obj;
+        struct pv_view *v = &pv_api[i];
+        v->claim = CLAIM_NONE;
+        v->available = pv->phase && strcmp(pv->phase, "Available") == 0;
+        if (pv->claim_name) {
+            uint32_t ns = ks_intern(pv->claim_namespace ? pv->claim_namespace : "");
+            const struct ks_vol_entry *e =
+                ns == KS_ID_NONE ? NULL : ks_vol_table_find(&ix->pvcs, ks_vol_key_find(ns, pv->claim_name));
+            v->claim = e ? (uint32_t)(e - ix->pvcs.items) : CLAIM_OTHER;
+        }
+        pv_cur[i] = *v;
+    }
+    for (uint32_t i = 0; i < npvc; i++) {
+        const struct ks_persistent_volume_claim *pvc = ix->pvcs.items[i].obj;
+        struct pvc_view *v = &pvc_api[i];
+        const char *sel = ks_annotation(&pvc->meta.annotations, KS_ANN_SELECTED_NODE);
+        v->volume_name = pvc->volume_name ? pvc->volume_name : "";
+        v->bind_completed = ks_annotation(&pvc->meta.annotations, KS_ANN_BIND_COMPLETED) != NULL;
+        v->selected_node = sel ? ks_intern(sel) : KS_ID_NONE;
+        if (sel && v->selected_node == KS_ID_NONE)
+            return -ENOMEM;
+        pvc_cur[i] = *v;
+    }
+    return 0;
+}
+
 static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
 {
     struct volume_binding *p = calloc(1, sizeof(*p));
@@ -207,7 +260,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
         return -ENOMEM;
     p->slot = in->slot;
     p->cache = deps ? deps->cache : NULL;
-    if (ks_vol_index_build(&p->ix, ks_vol_objects(in->framework)) < 0)
+    if (ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0)
         goto err_index;
     p->msg_node_conflict = ks_intern("node(s) didn't match PersistentVolume's node affinity");
     p->msg_bind_conflict = ks_intern("node(s) didn't find available persistent volumes to bind");
@@ -225,32 +278,9 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     p->pv_order = calloc(npv ? npv : 1, sizeof(*p->pv_order));
     if (!p->pv_api || !p->pv_cur || !p->pvc_api || !p->pvc_cur || !p->pv_order)
         goto err_views;
-    if (pv_input_order(&p->ix.pvs, p->pv_order) < 0)
+    if (pv_input_order(&p->ix.pvs, p->pv_order) < 0 ||
+        views_init(&p->ix, p->pv_api, p->pv_cur, p->pvc_api, p->pvc_cur) < 0)
         goto err_views;
-    for (uint32_t i = 0; i < npv; i++) {
-        const struct ks_persistent_volume *pv = p->ix.pvs.items[i].obj;
-        struct pv_view *v = &p->pv_api[i];
-        v->claim = CLAIM_NONE;
-        v->available = pv->phase && strcmp(pv->phase, "Available") == 0;
-        if (pv->claim_name) {
-            uint32_t ns = ks_intern(pv->claim_namespace ? pv->claim_namespace : "");
-            const struct ks_vol_entry *e =
-                ns == KS_ID_NONE ? NULL : ks_vol_table_find(&p->ix.pvcs, ks_vol_key_find(ns, pv->claim_name));
-            v->claim = e ? (uint32_t)(e - p->ix.pvcs.items) : CLAIM_OTHER;
-        }
-        p->pv_cur[i] = *v;
-    }
-    for (uint32_t i = 0; i < npvc; i++) {
-        const struct ks_persistent_volume_claim *pvc = p->ix.pvcs.items[i].obj;
-        struct pvc_view *v = &p->pvc_api[i];
-        const char *sel = ks_annotation(&pvc->meta.annotations, KS_ANN_SELECTED_NODE);
-        v->volume_name = pvc->volume_name ? pvc->volume_name : "";
-        v->bind_completed = ks_annotation(&pvc->meta.annotations, KS_ANN_BIND_COMPLETED) != NULL;
-        v->selected_node = sel ? ks_intern(sel) : KS_ID_NONE;
-        if (sel && v->selected_node == KS_ID_NONE)
-            goto err_views;
-        p->pvc_cur[i] = *v;
-    }
     pthread_mutex_init(&p->lock, NULL);
     *self = p;
     return 0;
@@ -279,6 +309,96 @@ static void destroy(void *self)
     free(p->pvc_cur);
     ks_vol_index_destroy(&p->ix);
     free(p);
+}
+
+/* ---- live objects ------------------------------------------------------------------------------ */
+
+/* The index in @to of entry @i of @from (same key), @none when absent. */
+static uint32_t same_key(const struct ks_vol_table *from, uint32_t i, const struct ks_vol_table *to,
+                         uint32_t none)
+{
+    const struct ks_vol_entry *e = ks_vol_table_find(to, from->items[i].key);
+    return e ? (uint32_t)(e - to->items) : none;
+}
+
+/*
+ * Rebuild the index, the views and pv_order when the storage objects changed (see the file
+ * comment). Scheduling thread, at PreFilter; builds outside p->lock (only this thread
+ * writes the index) and swaps under it. -ENOMEM keeps the old tables.
+ */
+static int refresh(struct volume_binding *p)
+{
+    if (__builtin_expect(!ks_vol_index_stale(&p->ix, p->objs), 1))
+        return 0;
+    struct ks_vol_index ix;
+    if (ks_vol_index_build(&ix, p->objs) < 0)
+        return -ENOMEM;
+    uint32_t npv = ix.pvs.n, npvc = ix.pvcs.n;
+    struct pv_view *pv_api = calloc(npv ? npv : 1, sizeof(*pv_api));
+    struct pv_view *pv_cur = calloc(npv ? npv : 1, sizeof(*pv_cur));
+    struct pvc_view *pvc_api = calloc(npvc ? npvc : 1, sizeof(*pvc_api));
+    struct pvc_view *pvc_cur = calloc(npvc ? npvc : 1, sizeof(*pvc_cur));
+    uint32_t *pv_order = calloc(npv ? npv : 1, sizeof(*pv_order));
+    if (!pv_api || !pv_cur || !pvc_api || !pvc_cur || !pv_order || pv_input_order(&ix.pvs, pv_order) < 0 ||
+        views_init(&ix, pv_api, pv_cur, pvc_api, pvc_cur) < 0)
+        goto err;
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < npv; i++) {
+        uint32_t o = same_key(&ix.pvs, i, &p->ix.pvs, UINT32_MAX);
+        if (o == UINT32_MAX || p->ix.pvs.items[o].obj != ix.pvs.items[i].obj)
+            continue; /* new or replaced: as the object has it */
+        pv_api[i] = p->pv_api[o];
+        pv_cur[i] = p->pv_cur[o];
+        /* the claim index, into the new claim table */
+        if (pv_api[i].claim < CLAIM_OTHER)
+            pv_api[i].claim = same_key(&p->ix.pvcs, pv_api[i].claim, &ix.pvcs, CLAIM_OTHER);
+        if (pv_cur[i].claim < CLAIM_OTHER)
+            pv_cur[i].claim = same_key(&p->ix.pvcs, pv_cur[i].claim, &ix.pvcs, CLAIM_OTHER);
+    }
+    for (uint32_t i = 0; i < npvc; i++) {
+        uint32_t o = same_key(&ix.pvcs, i, &p->ix.pvcs, UINT32_MAX);
+        if (o == UINT32_MAX || p->ix.pvcs.items[o].obj != ix.pvcs.items[i].obj)
+            continue;
+        pvc_api[i] = p->pvc_api[o];
+        pvc_cur[i] = p->pvc_cur[o];
+    }
+    struct ks_vol_index old = p->ix;
+    struct pv_view *old_pv_api = p->pv_api, *old_pv_cur = p->pv_cur;
+    struct pvc_view *old_pvc_api = p->pvc_api, *old_pvc_cur = p->pvc_cur;
+    uint32_t *old_order = p->pv_order;
+    p->ix = ix;
+    p->pv_api = pv_api;
+    p->pv_cur = pv_cur;
+    p->pvc_api = pvc_api;
+    p->pvc_cur = pvc_cur;
+    p->pv_order = pv_order;
+    pthread_mutex_unlock(&p->lock);
+    free(old_order);
+    free(old_pv_api);
+    free(old_pv_cur);
+    free(old_pvc_api);
+    free(old_pvc_cur);
+    ks_vol_index_destroy(&old);
+    return 1;
+err:
+    free(pv_order);
+    free(pv_api);
+    free(pv_cur);
+    free(pvc_api);
+    free(pvc_cur);
+    ks_vol_index_destroy(&ix);
+    return -ENOMEM;
+}
+
+/* The current index of a PV (@t = &p->ix.pvs) or claim named in a cycle state of @gen by
+ * @idx and @key; UINT32_MAX when it is gone. Under p->lock. */
+static uint32_t now_at(const struct volume_binding *p, const struct ks_vol_table *t, uint64_t gen,
+                       uint32_t idx, uint32_t key)
+{
+    if (__builtin_expect(gen == p->ix.gen, 1))
+        return idx;
+    const struct ks_vol_entry *e = ks_vol_table_find(t, key);
+    return e ? (uint32_t)(e - t->items) : UINT32_MAX;
 }
 
 /* ---- PreFilter ---------------------------------------------------------------------------------- */
@@ -498,6 +618,7 @@ static int classify(const struct volume_binding *p, struct ks_cycle_state *cs, c
         }
         struct vb_claim *c = &s->delay[s->ndelay++];
         c->pvc = idx;
+        c->pvc_key = e->key;
         c->obj = e->obj;
         c->selected_node = v->selected_node;
         c->sc = sc;
@@ -521,8 +642,10 @@ static int classify(const struct volume_binding *p, struct ks_cycle_state *cs, c
                 continue;
             bool prebound;
             if (candidate(p, c, k, &prebound))
-                c->cand[c->ncand++] =
-                    (struct vb_cand){.pv = k, .obj = p->ix.pvs.items[k].obj, .prebound = prebound};
+                c->cand[c->ncand++] = (struct vb_cand){.pv = k,
+                                                       .pv_key = p->ix.pvs.items[k].key,
+                                                       .obj = p->ix.pvs.items[k].obj,
+                                                       .prebound = prebound};
         }
         if (c->selected_node != KS_ID_NONE)
             continue;
@@ -552,6 +675,9 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     struct vb_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
     if (!s)
         return ks_status_set(st, KS_ERROR, "out of memory");
+    if (refresh(p) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    s->gen = p->ix.gen;
     pthread_mutex_lock(&p->lock);
     rc = check_claims(p, pod, &has, st);
     if (rc == KS_SUCCESS && !has)
@@ -575,7 +701,7 @@ struct vb_find {
     /* with @record: the bindings and provisions for Reserve */
     uint32_t nstatic, nprov;
     struct vb_binding *statics;
-    uint32_t *prov;
+    struct vb_ref *prov;
 };
 
 /* FindMatchingVolume for claim @c on a node with @labels, PVs in @chosen excluded. */
@@ -634,7 +760,8 @@ static void find_delayed(const struct vb_state *s, const struct ks_labels *label
         }
         chosen[nchosen++] = k->pv;
         if (f->statics)
-            f->statics[f->nstatic++] = (struct vb_binding){.pvc = c->pvc, .pv = k->pv};
+            f->statics[f->nstatic++] =
+                (struct vb_binding){.pvc = c->pvc, .pv = k->pv, .pvc_key = c->pvc_key, .pv_key = k->pv_key};
     }
     if (s->nmatch < s->ndelay || nunmatched > 0) {
         /* claims to provision: those with a selected node, then the unmatched ones */
@@ -650,7 +777,7 @@ static void find_delayed(const struct vb_state *s, const struct ks_labels *label
             }
             satisfied = provisionable(c, labels);
             if (satisfied && f->prov)
-                f->prov[f->nprov++] = c->pvc;
+                f->prov[f->nprov++] = (struct vb_ref){c->pvc, c->pvc_key};
         }
         if (!satisfied && f->prov)
             f->nprov = 0;
@@ -804,10 +931,18 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
     pthread_mutex_lock(&p->lock);
     s->all_bound = all_bound(p, pod);
     if (!s->all_bound) {
-        for (uint32_t i = 0; i < s->nstatic; i++)
-            p->pv_cur[s->statics[i].pv].claim = s->statics[i].pvc;
-        for (uint32_t i = 0; i < s->nprov; i++)
-            p->pvc_cur[s->prov[i]].selected_node = node;
+        for (uint32_t i = 0; i < s->nstatic; i++) {
+            const struct vb_binding *b = &s->statics[i];
+            uint32_t pv = now_at(p, &p->ix.pvs, s->gen, b->pv, b->pv_key);
+            uint32_t pvc = now_at(p, &p->ix.pvcs, s->gen, b->pvc, b->pvc_key);
+            if (pv != UINT32_MAX)
+                p->pv_cur[pv].claim = pvc == UINT32_MAX ? CLAIM_OTHER : pvc;
+        }
+        for (uint32_t i = 0; i < s->nprov; i++) {
+            uint32_t pvc = now_at(p, &p->ix.pvcs, s->gen, s->prov[i].idx, s->prov[i].key);
+            if (pvc != UINT32_MAX)
+                p->pvc_cur[pvc].selected_node = node;
+        }
         s->reserved = true;
     }
     pthread_mutex_unlock(&p->lock);
@@ -825,10 +960,16 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
     if (!s || !s->reserved)
         return;
     pthread_mutex_lock(&p->lock);
-    for (uint32_t i = 0; i < s->nstatic; i++)
-        p->pv_cur[s->statics[i].pv] = p->pv_api[s->statics[i].pv];
-    for (uint32_t i = 0; i < s->nprov; i++)
-        p->pvc_cur[s->prov[i]] = p->pvc_api[s->prov[i]];
+    for (uint32_t i = 0; i < s->nstatic; i++) {
+        uint32_t pv = now_at(p, &p->ix.pvs, s->gen, s->statics[i].pv, s->statics[i].pv_key);
+        if (pv != UINT32_MAX)
+            p->pv_cur[pv] = p->pv_api[pv];
+    }
+    for (uint32_t i = 0; i < s->nprov; i++) {
+        uint32_t pvc = now_at(p, &p->ix.pvcs, s->gen, s->prov[i].idx, s->prov[i].key);
+        if (pvc != UINT32_MAX)
+            p->pvc_cur[pvc] = p->pvc_api[pvc];
+    }
     s->reserved = false;
     pthread_mutex_unlock(&p->lock);
 }
@@ -848,18 +989,25 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         const struct vb_binding *b = &s->statics[i];
-        const struct ks_persistent_volume *pv = p->ix.pvs.items[b->pv].obj;
+        uint32_t pvi = now_at(p, &p->ix.pvs, s->gen, b->pv, b->pv_key);
+        uint32_t pvc = now_at(p, &p->ix.pvcs, s->gen, b->pvc, b->pvc_key);
+        if (pvi == UINT32_MAX || pvc == UINT32_MAX)
+            continue; /* deleted since the pod's PreFilter */
+        const struct ks_persistent_volume *pv = p->ix.pvs.items[pvi].obj;
         /* the API update prebinds the PV; the PV controller then binds both sides */
-        p->pv_api[b->pv] = (struct pv_view){.claim = b->pvc, .available = false};
-        p->pv_cur[b->pv] = p->pv_api[b->pv];
-        p->pvc_api[b->pvc].volume_name = pv->meta.name;
-        p->pvc_api[b->pvc].bind_completed = true;
-        p->pvc_cur[b->pvc] = p->pvc_api[b->pvc];
+        p->pv_api[pvi] = (struct pv_view){.claim = pvc, .available = false};
+        p->pv_cur[pvi] = p->pv_api[pvi];
+        p->pvc_api[pvc].volume_name = pv->meta.name;
+        p->pvc_api[pvc].bind_completed = true;
+        p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
     for (uint32_t i = 0; i < s->nprov; i++) {
+        uint32_t pvc = now_at(p, &p->ix.pvcs, s->gen, s->prov[i].idx, s->prov[i].key);
+        if (pvc == UINT32_MAX)
+            continue;
         /* the API update carries the selected-node annotation to the provisioner */
-        p->pvc_api[s->prov[i]].selected_node = node;
-        p->pvc_cur[s->prov[i]] = p->pvc_api[s->prov[i]];
+        p->pvc_api[pvc].selected_node = node;
+        p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
     pthread_mutex_unlock(&p->lock);
     return KS_SUCCESS;

@@ -34,11 +34,12 @@
 
 struct volume_restrictions {
     uint16_t slot;
-    uint32_t msg_disk;      /* ErrReasonDiskConflict */
-    uint32_t msg_rwop;      /* ErrReasonReadWriteOncePodConflict */
-    uint32_t msg_nostate;   /* Filter without PreFilter state */
-    struct ks_cache *cache; /* for the snapshot's pvcs_in_use (NULL: none in use) */
-    struct ks_vol_index ix;
+    uint32_t msg_disk;             /* ErrReasonDiskConflict */
+    uint32_t msg_rwop;             /* ErrReasonReadWriteOncePodConflict */
+    uint32_t msg_nostate;          /* Filter without PreFilter state */
+    struct ks_cache *cache;        /* for the snapshot's pvcs_in_use (NULL: none in use) */
+    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    struct ks_vol_index ix;        /* refreshed at PreFilter; read by PreFilter only */
 };
 
 /* preFilterState */
@@ -64,7 +65,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
                   "access mode");
     p->msg_nostate = ks_intern("cannot read \"PreFilterVolumeRestrictions\" from cycleState");
     if (p->msg_disk == KS_ID_NONE || p->msg_rwop == KS_ID_NONE || p->msg_nostate == KS_ID_NONE ||
-        ks_vol_index_build(&p->ix, ks_vol_objects(in->framework)) < 0) {
+        ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0) {
         free(p);
         return -ENOMEM;
     }
@@ -160,7 +161,7 @@ static bool in_use(const struct ks_snapshot *snap, uint32_t key)
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
-    const struct volume_restrictions *p = self;
+    struct volume_restrictions *p = self;
     bool check = false;
     uint32_t npvc = 0;
 
@@ -173,7 +174,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         return KS_SKIP; /* nothing to check and no claim that could be ReadWriteOncePod */
     struct vr_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
     const char **names = ks_arena_calloc(&cs->arena, npvc ? npvc : 1, sizeof(*names));
-    if (!s || !names)
+    if (!s || !names || ks_vol_index_refresh(&p->ix, p->objs) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->rwop = names;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {

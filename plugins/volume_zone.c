@@ -38,7 +38,8 @@ struct volume_zone {
     uint32_t labels[NTOPO]; /* topologyLabels, interned, in upstream's order */
     uint32_t msg_conflict;
     uint32_t msg_nostate;
-    struct ks_vol_index ix;
+    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    struct ks_vol_index ix;        /* refreshed at PreFilter; read by PreFilter only */
 };
 
 /* pvTopology: one topology label of one PV and its allowed values. */
@@ -69,7 +70,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     p->msg_conflict = ks_intern("node(s) had no available volume zone");
     p->msg_nostate = ks_intern("cannot read \"PreFilterVolumeZone\" from cycleState");
     if (!ok || p->msg_conflict == KS_ID_NONE || p->msg_nostate == KS_ID_NONE ||
-        ks_vol_index_build(&p->ix, ks_vol_objects(in->framework)) < 0) {
+        ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0) {
         free(p);
         return -ENOMEM;
     }
@@ -122,7 +123,7 @@ static uint32_t parts(const char *v)
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
-    const struct volume_zone *p = self;
+    struct volume_zone *p = self;
     uint32_t cap = 0;
 
     (void)res;
@@ -132,7 +133,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         return KS_SKIP; /* no claim: no topology */
     struct vz_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
     struct vz_topology *topo = ks_arena_calloc(&cs->arena, cap ? cap : 1, sizeof(*topo));
-    if (!s || !topo)
+    if (!s || !topo || ks_vol_index_refresh(&p->ix, p->objs) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->topo = topo;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {

@@ -47,9 +47,20 @@ struct ks_objvec {
     void **items;
 };
 
-/* Objects by kind, in input order. Owned: ks_objects_destroy() frees every object. */
+/*
+ * Objects by kind, in input order. Owned: ks_objects_destroy() frees every object.
+ *
+ * gen[kind] counts the changes made to of[kind] after the set was handed to a scheduler:
+ * whoever changes a vector (ksched serve's intake, cmd/serve_intake.c, applying informer
+ * events on the scheduling thread from the scheduler's on_cycle hook) bumps the kind's
+ * counter in the same step, on the same thread. Plugins that index a kind compare the
+ * counter with the one their index was built at, on the scheduling thread (PreFilter), and
+ * rebuild when it moved; no other thread may read or write it. The loader sets 0 and
+ * nothing else changes it, so `ksched schedule` and bench never rebuild.
+ */
 struct ks_objects {
     struct ks_objvec of[KS_KIND_COUNT];
+    uint64_t gen[KS_KIND_COUNT];
 };
 
 /* Typed views of one kind's objects. */

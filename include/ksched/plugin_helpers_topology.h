@@ -202,6 +202,8 @@ struct ks_ns_entry {
 struct ks_ns_index {
     uint32_t n;
     struct ks_ns_entry *items;
+    const struct ks_objects *objs; /* what it indexes (NULL: none) */
+    uint64_t gen;                  /* objs->gen[KS_KIND_NAMESPACE] when built */
 };
 
 /*
@@ -210,6 +212,17 @@ struct ks_ns_index {
  * Context: start-up (a plugin's init); allocates.
  */
 int ks_ns_index_build(struct ks_ns_index *idx, const struct ks_objects *objs);
+
+/*
+ * ks_ns_index_refresh - rebuild @idx from the objects it was built from when their
+ * Namespaces changed since (struct ks_objects gen, loader.h: ksched serve applies informer
+ * events between cycles). Returns 1 when rebuilt, 0 when unchanged (a load and a compare),
+ * -ENOMEM with @idx untouched. Context: the scheduling thread (the counter's thread), at
+ * the op that first reads the index in a cycle (PreFilter / PreScore); the old entries are
+ * freed, so no other thread may read the index (plugins copy the labels pointers, which
+ * stay valid: serve keeps replaced Namespaces until exit). Allocates only when rebuilding.
+ */
+int ks_ns_index_refresh(struct ks_ns_index *idx);
 
 /* ks_ns_index_destroy - free the index. Accepts a zeroed one. */
 void ks_ns_index_destroy(struct ks_ns_index *idx);

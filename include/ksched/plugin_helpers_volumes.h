@@ -9,10 +9,12 @@
  * ephemeral.VolumeIsForPod, volumehelpers.LabelZonesToSet and the nonCSILimits plugin of
  * pkg/scheduler/framework/plugins/nodevolumelimits/non_csi.go.
  *
- * An index is built once at plugin init from the framework's loaded objects and is
- * immutable afterwards: lookups by key id are lock-free binary searches that any thread may
- * run. Keys are interned strings: "namespace/name" for claims (the same key the cache
- * interns for pvcs_in_use and pvc_refs), the name for the cluster-scoped kinds.
+ * An index is built at plugin init from the framework's objects and is immutable
+ * afterwards: lookups by key id are lock-free binary searches that any thread may run.
+ * ksched serve changes the objects between cycles (loader.h, gen): a plugin refreshes its
+ * index at PreFilter, on the scheduling thread, before the cycle's Filter workers read it. Keys are interned
+ * strings: "namespace/name" for claims (the same key the cache interns for pvcs_in_use and pvc_refs), the
+ * name for the cluster-scoped kinds.
  *
  * Context: building interns and allocates (init only); ks_vol_key_find() takes the intern
  * lock (init and PreFilter only); every other function is pure and allocation-free.
@@ -59,6 +61,7 @@ struct ks_vol_index {
     struct ks_vol_table pvs;      /* name -> struct ks_persistent_volume */
     struct ks_vol_table classes;  /* name -> struct ks_storage_class */
     struct ks_vol_table csinodes; /* name (= node name) -> struct ks_csi_node */
+    uint64_t gen;                 /* ks_vol_objects_gen() of the objects when built */
 };
 
 /*
@@ -69,6 +72,28 @@ int ks_vol_index_build(struct ks_vol_index *ix, const struct ks_objects *objs);
 
 /* ks_vol_index_destroy - free the tables (not the objects). Accepts an empty index. */
 void ks_vol_index_destroy(struct ks_vol_index *ix);
+
+/*
+ * ks_vol_objects_gen - the sum of the change counters (struct ks_objects gen, loader.h) of
+ * the four indexed kinds; 0 for NULL. Scheduling thread (the counters' thread).
+ */
+uint64_t ks_vol_objects_gen(const struct ks_objects *objs);
+
+/*
+ * ks_vol_index_stale - whether @objs changed since @ix was built. Scheduling thread.
+ * Nothing to do when false: a plugin calls it at each PreFilter, so an unchanged set costs
+ * four loads and a compare.
+ */
+bool ks_vol_index_stale(const struct ks_vol_index *ix, const struct ks_objects *objs);
+
+/*
+ * ks_vol_index_refresh - rebuild @ix from @objs when ks_vol_index_stale(). Returns 1
+ * when rebuilt (the old tables are freed: the caller must know no other thread reads
+ * them), 0 when unchanged, -ENOMEM with @ix untouched. Scheduling thread; allocates and
+ * interns only when rebuilding. Plugins whose index is read on binder threads build a
+ * new index with ks_vol_index_build() and publish it themselves (volume_binding.c).
+ */
+int ks_vol_index_refresh(struct ks_vol_index *ix, const struct ks_objects *objs);
 
 /* ks_vol_objects - the loaded objects of the framework of a plugin being initialised (NULL: none). */
 const struct ks_objects *ks_vol_objects(const struct ks_framework *fw);
