@@ -722,7 +722,57 @@ def scenario_bad_input(c):
     print("bad-input: 8 bad watch events skipped, %d pods bound" % len(first + second))
 
 
-SCENARIOS = {"decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
+def scenario_pvc_late(c):
+    """Claims created after `ksched serve` started (a StatefulSet's): the storage plugins
+    rebuild their indexes from the live objects, so the pods bind to their local PVs."""
+    c.create(node("node-a", 4, 16))  # labelled kubernetes.io/hostname: node-a
+    c.create(node("node-b", 4, 16))
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses",
+               {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+                "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"})
+
+    def pv(name, host):
+        c.api.must("POST", "/api/v1/persistentvolumes", {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"storageClassName": "local", "capacity": {"storage": "1Gi"},
+                     "accessModes": ["ReadWriteOnce"],
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}},
+            "status": {"phase": "Available"}})
+
+    def pvc(name):
+        c.api.must("POST", "/api/v1/namespaces/%s/persistentvolumeclaims" % NS, {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": NS},
+            "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}})
+
+    def claim_pod(name, claim):
+        return pod(name, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim}}])
+
+    c.serve("ksched-a")
+    wait_pod_watch(c)
+    # the StatefulSet order: the claim, then the pod
+    pv("pv-b", "node-b")
+    pvc("data-web-0")
+    c.create(claim_pod("web-0", "data-web-0"))
+    st = c.wait_all_bound(["web-0"], 30)
+    got = c.pods(st)[NS + "/web-0"]["spec"]["nodeName"]
+    check(got == "node-b", "web-0 bound to %s, expected node-b (its claim's only PV)" % got)
+    # the pod first: unschedulable until its claim and a PV appear
+    c.create(claim_pod("web-1", "data-web-1"))
+    st = c.wait("web-1's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/web-1"]), 20)
+    msg = next(x["message"] for x in c.pods(st)[NS + "/web-1"]["status"]["conditions"]
+               if x["type"] == "PodScheduled")
+    check("not found" in msg, "web-1 should wait for its claim: %s" % msg)
+    pv("pv-a", "node-a")
+    pvc("data-web-1")
+    st = c.wait_all_bound(["web-1"], 30)
+    got = c.pods(st)[NS + "/web-1"]["spec"]["nodeName"]
+    check(got == "node-a", "web-1 bound to %s, expected node-a (pv-b is taken)" % got)
+    print("pvc-late: claims created after start-up bound web-0 to node-b and web-1 to node-a")
+
+
+SCENARIOS = {"pvc-late": scenario_pvc_late, "decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
              "conflict": scenario_conflict, "preempt": scenario_preempt, "faults": scenario_faults,
              "bad-input": scenario_bad_input}
 
