@@ -6,9 +6,11 @@
  * GetPersistentVolumeClass, CheckNodeAffinity), v1helper.MatchTopologySelectorTerms,
  * ephemeral.VolumeIsForPod and cloud-provider's volumehelpers.LabelZonesToSet.
  *
- * Indexes are sorted arrays of (interned key, object) built once at init: the scheduling
+ * Indexes are sorted arrays of (interned key, object) built at init and rebuilt at a
+ * PreFilter after the objects changed (ksched serve; ks_vol_index_refresh): the scheduling
  * cycle looks objects up by integer key with a binary search, never by string. The objects
- * stay owned by the struct ks_objects they came from, which outlives every framework.
+ * stay owned by the struct ks_objects they came from, which outlives every framework (serve
+ * keeps replaced ones until exit, as an older index or a binder may still point at them).
  *
  * The end of the file holds the one implementation of the four in-tree volume limit
  * plugins (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits), parameterised by kind.

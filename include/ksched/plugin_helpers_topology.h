@@ -6,8 +6,8 @@
  *  - struct ks_tp_map is interpodaffinity's topologyToMatchedTermCount (and its scoreMap
  *    flattened): counts keyed by a (topology key, topology value) pair of interned ids, in
  *    a small open-addressing hash table that lives in an arena (the cycle state's).
- *  - struct ks_ns_index is the namespace lister: namespace name -> labels, built once from
- *    the loaded Namespace objects.
+ *  - struct ks_ns_index is the namespace lister: namespace name -> labels, built from the
+ *    Namespace objects at init and rebuilt by ks_ns_index_refresh() when they changed.
  *  - ks_selector_matches_keys() is a label selector with matchLabelKeys /
  *    mismatchLabelKeys merged in (`key in (v)` / `key notin (v)` for each key the owner
  *    pod has), evaluated without building the merged selector.
@@ -15,7 +15,7 @@
  * Context: the map is written on the scheduling thread (PreFilter, PreScore, AddPod,
  * RemovePod, clones for dry runs) and read by Filter and Score workers once written;
  * ks_tp_map_get() and ks_tp_node_value() are allocation-free and lock-free. Index lookups
- * are read-only after ks_ns_index_build().
+ * are read-only between ks_ns_index_build() / ks_ns_index_refresh() calls.
  */
 #ifndef KSCHED_PLUGIN_HELPERS_TOPOLOGY_H
 #define KSCHED_PLUGIN_HELPERS_TOPOLOGY_H

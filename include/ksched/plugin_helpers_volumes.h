@@ -16,8 +16,8 @@
  * strings: "namespace/name" for claims (the same key the cache interns for pvcs_in_use and pvc_refs), the
  * name for the cluster-scoped kinds.
  *
- * Context: building interns and allocates (init only); ks_vol_key_find() takes the intern
- * lock (init and PreFilter only); every other function is pure and allocation-free.
+ * Context: building interns and allocates (init, or PreFilter when the objects changed); ks_vol_key_find()
+ * takes the intern lock (init and PreFilter only); every other function is pure and allocation-free.
  */
 #ifndef KSCHED_PLUGIN_HELPERS_VOLUMES_H
 #define KSCHED_PLUGIN_HELPERS_VOLUMES_H
