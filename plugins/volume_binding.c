@@ -321,6 +321,17 @@ static uint32_t same_key(const struct ks_vol_table *from, uint32_t i, const stru
     return e ? (uint32_t)(e - to->items) : none;
 }
 
+/* A PV view's @claim (index into p->ix.pvcs) as an index into @ix's; @fresh when it was CLAIM_OTHER. */
+static uint32_t xlate_claim(const struct volume_binding *p, const struct ks_vol_index *ix, uint32_t claim,
+                            uint32_t fresh)
+{
+    if (claim == CLAIM_NONE)
+        return CLAIM_NONE;
+    if (claim == CLAIM_OTHER)
+        return fresh;
+    return same_key(&p->ix.pvcs, claim, &ix->pvcs, CLAIM_OTHER);
+}
+
 /*
  * Rebuild the index, the views and pv_order when the storage objects changed (see the file
  * comment). Scheduling thread, at PreFilter; builds outside p->lock (only this thread
@@ -347,13 +358,13 @@ static int refresh(struct volume_binding *p)
         uint32_t o = same_key(&ix.pvs, i, &p->ix.pvs, UINT32_MAX);
         if (o == UINT32_MAX || p->ix.pvs.items[o].obj != ix.pvs.items[i].obj)
             continue; /* new or replaced: as the object has it */
+        /* the claim index, into the new claim table; a claimRef to a claim that was
+         * unknown (CLAIM_OTHER) is resolved afresh: the claim may have arrived */
+        uint32_t fresh = pv_api[i].claim;
         pv_api[i] = p->pv_api[o];
         pv_cur[i] = p->pv_cur[o];
-        /* the claim index, into the new claim table */
-        if (pv_api[i].claim < CLAIM_OTHER)
-            pv_api[i].claim = same_key(&p->ix.pvcs, pv_api[i].claim, &ix.pvcs, CLAIM_OTHER);
-        if (pv_cur[i].claim < CLAIM_OTHER)
-            pv_cur[i].claim = same_key(&p->ix.pvcs, pv_cur[i].claim, &ix.pvcs, CLAIM_OTHER);
+        pv_api[i].claim = xlate_claim(p, &ix, pv_api[i].claim, fresh);
+        pv_cur[i].claim = xlate_claim(p, &ix, pv_cur[i].claim, fresh);
     }
     for (uint32_t i = 0; i < npvc; i++) {
         uint32_t o = same_key(&ix.pvcs, i, &p->ix.pvcs, UINT32_MAX);

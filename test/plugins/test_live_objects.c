@@ -28,8 +28,9 @@ TestSuite(live_objects, .init = vfx_setup, .fini = vfx_teardown);
     "nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, "       \
     "operator: In, values: [" host "]}]}]}}}\nstatus: {phase: Available}\n"
 #define NODES                                                                                                \
-    VFX_NODE("node-a", "kubernetes.io/hostname: node-a") VFX_NODE("node-b", "kubernetes.io/hostname: "       \
-                                                                            "node-b")
+    VFX_NODE("node-a", "kubernetes.io/hostname: node-a")                                                     \
+    VFX_NODE("node-b", "kubernetes.io/hostname: "                                                            \
+                       "node-b")
 
 /* A pending pod "default/<name>" with one persistentVolumeClaim volume of @claim. */
 static struct ks_pod *claim_pod(const char *name, const char *claim)
@@ -227,5 +228,36 @@ Test(live_objects, namespace_index_follows_new_namespaces)
     cr_assert(eq(int, ks_ns_index_build(&none, NULL), 0));
     cr_expect(eq(int, ks_ns_index_refresh(&none), 0));
     ks_ns_index_destroy(&none);
+    vfx_close(&x);
+}
+
+/* A PV whose claimRef names a claim that does not exist yet is prebound to it once it does. */
+Test(live_objects, volume_binding_prebinds_to_a_late_claim)
+{
+    struct vfx x;
+    char buf[VFX_MSG];
+    const struct ks_plugin *vb = &ks_plugin_volume_binding;
+    vfx_open(&x, NODES WAIT_SC LATE_PV(
+                     "pv-b", "node-b") "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-a}\n"
+                                       "spec: {storageClassName: wait-sc, capacity: {storage: 1Gi}, "
+                                       "accessModes: [ReadWriteOnce], "
+                                       "claimRef: {namespace: default, name: data-web-0}, nodeAffinity: "
+                                       "{required: {nodeSelectorTerms: "
+                                       "[{matchExpressions: [{key: kubernetes.io/hostname, operator: In, "
+                                       "values: [node-a]}]}]}}}\n"
+                                       "status: {phase: Available}\n");
+    void *self = vfx_plugin(&x, vb);
+    struct ks_pod *pod = claim_pod("web-0", "data-web-0");
+    struct ks_cycle_state cs = {0};
+
+    cr_assert(eq(int, ks_live_add(x.objs, LATE_PVC("data-web-0")), 0));
+    cr_expect(eq(str, (char *)cycle(vb, self, &x, &cs, pod, "node-a", buf), "Success"));
+    cr_expect(eq(str, (char *)vfx_filter(vb, self, &cs, pod, vfx_node(&x, "node-b"), buf),
+                 UU "node(s) didn't find available persistent volumes to bind"),
+              "pv-a is prebound to the claim and decides alone");
+    vfx_unlock(&x);
+    ks_arena_destroy(&cs.arena);
+    ks_pod_put(pod);
+    vb->destroy(self);
     vfx_close(&x);
 }
