@@ -232,8 +232,8 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         goto err;
     struct ks_framework_deps deps = {
         .binder = opts->binder,
-        .evictor = opts->evictor.evict ? opts->evictor
-                                       : (struct ks_evictor){.evict = evict_in_process, .ctx = s},
+        .evictor =
+            opts->evictor.evict ? opts->evictor : (struct ks_evictor){.evict = evict_in_process, .ctx = s},
         .cache = cache,
         .nominator = s->nominator,
         .objects = opts->objects,
@@ -424,11 +424,16 @@ int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod)
             view.nominated_node_name = nominated;
             ks__event(s, KS_ER_UNSCHEDULED_POD, KS_ACT_DELETE, &view, NULL);
         }
-        return 0;
     }
+    /*
+     * A pod in flight may already be assumed, its binding under way: a deleted pod holds no
+     * room, so the assumption goes too, and the binder's confirmation then finds nothing to
+     * confirm (ks_cache_confirm_pod). Bound already (the informer's bound version not seen
+     * yet, as after a relist), it leaves the cache all the same.
+     */
     uint32_t node = ks_cache_pod_node(s->cache, pod);
     if (node == KS_ID_NONE)
-        return -ENOENT;
+        return queued ? 0 : -ENOENT;
     ks_rcu_read_lock(); /* keeps @pod readable after the cache drops its reference */
     int rc = ks_cache_remove_pod(s->cache, pod);
     if (rc == 0)

@@ -147,7 +147,8 @@ int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod
 
 /*
  * ks_scheduler_delete_pod - @pod was deleted. Pending: removed from wherever it waits (a
- * pod in flight is dropped when it comes back), its nomination and any Permit wait ended.
+ * pod in flight is dropped when it comes back, and its assumption, if its binding is under
+ * way, leaves the cache), its nomination and any Permit wait ended.
  * Bound: removed from the cache, with the AssignedPod/Delete event. 0 or -ENOENT.
  */
 int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod);
