@@ -168,8 +168,8 @@ static int version_ok(const char *versions, const char *v)
     return 0;
 }
 
-static int scalar_field(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *key,
-                        const char *prefix, const char **out)
+static int scalar_field(struct ks_error *err, const char *file, const struct ks_yaml_node *doc,
+                        const char *key, const char *prefix, const char **out)
 {
     const struct ks_yaml_node *n = ks_yaml_get(doc, key);
     if (ks_yaml_is_null(n) || n->kind != KS_YAML_SCALAR || n->len == 0)
@@ -179,8 +179,8 @@ static int scalar_field(struct ks_error *err, const char *file, const struct ks_
 }
 
 /* The kind and apiVersion of object @doc (errors name fields after @prefix). */
-static int doc_header(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *prefix,
-                      const char **kind, const char **api_version)
+static int doc_header(struct ks_error *err, const char *file, const struct ks_yaml_node *doc,
+                      const char *prefix, const char **kind, const char **api_version)
 {
     int rc;
     if (doc->kind != KS_YAML_MAP)
@@ -193,8 +193,9 @@ static int doc_header(struct ks_error *err, const char *file, const struct ks_ya
 }
 
 /* Decode object @doc of @kind/@api_version through KS_KIND_MAP; errors name fields after @prefix. */
-static int decode_doc(struct ks_error *err, const char *file, const struct ks_yaml_node *doc, const char *prefix,
-                      const char *kind, const char *api_version, enum ks_kind *kind_out, void **out)
+static int decode_doc(struct ks_error *err, const char *file, const struct ks_yaml_node *doc,
+                      const char *prefix, const char *kind, const char *api_version, enum ks_kind *kind_out,
+                      void **out)
 {
     int rc;
     *out = NULL;
@@ -238,6 +239,15 @@ int ks_object_decode(const char *file, const struct ks_yaml_node *doc, enum ks_k
     if ((rc = doc_header(err, file, doc, "", &k, &v)))
         return rc;
     return decode_doc(err, file, doc, "", k, v, kind, out);
+}
+
+int ks_object_decode_as(const char *file, const struct ks_yaml_node *doc, enum ks_kind kind, void **out,
+                        struct ks_error *err)
+{
+    *out = NULL;
+    if (kind >= KS_KIND_COUNT)
+        return ks_error_set(err, file ? file : "", 0, NULL, "unknown kind %d", (int)kind);
+    return kinds[kind].decode(file ? file : "", doc, out, err);
 }
 
 void ks_object_destroy(enum ks_kind kind, void *obj)

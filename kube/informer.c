@@ -51,35 +51,6 @@ enum {
     KS_INF_LIST_BODY_MAX = 1 << 30,
 };
 
-/* ---- per-kind decoders, generated from KS_KIND_MAP ---- */
-
-struct kind_ops {
-    int (*decode)(const char *file, const struct ks_yaml_node *doc, void **out, struct ks_error *err);
-    void (*destroy)(void *obj);
-};
-
-#define KS_X(id, kind, versions, type, suffix)                                                               \
-    static int inf_decode_##suffix(const char *file, const struct ks_yaml_node *doc, void **out,             \
-                                   struct ks_error *err)                                                     \
-    {                                                                                                        \
-        type *obj;                                                                                           \
-        int rc = ks_decode_##suffix(file, doc, &obj, err);                                                   \
-        *out = obj;                                                                                          \
-        return rc;                                                                                           \
-    }                                                                                                        \
-    static void inf_destroy_##suffix(void *obj)                                                              \
-    {                                                                                                        \
-        ks_##suffix##_destroy(obj);                                                                          \
-    }
-KS_KIND_MAP(KS_X)
-#undef KS_X
-
-static const struct kind_ops kind_ops[KS_KIND_COUNT] = {
-#define KS_X(id, kind, versions, type, suffix) [KS_KIND_##id] = {inf_decode_##suffix, inf_destroy_##suffix},
-    KS_KIND_MAP(KS_X)
-#undef KS_X
-};
-
 /* ---- resource paths ---- */
 
 static const char *const resource_paths[KS_KIND_COUNT] = {
@@ -253,7 +224,7 @@ static int apply(struct kind_state *k, const struct ks_yaml_node *obj, bool dele
 
     void *o = NULL;
     struct ks_error err = {0};
-    int rc = kind_ops[k->kind].decode(where, obj, &o, &err);
+    int rc = ks_object_decode_as(where, obj, k->kind, &o, &err);
     if (rc == -ENOMEM)
         return -ENOMEM;
     if (rc) {
@@ -276,7 +247,7 @@ static int apply(struct kind_state *k, const struct ks_yaml_node *obj, bool dele
         if (!orv || !ouid) {
             free(orv);
             free(ouid);
-            kind_ops[k->kind].destroy(o);
+            ks_object_destroy(k->kind, o);
             return -ENOMEM;
         }
         old.rv = orv;
@@ -288,7 +259,7 @@ static int apply(struct kind_state *k, const struct ks_yaml_node *obj, bool dele
         e = NULL;
     }
     if (ks__seen_put(&k->seen, m.ns, m.name, m.rv, m.uid, k->gen)) {
-        kind_ops[k->kind].destroy(o);
+        ks_object_destroy(k->kind, o);
         return -ENOMEM;
     }
     deliver(k, e ? KS_WATCH_MODIFIED : KS_WATCH_ADDED, &m, o);

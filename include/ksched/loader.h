@@ -97,7 +97,15 @@ int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct
 int ks_object_decode(const char *file, const struct ks_yaml_node *doc, enum ks_kind *kind, void **out,
                      struct ks_error *err);
 
-/* ks_object_destroy - free an object of @kind from ks_object_decode() (a pod: drop its reference). NULL ok. */
+/*
+ * ks_object_decode_as - @doc decoded as an object of @kind whatever it names (the items of
+ * an API server's list carry no apiVersion or kind). Same contract as ks_object_decode().
+ */
+int ks_object_decode_as(const char *file, const struct ks_yaml_node *doc, enum ks_kind kind, void **out,
+                        struct ks_error *err);
+
+/* ks_object_destroy - free an object of @kind from ks_object_decode() (a pod: drop its reference). NULL ok.
+ */
 void ks_object_destroy(enum ks_kind kind, void *obj);
 
 /* ks_objects_destroy - free the set and every object in it (pods: drop its reference). Accepts NULL. */
