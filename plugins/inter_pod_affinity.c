@@ -650,6 +650,16 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     (void)res;
     if (!p->cache)
         return no_snapshot(st);
+    /* the live Namespaces (ks_ns_index_refresh; PreScore reads the index after this) */
+    int ns_rebuilt = ks_ns_index_refresh(&p->ns);
+    if (ns_rebuilt < 0)
+        return out_of_memory(st);
+    if (ns_rebuilt) {
+        /* the memos' counts read the old namespace labels: the next query starts afresh */
+        ks_pod_put(p->filter_memo.query);
+        ks_pod_put(p->score_memo.query);
+        p->filter_memo.query = p->score_memo.query = NULL;
+    }
     const struct ks_snapshot *snap = ks_cache_snapshot(p->cache);
     struct ipa_filter_state *f = ks_arena_alloc(a, sizeof(*f));
     if (!f)

@@ -231,6 +231,43 @@ Test(live_objects, namespace_index_follows_new_namespaces)
     vfx_close(&x);
 }
 
+/*
+ * InterPodAffinity resolves a namespaceSelector through the namespace index: the pod that
+ * satisfies web's affinity runs in namespace "late", which web's term selects only once the
+ * Namespace object (team: b) exists.
+ */
+Test(live_objects, inter_pod_affinity_sees_a_late_namespace)
+{
+    struct vfx x;
+    char buf[VFX_MSG];
+    const struct ks_plugin *ipa = &ks_plugin_inter_pod_affinity;
+    vfx_open(&x, NODES
+             "---\napiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: late, labels: {app: db}}\n"
+             "spec: {nodeName: node-a, containers: [{name: c}]}\n"
+             "---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default}\n"
+             "spec: {containers: [{name: c}], affinity: {podAffinity: "
+             "{requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: db}}, "
+             "namespaceSelector: {matchLabels: {team: b}}, topologyKey: kubernetes.io/hostname}]}}}\n");
+    void *self = vfx_plugin(&x, ipa);
+    const struct ks_pod *web = vfx_pod(&x, "default", "web");
+    struct ks_cycle_state cs = {0};
+
+    cr_expect(eq(str, (char *)cycle(ipa, self, &x, &cs, web, "node-a", buf),
+                 "UnschedulableAndUnresolvable: node(s) didn't match pod affinity rules"));
+    vfx_unlock(&x);
+    cr_assert(eq(int,
+                 ks_live_add(x.objs, "---\napiVersion: v1\nkind: Namespace\n"
+                                     "metadata: {name: late, labels: {team: b}}\n"),
+                 0));
+    cr_expect(eq(str, (char *)cycle(ipa, self, &x, &cs, web, "node-a", buf), "Success"));
+    cr_expect(eq(str, (char *)vfx_filter(ipa, self, &cs, web, vfx_node(&x, "node-b"), buf),
+                 "UnschedulableAndUnresolvable: node(s) didn't match pod affinity rules"));
+    vfx_unlock(&x);
+    ks_arena_destroy(&cs.arena);
+    ipa->destroy(self);
+    vfx_close(&x);
+}
+
 /* A PV whose claimRef names a claim that does not exist yet is prebound to it once it does. */
 Test(live_objects, volume_binding_prebinds_to_a_late_claim)
 {
