@@ -466,6 +466,32 @@ static int grow_norm_buf(struct ks_framework *fw, uint32_t n)
     return 0;
 }
 
+/*
+ * normalize_column - gather column @i of the n x @ns score matrix into fw->norm_buf and run
+ * @c's NormalizeScore on it; the normalised column stays in fw->norm_buf. KS_SUCCESS or
+ * KS_ERROR with @st set.
+ */
+static int normalize_column(struct ks_framework *fw, const struct ks_fw_call *c, uint32_t i, uint32_t ns,
+                            const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                            const struct ks_node_snap *const *nodes, uint32_t n, const int64_t *scores,
+                            struct ks_status *st)
+{
+    if (grow_norm_buf(fw, n) < 0) {
+        ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
+        return KS_ERROR;
+    }
+    int64_t *col = fw->norm_buf;
+    for (uint32_t j = 0; j < n; j++)
+        col[j] = scores[(size_t)j * ns + i];
+    ks__status_clear(st);
+    int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
+    if (code != KS_SUCCESS)
+        return ks__status_wrap(
+            st, KS_ERROR, c->slot,
+            "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+    return KS_SUCCESS;
+}
+
 /* Score @v of plugin @c is outside [0, KS_MAX_NODE_SCORE] after NormalizeScore. */
 static int range_error(const struct ks_fw_call *c, int64_t v, struct ks_status *st)
 {
@@ -496,19 +522,9 @@ int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state 
         active[nactive++] = i;
         if (!c->op.normalize || n == 0)
             continue;
-        if (grow_norm_buf(fw, n) < 0) {
-            ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
+        if (normalize_column(fw, c, i, ns, cs, pod, nodes, n, scores, st) != KS_SUCCESS)
             return KS_ERROR;
-        }
-        int64_t *col = fw->norm_buf;
-        for (uint32_t j = 0; j < n; j++)
-            col[j] = scores[(size_t)j * ns + i];
-        ks__status_clear(st);
-        int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
-        if (code != KS_SUCCESS)
-            return ks__status_wrap(
-                st, KS_ERROR, c->slot,
-                "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+        const int64_t *col = fw->norm_buf;
         for (uint32_t j = 0; j < n; j++)
             scores[(size_t)j * ns + i] = col[j];
     }
@@ -554,19 +570,9 @@ int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
             continue;
         const struct ks_fw_call *c = &l->v[p->col[k]];
         const uint32_t i = p->col[k];
-        if (grow_norm_buf(fw, n) < 0) {
-            ks_status_set(st, KS_ERROR, "running Normalize on Score plugins: out of memory");
+        if (normalize_column(fw, c, i, ns, cs, pod, nodes, n, scores, st) != KS_SUCCESS)
             return KS_ERROR;
-        }
-        int64_t *col = fw->norm_buf;
-        for (uint32_t j = 0; j < n; j++)
-            col[j] = scores[(size_t)j * ns + i];
-        ks__status_clear(st);
-        int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
-        if (code != KS_SUCCESS)
-            return ks__status_wrap(
-                st, KS_ERROR, c->slot,
-                "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+        const int64_t *col = fw->norm_buf;
         bool bad = false;
         for (uint32_t j = 0; j < n; j++)
             bad |= out_of_range(col[j]);
