@@ -104,12 +104,19 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
             __builtin_prefetch(slot(j, i + FILTER_SLOT_PREFETCH));
         if (i + FILTER_PREFETCH < end)
             prefetch_record(*slot(j, i + FILTER_PREFETCH));
-        const struct ks_node_snap *node = *slot(j, i);
-        j->evaluated[i] = node;
-        int rc = j->nom->n ? ks__filter_node(j->fw, j->nom, j->cs, j->pod, node, &j->status[i])
-                           : ks__fw_plan_run_filter(j->plan, j->cs, j->pod, node, &j->status[i]);
-        j->ok[i] = rc == KS_SUCCESS;
-        passed += j->ok[i];
+        j->evaluated[i] = *slot(j, i);
+        j->ok[i] = 1;
+    }
+    if (!j->nom->n) {
+        /* plugin by plugin over the block (framework_plan.h) */
+        passed = ks__fw_plan_filter_nodes(j->plan, j->cs, j->pod, &j->evaluated[begin], end - begin,
+                                          &j->ok[begin], &j->status[begin]);
+    } else {
+        for (uint32_t i = begin; i < end; i++) {
+            int rc = ks__filter_node(j->fw, j->nom, j->cs, j->pod, j->evaluated[i], &j->status[i]);
+            j->ok[i] = rc == KS_SUCCESS;
+            passed += j->ok[i];
+        }
     }
     /* relaxed: the count only decides when to stop claiming; results are read after the join */
     if (passed && atomic_fetch_add_explicit(&j->found, passed, memory_order_relaxed) + passed >= j->limit)

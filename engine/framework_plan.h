@@ -39,6 +39,17 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
                            const struct ks_pod *pod, const struct ks_node_snap *node, struct ks_status *st);
 
 /*
+ * ks__fw_plan_filter_nodes - ks__fw_plan_run_filter() for a block of @n nodes, plugin by
+ * plugin (each plugin's filter_nodes op, or its filter per node), each plugin seeing only
+ * the nodes every earlier one passed. @ok[i] must be 1 on entry; a node that fails gets
+ * @ok[i] = 0 and in @st[i] the status ks__fw_plan_run_filter() gives it. @st[i] of nodes
+ * that pass is not written. Returns how many passed. Workers.
+ */
+uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                  const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                  uint32_t n, uint8_t *ok, struct ks_status *st);
+
+/*
  * Planned scoring does the weighting of the plugins without NormalizeScore while their
  * scores are in registers: one pass over the matrix fewer, which at 2,500 feasible nodes
  * is a tenth of a cycle.
@@ -60,6 +71,17 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
 int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                            const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *row,
                            int64_t *total, bool *out_of_range, struct ks_status *st);
+/*
+ * ks__fw_plan_score_nodes - ks__fw_plan_score_node() for a block of @n (at most
+ * KS_FW_SCORE_BLOCK_MAX) nodes, plugin by plugin: rows @rows (@nscore cells each) and
+ * @totals as the per-node calls leave them. Returns Success, or Error when some Score
+ * call was not Success (the caller then scores the block per node, which reports the
+ * first failure in node order). Workers.
+ */
+#define KS_FW_SCORE_BLOCK_MAX 256
+int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                            const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
+                            uint32_t nscore, int64_t *rows, int64_t *totals, bool *out_of_range);
 int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
                           const struct ks_cycle_state *cs, const struct ks_pod *pod,
                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,

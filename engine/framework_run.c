@@ -293,6 +293,58 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
     return KS_SUCCESS;
 }
 
+/* A plugin without filter_nodes, called per node with the statuses it would get unbatched. */
+static uint32_t filter_each(const struct ks_fw_call *c, const struct ks_cycle_state *cs,
+                            const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
+                            uint8_t *ok, struct ks_status *st)
+{
+    uint32_t failed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ks_status t;
+        if (!ok[i])
+            continue;
+        t.nreasons = 0;
+        int code = c->op.filter(c->self, cs, pod, nodes[i], &t);
+        if (__builtin_expect(code != KS_SUCCESS, 0)) {
+            filter_failed(c, code, &t);
+            st[i] = t;
+            ok[i] = 0;
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* Statuses a filter_nodes op left unstamped (plugin KS_NO_PLUGIN): stamp them as ks_fw_run_filter. */
+__attribute__((noinline, cold)) static void stamp_failed(const struct ks_fw_call *c, uint32_t n,
+                                                         const uint8_t *ok, struct ks_status *st)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ok[i] && st[i].plugin == KS_NO_PLUGIN)
+            filter_failed(c, st[i].code, &st[i]);
+    }
+}
+
+uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                  const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                  uint32_t n, uint8_t *ok, struct ks_status *st)
+{
+    uint32_t passed = n;
+    for (uint32_t k = 0; k < p->n && passed; k++) {
+        const struct ks_fw_call *c = &p->v[k];
+        if (!c->plugin->filter_nodes) {
+            passed -= filter_each(c, cs, pod, nodes, n, ok, st);
+            continue;
+        }
+        uint32_t failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st);
+        if (failed) {
+            stamp_failed(c, n, ok, st);
+            passed -= failed;
+        }
+    }
+    return passed;
+}
+
 /* ---- PostFilter ----------------------------------------------------------------------------- */
 
 int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -451,6 +503,61 @@ int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_sta
         *oor = true;
     st->code = KS_SUCCESS;
     st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
+/* A plugin's scores for a block into @col: its score_nodes op, or score() per node. */
+static int score_column(const struct ks_fw_call *c, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                        const struct ks_node_snap *const *nodes, uint32_t n, int64_t *col)
+{
+    if (c->plugin->score_nodes)
+        return c->plugin->score_nodes(c->self, cs, pod, nodes, n, col);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ks_status t;
+        int64_t v = 0;
+        t.nreasons = 0;
+        if (__builtin_expect(c->op.score(c->self, cs, pod, nodes[i], &v, &t) != KS_SUCCESS, 0))
+            return KS_ERROR;
+        col[i] = v;
+    }
+    return KS_SUCCESS;
+}
+
+int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                            const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
+                            uint32_t nscore, int64_t *rows, int64_t *totals, bool *oor)
+{
+    int64_t col[KS_FW_SCORE_BLOCK_MAX];
+    bool bad = false;
+
+    if (n > KS_FW_SCORE_BLOCK_MAX)
+        return KS_ERROR;
+    memset(totals, 0, n * sizeof(*totals));
+    for (uint32_t k = 0; k < p->n; k++) {
+        if (score_column(&p->v[k], cs, pod, nodes, n, col) != KS_SUCCESS)
+            return KS_ERROR;
+        int64_t *cell = rows + p->col[k];
+        if (p->normalized[k]) {
+            for (uint32_t i = 0; i < n; i++)
+                cell[(size_t)i * nscore] = col[i];
+            continue;
+        }
+        const int64_t w = p->weight[k];
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t v = col[i];
+            bad |= out_of_range(v);
+            v *= w;
+            cell[(size_t)i * nscore] = v;
+            totals[i] += v;
+        }
+    }
+    for (uint32_t k = 0; k < p->nskipped; k++) {
+        int64_t *cell = rows + p->skipped[k];
+        for (uint32_t i = 0; i < n; i++)
+            cell[(size_t)i * nscore] = 0;
+    }
+    if (__builtin_expect(bad, 0))
+        *oor = true;
     return KS_SUCCESS;
 }
 

@@ -34,19 +34,13 @@ struct score_job {
     struct ks_status st;
 };
 
-static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+/* The block's first failing Score call, per node in order as ks_fw_score_node() meets it. */
+__attribute__((noinline, cold)) static void score_failed_block(struct score_job *j, uint32_t begin,
+                                                               uint32_t end)
 {
-    struct score_job *j = ctx;
     bool oor = false;
-    (void)worker;
     for (uint32_t i = begin; i < end; i++) {
         struct ks_status st;
-        /*
-         * the whole record: Filter read its first lines, but on a big cluster they left L1
-         * and L2 since, and ImageLocality reads its image count near the end
-         */
-        if (i + SCORE_PREFETCH < end)
-            ks__prefetch_record(j->nodes[i + SCORE_PREFETCH], sizeof(struct ks_node_snap));
         if (ks__fw_plan_score_node(j->plan, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore],
                                    &j->totals[i], &oor, &st) != KS_SUCCESS) {
             int expected = 0;
@@ -56,6 +50,25 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
                 j->st = st;
             return;
         }
+    }
+}
+
+static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    struct score_job *j = ctx;
+    bool oor = false;
+    (void)worker;
+    /*
+     * the whole records: Filter read their first lines, but on a big cluster they left L1
+     * and L2 since, and ImageLocality reads its image count near the end
+     */
+    for (uint32_t i = begin; i < end && i < begin + SCORE_PREFETCH; i++)
+        ks__prefetch_record(j->nodes[i], sizeof(struct ks_node_snap));
+    if (ks__fw_plan_score_nodes(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->nscore,
+                                &j->scores[(size_t)begin * j->nscore], &j->totals[begin],
+                                &oor) != KS_SUCCESS) {
+        score_failed_block(j, begin, end);
+        return;
     }
     /* relaxed: read after the join */
     if (oor)

@@ -40,6 +40,7 @@
 #include "ksched/cache.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
 
 #define MB                      (INT64_C(1024) * 1024)
@@ -187,9 +188,11 @@ static int sum_containers(struct image_locality *p, const struct ks_container *c
     return 0;
 }
 
-/* score - Worker threads; reads the pod, the node record and the snapshot's node count; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - Worker threads; reads the pod, the node record and the snapshot's node count; allocation-free.
+ */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     struct image_locality *p = self;
     uint32_t total = 0;
@@ -210,10 +213,13 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     return KS_SUCCESS;
 }
 
+KS_SCORE_OPS(score, score_nodes, score_node)
+
 const struct ks_plugin ks_plugin_image_locality = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "ImageLocality",
     .init = init,
     .destroy = destroy,
     .score = score,
+    .score_nodes = score_nodes,
 };

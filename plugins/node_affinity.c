@@ -43,6 +43,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_node_affinity.h"
 #include "ksched/registry.h"
@@ -525,8 +526,9 @@ static inline int reject(struct ks_status *st, uint32_t msg)
  * state the terms are checked here, as upstream's fallback. Worker threads; reads the
  * pod, the args, the cycle state and the node record only; allocation-free.
  */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     static const struct ks_labels no_labels;
     const struct node_affinity *p = self;
@@ -546,6 +548,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
                                                        node->name);
     return match ? KS_SUCCESS : reject(st, p->msg_pod);
 }
+
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
 /* ---- Score ------------------------------------------------------------------------------------ */
 
@@ -603,8 +607,9 @@ static int64_t preferred_score(const struct ks_preferred_term *terms, uint32_t n
  * checked here, as upstream's fallback. Worker threads; allocation-free unless the terms
  * do not parse (the error message is interned).
  */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     static const struct ks_labels no_labels;
     const struct node_affinity *p = self;
@@ -622,6 +627,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     *out = sum;
     return KS_SUCCESS;
 }
+
+KS_SCORE_OPS(score, score_nodes, score_node)
 
 /* normalize_score - DefaultNormalizeScore(MaxNodeScore, false). Scheduling thread. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -647,7 +654,9 @@ const struct ks_plugin ks_plugin_node_affinity = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
 };

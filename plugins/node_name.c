@@ -12,6 +12,7 @@
 
 #include "ksched/framework_types.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
 
 struct node_name {
@@ -40,9 +41,10 @@ static void destroy(void *self)
     free(self);
 }
 
-/* filter - Context: worker threads; reads the pod and the node record only. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Context: worker threads; reads the pod and the node record only. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct node_name *p = self;
 
@@ -55,10 +57,13 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_node_name = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeName",
     .init = init,
     .destroy = destroy,
     .filter = filter,
+    .filter_nodes = filter_nodes,
 };

@@ -23,6 +23,7 @@
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
 
 struct node_ports {
@@ -131,9 +132,10 @@ static bool conflicts(const struct ks_host_port *used, uint32_t n, const struct 
     return false;
 }
 
-/* filter - fitsPorts. Worker threads; reads the cycle state and the node record; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - fitsPorts. Worker threads; reads the cycle state and the node record; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct node_ports *p = self;
     const struct np_state *s = cs->slot[p->slot];
@@ -156,6 +158,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_SUCCESS;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_node_ports = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodePorts",
@@ -163,4 +167,5 @@ const struct ks_plugin ks_plugin_node_ports = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
 };

@@ -29,6 +29,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
 
@@ -212,9 +213,10 @@ static inline int64_t score_cpu_mem(const int64_t *req, const struct ks_node_sna
     return (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
 }
 
-/* score - balancedResourceScorer. Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - balancedResourceScorer. Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct balanced *b = self;
     const int64_t *s = cs->slot[b->slot];
@@ -257,6 +259,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     return KS_SUCCESS;
 }
 
+KS_SCORE_OPS(score, score_nodes, score_node)
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_node_resources_balanced_allocation = {
@@ -269,4 +273,5 @@ const struct ks_plugin ks_plugin_node_resources_balanced_allocation = {
     .destroy = destroy,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
 };

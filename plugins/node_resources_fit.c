@@ -43,6 +43,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
 
@@ -439,9 +440,10 @@ static inline void add_reason(struct ks_status *st, uint32_t reason)
         st->reasons[st->nreasons++] = reason;
 }
 
-/* filter - fitsRequest. Worker threads; reads the cycle state; allocation-free, integers only. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - fitsRequest. Worker threads; reads the cycle state; allocation-free, integers only. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct fit *f = self;
     const struct fit_state *s = cs->slot[f->slot];
@@ -484,6 +486,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     st->code = unresolvable ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : KS_UNSCHEDULABLE;
     return st->code;
 }
+
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
 /* ---- PreScore, Score ---------------------------------------------------------------------------- */
 
@@ -574,9 +578,10 @@ static inline int64_t score_least_cpu_mem(const struct fit *f, const struct fit_
     return weight_sum == 2 ? node_score / 2 : node_score / weight_sum;
 }
 
-/* score - resourceAllocationScorer.score. Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - resourceAllocationScorer.score. Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct fit *f = self;
     const struct fit_state *s = cs->slot[f->slot];
@@ -622,6 +627,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     return KS_SUCCESS;
 }
 
+KS_SCORE_OPS(score, score_nodes, score_node)
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_node_resources_fit = {
@@ -634,6 +641,8 @@ const struct ks_plugin ks_plugin_node_resources_fit = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
 };

@@ -16,6 +16,7 @@
 #include "ksched/api.h"
 #include "ksched/framework_types.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
 
 struct node_unschedulable {
@@ -60,9 +61,10 @@ static int reject(struct ks_status *st, uint32_t reason)
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-/* filter - Context: worker threads; reads the pod and the node record only. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Context: worker threads; reads the pod and the node record only. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct node_unschedulable *p = self;
 
@@ -78,10 +80,13 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return reject(st, p->unschedulable);
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_node_unschedulable = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeUnschedulable",
     .init = init,
     .destroy = destroy,
     .filter = filter,
+    .filter_nodes = filter_nodes,
 };

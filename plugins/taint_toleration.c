@@ -23,6 +23,7 @@
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
 
@@ -66,9 +67,10 @@ __attribute__((noinline, cold)) static int reject_formatted(const struct ks_tain
                          ks_intern_str(t->key), ks_intern_str(t->value));
 }
 
-/* filter - Context: worker threads; reads the pod and the node record only; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Context: worker threads; reads the pod and the node record only; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct ks_node *n = node->node;
 
@@ -90,6 +92,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     st->reasons[0] = node->taint_reasons[t - n->taints];
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
+
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
 /* pre_score - getAllTolerationPreferNoSchedule into the cycle state. Scheduling thread. */
 static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -122,9 +126,10 @@ __attribute__((noinline, cold)) static int no_state(struct ks_status *st)
                          "failed to read \"PreScoreTaintToleration\" from cycleState: not found");
 }
 
-/* score - countIntolerableTaintsPreferNoSchedule. Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - countIntolerableTaintsPreferNoSchedule. Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct taint_toleration *p = self;
     const struct tt_state *s = cs->slot[p->slot];
@@ -150,6 +155,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     return KS_SUCCESS;
 }
 
+KS_SCORE_OPS(score, score_nodes, score_node)
+
 /* normalize_score - reverse default normalization. Scheduling thread. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
@@ -170,7 +177,9 @@ const struct ks_plugin ks_plugin_taint_toleration = {
     .init = init,
     .destroy = destroy,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
 };

@@ -145,6 +145,28 @@ struct ks_plugin {
      * through. Context: any thread, under the queue's lock: pure, no blocking, no queue calls.
      */
     int (*pre_enqueue)(void *self, const struct ks_pod *pod, struct ks_status *st);
+
+    /*
+     * Appended with the batched Filter and Score passes, within ABI version 1. Both are
+     * optional speed-ups of filter and score: a plugin without them is called per node.
+     * KS_FILTER_NODES / KS_SCORE_NODES (plugin_batch.h) define them from the per-node op.
+     *
+     * filter_nodes - Filter over a block of nodes. For every i < @n with @ok[i] set: what
+     * filter() gives for @nodes[i]; a node that is not Success gets @ok[i] = 0 and @st[i]
+     * filled as filter() fills it, with st[i].code its code (the framework stamps the
+     * plugin). Nodes with @ok[i] clear are not looked at. Returns how many it cleared.
+     * Context: worker threads, as filter.
+     */
+    uint32_t (*filter_nodes)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                             const struct ks_node_snap *const *nodes, uint32_t n, uint8_t *ok,
+                             struct ks_status *st);
+    /*
+     * score_nodes - Score over a block of nodes: @out[i] = the score score() gives for
+     * @nodes[i]. Returns Success, or anything else when score() is not Success for some
+     * node: the framework then calls score() per node to report it. Context: as score.
+     */
+    int (*score_nodes)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                       const struct ks_node_snap *const *nodes, uint32_t n, int64_t *out);
 };
 
 #endif
