@@ -19,11 +19,18 @@
  * ks__wait_bindings(). A deferred job thus waits at most for the scheduling cycles of
  * the next KS_BIND_BATCH - 1 pods that were already queued behind it.
  *
+ * A binder that finds the FIFO empty first polls it for KS_BIND_SPIN_NS (spin.h), one
+ * binder at a time (bind_spinner): while pods keep coming, that binder takes each job as it
+ * is queued and nobody is ever woken, so the scheduling thread pays neither the futex nor
+ * a batch's delay. On a machine whose other core is busy the poll yields it every 64 steps.
+ *
  * Binder states (bind_lock): asleep on bind_ready (bind_sleeping), inside a job whose pod
- * waits on Permit (bind_stuck: it may block for long), or awake (the rest: it checks the
- * FIFO again before it sleeps, so a job queued meanwhile needs no signal).
+ * waits on Permit (bind_stuck: it may block for long), or awake (the rest, polling binder
+ * included: it checks the FIFO again before it sleeps, so a job queued meanwhile needs no
+ * signal).
  */
 #include "scheduler_internal.h"
+#include "spin.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -100,13 +107,38 @@ static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
     ks__job_put(s, job);
 }
 
+/*
+ * Poll for a job without the lock for up to KS_BIND_SPIN_NS (spin.h): while the scheduling
+ * thread produces a pod every few tens of microseconds, one binder stays awake and
+ * ks__bind_async() never pays a wake-up. Called and returns with bind_lock held.
+ */
+static void poll_for_job(struct ks_scheduler *s)
+{
+    struct ks_spin sp = {0};
+    s->bind_spinner = true;
+    pthread_mutex_unlock(&s->bind_lock);
+    /* relaxed: a hint; the FIFO is read again under the lock */
+    while (!atomic_load_explicit(&s->bind_queued, memory_order_relaxed) &&
+           ks__spin_step(&sp, KS_BIND_SPIN_NS))
+        ;
+    pthread_mutex_lock(&s->bind_lock);
+    s->bind_spinner = false;
+}
+
 static void *binder_main(void *arg)
 {
     struct ks_scheduler *s = arg;
     ks_rcu_register_thread();
     pthread_mutex_lock(&s->bind_lock);
     for (;;) {
+        bool polled = false;
         while (!s->bind_head && !s->bind_quit) {
+            /* one binder polls after its last job; the others, and it after a fruitless poll, sleep */
+            if (!polled && !s->bind_spinner) {
+                polled = true;
+                poll_for_job(s);
+                continue;
+            }
             s->bind_sleeping++;
             pthread_cond_wait(&s->bind_ready, &s->bind_lock);
             s->bind_sleeping--;
@@ -118,6 +150,7 @@ static void *binder_main(void *arg)
         if (!s->bind_head)
             s->bind_tail = NULL;
         s->bind_len--;
+        atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
         bool urgent = job->urgent;
         s->bind_stuck += urgent;
         pthread_mutex_unlock(&s->bind_lock);
@@ -171,6 +204,7 @@ bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent
         s->bind_head = job;
     s->bind_tail = job;
     s->bind_len++;
+    atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
     s->in_flight++;
     /* a binder that is awake (not asleep, not held by a Permit) takes the job before it sleeps */
     if (s->bind_sleeping + s->bind_stuck < s->nbinders) {
@@ -187,7 +221,8 @@ bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent
 void ks__bind_flush(struct ks_scheduler *s)
 {
     pthread_mutex_lock(&s->bind_lock);
-    if (s->bind_head && s->bind_sleeping) {
+    /* a polling binder finds up to KS_BIND_BATCH jobs by itself */
+    if (s->bind_head && s->bind_sleeping && (!s->bind_spinner || s->bind_len > KS_BIND_BATCH)) {
         /* one binder per KS_BIND_BATCH jobs: more would only contend for the cache */
         if (s->bind_len > KS_BIND_BATCH)
             pthread_cond_broadcast(&s->bind_ready);

@@ -98,6 +98,8 @@ struct ks_scheduler {
     uint32_t in_flight;                        /* (bind) queued or being bound */
     uint32_t bind_sleeping;                    /* (bind) binders waiting on bind_ready */
     uint32_t bind_stuck;                       /* (bind) binders inside an urgent job */
+    bool bind_spinner;                         /* (bind) a binder polls bind_queued instead of sleeping */
+    atomic_uint bind_queued;                   /* bind_len, for the polling binder (relaxed) */
     bool bind_quit;
     uint32_t nbinders;
     pthread_t *binders;
@@ -177,6 +179,9 @@ void ks__nominated_free(struct ks_nominated_scratch *nom);
  * ks__wait_bindings - flush, then wait until no job is queued or being bound.
  */
 enum { KS_BIND_BATCH = 8 };
+
+/* How long a binder that found the FIFO empty polls it before it sleeps (binder.c). */
+#define KS_BIND_SPIN_NS 200000
 int ks__binders_start(struct ks_scheduler *s);
 void ks__binders_stop(struct ks_scheduler *s);
 bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent);

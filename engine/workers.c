@@ -37,6 +37,8 @@
 
 #include "ksched/rcu.h"
 
+#include "spin.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -84,22 +86,6 @@ struct worker_arg {
     uint32_t id;
 };
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Claim and run blocks until none is left or the job is stopped; records the prefix end. */
 static void drain(struct ks_workers *w, uint32_t id)
 {
@@ -123,23 +109,14 @@ static void drain(struct ks_workers *w, uint32_t id)
 static unsigned wait_job(struct ks_workers *w, unsigned seen)
 {
     unsigned s;
-    int64_t deadline = 0;
-    for (uint32_t spins = 0;; spins++) {
+    struct ks_spin sp = {0};
+    for (;;) {
         /* acquire: pairs with the submitter's release store of seq */
         if ((s = atomic_load_explicit(&w->seq, memory_order_acquire)) != seen ||
             atomic_load_explicit(&w->quit, memory_order_relaxed))
             return s;
-        cpu_relax();
-        if ((spins & 63) == 63)
-            sched_yield(); /* a binder or another process waiting for this core goes first */
-        if ((spins & 255) != 255)
-            continue;
-        int64_t t = now_ns();
-        if (!deadline) {
-            deadline = t + KS_WORKERS_SPIN_NS;
-        } else if (t > deadline) {
+        if (!ks__spin_step(&sp, KS_WORKERS_SPIN_NS))
             break;
-        }
     }
     pthread_mutex_lock(&w->lock);
     /* Dekker with ks_workers_run: sleepers++ then load seq; the submitter stores seq then loads sleepers */
@@ -274,7 +251,7 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
     uint32_t spins = 0;
     for (; atomic_load_explicit(&w->inside, memory_order_seq_cst); spins++) {
         if (spins < KS_WORKERS_STALL_SPINS)
-            cpu_relax();
+            ks__cpu_relax();
         else
             sched_yield(); /* a joined thread was preempted mid-block: give it the CPU */
     }

@@ -1,0 +1,59 @@
+/*
+ * spin.h - polling before sleeping, for the threads of the scheduling loop (the worker
+ * pool's idle threads, the binder that found no job).
+ *
+ * On these machines a futex wake-up costs the waker 5-10 us (a system call and an
+ * inter-processor interrupt), more than a scheduling cycle's share of it, so a thread
+ * that expects work within microseconds polls a flag for a while first. ks__spin_step()
+ * is one poll's pause: every 64th call yields the core (a thread or process waiting for
+ * it goes first: the polling thread must never starve the one that makes its work), every
+ * 256th reads the clock, and it returns false once @limit_ns have passed since the first.
+ *
+ * Context: any thread; no allocation, no locks.
+ */
+#ifndef KSCHED_ENGINE_SPIN_H
+#define KSCHED_ENGINE_SPIN_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+static inline void ks__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline int64_t ks__mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct ks_spin {
+    uint32_t spins;
+    int64_t deadline; /* 0 until the first clock read */
+};
+
+static inline bool ks__spin_step(struct ks_spin *sp, int64_t limit_ns)
+{
+    uint32_t n = sp->spins++;
+    ks__cpu_relax();
+    if ((n & 63) == 63)
+        sched_yield();
+    if ((n & 255) != 255)
+        return true;
+    int64_t t = ks__mono_ns();
+    if (!sp->deadline) {
+        sp->deadline = t + limit_ns;
+        return true;
+    }
+    return t <= sp->deadline;
+}
+
+#endif
