@@ -30,6 +30,7 @@
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -202,7 +203,7 @@ int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out)
     struct ks_cache *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    if (pthread_mutex_init(&c->lock, NULL)) {
+    if (ks_mutex_init_adaptive(&c->lock)) {
         free(c);
         return -ENOMEM;
     }

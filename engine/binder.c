@@ -110,18 +110,28 @@ static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
 /*
  * Poll for a job without the lock for up to KS_BIND_SPIN_NS (spin.h): while the scheduling
  * thread produces a pod every few tens of microseconds, one binder stays awake and
- * ks__bind_async() never pays a wake-up. Called and returns with bind_lock held.
+ * ks__bind_async() never pays a wake-up. The lock is only tried (a binder blocking on it
+ * while the scheduling thread still holds it would make that thread's unlock a futex
+ * wake-up, the very cost the poll avoids). Called and returns with bind_lock held.
  */
 static void poll_for_job(struct ks_scheduler *s)
 {
     struct ks_spin sp = {0};
     s->bind_spinner = true;
     pthread_mutex_unlock(&s->bind_lock);
-    /* relaxed: a hint; the FIFO is read again under the lock */
-    while (!atomic_load_explicit(&s->bind_queued, memory_order_relaxed) &&
-           ks__spin_step(&sp, KS_BIND_SPIN_NS))
-        ;
-    pthread_mutex_lock(&s->bind_lock);
+    for (;;) {
+        /* relaxed: a hint; the FIFO is read again under the lock */
+        if (atomic_load_explicit(&s->bind_queued, memory_order_relaxed) &&
+            pthread_mutex_trylock(&s->bind_lock) == 0) {
+            if (s->bind_head || s->bind_quit)
+                break;
+            pthread_mutex_unlock(&s->bind_lock);
+        }
+        if (!ks__spin_step(&sp, KS_BIND_SPIN_NS)) {
+            pthread_mutex_lock(&s->bind_lock);
+            break;
+        }
+    }
     s->bind_spinner = false;
 }
 

@@ -24,6 +24,7 @@
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/rcu.h"
 
 #include <errno.h>
@@ -215,7 +216,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     atomic_init(&s->warp_ns, 0);
     atomic_init(&s->progress, 0);
     s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
-    pthread_mutex_init(&s->bind_lock, NULL);
+    ks_mutex_init_adaptive(&s->bind_lock);
     pthread_mutex_init(&s->event_lock, NULL);
     pthread_mutex_init(&s->flush_lock, NULL);
     pthread_cond_init(&s->bind_ready, NULL);

@@ -33,6 +33,7 @@
  * (backoff expiry, QueueSort) with correct indices; gated pods are unschedulable.
  */
 #include "ksched/queue.h"
+#include "ksched/lock.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -479,7 +480,7 @@ int ks_queue_create_opts(const struct ks_queue_opts *opts, struct ks_queue **out
         free(q);
         return rc;
     }
-    pthread_mutex_init(&q->lock, NULL);
+    ks_mutex_init_adaptive(&q->lock);
     *out = q;
     return 0;
 }
