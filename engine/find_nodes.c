@@ -160,7 +160,10 @@ int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t sc
         void *b = realloc(sc->totals, cap * sizeof(*sc->totals));
         if (b)
             sc->totals = b;
-        if (!a || !b)
+        void *c = realloc(sc->rows, cap * sizeof(*sc->rows));
+        if (c)
+            sc->rows = c;
+        if (!a || !b || !c)
             return -ENOMEM;
         sc->cap_scores = cap;
     }
@@ -177,6 +180,7 @@ void ks__scratch_free(struct ks_cycle_scratch *sc)
     free(sc->failed_status);
     free(sc->evaluated);
     free(sc->scores);
+    free(sc->rows);
     free(sc->totals);
     memset(sc, 0, sizeof(*sc));
 }

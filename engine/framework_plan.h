@@ -50,41 +50,41 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
                                   uint32_t n, uint8_t *ok, struct ks_status *st);
 
 /*
- * Planned scoring does the weighting of the plugins without NormalizeScore while their
- * scores are in registers: one pass over the matrix fewer, which at 2,500 feasible nodes
- * is a tenth of a cycle.
+ * Planned scoring keeps one column per call of the plan (column-major: call k's scores
+ * of the cycle's @stride feasible nodes at cols + k * stride), so each plugin's batched
+ * Score writes, and NormalizeScore reads and rewrites, a contiguous array; a plugin
+ * without NormalizeScore is range-checked, weighted and summed into the totals as its
+ * block is scored, while the block is in L1. A row per node (the feasible x nscore matrix
+ * of ks_fw_score_node(), which observers read) is made only when asked for
+ * (ks__fw_plan_rows).
  *
- * ks__fw_plan_score_node - run the plan's Score calls for @node into @row (one row of the
- * feasible x nscore matrix): a plugin with NormalizeScore leaves its raw score, one without
- * leaves its score times its weight, summed into *@total; skipped plugins' cells are 0. A
- * score outside [0, KS_MAX_NODE_SCORE] from a plugin without NormalizeScore sets
- * *@out_of_range (the caller then redoes the cycle's scoring unplanned to report it as
- * upstream does). Returns Success or the wrapped Error of ks_fw_score_node(). Workers.
+ * ks__fw_plan_score_nodes - score a block of @n nodes (@nodes, their columns' cells at
+ * @cols, the block's offset already added) plugin by plugin: a plugin with NormalizeScore
+ * leaves its raw scores, one without leaves them times its weight, summed into @totals
+ * (assigned: no need to clear them). A score of a plugin without NormalizeScore outside
+ * [0, KS_MAX_NODE_SCORE] sets *@out_of_range (the caller then redoes the cycle's scoring
+ * unplanned, which reports it as upstream does). Returns Success, or Error when some Score
+ * call was not Success: the caller then finds and reports the first failure in node order
+ * through ks_fw_score_node(). Workers.
  *
- * ks__fw_plan_normalize - after every row was scored: NormalizeScore for the plan's
- * plugins that have it, then their weighted scores into the matrix and added to @totals.
- * Returns the wrapped Error of a failing NormalizeScore as ks_fw_normalize_scores() does;
- * a normalised score out of range sets *@redo instead (same remedy). With neither, the
- * matrix and @totals equal what ks_fw_score_node() and ks_fw_normalize_scores() give.
- * Scheduling thread.
+ * ks__fw_plan_normalize - after every block was scored: NormalizeScore for the plan's
+ * plugins that have it, on their columns in place, then their weighted scores added to
+ * @totals. Returns the wrapped Error of a failing NormalizeScore as
+ * ks_fw_normalize_scores() does; a normalised score out of range sets *@redo instead (same
+ * remedy). With neither, the columns (weighted) and @totals equal what ks_fw_score_node()
+ * and ks_fw_normalize_scores() give. Scheduling thread.
+ *
+ * ks__fw_plan_rows - the columns as the feasible x @nscore rows of ks_fw_normalize_scores()
+ * (skipped plugins' cells 0). Scheduling thread.
  */
-int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
-                           const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *row,
-                           int64_t *total, bool *out_of_range, struct ks_status *st);
-/*
- * ks__fw_plan_score_nodes - ks__fw_plan_score_node() for a block of @n (at most
- * KS_FW_SCORE_BLOCK_MAX) nodes, plugin by plugin: rows @rows (@nscore cells each) and
- * @totals as the per-node calls leave them. Returns Success, or Error when some Score
- * call was not Success (the caller then scores the block per node, which reports the
- * first failure in node order). Workers.
- */
-#define KS_FW_SCORE_BLOCK_MAX 256
 int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
-                            uint32_t nscore, int64_t *rows, int64_t *totals, bool *out_of_range);
+                            int64_t *cols, size_t stride, int64_t *totals, bool *out_of_range);
 int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
                           const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                          const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
-                          int64_t *totals, bool *redo, struct ks_status *st);
+                          const struct ks_node_snap *const *nodes, uint32_t n, int64_t *cols, int64_t *totals,
+                          bool *redo, struct ks_status *st);
+void ks__fw_plan_rows(const struct ks_fw_plan *p, uint32_t nscore, const int64_t *cols, uint32_t n,
+                      int64_t *rows);
 
 #endif

@@ -473,39 +473,6 @@ void ks__fw_plan_score(const struct ks_framework *fw, const struct ks_cycle_stat
     }
 }
 
-int ks__fw_plan_score_node(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
-                           const struct ks_pod *pod, const struct ks_node_snap *node, int64_t *row,
-                           int64_t *total, bool *oor, struct ks_status *st)
-{
-    int64_t sum = 0;
-    bool bad = false;
-
-    st->nreasons = 0;
-    for (uint32_t k = 0; k < p->n; k++) {
-        const struct ks_fw_call *c = &p->v[k];
-        int64_t v = 0;
-        int code = c->op.score(c->self, cs, pod, node, &v, st);
-        if (__builtin_expect(code != KS_SUCCESS, 0))
-            return score_failed(c, st);
-        if (p->normalized[k]) {
-            row[p->col[k]] = v;
-            continue;
-        }
-        bad |= out_of_range(v);
-        v *= p->weight[k];
-        row[p->col[k]] = v;
-        sum += v;
-    }
-    for (uint32_t k = 0; k < p->nskipped; k++)
-        row[p->skipped[k]] = 0;
-    *total = sum;
-    if (__builtin_expect(bad, 0))
-        *oor = true;
-    st->code = KS_SUCCESS;
-    st->plugin = KS_NO_PLUGIN;
-    return KS_SUCCESS;
-}
-
 /* A plugin's scores for a block into @col: its score_nodes op, or score() per node. */
 static int score_column(const struct ks_fw_call *c, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                         const struct ks_node_snap *const *nodes, uint32_t n, int64_t *col)
@@ -525,40 +492,42 @@ static int score_column(const struct ks_fw_call *c, const struct ks_cycle_state 
 
 int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
-                            uint32_t nscore, int64_t *rows, int64_t *totals, bool *oor)
+                            int64_t *cols, size_t stride, int64_t *totals, bool *oor)
 {
-    int64_t col[KS_FW_SCORE_BLOCK_MAX];
-    bool bad = false;
+    bool bad = false, first = true;
 
-    if (n > KS_FW_SCORE_BLOCK_MAX)
-        return KS_ERROR;
-    memset(totals, 0, n * sizeof(*totals));
     for (uint32_t k = 0; k < p->n; k++) {
+        int64_t *col = cols + (size_t)k * stride;
         if (score_column(&p->v[k], cs, pod, nodes, n, col) != KS_SUCCESS)
             return KS_ERROR;
-        int64_t *cell = rows + p->col[k];
-        if (p->normalized[k]) {
-            for (uint32_t i = 0; i < n; i++)
-                cell[(size_t)i * nscore] = col[i];
+        if (p->normalized[k])
             continue;
-        }
         const int64_t w = p->weight[k];
         for (uint32_t i = 0; i < n; i++) {
             int64_t v = col[i];
             bad |= out_of_range(v);
             v *= w;
-            cell[(size_t)i * nscore] = v;
-            totals[i] += v;
+            col[i] = v;
+            totals[i] = first ? v : totals[i] + v;
         }
+        first = false;
     }
-    for (uint32_t k = 0; k < p->nskipped; k++) {
-        int64_t *cell = rows + p->skipped[k];
-        for (uint32_t i = 0; i < n; i++)
-            cell[(size_t)i * nscore] = 0;
-    }
+    if (first)
+        memset(totals, 0, n * sizeof(*totals));
     if (__builtin_expect(bad, 0))
         *oor = true;
     return KS_SUCCESS;
+}
+
+void ks__fw_plan_rows(const struct ks_fw_plan *p, uint32_t nscore, const int64_t *cols, uint32_t n,
+                      int64_t *rows)
+{
+    memset(rows, 0, (size_t)n * nscore * sizeof(*rows));
+    for (uint32_t k = 0; k < p->n; k++) {
+        const int64_t *col = cols + (size_t)k * n;
+        for (uint32_t i = 0; i < n; i++)
+            rows[(size_t)i * nscore + p->col[k]] = col[i];
+    }
 }
 
 static int grow_norm_buf(struct ks_framework *fw, uint32_t n)
@@ -571,6 +540,13 @@ static int grow_norm_buf(struct ks_framework *fw, uint32_t n)
     fw->norm_buf = buf;
     fw->norm_cap = n;
     return 0;
+}
+
+/* A failing NormalizeScore, wrapped as upstream's runNormalizeScorePlugins reports it. */
+__attribute__((noinline, cold)) static int normalize_failed(const struct ks_fw_call *c, struct ks_status *st)
+{
+    return ks__status_wrap(st, KS_ERROR, c->slot,
+                           "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
 }
 
 /*
@@ -591,11 +567,8 @@ static int normalize_column(struct ks_framework *fw, const struct ks_fw_call *c,
     for (uint32_t j = 0; j < n; j++)
         col[j] = scores[(size_t)j * ns + i];
     ks__status_clear(st);
-    int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
-    if (code != KS_SUCCESS)
-        return ks__status_wrap(
-            st, KS_ERROR, c->slot,
-            "running Normalize on Score plugins: plugin \"%s\" failed with: ", call_name(c));
+    if (c->op.normalize(c->self, cs, pod, nodes, col, n, st) != KS_SUCCESS)
+        return normalize_failed(c, st);
     return KS_SUCCESS;
 }
 
@@ -664,11 +637,10 @@ int ks_fw_normalize_scores(struct ks_framework *fw, const struct ks_cycle_state 
 
 int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
                           const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                          const struct ks_node_snap *const *nodes, uint32_t n, int64_t *scores,
-                          int64_t *totals, bool *redo, struct ks_status *st)
+                          const struct ks_node_snap *const *nodes, uint32_t n, int64_t *cols, int64_t *totals,
+                          bool *redo, struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_NORMALIZE];
-    const uint32_t ns = l->n;
 
     *redo = false;
     ks__status_clear(st);
@@ -676,10 +648,10 @@ int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
         if (!p->normalized[k])
             continue;
         const struct ks_fw_call *c = &l->v[p->col[k]];
-        const uint32_t i = p->col[k];
-        if (normalize_column(fw, c, i, ns, cs, pod, nodes, n, scores, st) != KS_SUCCESS)
-            return KS_ERROR;
-        const int64_t *col = fw->norm_buf;
+        int64_t *col = cols + (size_t)k * n;
+        ks__status_clear(st);
+        if (c->op.normalize(c->self, cs, pod, nodes, col, n, st) != KS_SUCCESS)
+            return normalize_failed(c, st);
         bool bad = false;
         for (uint32_t j = 0; j < n; j++)
             bad |= out_of_range(col[j]);
@@ -691,7 +663,7 @@ int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
         const int64_t w = p->weight[k];
         for (uint32_t j = 0; j < n; j++) {
             int64_t v = col[j] * w;
-            scores[(size_t)j * ns + i] = v;
+            col[j] = v;
             totals[j] += v;
         }
     }

@@ -22,12 +22,13 @@
 enum { SCORE_BLOCK = 128, SCORE_PREFETCH = 6 };
 
 struct score_job {
+    const struct ks_framework *fw;
     const struct ks_cycle_state *cs;
     const struct ks_pod *pod;
     const struct ks_node_snap *const *nodes;
     const struct ks_fw_plan *plan; /* the Score calls this pod does not skip */
-    uint32_t nscore;
-    int64_t *scores;
+    uint32_t n;                    /* feasible nodes: the columns' length */
+    int64_t *cols;                 /* one column per plan call (framework_plan.h) */
     int64_t *totals;
     atomic_bool out_of_range; /* a score without NormalizeScore left [0, 100]: redo unplanned */
     atomic_int failed;        /* 0, or 1 once a plugin returned an error (first one kept in st) */
@@ -38,11 +39,10 @@ struct score_job {
 __attribute__((noinline, cold)) static void score_failed_block(struct score_job *j, uint32_t begin,
                                                                uint32_t end)
 {
-    bool oor = false;
+    int64_t row[KS_MAX_PROFILE_PLUGINS];
     for (uint32_t i = begin; i < end; i++) {
         struct ks_status st;
-        if (ks__fw_plan_score_node(j->plan, j->cs, j->pod, j->nodes[i], &j->scores[(size_t)i * j->nscore],
-                                   &j->totals[i], &oor, &st) != KS_SUCCESS) {
+        if (ks_fw_score_node(j->fw, j->cs, j->pod, j->nodes[i], row, &st) != KS_SUCCESS) {
             int expected = 0;
             /* acq_rel: the winner's status write is visible to the reader after the join */
             if (atomic_compare_exchange_strong_explicit(&j->failed, &expected, 1, memory_order_acq_rel,
@@ -64,9 +64,8 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
      */
     for (uint32_t i = begin; i < end && i < begin + SCORE_PREFETCH; i++)
         ks__prefetch_record(j->nodes[i], sizeof(struct ks_node_snap));
-    if (ks__fw_plan_score_nodes(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->nscore,
-                                &j->scores[(size_t)begin * j->nscore], &j->totals[begin],
-                                &oor) != KS_SUCCESS) {
+    if (ks__fw_plan_score_nodes(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->cols + begin, j->n,
+                                &j->totals[begin], &oor) != KS_SUCCESS) {
         score_failed_block(j, begin, end);
         return;
     }
@@ -116,17 +115,19 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         return ks_status_set(st, KS_ERROR, "out of memory");
     if (!nscore)
         memset(sc->totals, 0, n * sizeof(*sc->totals));
+    const int64_t *rows = sc->rows; /* what an observer reads: feasible x nscore */
     if (nscore) {
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
         struct ks_fw_plan plan;
         ks__fw_plan_score(fw, cs, &plan);
-        struct score_job job = {.cs = cs,
+        struct score_job job = {.fw = fw,
+                                .cs = cs,
                                 .pod = pod,
                                 .nodes = found->feasible,
                                 .plan = &plan,
-                                .nscore = nscore,
-                                .scores = sc->scores,
+                                .n = n,
+                                .cols = sc->scores,
                                 .totals = sc->totals};
         ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
         if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
@@ -137,8 +138,12 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         if (!redo && (rc = ks__fw_plan_normalize(fw, &plan, cs, pod, found->feasible, n, sc->scores,
                                                  sc->totals, &redo, st)) != KS_SUCCESS)
             return rc;
-        if (redo && (rc = score_unplanned(fw, cs, pod, found, sc->scores, sc->totals, st)) != KS_SUCCESS)
-            return rc;
+        if (redo) {
+            if ((rc = score_unplanned(fw, cs, pod, found, sc->rows, sc->totals, st)) != KS_SUCCESS)
+                return rc;
+        } else if (s->opts.on_attempt) {
+            ks__fw_plan_rows(&plan, nscore, sc->scores, n, sc->rows);
+        }
     }
     if (s->opts.on_attempt) {
         struct ks_attempt a = {
@@ -150,7 +155,7 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .nfeasible = n,
             .feasible = found->feasible,
             .nscore = nscore,
-            .scores = sc->scores,
+            .scores = rows,
             .totals = sc->totals,
         };
         s->opts.on_attempt(s->opts.ctx, &a);

@@ -67,7 +67,8 @@ struct ks_cycle_scratch {
     const struct ks_node_snap **failed;
     struct ks_status *failed_status;
     uint32_t cap_scores;
-    int64_t *scores; /* feasible x nscore */
+    int64_t *scores; /* the planned Score pass's columns (framework_plan.h) */
+    int64_t *rows;   /* feasible x nscore, for observers and the unplanned pass */
     int64_t *totals;
     struct ks_nominated_scratch nom;
 };

@@ -1,8 +1,8 @@
 /*
  * test_framework_batch.c - the batched Filter and Score passes (ks__fw_plan_filter_nodes,
  * ks__fw_plan_score_nodes and the plugins' filter_nodes / score_nodes ops) give exactly the
- * statuses, score rows and totals of the per-node calls (ks__fw_plan_run_filter,
- * ks__fw_plan_score_node), with the default profile's real plugins over a generated
+ * statuses of ks__fw_plan_run_filter and the score rows and totals of ks_fw_score_node +
+ * ks_fw_normalize_scores, with the default profile's real plugins over a generated
  * cluster that makes every plugin of a basic profile pass and fail: taints of the three
  * effects, cordoned nodes, full nodes, images, labels, host ports, and pods that tolerate,
  * select, prefer and request in many ways.
@@ -212,22 +212,29 @@ static void check_pod(struct world *w, const struct ks_snapshot *snap, const str
     if (nfeasible < 2 || ks_fw_run_pre_score(w->fw, &cs, pod, feasible, nfeasible, &st) != KS_SUCCESS)
         goto out;
     ks__fw_plan_score(w->fw, &cs, &plan);
+    int64_t *cols = calloc((size_t)nfeasible * nscore, sizeof(*cols));
     int64_t *rows = calloc((size_t)nfeasible * nscore, sizeof(*rows));
     int64_t *one_rows = calloc((size_t)nfeasible * nscore, sizeof(*one_rows));
     int64_t *totals = calloc(nfeasible, sizeof(*totals)),
             *one_totals = calloc(nfeasible, sizeof(*one_totals));
-    bool oor = false, one_oor = false;
+    bool oor = false, redo = false;
     for (uint32_t b = 0; b < nfeasible; b += BLOCK) {
         uint32_t len = nfeasible - b < BLOCK ? nfeasible - b : BLOCK;
-        cr_assert_eq(ks__fw_plan_score_nodes(&plan, &cs, pod, feasible + b, len, nscore,
-                                             rows + (size_t)b * nscore, totals + b, &oor),
+        cr_assert_eq(ks__fw_plan_score_nodes(&plan, &cs, pod, feasible + b, len, cols + b, nfeasible,
+                                             totals + b, &oor),
                      KS_SUCCESS);
     }
+    cr_assert(!oor);
+    cr_assert_eq(ks__fw_plan_normalize(w->fw, &plan, &cs, pod, feasible, nfeasible, cols, totals, &redo, &st),
+                 KS_SUCCESS);
+    cr_assert(!redo);
+    ks__fw_plan_rows(&plan, nscore, cols, nfeasible, rows);
+    /* the unplanned reference: every plugin per node, then ks_fw_normalize_scores */
     for (uint32_t i = 0; i < nfeasible; i++)
-        cr_assert_eq(ks__fw_plan_score_node(&plan, &cs, pod, feasible[i], one_rows + (size_t)i * nscore,
-                                            &one_totals[i], &one_oor, &st),
+        cr_assert_eq(ks_fw_score_node(w->fw, &cs, pod, feasible[i], one_rows + (size_t)i * nscore, &st),
                      KS_SUCCESS);
-    cr_assert_eq(oor, one_oor);
+    cr_assert_eq(ks_fw_normalize_scores(w->fw, &cs, pod, feasible, nfeasible, one_rows, one_totals, &st),
+                 KS_SUCCESS);
     for (uint32_t i = 0; i < nfeasible; i++) {
         cr_assert_eq(totals[i], one_totals[i], "%s on %s: total batched %lld, per node %lld", pod->meta.name,
                      ks_intern_str(feasible[i]->name), (long long)totals[i], (long long)one_totals[i]);
@@ -238,6 +245,7 @@ static void check_pod(struct world *w, const struct ks_snapshot *snap, const str
             t->nonzero_cells += a != 0;
         }
     }
+    free(cols);
     t->scored += nfeasible;
     free(rows);
     free(one_rows);

@@ -141,12 +141,19 @@ static void score_setup(struct fixture *fx, struct ks_node_snap *n, const struct
     plan->normalized[1] = false;
 }
 
+/* The planned pass over @nodes into @cols (one column of 3 per plan call) and @totals. */
+static int score_planned(struct fixture *fx, const struct ks_fw_plan *plan, const struct ks_node_snap **nodes,
+                         int64_t *cols, int64_t *totals, bool *oor)
+{
+    return ks__fw_plan_score_nodes(plan, &fx->cs, &fx->pod, nodes, 3, cols, 3, totals, oor);
+}
+
 Test(framework_plan, planned_scoring_gives_the_unplanned_matrix_and_totals)
 {
     struct fixture fx;
     struct ks_node_snap n[3];
     const struct ks_node_snap *nodes[3];
-    int64_t planned[9], unplanned[9], tp[3], tu[3];
+    int64_t cols[9], planned[9], unplanned[9], tp[3], tu[3];
     struct ks_status st = {0};
     struct ks_fw_plan plan;
     bool oor = false, redo = true;
@@ -157,20 +164,19 @@ Test(framework_plan, planned_scoring_gives_the_unplanned_matrix_and_totals)
     cr_assert_eq(plan.col[1], 2);
 
     ks_fake_log_clear();
-    for (int i = 0; i < 9; i++)
-        planned[i] = 12345; /* every cell is written: the skipped one with 0 */
-    for (int i = 0; i < 3; i++) {
-        cr_assert_eq(
-            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &planned[i * 3], &tp[i], &oor, &st),
-            KS_SUCCESS);
-        cr_assert_eq(ks_fw_score_node(fx.fw, &fx.cs, &fx.pod, &n[i], &unplanned[i * 3], &st), KS_SUCCESS);
-    }
-    cr_assert_str_eq(ks_fake_log(), "A.score C.score A.score C.score A.score C.score A.score C.score A.score "
-                                    "C.score A.score C.score");
+    for (int i = 0; i < 3; i++)
+        tp[i] = 12345; /* assigned, not added to */
+    cr_assert_eq(score_planned(&fx, &plan, nodes, cols, tp, &oor), KS_SUCCESS);
+    cr_assert_str_eq(ks_fake_log(), "A.score A.score A.score C.score C.score C.score");
     cr_assert(!oor);
-    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, planned, tp, &redo, &st),
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, cols, tp, &redo, &st),
                  KS_SUCCESS);
     cr_assert(!redo);
+    for (int i = 0; i < 9; i++)
+        planned[i] = 12345; /* every cell is written: the skipped one with 0 */
+    ks__fw_plan_rows(&plan, 3, cols, 3, planned);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ks_fw_score_node(fx.fw, &fx.cs, &fx.pod, &n[i], &unplanned[i * 3], &st), KS_SUCCESS);
     cr_assert_eq(ks_fw_normalize_scores(fx.fw, &fx.cs, &fx.pod, nodes, 3, unplanned, tu, &st), KS_SUCCESS);
     for (int i = 0; i < 9; i++)
         cr_assert_eq(planned[i], unplanned[i], "cell %d: planned %lld, unplanned %lld", i,
@@ -192,7 +198,7 @@ Test(framework_plan, scores_out_of_range_ask_for_the_unplanned_path)
     struct fixture fx;
     struct ks_node_snap n[3];
     const struct ks_node_snap *nodes[3];
-    int64_t scores[9], totals[3];
+    int64_t cols[9], totals[3];
     struct ks_status st = {0};
     struct ks_fw_plan plan;
     bool oor = false, redo = false;
@@ -200,10 +206,7 @@ Test(framework_plan, scores_out_of_range_ask_for_the_unplanned_path)
     /* a plugin without NormalizeScore: flagged while scoring */
     score_setup(&fx, n, nodes, &plan);
     ks_fake(C)->score = 101;
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(
-            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
-            KS_SUCCESS);
+    cr_assert_eq(score_planned(&fx, &plan, nodes, cols, totals, &oor), KS_SUCCESS);
     cr_assert(oor, "101 from FakeC (no NormalizeScore) must be flagged");
     fx_close(&fx);
 
@@ -212,12 +215,9 @@ Test(framework_plan, scores_out_of_range_ask_for_the_unplanned_path)
     ks_fake(A)->normalize = KS_FAKE_NORM_ADD;
     ks_fake(A)->norm_add = 200;
     oor = false;
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(
-            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
-            KS_SUCCESS);
+    cr_assert_eq(score_planned(&fx, &plan, nodes, cols, totals, &oor), KS_SUCCESS);
     cr_assert(!oor, "FakeA's raw scores are left to its NormalizeScore");
-    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, scores, totals, &redo, &st),
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, cols, totals, &redo, &st),
                  KS_SUCCESS);
     cr_assert(redo, "201 after FakeA's NormalizeScore must send the cycle to the unplanned path");
     fx_close(&fx);
@@ -226,14 +226,17 @@ Test(framework_plan, scores_out_of_range_ask_for_the_unplanned_path)
     score_setup(&fx, n, nodes, &plan);
     ks_fake(A)->code[KS_FAKE_NORMALIZE] = KS_ERROR;
     ks_fake(A)->msg = "boom";
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(
-            ks__fw_plan_score_node(&plan, &fx.cs, &fx.pod, &n[i], &scores[i * 3], &totals[i], &oor, &st),
-            KS_SUCCESS);
-    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, scores, totals, &redo, &st),
+    cr_assert_eq(score_planned(&fx, &plan, nodes, cols, totals, &oor), KS_SUCCESS);
+    cr_assert_eq(ks__fw_plan_normalize(fx.fw, &plan, &fx.cs, &fx.pod, nodes, 3, cols, totals, &redo, &st),
                  KS_ERROR);
     cr_assert_str_eq(ks_intern_str(st.reasons[0]),
                      "running Normalize on Score plugins: plugin \"FakeA\" failed with: boom");
+    fx_close(&fx);
+
+    /* a failing Score makes the block report Error, for the caller to name the failure */
+    score_setup(&fx, n, nodes, &plan);
+    ks_fake(C)->code[KS_FAKE_SCORE] = KS_ERROR;
+    cr_assert_eq(score_planned(&fx, &plan, nodes, cols, totals, &oor), KS_ERROR);
     fx_close(&fx);
 }
 
