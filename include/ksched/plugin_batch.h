@@ -28,13 +28,6 @@
 
 #define KS_ALWAYS_INLINE __attribute__((always_inline))
 
-/*
- * How many nodes ahead a batched op asks for the record's first line (the resources,
- * flags and taint summary every plugin reads): on a big cluster the records a cycle
- * reads do not all stay in L2 between its Filter and Score passes.
- */
-#define KS_BATCH_PREFETCH 8
-
 /* KS_FILTER_OPS - define `static int FILTER(...)` and `static uint32_t MANY(...)` from ONE. */
 #define KS_FILTER_OPS(FILTER, MANY, ONE)                                                                     \
     static int FILTER(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,                 \
@@ -49,8 +42,6 @@
         uint32_t failed = 0;                                                                                 \
         for (uint32_t i = 0; i < n; i++) {                                                                   \
             struct ks_status t;                                                                              \
-            if (i + KS_BATCH_PREFETCH < n)                                                                   \
-                __builtin_prefetch(nodes[i + KS_BATCH_PREFETCH]);                                            \
             if (!ok[i])                                                                                      \
                 continue;                                                                                    \
             t.nreasons = 0;                                                                                  \
@@ -79,8 +70,6 @@
         for (uint32_t i = 0; i < n; i++) {                                                                   \
             struct ks_status t;                                                                              \
             int64_t v = 0;                                                                                   \
-            if (i + KS_BATCH_PREFETCH < n)                                                                   \
-                __builtin_prefetch(nodes[i + KS_BATCH_PREFETCH]);                                            \
             t.nreasons = 0;                                                                                  \
             if (__builtin_expect(ONE(self, cs, pod, nodes[i], &v, &t) != KS_SUCCESS, 0))                     \
                 return KS_ERROR;                                                                             \
