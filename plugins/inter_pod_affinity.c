@@ -59,6 +59,7 @@
 #include "ksched/config_decode.h"
 #include "ksched/framework.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_topology.h"
 #include "ksched/registry.h"
 
@@ -798,9 +799,10 @@ static inline int reject(struct ks_status *st, enum ks_code code, uint32_t msg)
     return code;
 }
 
-/* filter - Filter. Worker threads; reads the cycle state only; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Filter. Worker threads; reads the cycle state only; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct inter_pod_affinity *p = self;
     const struct ipa_state *s = cs->slot[p->slot];
@@ -818,6 +820,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
         return reject(st, KS_UNSCHEDULABLE, p->msg_existing);
     return KS_SUCCESS;
 }
+
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
 /* ---- PreScore, Score, NormalizeScore ---------------------------------------------------------------- */
 
@@ -986,9 +990,10 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
     return KS_SUCCESS;
 }
 
-/* score - Score: the sum of the node's topology pairs. Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - Score: the sum of the node's topology pairs. Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct inter_pod_affinity *p = self;
     const struct ipa_state *s = cs->slot[p->slot];
@@ -1007,6 +1012,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     *out = total;
     return KS_SUCCESS;
 }
+
+KS_SCORE_OPS(score, score_nodes, score_node)
 
 /* normalize_score - NormalizeScore: min-max scaling in float64, truncated. Scheduling thread. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -1054,8 +1061,10 @@ const struct ks_plugin ks_plugin_inter_pod_affinity = {
     .add_pod = add_pod,
     .remove_pod = remove_pod,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
     .state_clone = state_clone,
 };

@@ -41,6 +41,7 @@
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -588,9 +589,10 @@ static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
     return code;
 }
 
-/* filter - Workers; allocation-free below NVL_STACK attached volumes. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Workers; allocation-free below NVL_STACK attached volumes. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct node_volume_limits *p = self;
     const struct nvl_state *s = cs->slot[p->slot];
@@ -656,6 +658,8 @@ out:
     return rc;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_node_volume_limits = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeVolumeLimits",
@@ -663,4 +667,5 @@ const struct ks_plugin ks_plugin_node_volume_limits = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
 };

@@ -58,6 +58,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
 
@@ -515,9 +516,10 @@ static int state_clone(void *self, const void *src, struct ks_arena *arena, void
 
 /* ---- Filter --------------------------------------------------------------------------------- */
 
-/* filter - Worker threads; reads the cycle state and the node's labels; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Worker threads; reads the cycle state and the node's labels; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct pts *p = self;
     const struct ks_pts_cycle *c = cs->slot[p->slot];
@@ -549,6 +551,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     }
     return KS_SUCCESS;
 }
+
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
 /* ---- PreScore, Score, NormalizeScore ------------------------------------------------------------ */
 
@@ -641,9 +645,10 @@ __attribute__((noinline, cold)) static int no_score_state(struct ks_status *st)
                          "error reading \"PreScorePodTopologySpread\" from cycleState: not found");
 }
 
-/* score - Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct pts *p = self;
     const struct ks_pts_cycle *c = cs->slot[p->slot];
@@ -674,6 +679,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     *out = (int64_t)round(sum);
     return KS_SUCCESS;
 }
+
+KS_SCORE_OPS(score, score_nodes, score_node)
 
 /* normalize_score - Scheduling thread. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -721,8 +728,10 @@ const struct ks_plugin ks_plugin_pod_topology_spread = {
     .add_pod = add_pod,
     .remove_pod = remove_pod,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
     .state_clone = state_clone,
 };

@@ -24,6 +24,7 @@
 
 #include "ksched/api.h"
 #include "ksched/framework.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
 
@@ -103,9 +104,10 @@ __attribute__((noinline, cold)) static int no_state(struct ks_status *st)
     return ks_status_set(st, KS_ERROR, "reading \"PreScoreSelectorSpread\" from cycleState: not found");
 }
 
-/* score - countMatchingPods. Worker threads; allocation-free. */
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+/* score_node - countMatchingPods. Worker threads; allocation-free. */
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     const struct selector_spread *p = self;
     const struct ss_state *s = cs->slot[p->slot];
@@ -118,6 +120,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     *out = ks_spread_count_pods(node, s->selector, pod->meta.namespace_id);
     return KS_SUCCESS;
 }
+
+KS_SCORE_OPS(score, score_nodes, score_node)
 
 /* normalize_score - Scheduling thread; the zone table is the PreScore state's scratch. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -184,5 +188,6 @@ const struct ks_plugin ks_plugin_selector_spread = {
     .destroy = destroy,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
 };

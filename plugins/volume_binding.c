@@ -69,6 +69,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
 #include "ksched/registry.h"
@@ -829,9 +830,10 @@ static void find_pod_volumes(const struct vb_state *s, const struct ks_labels *l
 
 static const struct ks_labels no_labels;
 
-/* filter - Workers; reads the cycle state and immutable objects only. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Workers; reads the cycle state and immutable objects only. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct volume_binding *p = self;
     const struct vb_state *s = cs->slot[p->slot];
@@ -859,6 +861,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 /* ---- PreScore / Score ----------------------------------------------------------------------- */
 
 /* pre_score - the capacity scorer is nil without its feature gate: Skip. */
@@ -874,8 +878,9 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
     return KS_SKIP;
 }
 
-static int score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                 const struct ks_node_snap *node, int64_t *out, struct ks_status *st)
+static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_state *cs,
+                                              const struct ks_pod *pod, const struct ks_node_snap *node,
+                                              int64_t *out, struct ks_status *st)
 {
     (void)self;
     (void)cs;
@@ -885,6 +890,8 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
     *out = 0;
     return KS_SUCCESS;
 }
+
+KS_SCORE_OPS(score, score_nodes, score_node)
 
 /* ---- Reserve / Unreserve / PreBind ------------------------------------------------------------ */
 
@@ -1036,8 +1043,10 @@ const struct ks_plugin ks_plugin_volume_binding = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .reserve = reserve,
     .unreserve = unreserve,
     .pre_bind = pre_bind,

@@ -29,6 +29,7 @@
 #include "ksched/cache.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -270,9 +271,10 @@ static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
     return code;
 }
 
-/* filter - satisfyVolumeConflicts, then satisfyReadWriteOncePod. Workers; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - satisfyVolumeConflicts, then satisfyReadWriteOncePod. Workers; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct volume_restrictions *p = self;
     const struct vr_state *s = cs->slot[p->slot];
@@ -293,6 +295,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_SUCCESS;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_volume_restrictions = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "VolumeRestrictions",
@@ -302,5 +306,6 @@ const struct ks_plugin ks_plugin_volume_restrictions = {
     .add_pod = add_pod,
     .remove_pod = remove_pod,
     .filter = filter,
+    .filter_nodes = filter_nodes,
     .state_clone = state_clone,
 };

@@ -28,6 +28,7 @@
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -202,9 +203,10 @@ static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
     return code;
 }
 
-/* filter - Workers; allocation-free. */
-static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                  const struct ks_node_snap *node, struct ks_status *st)
+/* filter_node - Workers; allocation-free. */
+static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
+                                               const struct ks_pod *pod, const struct ks_node_snap *node,
+                                               struct ks_status *st)
 {
     const struct volume_zone *p = self;
     const struct vz_state *s = cs->slot[p->slot];
@@ -233,6 +235,8 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_SUCCESS;
 }
 
+KS_FILTER_OPS(filter, filter_nodes, filter_node)
+
 const struct ks_plugin ks_plugin_volume_zone = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "VolumeZone",
@@ -240,4 +244,5 @@ const struct ks_plugin ks_plugin_volume_zone = {
     .destroy = destroy,
     .pre_filter = pre_filter,
     .filter = filter,
+    .filter_nodes = filter_nodes,
 };
