@@ -8,6 +8,7 @@
 // are measured without touching this file. A plugin whose PreFilter (or PreScore) returns
 // Skip for a pod is reported as skipped: the framework would not call it either.
 extern "C" {
+#include "../engine/framework_plan.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
 #include "ksched/registry.h"
@@ -17,6 +18,7 @@ extern "C" {
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
 
 namespace
@@ -210,6 +212,81 @@ void BM_Framework_Score(benchmark::State &state, bool rich)
     ks_cycle_state_destroy(&cs);
 }
 
+// The batched passes the scheduling loop runs (framework_plan.h): one iteration is one
+// block of @range(0) nodes through the planned Filter (ks__fw_plan_filter_nodes), or the
+// planned Score (ks__fw_plan_score_nodes); "per_node" is the time per node.
+void BM_Framework_FilterBlock(benchmark::State &state, bool rich)
+{
+    ksbench::rcu_thread();
+    ksbench::Cluster &c = ksbench::cluster(kNodes);
+    const ks_pod *pod = pod_of(c, rich);
+    const uint32_t block = static_cast<uint32_t>(state.range(0));
+    ks_cycle_state cs;
+    ks_cycle_state_init(&cs);
+    ks_rcu_read_lock();
+    std::vector<const ks_node_snap *> nodes = ksbench::snapshot_nodes(c);
+    std::vector<uint8_t> ok(block);
+    std::vector<ks_status> st(block);
+    ks_pre_filter_result res{};
+    ks_fw_plan plan;
+    if (ks_fw_run_pre_filter(c.fw, &cs, pod, &res, &st[0]) != KS_SUCCESS || !res.all) {
+        state.SkipWithError("PreFilter rejected the pod or narrowed the nodes");
+    } else {
+        ks__fw_plan_filter(c.fw, &cs, &plan);
+        size_t i = 0, passed = 0, n = nodes.size() - nodes.size() % block;
+        for (auto _ : state) {
+            std::fill(ok.begin(), ok.end(), 1);
+            passed += ks__fw_plan_filter_nodes(&plan, &cs, pod, &nodes[i], block, ok.data(), st.data());
+            if ((i += block) == n)
+                i = 0;
+        }
+        state.counters["pass"] = benchmark::Counter(static_cast<double>(passed) / state.iterations() / block);
+        state.counters["per_node"] =
+            benchmark::Counter(static_cast<double>(state.iterations()) * block,
+                               benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    }
+    ks_rcu_read_unlock();
+    ks_cycle_state_destroy(&cs);
+}
+
+void BM_Framework_ScoreBlock(benchmark::State &state, bool rich)
+{
+    ksbench::rcu_thread();
+    ksbench::Cluster &c = ksbench::cluster(kNodes);
+    const ks_pod *pod = pod_of(c, rich);
+    const uint32_t block = static_cast<uint32_t>(state.range(0));
+    ks_cycle_state cs;
+    ks_cycle_state_init(&cs);
+    ks_rcu_read_lock();
+    std::vector<const ks_node_snap *> nodes = ksbench::snapshot_nodes(c);
+    std::vector<int64_t> cols(static_cast<size_t>(block) * (ks_framework_nscore(c.fw) + 1)), totals(block);
+    ks_pre_filter_result res{};
+    ks_status st{};
+    ks_fw_plan plan;
+    bool oor = false;
+    if (ks_fw_run_pre_filter(c.fw, &cs, pod, &res, &st) != KS_SUCCESS ||
+        ks_fw_run_pre_score(c.fw, &cs, pod, nodes.data(), static_cast<uint32_t>(nodes.size()), &st) !=
+            KS_SUCCESS) {
+        state.SkipWithError("PreFilter or PreScore failed");
+    } else {
+        ks__fw_plan_score(c.fw, &cs, &plan);
+        size_t i = 0, n = nodes.size() - nodes.size() % block;
+        for (auto _ : state) {
+            int r = ks__fw_plan_score_nodes(&plan, &cs, pod, &nodes[i], block, cols.data(), block,
+                                            totals.data(), &oor);
+            benchmark::DoNotOptimize(r);
+            benchmark::DoNotOptimize(totals.data());
+            if ((i += block) == n)
+                i = 0;
+        }
+        state.counters["per_node"] =
+            benchmark::Counter(static_cast<double>(state.iterations()) * block,
+                               benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    }
+    ks_rcu_read_unlock();
+    ks_cycle_state_destroy(&cs);
+}
+
 // NormalizeScore and the weights over @range(0) feasible nodes (the scheduling thread's serial step).
 void BM_Framework_Normalize(benchmark::State &state)
 {
@@ -266,6 +343,12 @@ int register_all()
         std::string pod = rich ? "rich" : "basic";
         benchmark::RegisterBenchmark(("BM_Framework_Filter/" + pod).c_str(), BM_Framework_Filter, rich);
         benchmark::RegisterBenchmark(("BM_Framework_Score/" + pod).c_str(), BM_Framework_Score, rich);
+        benchmark::RegisterBenchmark(("BM_Framework_FilterBlock/" + pod).c_str(), BM_Framework_FilterBlock,
+                                     rich)
+            ->Arg(256);
+        benchmark::RegisterBenchmark(("BM_Framework_ScoreBlock/" + pod).c_str(), BM_Framework_ScoreBlock,
+                                     rich)
+            ->Arg(128);
     }
     return 0;
 }
