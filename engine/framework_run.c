@@ -296,11 +296,11 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
 /*
  * The first plugin of a batched pass is the one that meets the records' cache misses (on
  * a big cluster they leave L2 between a cycle's Filter and Score passes). It is called on
- * sub-blocks of PREFETCH_STEP nodes, and before each call the records of the next
- * sub-block are asked for: @bytes of each, the first line for Filter, the whole record for
- * Score (the score plugins read all of it). Later plugins find them in L1.
+ * sub-blocks of PREFETCH_STEP nodes, and before each call the records of the sub-block
+ * after the next are asked for: the first line for Filter, the first two for Score (what
+ * the default score plugins read: cache_types.h). Later plugins find them in L1.
  */
-enum { PREFETCH_STEP = 4 };
+enum { PREFETCH_STEP = 4, FILTER_RECORD_BYTES = 64, SCORE_RECORD_BYTES = 128 };
 
 static inline void prefetch_step(const struct ks_node_snap *const *nodes, uint32_t from, uint32_t n,
                                  size_t bytes)
@@ -356,7 +356,7 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
         for (uint32_t b = 0; b < n; b += step) {
             uint32_t len = n - b < step ? n - b : step;
             if (!k)
-                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, 64);
+                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, FILTER_RECORD_BYTES);
             if (!c->plugin->filter_nodes) {
                 passed -= filter_each(c, cs, pod, nodes + b, len, ok + b, st + b);
                 continue;
@@ -525,11 +525,11 @@ int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_st
     for (uint32_t k = 0; k < p->n; k++) {
         int64_t *col = cols + (size_t)k * stride;
         if (!k) {
-            prefetch_step(nodes, 0, n, sizeof(struct ks_node_snap));
-            prefetch_step(nodes, PREFETCH_STEP, n, sizeof(struct ks_node_snap));
+            prefetch_step(nodes, 0, n, SCORE_RECORD_BYTES);
+            prefetch_step(nodes, PREFETCH_STEP, n, SCORE_RECORD_BYTES);
             for (uint32_t b = 0; b < n; b += PREFETCH_STEP) {
                 uint32_t len = n - b < PREFETCH_STEP ? n - b : PREFETCH_STEP;
-                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, sizeof(struct ks_node_snap));
+                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, SCORE_RECORD_BYTES);
                 if (score_column(&p->v[k], cs, pod, nodes + b, len, col + b) != KS_SUCCESS)
                     return KS_ERROR;
             }

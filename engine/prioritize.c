@@ -1,10 +1,11 @@
 /*
  * prioritize.c - PreScore, the parallel Score phase, normalisation and selectHost.
  *
- * Workers score blocks of feasible nodes, every score plugin the pod does not skip per
- * node in one pass (the node's record stays in cache; framework_plan.h), into a feasible x
- * plugins matrix; a plugin without NormalizeScore is range-checked, weighted and summed
- * into the node's total in the same pass. NormalizeScore and its plugins' weights then run
+ * Workers score blocks of feasible nodes, plugin by plugin over the block for every score
+ * plugin the pod does not skip (framework_plan.h), into one column per plugin; a plugin
+ * without NormalizeScore is range-checked, weighted and summed into the nodes' totals while
+ * the block is in L1. A failing Score makes the block's nodes be scored again one by one
+ * to report the first failure in node order. NormalizeScore and its plugins' weights then run
  * per plugin on the scheduling thread (a score out of range sends the cycle through the
  * unplanned functions, which report it as upstream does), and the host is drawn uniformly
  * among the best totals (select_host.c) — the distribution upstream's randomised heap
@@ -19,7 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-enum { SCORE_BLOCK = 128, SCORE_PREFETCH = 6 };
+enum { SCORE_BLOCK = 128 };
 
 struct score_job {
     const struct ks_framework *fw;
@@ -58,12 +59,6 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
     struct score_job *j = ctx;
     bool oor = false;
     (void)worker;
-    /*
-     * the whole records: Filter read their first lines, but on a big cluster they left L1
-     * and L2 since, and ImageLocality reads its image count near the end
-     */
-    for (uint32_t i = begin; i < end && i < begin + SCORE_PREFETCH; i++)
-        ks__prefetch_record(j->nodes[i], sizeof(struct ks_node_snap));
     if (ks__fw_plan_score_nodes(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->cols + begin, j->n,
                                 &j->totals[begin], &oor) != KS_SUCCESS) {
         score_failed_block(j, begin, end);

@@ -71,6 +71,7 @@ struct ks_node_snap {
     int64_t alloc_ephemeral;
     int64_t req_ephemeral;
     uint32_t nports;
+    uint32_t nimages; /* here, not by images: ImageLocality's test of it stays on this line */
     const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
     const struct ks_host_port *ports;
     const struct ks_pod *const *pods; /* assumed pods included */
@@ -78,16 +79,17 @@ struct ks_node_snap {
     uint32_t nanti_affinity_pods;     /* pods with required anti-affinity */
     const struct ks_pod *const *affinity_pods;
     const struct ks_pod *const *anti_affinity_pods;
-    uint32_t nimages;
     uint32_t npvc_refs;
     const struct ks_image_state *images;
     const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
 };
 
-/* the fields every evaluated node reads share one cache line */
+/* the fields every evaluated node reads share one cache line; Score's share the second */
 #ifndef __cplusplus
 _Static_assert(offsetof(struct ks_node_snap, taints) + sizeof(uint32_t) <= 64, "hot fields past 64 bytes");
+_Static_assert(offsetof(struct ks_node_snap, nimages) + sizeof(uint32_t) <= 128,
+               "score fields past 128 bytes");
 #endif
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
