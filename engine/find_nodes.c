@@ -26,7 +26,7 @@
  * how many nodes ahead the loop asks for the next records; FILTER_SLOT_PREFETCH: how far
  * ahead for the chunks' pointer arrays that lead to them (see filter_block).
  */
-enum { FILTER_BLOCK = 256, FILTER_PREFETCH = 8, FILTER_SLOT_PREFETCH = 64, FILTER_RECORD_BYTES = 128 };
+enum { FILTER_BLOCK = 256, FILTER_PREFETCH = 8, FILTER_SLOT_PREFETCH = 64, FILTER_RECORD_BYTES = 64 };
 
 enum { MIN_FEASIBLE_NODES = 100, MIN_FEASIBLE_PERCENTAGE = 5 };
 
@@ -80,9 +80,9 @@ static inline const struct ks_node_snap *const *slot(const struct filter_job *j,
  * the hardware prefetcher cannot run ahead of the walk: at 50,000 nodes each cycle reads
  * 2,500 records and 20 KB of pointers that twenty cycles of other nodes have pushed out of
  * L2. The loop asks for the pointers FILTER_SLOT_PREFETCH nodes ahead (one line of eight
- * per eight nodes) and for the record FILTER_PREFETCH nodes ahead (its first
- * FILTER_RECORD_BYTES: resources, flags, node object and taint summary), so the misses
- * overlap the plugins' work on the current node.
+ * per eight nodes) and for the record FILTER_PREFETCH nodes ahead (its first line: what
+ * the default filters and scores read), so the misses overlap the gathering of the block;
+ * the first plugin of the batched pass asks for the rest as it goes (framework_run.c).
  */
 static inline void prefetch_record(const struct ks_node_snap *n)
 {

@@ -297,10 +297,10 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
  * The first plugin of a batched pass is the one that meets the records' cache misses (on
  * a big cluster they leave L2 between a cycle's Filter and Score passes). It is called on
  * sub-blocks of PREFETCH_STEP nodes, and before each call the records of the sub-block
- * after the next are asked for: the first line for Filter, the first two for Score (what
- * the default score plugins read: cache_types.h). Later plugins find them in L1.
+ * after the next are asked for: their first line, which holds what the default filters
+ * and scores read (cache_types.h). Later plugins find them in L1.
  */
-enum { PREFETCH_STEP = 4, FILTER_RECORD_BYTES = 64, SCORE_RECORD_BYTES = 128 };
+enum { PREFETCH_STEP = 4, FILTER_RECORD_BYTES = 64, SCORE_RECORD_BYTES = 64 };
 
 static inline void prefetch_step(const struct ks_node_snap *const *nodes, uint32_t from, uint32_t n,
                                  size_t bytes)

@@ -69,7 +69,8 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
     const struct node_unschedulable *p = self;
 
     (void)cs;
-    if (!node->node)
+    /* the flag answers for the node object without reading its pointer (the record's second line) */
+    if (!(node->flags & KS_SNAP_HAS_NODE) && !node->node)
         return reject(st, p->unknown);
     if (!(node->flags & KS_SNAP_UNSCHEDULABLE))
         return KS_SUCCESS;

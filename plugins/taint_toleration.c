@@ -72,13 +72,12 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
                                                struct ks_status *st)
 {
-    const struct ks_node *n = node->node;
-
     (void)self;
     (void)cs;
     /* the record's taint summary spares untainted nodes a read of the node object */
     if ((node->taints & (KS_SNAP_TAINTS_KNOWN | KS_SNAP_TAINTS_HARD)) == KS_SNAP_TAINTS_KNOWN)
         return KS_SUCCESS;
+    const struct ks_node *n = node->node;
     if (!n || n->ntaints == 0)
         return KS_SUCCESS;
     const struct ks_taint *t = ks_find_untolerated_taint(n->taints, n->ntaints, pod->tolerations,
@@ -133,7 +132,6 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 {
     const struct taint_toleration *p = self;
     const struct tt_state *s = cs->slot[p->slot];
-    const struct ks_node *n = node->node;
     int64_t count = 0;
 
     (void)pod;
@@ -142,6 +140,7 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
     *out = 0;
     if ((node->taints & (KS_SNAP_TAINTS_KNOWN | KS_SNAP_TAINTS_PREFER)) == KS_SNAP_TAINTS_KNOWN)
         return KS_SUCCESS; /* no PreferNoSchedule taint: nothing to count, no node object to read */
+    const struct ks_node *n = node->node;
     for (uint32_t i = 0; n && i < n->ntaints; i++) {
         const struct ks_taint *t = &n->taints[i];
         if (t->effect != KS_EFFECT_PREFER_NO_SCHEDULE)

@@ -35,14 +35,15 @@ struct ks_image_state {
 };
 
 /*
- * One node as Filter and Score see it. The first 64 bytes are what the filters read for
- * every node they evaluate (most nodes are evaluated and rejected, never scored): the
- * node object pointer and flags (NodeUnschedulable), the taint summary (TaintToleration),
- * allocatable and requested cpu, memory and pods (NodeResourcesFit), and the generation
- * the per-node count caches compare (plugin_helpers_memo.h). The second line holds what
- * the resource scores add for feasible nodes and what pods with ports, names or
- * ephemeral storage need; the rest is read by the plugins that need it. Arrays point into
- * the same allocation as the record.
+ * One node as Filter and Score see it. The first 64 bytes are all that the default
+ * filters and scores read of a node for a pod without ports, volumes, scalar resources,
+ * a nodeName or images to compare (on a big cluster each cycle's records come from
+ * memory, so a line less per node is a tenth of a cycle): allocatable, requested and
+ * non-zero requested cpu and memory and the pod count (NodeResourcesFit,
+ * NodeResourcesBalancedAllocation), the flags (NodeUnschedulable), the taint summary
+ * (TaintToleration) and the image count (ImageLocality). The second line holds the node
+ * object, the name, ephemeral storage, scalar requests and ports; the rest is read by the
+ * plugins that need it. Arrays point into the same allocation as the record.
  *
  * generation: the cache's generation of the node when the record was built, drawn from
  * one monotonic counter that every change to any node advances. Two records with the
@@ -56,22 +57,23 @@ struct ks_node_snap {
     int64_t alloc_memory;
     int64_t req_milli_cpu;
     int64_t req_memory;
-    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
-    uint64_t generation;        /* see above */
-    int32_t alloc_pods;
-    uint32_t npods;
-    uint32_t flags;  /* KS_SNAP_* */
-    uint32_t taints; /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
-
-    /* feasible nodes (scores), and pods with names, ephemeral storage, scalars, ports */
     int64_t nonzero_milli_cpu; /* requested with 100m / 200Mi defaults, for scoring */
     int64_t nonzero_memory;
-    uint32_t name; /* interned node name */
+    int32_t alloc_pods;
+    uint32_t npods;
+    uint16_t flags;   /* KS_SNAP_*; KS_SNAP_HAS_NODE set means node is not NULL */
+    uint16_t taints;  /* KS_SNAP_TAINTS_* summary of node->taints, 0: unknown */
+    uint32_t nimages; /* images: on this line so ImageLocality's test of it costs no miss */
+
+    /* pods with names, ephemeral storage, scalars, ports; the node object */
+    const struct ks_node *node; /* labels, taints, allocatable scalars, images, conditions */
+    uint64_t generation;        /* see above */
+    uint32_t name;              /* interned node name */
     uint32_t nreq_scalar;
     int64_t alloc_ephemeral;
     int64_t req_ephemeral;
     uint32_t nports;
-    uint32_t nimages; /* here, not by images: ImageLocality's test of it stays on this line */
+    uint32_t npvc_refs;
     const struct ks_resource_item *req_scalar; /* requested scalar resources, sorted by name */
     const struct ks_host_port *ports;
     const struct ks_pod *const *pods; /* assumed pods included */
@@ -79,17 +81,14 @@ struct ks_node_snap {
     uint32_t nanti_affinity_pods;     /* pods with required anti-affinity */
     const struct ks_pod *const *affinity_pods;
     const struct ks_pod *const *anti_affinity_pods;
-    uint32_t npvc_refs;
     const struct ks_image_state *images;
     const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
 };
 
-/* the fields every evaluated node reads share one cache line; Score's share the second */
+/* the fields every evaluated node reads share one cache line */
 #ifndef __cplusplus
-_Static_assert(offsetof(struct ks_node_snap, taints) + sizeof(uint32_t) <= 64, "hot fields past 64 bytes");
-_Static_assert(offsetof(struct ks_node_snap, nimages) + sizeof(uint32_t) <= 128,
-               "score fields past 128 bytes");
+_Static_assert(offsetof(struct ks_node_snap, nimages) + sizeof(uint32_t) <= 64, "hot fields past 64 bytes");
 #endif
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
