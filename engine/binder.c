@@ -22,7 +22,7 @@
  * A binder that finds the FIFO empty first polls it for KS_BIND_SPIN_NS (spin.h), one
  * binder at a time (bind_spinner): while pods keep coming, that binder takes each job as it
  * is queued and nobody is ever woken, so the scheduling thread pays neither the futex nor
- * a batch's delay. On a machine whose other core is busy the poll yields it every 64 steps.
+ * a batch's delay. On a machine whose other core is busy the poll yields it every 8 steps.
  *
  * Binder states (bind_lock): asleep on bind_ready (bind_sleeping), inside a job whose pod
  * waits on Permit (bind_stuck: it may block for long), or awake (the rest, polling binder
