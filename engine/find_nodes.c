@@ -22,11 +22,18 @@
 #include <string.h>
 
 /*
- * Blocks smaller than this are not worth a hand-off to another core. FILTER_PREFETCH:
- * how many nodes ahead the loop asks for the next records; FILTER_SLOT_PREFETCH: how far
- * ahead for the chunks' pointer arrays that lead to them (see filter_block).
+ * Block sizes for ks__block_size() (about four blocks per thread within these bounds);
+ * the result does not depend on them (see above). FILTER_PREFETCH: how many nodes ahead
+ * the loop asks for the next records; FILTER_SLOT_PREFETCH: how far ahead for the chunks'
+ * pointer arrays that lead to them (see filter_block).
  */
-enum { FILTER_BLOCK = 256, FILTER_PREFETCH = 8, FILTER_SLOT_PREFETCH = 64, FILTER_RECORD_BYTES = 64 };
+enum {
+    FILTER_BLOCK_MIN = 64,
+    FILTER_BLOCK_MAX = 256,
+    FILTER_PREFETCH = 8,
+    FILTER_SLOT_PREFETCH = 64,
+    FILTER_RECORD_BYTES = 64
+};
 
 enum { MIN_FEASIBLE_NODES = 100, MIN_FEASIBLE_PERCENTAGE = 5 };
 
@@ -334,7 +341,8 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .ok = sc->ok,
             .evaluated = sc->evaluated,
         };
-        uint32_t end = ks_workers_run(s->workers, n, FILTER_BLOCK, filter_block, &job);
+        uint32_t block = ks__block_size(s->workers, limit, FILTER_BLOCK_MIN, FILTER_BLOCK_MAX);
+        uint32_t end = ks_workers_run(s->workers, n, block, filter_block, &job);
         processed = end;
         for (uint32_t i = 0; i < end; i++) {
             if (sc->ok[i]) {

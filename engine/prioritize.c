@@ -20,7 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-enum { SCORE_BLOCK = 128 };
+enum { SCORE_BLOCK_MIN = 64, SCORE_BLOCK_MAX = 128 };
 
 struct score_job {
     const struct ks_framework *fw;
@@ -124,7 +124,8 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
                                 .n = n,
                                 .cols = sc->scores,
                                 .totals = sc->totals};
-        ks_workers_run(s->workers, n, SCORE_BLOCK, score_block, &job);
+        ks_workers_run(s->workers, n, ks__block_size(s->workers, n, SCORE_BLOCK_MIN, SCORE_BLOCK_MAX),
+                       score_block, &job);
         if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
             *st = job.st;
             return KS_ERROR;

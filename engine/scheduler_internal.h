@@ -226,6 +226,19 @@ static inline void ks__prefetch_record(const struct ks_node_snap *n, size_t byte
     __builtin_prefetch(r + bytes - 1);
 }
 
+/*
+ * ks__block_size - the block for a phase of about @n nodes on @w: four blocks per thread,
+ * so a thread that starts late (its core was busy) costs little, the others taking its
+ * share; at least @min, because each block pays a fixed cost (a call per plugin, and on a
+ * big cluster the ramp of its record prefetches), at most @max; a multiple of 32.
+ */
+static inline uint32_t ks__block_size(const struct ks_workers *w, uint32_t n, uint32_t min, uint32_t max)
+{
+    uint32_t b = n / (4 * ks_workers_count(w));
+    b = (b + 31) & ~31u;
+    return b < min ? min : b > max ? max : b;
+}
+
 /* A random number for tie-breaks (sched). */
 uint64_t ks__rand(struct ks_scheduler *s);
 
