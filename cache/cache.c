@@ -276,7 +276,7 @@ int ks_cache_add_node(struct ks_cache *c, struct ks_node *node)
     if (!prep || !fresh)
         goto out;
 
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct node_info *ni = node_find(c, node->name_id);
     if (ni && ni->node) {
         rc = -EEXIST;
@@ -319,7 +319,7 @@ int ks_cache_update_node(struct ks_cache *c, struct ks_node *node)
     if (!prep)
         return rc;
 
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct node_info *ni = node_find(c, node->name_id);
     if (!ni || !ni->node) {
         rc = -ENOENT;
@@ -359,7 +359,7 @@ int ks_cache_remove_node(struct ks_cache *c, uint32_t name)
 {
     struct node_prep *old_prep = NULL;
     int rc = 0;
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct node_info *ni = node_find(c, name);
     if (!ni || !ni->node) {
         rc = -ENOENT;
@@ -503,7 +503,7 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
     if (!e)
         return -ENOMEM;
 
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     cur = ks__pod_table_find(&c->pods, pod->meta.namespace_id, pod->meta.name, e->hash);
     int rc = 0;
     switch (op) {
@@ -571,7 +571,7 @@ int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod)
 {
     struct pod_entry *cur;
     int rc = 0;
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     cur = pod_find(c, pod);
     if (!cur) {
         rc = -ENOENT;
@@ -591,7 +591,7 @@ int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
 {
     struct pod_entry *cur;
     int rc = 0;
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     cur = pod_find(c, pod);
     if (!cur) {
         rc = -ENOENT;
@@ -613,7 +613,7 @@ int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
 int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_t now_ns)
 {
     int rc = 0;
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct pod_entry *cur = pod_find(c, pod);
     if (!cur) {
         rc = -ENOENT;
@@ -627,7 +627,7 @@ int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_
 
 void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
 {
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     for (struct pod_entry *e = c->assumed, *next; e && c->ttl_ns; e = next) {
         next = e->anext;
         /* binding still in progress: never expired (upstream bindingFinished) */
@@ -644,7 +644,7 @@ void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
 
 bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
 {
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct pod_entry *e = pod_find(c, pod);
     bool assumed = e && e->assumed;
     pthread_mutex_unlock(&c->lock);
@@ -653,7 +653,7 @@ bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
 
 uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod)
 {
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     struct pod_entry *e = pod_find(c, pod);
     uint32_t node = e ? e->node : KS_ID_NONE;
     pthread_mutex_unlock(&c->lock);
@@ -662,7 +662,7 @@ uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod)
 
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods)
 {
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     if (nodes)
         *nodes = c->nnode_infos;
     if (pods)
@@ -675,7 +675,7 @@ void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods)
 int ks_cache_refresh(struct ks_cache *c)
 {
     struct snap_version *retired;
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     int rc = ks__snapshot_refresh(c, &retired);
     pthread_mutex_unlock(&c->lock);
     ks__snapshot_retire(retired); /* outside the lock: ks_rcu_call takes its own */

@@ -365,7 +365,7 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
 
     if (msg && len)
         msg[0] = '\0';
-    pthread_mutex_lock(&c->lock);
+    cache_lock(c);
     ks_rcu_read_lock();
     const struct ks_snapshot *snap = &c->current->pub;
     bool all_clean = c->ndirty == 0 && !c->order_dirty;

@@ -27,6 +27,7 @@
 #include "ksched/api_types.h"
 #include "ksched/cache.h"
 #include "ksched/cache_types.h"
+#include "ksched/lock.h"
 
 #define KS__NO_INDEX UINT32_MAX
 
@@ -265,6 +266,16 @@ struct ks_cache {
     uint32_t nflips, cap_flips;
     uint32_t *flips;
 };
+
+/*
+ * cache_lock - take c->lock, polling it for up to 50 us before sleeping (lock.h): the
+ * scheduling thread holds it while it publishes a snapshot, longer than an adaptive mutex
+ * spins, and a binder asleep on it would make every unlock a futex wake-up.
+ */
+static inline void cache_lock(struct ks_cache *c)
+{
+    ks_mutex_lock_polling(&c->lock, 50000);
+}
 
 /* snapshot.c */
 int ks__gc_reserve(struct ks_cache *c, uint32_t more);

@@ -30,7 +30,7 @@
  * signal).
  */
 #include "scheduler_internal.h"
-#include "spin.h"
+#include "ksched/spin.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"

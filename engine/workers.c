@@ -37,7 +37,7 @@
 
 #include "ksched/rcu.h"
 
-#include "spin.h"
+#include "ksched/spin.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -13,6 +13,8 @@
 
 #include <pthread.h>
 
+#include "ksched/spin.h"
+
 /* ks_mutex_init_adaptive - pthread_mutex_init() of an adaptive mutex where glibc has one. */
 static inline int ks_mutex_init_adaptive(pthread_mutex_t *m)
 {
@@ -28,6 +30,23 @@ static inline int ks_mutex_init_adaptive(pthread_mutex_t *m)
 #else
     return pthread_mutex_init(m, NULL);
 #endif
+}
+
+/*
+ * ks_mutex_lock_polling - lock @m, polling it (spin.h) for up to @limit_ns before sleeping
+ * on it. For a lock whose holder may keep it longer than an adaptive mutex spins (the
+ * cache's, while the scheduling thread publishes a snapshot): a binder that slept on it
+ * would make that thread's unlock a futex wake-up.
+ */
+static inline void ks_mutex_lock_polling(pthread_mutex_t *m, int64_t limit_ns)
+{
+    struct ks_spin sp = {0};
+    while (pthread_mutex_trylock(m)) {
+        if (!ks__spin_step(&sp, limit_ns)) {
+            pthread_mutex_lock(m);
+            return;
+        }
+    }
 }
 
 #endif

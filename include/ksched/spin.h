@@ -17,8 +17,8 @@
  *
  * Context: any thread; no allocation, no locks.
  */
-#ifndef KSCHED_ENGINE_SPIN_H
-#define KSCHED_ENGINE_SPIN_H
+#ifndef KSCHED_SPIN_H
+#define KSCHED_SPIN_H
 
 #include <sched.h>
 #include <stdbool.h>
