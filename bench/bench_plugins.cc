@@ -215,76 +215,88 @@ void BM_Framework_Score(benchmark::State &state, bool rich)
 // The batched passes the scheduling loop runs (framework_plan.h): one iteration is one
 // block of @range(0) nodes through the planned Filter (ks__fw_plan_filter_nodes), or the
 // planned Score (ks__fw_plan_score_nodes); "per_node" is the time per node.
-void BM_Framework_FilterBlock(benchmark::State &state, bool rich)
-{
-    ksbench::rcu_thread();
-    ksbench::Cluster &c = ksbench::cluster(kNodes);
-    const ks_pod *pod = pod_of(c, rich);
-    const uint32_t block = static_cast<uint32_t>(state.range(0));
+struct BlockPass {
+    ksbench::Cluster &c;
+    const ks_pod *pod;
+    const uint32_t block;
     ks_cycle_state cs;
-    ks_cycle_state_init(&cs);
-    ks_rcu_read_lock();
-    std::vector<const ks_node_snap *> nodes = ksbench::snapshot_nodes(c);
-    std::vector<uint8_t> ok(block);
-    std::vector<ks_status> st(block);
-    ks_pre_filter_result res{};
-    ks_fw_plan plan;
-    if (ks_fw_run_pre_filter(c.fw, &cs, pod, &res, &st[0]) != KS_SUCCESS || !res.all) {
-        state.SkipWithError("PreFilter rejected the pod or narrowed the nodes");
-    } else {
-        ks__fw_plan_filter(c.fw, &cs, &plan);
-        size_t i = 0, passed = 0, n = nodes.size() - nodes.size() % block;
-        for (auto _ : state) {
-            std::fill(ok.begin(), ok.end(), 1);
-            passed += ks__fw_plan_filter_nodes(&plan, &cs, pod, &nodes[i], block, ok.data(), st.data());
-            if ((i += block) == n)
-                i = 0;
-        }
-        state.counters["pass"] = benchmark::Counter(static_cast<double>(passed) / state.iterations() / block);
+    std::vector<const ks_node_snap *> nodes;
+    size_t next = 0, end;
+
+    BlockPass(benchmark::State &state, bool rich)
+        : c((ksbench::rcu_thread(), ksbench::cluster(kNodes))), pod(pod_of(c, rich)),
+          block(static_cast<uint32_t>(state.range(0)))
+    {
+        ks_cycle_state_init(&cs);
+        ks_rcu_read_lock();
+        nodes = ksbench::snapshot_nodes(c);
+        end = nodes.size() - nodes.size() % block;
+    }
+    ~BlockPass()
+    {
+        ks_rcu_read_unlock();
+        ks_cycle_state_destroy(&cs);
+    }
+    // the next block's nodes, round and round the snapshot
+    const ks_node_snap *const *step()
+    {
+        const ks_node_snap *const *v = &nodes[next];
+        if ((next += block) == end)
+            next = 0;
+        return v;
+    }
+    void report(benchmark::State &state) const
+    {
         state.counters["per_node"] =
             benchmark::Counter(static_cast<double>(state.iterations()) * block,
                                benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     }
-    ks_rcu_read_unlock();
-    ks_cycle_state_destroy(&cs);
+};
+
+void BM_Framework_FilterBlock(benchmark::State &state, bool rich)
+{
+    BlockPass b(state, rich);
+    std::vector<uint8_t> ok(b.block);
+    std::vector<ks_status> st(b.block);
+    ks_pre_filter_result res{};
+    ks_fw_plan plan;
+    if (ks_fw_run_pre_filter(b.c.fw, &b.cs, b.pod, &res, &st[0]) != KS_SUCCESS || !res.all) {
+        state.SkipWithError("PreFilter rejected the pod or narrowed the nodes");
+        return;
+    }
+    ks__fw_plan_filter(b.c.fw, &b.cs, &plan);
+    size_t passed = 0;
+    for (auto _ : state) {
+        std::fill(ok.begin(), ok.end(), 1);
+        passed += ks__fw_plan_filter_nodes(&plan, &b.cs, b.pod, b.step(), b.block, ok.data(), st.data());
+    }
+    state.counters["pass"] = benchmark::Counter(static_cast<double>(passed) / state.iterations() / b.block);
+    b.report(state);
 }
 
 void BM_Framework_ScoreBlock(benchmark::State &state, bool rich)
 {
-    ksbench::rcu_thread();
-    ksbench::Cluster &c = ksbench::cluster(kNodes);
-    const ks_pod *pod = pod_of(c, rich);
-    const uint32_t block = static_cast<uint32_t>(state.range(0));
-    ks_cycle_state cs;
-    ks_cycle_state_init(&cs);
-    ks_rcu_read_lock();
-    std::vector<const ks_node_snap *> nodes = ksbench::snapshot_nodes(c);
-    std::vector<int64_t> cols(static_cast<size_t>(block) * (ks_framework_nscore(c.fw) + 1)), totals(block);
+    BlockPass b(state, rich);
+    std::vector<int64_t> cols(static_cast<size_t>(b.block) * (ks_framework_nscore(b.c.fw) + 1)),
+        totals(b.block);
     ks_pre_filter_result res{};
     ks_status st{};
     ks_fw_plan plan;
     bool oor = false;
-    if (ks_fw_run_pre_filter(c.fw, &cs, pod, &res, &st) != KS_SUCCESS ||
-        ks_fw_run_pre_score(c.fw, &cs, pod, nodes.data(), static_cast<uint32_t>(nodes.size()), &st) !=
-            KS_SUCCESS) {
+    if (ks_fw_run_pre_filter(b.c.fw, &b.cs, b.pod, &res, &st) != KS_SUCCESS ||
+        ks_fw_run_pre_score(b.c.fw, &b.cs, b.pod, b.nodes.data(), static_cast<uint32_t>(b.nodes.size()),
+                            &st) != KS_SUCCESS) {
         state.SkipWithError("PreFilter or PreScore failed");
-    } else {
-        ks__fw_plan_score(c.fw, &cs, &plan);
-        size_t i = 0, n = nodes.size() - nodes.size() % block;
-        for (auto _ : state) {
-            int r = ks__fw_plan_score_nodes(&plan, &cs, pod, &nodes[i], block, cols.data(), block,
-                                            totals.data(), &oor);
-            benchmark::DoNotOptimize(r);
-            benchmark::DoNotOptimize(totals.data());
-            if ((i += block) == n)
-                i = 0;
-        }
-        state.counters["per_node"] =
-            benchmark::Counter(static_cast<double>(state.iterations()) * block,
-                               benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+        return;
     }
-    ks_rcu_read_unlock();
-    ks_cycle_state_destroy(&cs);
+    ks__fw_plan_score(b.c.fw, &b.cs, &plan);
+    for (auto _ : state) {
+        int r = ks__fw_plan_score_nodes(&plan, &b.cs, b.pod, b.step(), b.block, cols.data(), b.block,
+                                        totals.data(), &oor);
+        benchmark::DoNotOptimize(r);
+        benchmark::DoNotOptimize(totals.data());
+    }
+    b.report(state);
 }
 
 // NormalizeScore and the weights over @range(0) feasible nodes (the scheduling thread's serial step).
