@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../engine/framework_plan.h"
 #include "fakes/fake_plugins.h"
 #include "fakes/objects.h"
 #include "ksched/config.h"
@@ -338,6 +339,19 @@ Test(registry, example_plugin_filters_and_scores)
         feasible[nfeasible++] = &snaps[i];
     }
     cr_assert_eq(nfeasible, 3);
+
+    /* the shared object's batched Filter (KS_FILTER_OPS) through the planned pass gives the same */
+    const struct ks_node_snap *all[4] = {&snaps[0], &snaps[1], &snaps[2], &snaps[3]};
+    uint8_t ok[4] = {1, 1, 1, 1};
+    struct ks_status bst[4];
+    struct ks_fw_plan plan;
+    cr_assert_not_null(ks_registry_find("NodeLabelPreference")->filter_nodes);
+    ks__fw_plan_filter(fw, &cs, &plan);
+    cr_assert_eq(ks__fw_plan_filter_nodes(&plan, &cs, pod, all, 4, ok, bst), 3u);
+    cr_assert(ok[0] && !ok[1] && ok[2] && ok[3]);
+    cr_assert_eq(bst[1].code, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_str_eq(ks_framework_plugin_name(fw, bst[1].plugin), "NodeLabelPreference");
+    cr_assert_str_eq(ks_intern_str(bst[1].reasons[0]), "node(s) had label example.com/avoid=true");
 
     int64_t scores[3], totals[3];
     cr_assert_eq(ks_fw_run_pre_score(fw, &cs, pod, feasible, nfeasible, &st), KS_SUCCESS);

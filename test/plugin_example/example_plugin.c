@@ -10,7 +10,9 @@
  * It shows what an out-of-tree plugin needs: one const ops table with abi_version set,
  * the exported ks_plugin_entry(), messages interned once in init so Filter allocates
  * nothing, and ksched's own helpers (ks_intern(), ks_labels_get()) reached through the
- * executable's exported symbols.
+ * executable's exported symbols. Its Filter also has the optional batched form
+ * (filter_nodes, made by KS_FILTER_OPS from the per-node function: ksched/plugin_batch.h);
+ * its Score has not, and the framework calls it per node.
  *
  * Context: as every plugin (see ksched/plugin_types.h): init/destroy at start-up, Filter
  * and Score on worker threads (read-only, no allocation), NormalizeScore on the
@@ -23,6 +25,7 @@
 #include "ksched/cache_types.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_batch.h"
 #include "ksched/plugin_types.h"
 
 struct nlp {
@@ -63,8 +66,9 @@ static const struct ks_labels *labels_of(const struct ks_node_snap *node)
     return node->node ? &node->node->meta.labels : NULL;
 }
 
-static int nlp_filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                      const struct ks_node_snap *node, struct ks_status *st)
+static inline KS_ALWAYS_INLINE int nlp_filter_node(void *self, const struct ks_cycle_state *cs,
+                                                   const struct ks_pod *pod, const struct ks_node_snap *node,
+                                                   struct ks_status *st)
 {
     const struct nlp *p = self;
     const struct ks_labels *labels = labels_of(node);
@@ -79,6 +83,9 @@ static int nlp_filter(void *self, const struct ks_cycle_state *cs, const struct 
     }
     return KS_SUCCESS;
 }
+
+/* nlp_filter (per node) and nlp_filter_nodes (a block of nodes, the same function inlined) */
+KS_FILTER_OPS(nlp_filter, nlp_filter_nodes, nlp_filter_node)
 
 static int nlp_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *node, int64_t *score, struct ks_status *st)
@@ -124,6 +131,7 @@ static const struct ks_plugin node_label_preference = {
     .init = nlp_init,
     .destroy = nlp_destroy,
     .filter = nlp_filter,
+    .filter_nodes = nlp_filter_nodes,
     .score = nlp_score,
     .normalize_score = nlp_normalize,
 };
