@@ -153,8 +153,9 @@ struct ks_plugin {
      *
      * filter_nodes - Filter over a block of nodes. For every i < @n with @ok[i] set: what
      * filter() gives for @nodes[i]; a node that is not Success gets @ok[i] = 0 and @st[i]
-     * filled as filter() fills it, with st[i].code its code (the framework stamps the
-     * plugin). Nodes with @ok[i] clear are not looked at. Returns how many it cleared.
+     * filled as filter() fills it, with st[i].code its code and st[i].plugin KS_NO_PLUGIN
+     * (the framework stamps the plugin). Nodes with @ok[i] clear are not looked at.
+     * Returns how many it cleared.
      * Context: worker threads, as filter.
      */
     uint32_t (*filter_nodes)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
