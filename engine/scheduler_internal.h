@@ -63,6 +63,7 @@ struct ks_cycle_scratch {
     uint8_t *ok;                           /* per evaluated position: passed Filter */
     const struct ks_node_snap **order;     /* evaluated nodes when PreFilter narrowed them */
     const struct ks_node_snap **evaluated; /* per evaluated position: the node (filter_block) */
+    atomic_uint *block_state;              /* per Filter block: 0, or 1 + the nodes that passed once done */
     const struct ks_node_snap **feasible;
     const struct ks_node_snap **failed;
     struct ks_status *failed_status;
