@@ -1,8 +1,9 @@
 /*
  * stress_filter_prefix.c - the parallel Filter phase stops early (inside blocks, and before
  * blocks claimed past the numFeasibleNodesToFind-th feasible node: engine/find_nodes.c)
- * without changing a decision: the same seeded run with four worker threads and with none
- * places every pod on the same node, round after round.
+ * without changing a decision: the same seeded run with parallelism 4 (as many threads as
+ * the machine has cores, up to four) and with parallelism 1 (no worker thread) places every
+ * pod on the same node, round after round.
  *
  * 3,000 nodes, every other one tainted NoSchedule, so the 780 feasible nodes a cycle needs
  * are spread over about 1,560 positions and blocks end with failures as well as passes;
@@ -128,7 +129,7 @@ int main(void)
         for (unsigned i = 0; i < PODS; i++) {
             if (parallel.node[i] != serial.node[i]) {
                 fprintf(stderr,
-                        "stress_filter_prefix: round %d: pod-%u on %s with 4 workers, on %s with none\n", r,
+                        "stress_filter_prefix: round %d: pod-%u on %s with parallelism 4, on %s with 1\n", r,
                         i, parallel.node[i] ? ks_intern_str(parallel.node[i]) : "(none)",
                         serial.node[i] ? ks_intern_str(serial.node[i]) : "(none)");
                 failures++;
@@ -141,6 +142,6 @@ int main(void)
     ks_rcu_unregister_thread();
     if (failures)
         return 1;
-    printf("stress_filter_prefix: %u pods, %d rounds with 4 workers placed as with none\n", PODS, ROUNDS);
+    printf("stress_filter_prefix: %u pods, %d rounds with parallelism 4 placed as with 1\n", PODS, ROUNDS);
     return 0;
 }
