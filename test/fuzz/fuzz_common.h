@@ -100,4 +100,18 @@ static inline int ks_fuzz_init(void)
     return 0;
 }
 
+/*
+ * KS_FUZZ_INITIALIZE_API - define libFuzzer's LLVMFuzzerInitialize as ks_fuzz_init(), and
+ * declare the entry points (the targets that decode objects or configurations).
+ */
+#define KS_FUZZ_INITIALIZE_API()                                                                             \
+    int LLVMFuzzerInitialize(int *argc, char ***argv);                                                       \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                            \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                                        \
+    {                                                                                                        \
+        (void)argc;                                                                                          \
+        (void)argv;                                                                                          \
+        return ks_fuzz_init();                                                                               \
+    }
+
 #endif

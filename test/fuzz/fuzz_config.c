@@ -13,15 +13,7 @@
 
 #include "ksched/config.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return ks_fuzz_init();
-}
+KS_FUZZ_INITIALIZE_API()
 
 /* The printed text of @cfg (malloc'd, *len bytes), NULL when out of memory. */
 static char *print(const struct ks_config *cfg, size_t *len)

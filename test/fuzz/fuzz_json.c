@@ -14,15 +14,7 @@
 
 #define KS_FUZZ_JSON "fuzz.json"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return ks_fuzz_init();
-}
+KS_FUZZ_INITIALIZE_API()
 
 static void check_tree(const struct ks_yaml_node *n, int lines, int depth)
 {

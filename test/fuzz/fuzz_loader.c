@@ -9,15 +9,7 @@
 
 #include "ksched/loader.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return ks_fuzz_init();
-}
+KS_FUZZ_INITIALIZE_API()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

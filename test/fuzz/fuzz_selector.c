@@ -18,15 +18,7 @@
 #include "ksched/decode.h"
 #include "ksched/yaml_tree.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return ks_fuzz_init();
-}
+KS_FUZZ_INITIALIZE_API()
 
 static bool ref_label(const struct ks_labels *l, uint32_t key, uint32_t *value)
 {

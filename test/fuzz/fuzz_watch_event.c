@@ -15,45 +15,13 @@
 #include "fuzz_common.h"
 
 #include "../../kube/kube_internal.h"
-#include "ksched/decode.h"
 #include "ksched/json_tree.h"
 #include "ksched/loader.h"
 #include "ksched/yaml_tree.h"
 
 #define KS_FUZZ_JSON "watch.json"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return ks_fuzz_init();
-}
-
-/* The informer's dispatch: the watched kind's decoder and destructor. */
-struct kind_ops {
-    int (*decode)(const char *file, const struct ks_yaml_node *doc, void **out, struct ks_error *err);
-};
-
-#define KS_X(id, kind, versions, type, suffix)                                                               \
-    static int decode_##suffix(const char *file, const struct ks_yaml_node *doc, void **out,                 \
-                               struct ks_error *err)                                                         \
-    {                                                                                                        \
-        type *obj;                                                                                           \
-        int rc = ks_decode_##suffix(file, doc, &obj, err);                                                   \
-        *out = obj;                                                                                          \
-        return rc;                                                                                           \
-    }
-KS_KIND_MAP(KS_X)
-#undef KS_X
-
-static const struct kind_ops kind_ops[KS_KIND_COUNT] = {
-#define KS_X(id, kind, versions, type, suffix) [KS_KIND_##id] = {decode_##suffix},
-    KS_KIND_MAP(KS_X)
-#undef KS_X
-};
+KS_FUZZ_INITIALIZE_API()
 
 enum { MAX_VALUES = 256 };
 
@@ -98,7 +66,7 @@ static void decode_value(enum ks_kind kind, const char *text, size_t len)
     if (is_object_event(ks_yaml_get(ev, "type")) && obj && obj->kind == KS_YAML_MAP) {
         void *o = NULL;
         struct ks_error derr = {0};
-        rc = kind_ops[kind].decode(KS_FUZZ_JSON, obj, &o, &derr);
+        rc = ks_object_decode_as(KS_FUZZ_JSON, obj, kind, &o, &derr); /* as the informer decodes */
         ks_fuzz_check_result(rc, o, &derr, KS_FUZZ_JSON, (const uint8_t *)text, len);
         ks_object_destroy(kind, o);
     }
