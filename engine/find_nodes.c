@@ -91,8 +91,8 @@ static inline const struct ks_node_snap *const *slot(const struct filter_job *j,
  * 2,500 records and 20 KB of pointers that twenty cycles of other nodes have pushed out of
  * L2. The loop asks for the pointers FILTER_SLOT_PREFETCH nodes ahead (one line of eight
  * per eight nodes) and for the record FILTER_PREFETCH nodes ahead (its first line: what
- * the default filters and scores read), so the misses overlap the gathering of the block;
- * the first plugin of the batched pass asks for the rest as it goes (framework_run.c).
+ * the default filters and scores read), so the misses overlap the gathering of the block
+ * and the plugins find the records on their way in.
  */
 static inline void prefetch_record(const struct ks_node_snap *n)
 {

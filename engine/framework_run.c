@@ -294,23 +294,21 @@ int ks__fw_plan_run_filter(const struct ks_fw_plan *p, const struct ks_cycle_sta
 }
 
 /*
- * The first plugin of a batched pass is the one that meets the records' cache misses (on
+ * The first plugin of the Score pass is the one that meets the records' cache misses (on
  * a big cluster they leave L2 between a cycle's Filter and Score passes). It is called on
  * sub-blocks of PREFETCH_STEP nodes, and before each call the records of the sub-block
- * after the next are asked for: their first line, which holds what the default filters
- * and scores read (cache_types.h). Later plugins find them in L1.
+ * after the next are asked for: their first line (records are 64-byte aligned), which
+ * holds what the default scores read (cache_types.h). Later plugins find them in L1.
+ * (Filter needs none of this: the loop that gathers its block asks for every record just
+ * before; find_nodes.c.)
  */
-enum { PREFETCH_STEP = 4, FILTER_RECORD_BYTES = 64, SCORE_RECORD_BYTES = 64 };
+enum { PREFETCH_STEP = 4 };
 
-static inline void prefetch_step(const struct ks_node_snap *const *nodes, uint32_t from, uint32_t n,
-                                 size_t bytes)
+static inline void prefetch_step(const struct ks_node_snap *const *nodes, uint32_t from, uint32_t n)
 {
     uint32_t to = from + PREFETCH_STEP < n ? from + PREFETCH_STEP : n;
-    for (uint32_t i = from; i < to; i++) {
-        const char *r = (const char *)nodes[i];
-        for (size_t off = 0; off < bytes; off += 64)
-            __builtin_prefetch(r + off);
-    }
+    for (uint32_t i = from; i < to; i++)
+        __builtin_prefetch(nodes[i]);
 }
 
 /* A plugin without filter_nodes, called per node with the statuses it would get unbatched. */
@@ -352,20 +350,14 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
     uint32_t passed = n;
     for (uint32_t k = 0; k < p->n && passed; k++) {
         const struct ks_fw_call *c = &p->v[k];
-        uint32_t step = k ? n : PREFETCH_STEP;
-        for (uint32_t b = 0; b < n; b += step) {
-            uint32_t len = n - b < step ? n - b : step;
-            if (!k)
-                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, FILTER_RECORD_BYTES);
-            if (!c->plugin->filter_nodes) {
-                passed -= filter_each(c, cs, pod, nodes + b, len, ok + b, st + b);
-                continue;
-            }
-            uint32_t failed = c->plugin->filter_nodes(c->self, cs, pod, nodes + b, len, ok + b, st + b);
-            if (failed) {
-                stamp_failed(c, len, ok + b, st + b);
-                passed -= failed;
-            }
+        if (!c->plugin->filter_nodes) {
+            passed -= filter_each(c, cs, pod, nodes, n, ok, st);
+            continue;
+        }
+        uint32_t failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st);
+        if (failed) {
+            stamp_failed(c, n, ok, st);
+            passed -= failed;
         }
     }
     return passed;
@@ -516,6 +508,22 @@ static int score_column(const struct ks_fw_call *c, const struct ks_cycle_state 
     return KS_SUCCESS;
 }
 
+/* score_column() for the pass's first plugin: sub-blocks, the records ahead asked for (above). */
+static int score_column_first(const struct ks_fw_call *c, const struct ks_cycle_state *cs,
+                              const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
+                              int64_t *col)
+{
+    prefetch_step(nodes, 0, n);
+    prefetch_step(nodes, PREFETCH_STEP, n);
+    for (uint32_t b = 0; b < n; b += PREFETCH_STEP) {
+        uint32_t len = n - b < PREFETCH_STEP ? n - b : PREFETCH_STEP;
+        prefetch_step(nodes, b + 2 * PREFETCH_STEP, n);
+        if (score_column(c, cs, pod, nodes + b, len, col + b) != KS_SUCCESS)
+            return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
 int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
                             int64_t *cols, size_t stride, int64_t *totals, bool *oor)
@@ -524,18 +532,8 @@ int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_st
 
     for (uint32_t k = 0; k < p->n; k++) {
         int64_t *col = cols + (size_t)k * stride;
-        if (!k) {
-            prefetch_step(nodes, 0, n, SCORE_RECORD_BYTES);
-            prefetch_step(nodes, PREFETCH_STEP, n, SCORE_RECORD_BYTES);
-            for (uint32_t b = 0; b < n; b += PREFETCH_STEP) {
-                uint32_t len = n - b < PREFETCH_STEP ? n - b : PREFETCH_STEP;
-                prefetch_step(nodes, b + 2 * PREFETCH_STEP, n, SCORE_RECORD_BYTES);
-                if (score_column(&p->v[k], cs, pod, nodes + b, len, col + b) != KS_SUCCESS)
-                    return KS_ERROR;
-            }
-        } else if (score_column(&p->v[k], cs, pod, nodes, n, col) != KS_SUCCESS) {
+        if ((k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col) != KS_SUCCESS)
             return KS_ERROR;
-        }
         if (p->normalized[k])
             continue;
         const int64_t w = p->weight[k];
