@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """seed_corpus.py - (re)build the seed corpora of test/fuzz/corpus/<target>/.
 
-Seeds come from the conformance scenarios (../shared/scenarios), test/data, the config
+Seeds come from the conformance scenarios (test/conformance), test/data, the config
 tests' inline YAML (test/engine/test_config*.c) and hand-written edge cases. Files are
 named seed-<sha1 prefix> so identical inputs collapse; files named crash-* (regressions)
 are never touched. Usage: test/fuzz/seed_corpus.py [SCENARIO_DIR]
@@ -17,7 +17,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-SCEN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "scenarios")
+SCEN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "test", "conformance")
 MAX_SEED = 8192  # bytes; larger seeds slow every mutation
 
 
