@@ -8,6 +8,8 @@ extern "C" {
 #include "ksched/rcu.h"
 }
 
+#include "bench_rcu.h"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -97,7 +99,7 @@ ks_cache *make_cluster(uint32_t n, std::vector<uint32_t> &names)
 // Assume one pod on a pseudo-random node and publish: DESIGN.md's serial-path budget.
 static void BM_Cache_AssumeRefresh(benchmark::State &state)
 {
-    ks_rcu_register_thread();
+    ksbench::rcu_thread();
     std::vector<uint32_t> names;
     ks_cache *c = make_cluster(static_cast<uint32_t>(state.range(0)), names);
     const uint32_t pool = 4096;
@@ -121,7 +123,6 @@ static void BM_Cache_AssumeRefresh(benchmark::State &state)
     ks_cache_destroy(c);
     for (ks_pod *p : pods)
         ks_pod_put(p);
-    ks_rcu_unregister_thread();
 }
 BENCHMARK(BM_Cache_AssumeRefresh)->Arg(5000)->Arg(50000);
 
@@ -129,7 +130,7 @@ BENCHMARK(BM_Cache_AssumeRefresh)->Arg(5000)->Arg(50000);
 // Assume alone (the scheduling thread's bookkeeping before the pod goes to a binder).
 static void BM_Cache_Assume(benchmark::State &state)
 {
-    ks_rcu_register_thread();
+    ksbench::rcu_thread();
     std::vector<uint32_t> names;
     ks_cache *c = make_cluster(static_cast<uint32_t>(state.range(0)), names);
     const uint32_t pool = 4096;
@@ -152,13 +153,12 @@ static void BM_Cache_Assume(benchmark::State &state)
     ks_cache_destroy(c);
     for (ks_pod *p : pods)
         ks_pod_put(p);
-    ks_rcu_unregister_thread();
 }
 BENCHMARK(BM_Cache_Assume)->Arg(5000)->Arg(50000);
 
 static void BM_Cache_NodeChurnRefresh(benchmark::State &state)
 {
-    ks_rcu_register_thread();
+    ksbench::rcu_thread();
     std::vector<uint32_t> names;
     ks_cache *c = make_cluster(static_cast<uint32_t>(state.range(0)), names);
     char name[32];
@@ -172,13 +172,12 @@ static void BM_Cache_NodeChurnRefresh(benchmark::State &state)
         ks_cache_refresh(c);
     }
     ks_cache_destroy(c);
-    ks_rcu_unregister_thread();
 }
 BENCHMARK(BM_Cache_NodeChurnRefresh)->Arg(5000)->Arg(50000)->Unit(benchmark::kMicrosecond);
 
 static void BM_Snapshot_Find(benchmark::State &state)
 {
-    ks_rcu_register_thread();
+    ksbench::rcu_thread();
     std::vector<uint32_t> names;
     ks_cache *c = make_cluster(static_cast<uint32_t>(state.range(0)), names);
     uint32_t k = 0;
@@ -188,6 +187,5 @@ static void BM_Snapshot_Find(benchmark::State &state)
         benchmark::DoNotOptimize(ks_snapshot_find(s, names[(k++ * 7919) % names.size()]));
     ks_rcu_read_unlock();
     ks_cache_destroy(c);
-    ks_rcu_unregister_thread();
 }
 BENCHMARK(BM_Snapshot_Find)->Arg(5000)->Arg(50000);

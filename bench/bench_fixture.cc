@@ -148,15 +148,6 @@ spec:
 
 } // namespace
 
-void rcu_thread()
-{
-    static thread_local bool registered = false;
-    if (!registered) {
-        ks_rcu_register_thread();
-        registered = true;
-    }
-}
-
 ks_pod *decode_pod(const char *yaml)
 {
     ks_error err{};
@@ -171,11 +162,11 @@ ks_pod *decode_pod(const char *yaml)
 
 Cluster &cluster(uint32_t nodes)
 {
+    rcu_thread();
     static std::map<uint32_t, Cluster> clusters;
     auto it = clusters.find(nodes);
     if (it != clusters.end())
         return it->second;
-    rcu_thread();
     if (ks_api_init())
         die("ks_api_init", nullptr);
     Cluster &c = clusters[nodes];

@@ -17,6 +17,8 @@ extern "C" {
 #include "ksched/rcu.h"
 }
 
+#include "bench_rcu.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -32,15 +34,12 @@ struct Cluster {
     uint32_t nnodes = 0;
 };
 
-// The shared cluster of @nodes nodes (built on first use, kept for the process). The
-// caller's thread must be registered with RCU (ksbench::rcu_thread()).
+// The shared cluster of @nodes nodes (built on first use, kept for the process). Registers
+// the caller's thread with RCU (ksbench::rcu_thread(), bench_rcu.h) if it is not yet.
 Cluster &cluster(uint32_t nodes);
 
 // The snapshot's nodes in order. Context: inside ks_rcu_read_lock().
 std::vector<const ks_node_snap *> snapshot_nodes(Cluster &c);
-
-// Registers the calling thread with RCU once.
-void rcu_thread();
 
 // A pod decoded from @yaml (one v1 Pod document); aborts on a bad fixture.
 ks_pod *decode_pod(const char *yaml);

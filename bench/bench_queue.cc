@@ -20,8 +20,9 @@
 // thread pops (pop_mc) and pushes in turn.
 extern "C" {
 #include "ksched/queue.h"
-#include "ksched/rcu.h"
 }
+
+#include "bench_rcu.h"
 
 #include <benchmark/benchmark.h>
 
@@ -37,25 +38,6 @@ namespace
 {
 
 constexpr int kHeld = 10000;
-
-// Each thread that touches the active queue is an RCU reader; registered once, until it exits.
-struct RcuThread {
-    RcuThread()
-    {
-        ks_rcu_register_thread();
-    }
-    ~RcuThread()
-    {
-        ks_rcu_unregister_thread();
-    }
-};
-thread_local RcuThread rcu_thread;
-
-void rcu_enter()
-{
-    static thread_local volatile RcuThread *touch = &rcu_thread;
-    (void)touch;
-}
 
 bool priority_less(const void *, const ks_queued_pod *a, const ks_queued_pod *b)
 {
@@ -225,7 +207,7 @@ Shared<ks_activeq> lf;
 
 void BM_ActiveQ_LockFree(benchmark::State &state)
 {
-    rcu_enter();
+    ksbench::rcu_thread(); // every thread that touches the active queue is an RCU reader
     if (state.thread_index() == 0) {
         lf.pods = new Pods(kHeld);
         lf.ring = new Ring;
@@ -313,7 +295,7 @@ Shared<ks_activeq> lf_mc;
 
 void BM_ActiveQ_LockFreeMC(benchmark::State &state)
 {
-    rcu_enter();
+    ksbench::rcu_thread(); // every thread that touches the active queue is an RCU reader
     if (state.thread_index() == 0) {
         lf_mc.pods = new Pods(kHeld);
         if (ks_activeq_create(priority_less, nullptr, nullptr, nullptr, &lf_mc.queue) < 0)
