@@ -10,6 +10,7 @@ pkgs=(
   libcriterion-dev libbenchmark-dev
   libcurl4-openssl-dev openssl libyajl-dev
   clang libclang-rt-14-dev
+  gnuplot-nox  # bench/plot: make test renders the committed bench/results
 )
 
 missing=()
