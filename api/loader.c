@@ -2,16 +2,25 @@
  * loader.c - manifest files into a struct ks_objects, all or nothing.
  *
  * Each document is dispatched on (apiVersion, kind) through KS_KIND_MAP; `List` and
- * `<Kind>List` documents contribute their items. An index keyed by (kind, namespace,
- * name) rejects duplicates and serves the cross-object checks that run once every file
- * is in: PVC references and priority resolution (the Priority admission plugin's job in a
- * real cluster: plugin/pkg/admission/priority).
+ * `<Kind>List` documents contribute their items. Documents, and a List's objects, are decoded
+ * as the parser hands them over (ks_yaml_parse_each), in input order, so a cluster dump never
+ * stands in memory as a whole tree; as kubectl writes `items` before `kind`, a List's objects
+ * are loaded before its kind is known, and a document of another kind with `items` is an
+ * error. Other kinds are skipped or refused, and the fields of what is decoded checked
+ * against the API schema, by api/load_filter.c. An index keyed by (kind, namespace, name)
+ * rejects duplicates and serves the cross-object checks that run once every file is in:
+ * priority resolution (the Priority admission plugin's job in a real cluster:
+ * plugin/pkg/admission/priority) and the objects bound pods name. An input may be a dump of
+ * a live cluster that holds only some kinds: a bound pod is already placed, so an object it
+ * names that the input lacks is only summed up in one note; a pending pod's missing claim is
+ * left to the scheduler, which rejects the pod as upstream does (VolumeBinding PreFilter).
  */
 #include "ksched/loader.h"
 
 #include "ksched/api.h"
 #include "ksched/decode.h"
 #include "ksched/intern.h"
+#include "ksched/load_filter.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -121,10 +130,22 @@ static const void *index_get(const struct index *ix, enum ks_kind kind, uint32_t
 
 /* ---- loading ---- */
 
+/* An object a bound pod names that the input lacks. */
+struct missing_ref {
+    enum ks_kind kind;
+    uint32_t ns;      /* KS_ID_EMPTY for a cluster-scoped kind */
+    const char *name; /* the pod's string */
+};
+
 struct load {
     struct ks_objects *objs;
+    struct ks_load_filter filter; /* kinds not decoded, --validate */
     struct index ix;
     struct ks_error *err;
+    struct missing_ref *missing; /* in input order, repeats included */
+    uint32_t nmissing, capmissing;
+    uint32_t missing_pods; /* bound pods naming one or more */
+    uint32_t items_done;   /* items of the document being loaded that were loaded as parsed */
 };
 
 static int push_object(struct load *l, enum ks_kind kind, void *obj, const char *file)
@@ -260,6 +281,16 @@ void ks_object_destroy(enum ks_kind kind, void *obj)
         kinds[kind].destroy(obj);
 }
 
+/* The index of @kind in KS_KIND_MAP, or -1. */
+static int modelled(const char *kind)
+{
+    for (int k = 0; k < KS_KIND_COUNT; k++) {
+        if (strcmp(kinds[k].kind, kind) == 0)
+            return k;
+    }
+    return -1;
+}
+
 static int load_doc(struct load *l, const char *file, const struct ks_yaml_node *doc, const char *prefix,
                     int depth)
 {
@@ -269,21 +300,34 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
     if ((rc = doc_header(l->err, file, doc, prefix, &kind, &api_version)))
         return rc;
     size_t klen = strlen(kind);
-    if (depth == 0 && klen >= 4 && strcmp(kind + klen - 4, "List") == 0) {
+    bool list = klen >= 4 && strcmp(kind + klen - 4, "List") == 0;
+    if (depth == 0 && !list && l->items_done)
+        return ks_error_set(l->err, file, ks_yaml_get(doc, "items")->line, "items",
+                            "a %s has no items (only a List has)", kind);
+    if (depth == 0 && list) {
+        if ((rc = ks__load_filter_fields(&l->filter, file, doc, prefix, "List")))
+            return rc;
         const struct ks_yaml_node *items = ks_yaml_get(doc, "items");
         if (!ks_yaml_is_null(items) && items->kind != KS_YAML_SEQ)
             return ks_error_set(l->err, file, items->line, "items", "expected a list, found %s",
                                 ks_yaml_kind_name(items));
         for (uint32_t i = 0; items && items->kind == KS_YAML_SEQ && i < items->n; i++) {
             char item_prefix[32];
-            snprintf(item_prefix, sizeof(item_prefix), "items[%u].", i);
+            snprintf(item_prefix, sizeof(item_prefix), "items[%u].", l->items_done + i);
             if ((rc = load_doc(l, file, items->items[i], item_prefix, 1)))
                 return rc;
         }
         return 0;
     }
+    int m = modelled(kind);
+    if (m < 0 && !list)
+        return ks__load_filter_kind(&l->filter, file, doc, prefix, kind, api_version); /* skip or refuse */
+    if (m >= 0 && version_ok(kinds[m].versions, api_version) &&
+        (rc = ks__load_filter_fields(&l->filter, file, doc, prefix, kind)))
+        return rc;
     enum ks_kind k;
     void *obj;
+    /* a list inside a list fails here, as a kind that is not decoded */
     if ((rc = decode_doc(l->err, file, doc, prefix, kind, api_version, &k, &obj)))
         return rc;
     if ((rc = push_object(l, k, obj, file))) {
@@ -294,25 +338,32 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
     return rc;
 }
 
-static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
+static int note_missing(struct load *l, enum ks_kind kind, uint32_t ns, const char *name)
 {
-    for (uint32_t i = 0; i < pod->nvolumes; i++) {
-        const struct ks_volume *v = &pod->volumes[i];
-        if (v->kind == KS_VOLUME_PVC && !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
-            return ks_error_set(
-                l->err, file, pod->meta.line, NULL,
-                "spec.volumes[%u].persistentVolumeClaim.claimName: pod %s/%s names the unknown "
-                "PersistentVolumeClaim \"%s\"",
-                i, ks_intern_str(pod->meta.namespace_id), pod->meta.name, v->source);
+    if (l->nmissing == l->capmissing) {
+        uint32_t cap = l->capmissing ? l->capmissing * 2 : 16;
+        struct missing_ref *m = realloc(l->missing, cap * sizeof(*m));
+        if (!m)
+            return -ENOMEM;
+        l->missing = m;
+        l->capmissing = cap;
     }
-    if (pod->has_priority)
-        return 0;
-    /* Priority admission: spec.priority from the class, else the global default, else 0. */
+    l->missing[l->nmissing++] = (struct missing_ref){kind, ns, name};
+    return 0;
+}
+
+/* Priority admission: spec.priority from the class, else the global default, else 0. A class
+ * the input lacks fails a pending pod (admission rejects it) and is noted for a bound one. */
+static int resolve_priority(struct load *l, struct ks_pod *pod, const char *file, bool bound)
+{
     static const struct {
         const char *name;
         int32_t value;
     } builtin[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
     const struct ks_priority_class *pc = NULL;
+
+    if (pod->has_priority)
+        return 0;
     if (pod->priority_class_name && pod->priority_class_name[0]) {
         pc = index_get(&l->ix, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, pod->priority_class_name);
         if (!pc) {
@@ -322,6 +373,8 @@ static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
                     return 0;
                 }
             }
+            if (bound)
+                return note_missing(l, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, pod->priority_class_name);
             return ks_error_set(l->err, file, pod->meta.line, "spec.priorityClassName",
                                 "no PriorityClass with name %s was found", pod->priority_class_name);
         }
@@ -341,19 +394,109 @@ static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
     return 0;
 }
 
-/* One file's text (@buf, or the file @path when @buf is NULL) into @l; records the file of each pod. */
+static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
+{
+    if (pod->phase == KS_PHASE_SUCCEEDED || pod->phase == KS_PHASE_FAILED)
+        return 0; /* the scheduler never sees a finished pod */
+    bool bound = pod->node_name != KS_ID_EMPTY;
+    uint32_t before = l->nmissing;
+    int rc = 0;
+    for (uint32_t i = 0; bound && rc == 0 && i < pod->nvolumes; i++) {
+        const struct ks_volume *v = &pod->volumes[i];
+        if (v->kind == KS_VOLUME_PVC && !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
+            rc = note_missing(l, KS_KIND_PVC, pod->meta.namespace_id, v->source);
+    }
+    if (rc == 0)
+        rc = resolve_priority(l, pod, file, bound);
+    l->missing_pods += l->nmissing > before;
+    if (rc == -ENOMEM)
+        ks_error_set(l->err, file, pod->meta.line, NULL, "out of memory");
+    return rc;
+}
+
+static int cmp_missing(const void *a, const void *b)
+{
+    const struct missing_ref *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int add_note(struct ks_objects *objs, const char *line)
+{
+    char **notes = realloc(objs->notes, (objs->nnotes + 1) * sizeof(*notes));
+    if (!notes)
+        return -ENOMEM;
+    objs->notes = notes;
+    if (!(notes[objs->nnotes] = strdup(line)))
+        return -ENOMEM;
+    objs->nnotes++;
+    return 0;
+}
+
+/* One note for every object bound pods name that the input lacks: how many pods, the first
+ * object in input order and how many other distinct ones. */
+static int note_missing_refs(struct load *l)
+{
+    if (l->nmissing == 0)
+        return 0;
+    struct missing_ref first = l->missing[0];
+    qsort(l->missing, l->nmissing, sizeof(*l->missing), cmp_missing);
+    uint32_t distinct = 1;
+    for (uint32_t i = 1; i < l->nmissing; i++)
+        distinct += cmp_missing(&l->missing[i - 1], &l->missing[i]) != 0;
+    const char *ns = first.ns == KS_ID_EMPTY ? "" : ks_intern_str(first.ns);
+    char more[48] = "";
+    if (distinct > 1)
+        snprintf(more, sizeof(more), " (and %u more)", distinct - 1);
+    char line[KS_ERROR_MSG_MAX];
+    snprintf(line, sizeof(line), "%u bound pod%s name%s %s the input lacks, kept as bound: %s \"%s%s%s\"%s",
+             l->missing_pods, l->missing_pods == 1 ? "" : "s", l->missing_pods == 1 ? "s" : "",
+             distinct == 1 ? "an object" : "objects", kinds[first.kind].kind, ns, *ns ? "/" : "", first.name,
+             more);
+    return add_note(l->objs, line);
+}
+
+struct file_sink {
+    struct load *l;
+    const char *file;
+};
+
+/* A List's object as soon as it is parsed (ks_yaml_parse_each): its List is checked when it ends. */
+static int sink_item(void *ctx, const struct ks_yaml_node *item, uint32_t index)
+{
+    struct file_sink *fs = ctx;
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "items[%u].", index);
+    return load_doc(fs->l, fs->file, item, prefix, 1);
+}
+
+static int sink_doc(void *ctx, const struct ks_yaml_node *doc, uint32_t nitems)
+{
+    struct file_sink *fs = ctx;
+    if (!doc || ks_yaml_is_null(doc))
+        return 0;
+    fs->l->items_done = nitems;
+    int rc = load_doc(fs->l, fs->file, doc, "", 0);
+    fs->l->items_done = 0;
+    return rc;
+}
+
+/* One file's text (@buf, or the file @path when @buf is NULL) into @l, object by object as it
+ * is parsed; records the file of each pod. */
 static int load_one(struct load *l, const char *path, const char *buf, size_t len, const char ***pod_file)
 {
-    struct ks_yaml_stream *s;
     uint32_t first_pod = l->objs->of[KS_KIND_POD].n;
-    int rc = buf ? ks_yaml_parse(path, buf, len, &s, l->err) : ks_yaml_parse_file(path, &s, l->err);
+    struct file_sink fs = {l, buf ? path : ks_yaml_file_name(path)}; /* "-" is standard input: STDIN */
+    const struct ks_yaml_sink sink = {sink_item, sink_doc, &fs};
+    /* duplicate keys are kept for field validation to report, as the API server does */
+    int rc = buf ? ks_yaml_parse_each(path, buf, len, KS_YAML_KEEP_DUPLICATES, &sink, l->err)
+                 : ks_yaml_parse_file_each(path, KS_YAML_KEEP_DUPLICATES, &sink, l->err);
     if (rc)
         return rc;
-    for (uint32_t i = 0; i < s->ndocs && rc == 0; i++) {
-        if (s->docs[i] && !ks_yaml_is_null(s->docs[i]))
-            rc = load_doc(l, path, s->docs[i], "", 0);
-    }
-    ks_yaml_stream_destroy(s);
+    path = fs.file;
     uint32_t npods = l->objs->of[KS_KIND_POD].n;
     if (rc == 0 && npods > first_pod) {
         const char **pf = realloc(*pod_file, npods * sizeof(*pf));
@@ -369,8 +512,8 @@ static int load_one(struct load *l, const char *path, const char *buf, size_t le
 }
 
 /* The files @paths, or the one in-memory text @buf named @paths[0], into a new set. */
-static int load_all(const char *const *paths, int n, const char *buf, size_t len, struct ks_objects **out,
-                    struct ks_error *err)
+static int load_all(const char *const *paths, int n, const char *buf, size_t len,
+                    enum ks_validation validation, struct ks_objects **out, struct ks_error *err)
 {
     struct load l = {.err = err};
     int rc = 0;
@@ -378,12 +521,23 @@ static int load_all(const char *const *paths, int n, const char *buf, size_t len
     *out = NULL;
     if (!(l.objs = calloc(1, sizeof(*l.objs))))
         return -ENOMEM;
+    l.filter = (struct ks_load_filter){.validation = validation, .objs = l.objs, .err = err};
     /* pods are checked against the objects of every file: remember where each came from */
     const char **pod_file = NULL;
     for (int f = 0; f < n && rc == 0; f++)
         rc = load_one(&l, paths[f], buf, len, &pod_file);
     for (uint32_t p = 0; rc == 0 && p < l.objs->of[KS_KIND_POD].n; p++)
         rc = check_pod(&l, l.objs->of[KS_KIND_POD].items[p], pod_file[p]);
+    char *skipped = rc == 0 ? ks__load_filter_summary(&l.filter, &rc) : NULL;
+    if (skipped)
+        rc = add_note(l.objs, skipped);
+    if (rc == -ENOMEM)
+        ks_error_set(err, n ? paths[0] : "", 0, NULL, "out of memory");
+    free(skipped);
+    ks__load_filter_release(&l.filter);
+    if (rc == 0 && (rc = note_missing_refs(&l)) < 0)
+        ks_error_set(err, n ? paths[0] : "", 0, NULL, "out of memory");
+    free(l.missing);
     free(pod_file);
     free(l.ix.slots);
     if (rc) {
@@ -396,14 +550,20 @@ static int load_all(const char *const *paths, int n, const char *buf, size_t len
 
 int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err)
 {
-    return load_all(paths, n, NULL, 0, out, err);
+    return load_all(paths, n, NULL, 0, KS_VALIDATE_WARN, out, err);
+}
+
+int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation validation,
+                             struct ks_objects **out, struct ks_error *err)
+{
+    return load_all(paths, n, NULL, 0, validation, out, err);
 }
 
 int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct ks_objects **out,
                            struct ks_error *err)
 {
     const char *name = file ? file : "";
-    return load_all(&name, 1, buf ? buf : "", len, out, err);
+    return load_all(&name, 1, buf ? buf : "", len, KS_VALIDATE_WARN, out, err);
 }
 
 void ks_objects_destroy(struct ks_objects *objs)
@@ -419,5 +579,11 @@ void ks_objects_destroy(struct ks_objects *objs)
         }
         free(objs->of[k].items);
     }
+    for (uint32_t i = 0; i < objs->nnotes; i++)
+        free(objs->notes[i]);
+    free(objs->notes);
+    for (uint32_t i = 0; i < objs->nwarnings && i < KS_LOAD_MAX_WARNINGS; i++)
+        free(objs->warnings[i]);
+    free(objs->warnings);
     free(objs);
 }

@@ -1,7 +1,6 @@
 /*
- * bench_cmd.c - `ksched bench --workload NAME --nodes N [--pods M] [--existing-pods K]
- * [--config F] [--seed S] [--parallelism P] [--binders B] [--size SIZE] [--json] [--check]
- * [--quiet]`, and `ksched bench [--workload NAME] --list`.
+ * bench_cmd.c - `ksched bench --workload NAME [--nodes N | --size SIZE] ...` and
+ * `ksched bench [--workload NAME] --list`; usage() below lists every flag.
  *
  * Runs one workload (bench/workloads/NAME.yaml, see bench_workload.c) the way
  * scheduler_perf does, through the real pipeline: a generated cluster handed to the
@@ -32,6 +31,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "feature_gates.h"
+#include "flag.h"
 #include "json.h"
 
 #include "ksched/api.h"
@@ -67,6 +67,8 @@ struct bench_pod {
     _Atomic uint32_t node;   /* the node it was bound to */
     _Atomic uint32_t events; /* Unschedulable events: attempts that failed */
 };
+
+#define CMD "ksched bench"
 
 struct bench_args {
     const char *workload;
@@ -653,8 +655,8 @@ static int usage(FILE *out)
     fprintf(
         out,
         "usage: ksched bench --workload NAME [--nodes N | --size SIZE] [--pods M] [--existing-pods K]\n"
-        "                    [--config FILE] [--seed S] [--parallelism P] [--binders B] [--json] [--check]\n"
-        "                    [--quiet]\n"
+        "                    [--config FILE] [--feature-gates G] [--seed S] [--parallelism P] [--binders B]\n"
+        "                    [--json] [--check] [--quiet]\n"
         "       ksched bench --list                   the workloads\n"
         "       ksched bench --workload NAME --list   its sizes: name, initNodes, labels\n"
         "  --workload NAME     bench/workloads/NAME.yaml (or a path to a workload file)\n"
@@ -693,7 +695,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     int rc;
     a->pods = a->existing = -1;
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+        const char *arg = argv[i], *val;
         uint64_t v;
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             usage(stdout);
@@ -706,38 +708,35 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
             a->quiet = true;
         } else if (strcmp(arg, "--list") == 0) {
             a->list = true;
-        } else if (i + 1 < argc && strcmp(arg, "--workload") == 0) {
-            a->workload = argv[++i];
-        } else if (i + 1 < argc && strcmp(arg, "--size") == 0) {
-            a->size = argv[++i];
-        } else if (i + 1 < argc && strcmp(arg, "--config") == 0) {
-            a->config = argv[++i];
-        } else if ((rc = ks_cmd_feature_gates_arg("ksched bench", argc, argv, &i)) != 0) {
+        } else if ((rc = ks_cmd_flag_value(CMD, "--workload", argc, argv, &i, &a->workload)) != 0 ||
+                   (rc = ks_cmd_flag_value(CMD, "--size", argc, argv, &i, &a->size)) != 0 ||
+                   (rc = ks_cmd_flag_value(CMD, "--config", argc, argv, &i, &a->config)) != 0 ||
+                   (rc = ks_cmd_feature_gates_arg(CMD, argc, argv, &i)) != 0) {
             if (rc < 0)
                 return -1;
-        } else if (i + 1 < argc && strcmp(arg, "--nodes") == 0) {
-            if (parse_u64(arg, argv[++i], 10000000, &v) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--nodes", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--nodes", val, 10000000, &v) < 0)
                 return -1;
             a->nodes = (uint32_t)v;
             a->have_nodes = true;
-        } else if (i + 1 < argc && strcmp(arg, "--pods") == 0) {
-            if (parse_u64(arg, argv[++i], 100000000, &v) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--pods", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--pods", val, 100000000, &v) < 0)
                 return -1;
             a->pods = (int64_t)v;
-        } else if (i + 1 < argc && strcmp(arg, "--existing-pods") == 0) {
-            if (parse_u64(arg, argv[++i], 100000000, &v) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--existing-pods", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--existing-pods", val, 100000000, &v) < 0)
                 return -1;
             a->existing = (int64_t)v;
-        } else if (i + 1 < argc && strcmp(arg, "--seed") == 0) {
-            if (parse_u64(arg, argv[++i], UINT64_MAX, &a->seed) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--seed", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--seed", val, UINT64_MAX, &a->seed) < 0)
                 return -1;
             a->seeded = true;
-        } else if (i + 1 < argc && strcmp(arg, "--parallelism") == 0) {
-            if (parse_u64(arg, argv[++i], 1024, &v) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--parallelism", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--parallelism", val, 1024, &v) < 0)
                 return -1;
             a->parallelism = (uint32_t)v;
-        } else if (i + 1 < argc && strcmp(arg, "--binders") == 0) {
-            if (parse_u64(arg, argv[++i], 64, &v) < 0)
+        } else if ((rc = ks_cmd_flag_value(CMD, "--binders", argc, argv, &i, &val)) != 0) {
+            if (rc < 0 || parse_u64("--binders", val, 64, &v) < 0)
                 return -1;
             a->binders = (uint32_t)v;
         } else {

@@ -1,10 +1,12 @@
 /*
  * config_cmd.c - `ksched config [--print] [--feature-gates GATES] [--config FILE | FILE]`.
  *
- * Loads the scheduler configuration (kube-scheduler's defaults when no file is given),
- * validates it as kube-scheduler would at start-up and, with --print, writes the
- * effective configuration as YAML: every default applied, plugins merged with the
- * version's defaults, every plugin's defaulted args. Without --print it only validates.
+ * Loads the scheduler configuration (kube-scheduler's defaults when no file is given; "-"
+ * is standard input), validates it as kube-scheduler would at start-up and, with --print,
+ * writes the effective configuration as YAML: every default applied, plugins merged with
+ * the version's defaults, every plugin's defaulted args. Without --print it only validates
+ * FILE and prints nothing; with neither --print nor a FILE there is nothing to do, which
+ * is a usage error (exit 2), as `ksched schedule` without a FILE.
  * Bad input prints one "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on
  * standard output, and exits 2. The YAML is built in memory first, so a failure never
  * leaves partial output behind. --feature-gates (kube-scheduler's flag, ksched/features.h)
@@ -12,6 +14,7 @@
  */
 #include "commands.h"
 #include "feature_gates.h"
+#include "flag.h"
 
 #include "ksched/config.h"
 
@@ -23,10 +26,13 @@
 
 static int usage(FILE *out)
 {
-    fprintf(out, "usage: ksched config [--print] [--feature-gates GATES] [--config FILE | FILE]\n"
+    fprintf(out, "usage: ksched config --print [--feature-gates GATES] [--config FILE | FILE]\n"
+                 "       ksched config [--feature-gates GATES] (--config FILE | FILE)\n"
+                 "Validates the configuration as kube-scheduler does at start-up; with --print, writes it.\n"
                  "  --config FILE  a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, v1beta3 or "
                  "v1beta2);\n"
-                 "                 without it, kube-scheduler's default configuration\n"
+                 "                 - reads standard input; without it, kube-scheduler's default "
+                 "configuration\n"
                  "  --print        write the effective configuration, defaults applied, as YAML\n"
                  "  --feature-gates GATES  Name=bool pairs, comma separated, as kube-scheduler's flag\n"
                  "                 (e.g. DefaultPodTopologySpread=false: v1beta2/v1beta3 default to "
@@ -72,25 +78,25 @@ int ks_cmd_config(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--print") == 0) {
             print = true;
-        } else if (strcmp(argv[i], "--config") == 0) {
-            if (++i == argc) {
-                fprintf(stderr, "ksched config: --config needs a file\n");
+        } else if ((rc = ks_cmd_flag_value("ksched config", "--config", argc, argv, &i, &file)) != 0) {
+            if (rc < 0)
                 return usage(stderr);
-            }
-            file = argv[i];
-        } else if (strncmp(argv[i], "--config=", 9) == 0) {
-            file = argv[i] + 9;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             return usage(stdout);
         } else if ((rc = ks_cmd_feature_gates_arg("ksched config", argc, argv, &i)) != 0) {
             if (rc < 0)
                 return 2;
-        } else if (argv[i][0] != '-' && !file) {
+        } else if ((argv[i][0] != '-' || argv[i][1] == '\0') && !file) {
             file = argv[i];
         } else {
             fprintf(stderr, "ksched config: unknown argument \"%s\"\n", argv[i]);
             return usage(stderr);
         }
+    }
+    if (!print && !file) {
+        fprintf(stderr,
+                "ksched config: nothing to do: --print writes the configuration, a FILE is validated\n");
+        return usage(stderr);
     }
 
     rc = file ? ks_config_load_file(file, &cfg, &err) : ks_config_load_default(&cfg);

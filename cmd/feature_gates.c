@@ -4,6 +4,7 @@
  * (k8s.io/component-base/featuregate), implemented in engine/features.c.
  */
 #include "feature_gates.h"
+#include "flag.h"
 
 #include "ksched/features.h"
 
@@ -15,20 +16,12 @@
 
 int ks_cmd_feature_gates_arg(const char *cmd, int argc, char **argv, int *i)
 {
-    const char *arg = argv[*i], *value;
+    const char *value;
     struct ks_error err = {0};
-    size_t n = strlen(FLAG);
+    int taken = ks_cmd_flag_value(cmd, FLAG, argc, argv, i, &value);
 
-    if (strncmp(arg, FLAG, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
-        return 0;
-    if (arg[n] == '=') {
-        value = arg + n + 1;
-    } else if (*i + 1 < argc) {
-        value = argv[++*i];
-    } else {
-        fprintf(stderr, "%s: flag needs an argument: %s\n", cmd, FLAG);
-        return -1;
-    }
+    if (taken <= 0)
+        return taken;
     int rc = ks_features_set(value, &err);
     if (rc == 0)
         return 1;

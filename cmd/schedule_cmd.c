@@ -1,5 +1,6 @@
 /*
- * schedule_cmd.c - `ksched schedule [--config F] [--explain] [--seed N] [--plugin-dir D] FILE...`.
+ * schedule_cmd.c - `ksched schedule [FLAGS] FILE...` (usage() lists the flags; FILE - is
+ * standard input).
  *
  * Loads the cluster (all or nothing), puts nodes and bound pods in the cache and the
  * pending pods in the queue, runs the scheduler until every pending pod is bound or can
@@ -7,11 +8,15 @@
  *   {"pod":"ns/name","status":"Scheduled","node":"n1"}
  *   {"pod":"ns/name","status":"Unschedulable","message":"0/3 nodes are available: ..."}
  * With --explain every attempt also writes its filtered nodes and per-plugin scores.
+ * -o table writes tables for a terminal instead (explain_table.c).
  * Bad input prints one "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on
- * standard output, and exits 2.
+ * standard output, and exits 2. Unknown and duplicate fields are warnings on standard error
+ * (--validate=strict: bad input; --validate=ignore: not checked).
  */
 #include "commands.h"
+#include "explain_table.h"
 #include "feature_gates.h"
+#include "flag.h"
 #include "json.h"
 
 #include "ksched/api.h"
@@ -28,10 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CMD "ksched schedule"
+
 struct schedule_args {
     const char *config;
     const char *plugin_dir;
     bool explain;
+    bool table;                  /* -o table */
+    enum ks_validation validate; /* --validate, warn by default */
     bool seeded;
     uint64_t seed;
     int nfiles;
@@ -44,6 +53,13 @@ static int fail_input(const struct ks_error *err)
     ks_error_format(err, msg, sizeof(msg));
     fprintf(stderr, "ksched: %s\n", msg);
     return 2;
+}
+
+/* One line per plugin object --plugin-dir cannot load, before the line that fails the start. */
+static void report_plugin(void *ctx, const struct ks_error *err)
+{
+    (void)ctx;
+    fail_input(err);
 }
 
 static void pod_key(FILE *out, const struct ks_pod *pod)
@@ -144,34 +160,117 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     funlockfile(out);
 }
 
+static int usage(FILE *out)
+{
+    fputs("usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N]\n"
+          "                       [--plugin-dir DIR] [--validate MODE] [-o json|table] FILE...\n"
+          "Loads manifests (multi-document YAML or kind: List; FILE - is standard input), schedules\n"
+          "their pending pods as kube-scheduler does and writes one JSON line per outcome.\n"
+          "  --config FILE          a KubeSchedulerConfiguration (default: kube-scheduler's defaults;\n"
+          "                         - is standard input)\n"
+          "  --feature-gates GATES  kube-scheduler's feature gates, Name=bool,... (before --config is read)\n"
+          "  --explain              per attempt, also every filtered node with its reasons and every\n"
+          "                         feasible node's score per plugin (percentageOfNodesToScore 100)\n"
+          "  -o, --output FORMAT    json (default: one object per line) or table (for a terminal:\n"
+          "                         outcomes; with --explain, per attempt the best nodes' scores and\n"
+          "                         the filtered nodes grouped by reason)\n"
+          "  --seed N               seed tie-breaks (reproducible decisions)\n"
+          "  --validate MODE        fields the Kubernetes API does not define, and duplicate fields, as\n"
+          "                         kubectl: warn (default: say so on standard error), strict (or true,\n"
+          "                         the default of a bare --validate: bad input), ignore (or false)\n"
+          "  --plugin-dir DIR       out-of-tree plugins: every DIR/*.so exporting ks_plugin_entry; one\n"
+          "                         that cannot be loaded fails the start, and none is loaded\n",
+          out);
+    return out == stderr ? 2 : 0;
+}
+
+/*
+ * -o/--output FORMAT (also -oFORMAT, --output=FORMAT), as kubectl spells it: json or table.
+ * 0: @argv[*i] is another flag; 1: taken; -1: after a message on standard error.
+ */
+static int output_arg(int argc, char **argv, int *i, struct schedule_args *a)
+{
+    const char *arg = argv[*i], *val;
+    if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "ksched schedule: %s needs a format (json or table)\n", arg);
+            return -1;
+        }
+        val = argv[++*i];
+    } else if (strncmp(arg, "--output=", 9) == 0) {
+        val = arg + 9;
+    } else if (strncmp(arg, "-o", 2) == 0 && arg[2]) {
+        val = arg + 2;
+    } else {
+        return 0;
+    }
+    if (strcmp(val, "json") != 0 && strcmp(val, "table") != 0) {
+        fprintf(stderr, "ksched schedule: --output: unknown format \"%s\" (json or table)\n", val);
+        return -1;
+    }
+    a->table = strcmp(val, "table") == 0;
+    return 1;
+}
+
+/*
+ * --validate MODE, --validate=MODE, or a bare --validate (strict), as kubectl: strict (or
+ * true), warn, ignore (or false). 0: @argv[*i] is another flag; 1: taken; -1: after a
+ * message on standard error.
+ */
+static int validate_arg(int argc, char **argv, int *i, struct schedule_args *a)
+{
+    const char *arg = argv[*i], *val = "strict";
+    enum ks_validation v;
+    if (strncmp(arg, "--validate=", 11) == 0)
+        val = arg + 11;
+    else if (strcmp(arg, "--validate") != 0)
+        return 0;
+    else if (*i + 1 < argc && ks_validation_parse(argv[*i + 1], &v) == 0)
+        val = argv[++*i];
+    if (ks_validation_parse(val, &a->validate) < 0) {
+        fprintf(stderr,
+                "ksched schedule: --validate: invalid value \"%s\"; must be one of: strict (or true), warn, "
+                "ignore (or false)\n",
+                val);
+        return -1;
+    }
+    return 1;
+}
+
+/* 0, 1 for -h/--help, or -1 after a message on standard error. */
 static int parse_args(int argc, char **argv, struct schedule_args *a)
 {
-    int rc;
+    int rc, stdin_uses = 0;
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
+        const char *arg = argv[i], *val;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            return 1;
+        } else if (strcmp(arg, "--") == 0) {
             while (++i < argc)
                 a->files[a->nfiles++] = argv[i];
         } else if (strcmp(arg, "--explain") == 0) {
             a->explain = true;
-        } else if ((strcmp(arg, "--config") == 0 || strcmp(arg, "--seed") == 0 ||
-                    strcmp(arg, "--plugin-dir") == 0) &&
-                   i + 1 < argc) {
-            const char *val = argv[++i];
-            if (strcmp(arg, "--config") == 0) {
-                a->config = val;
-            } else if (strcmp(arg, "--plugin-dir") == 0) {
-                a->plugin_dir = val;
-            } else {
-                char *end;
-                errno = 0;
-                a->seed = strtoull(val, &end, 10);
-                if (errno || end == val || *end) {
-                    fprintf(stderr, "ksched schedule: --seed: invalid number \"%s\"\n", val);
-                    return -1;
-                }
-                a->seeded = true;
+        } else if ((rc = output_arg(argc, argv, &i, a)) != 0) {
+            if (rc < 0)
+                return -1;
+        } else if ((rc = validate_arg(argc, argv, &i, a)) != 0) {
+            if (rc < 0)
+                return -1;
+        } else if ((rc = ks_cmd_flag_value(CMD, "--config", argc, argv, &i, &a->config)) != 0 ||
+                   (rc = ks_cmd_flag_value(CMD, "--plugin-dir", argc, argv, &i, &a->plugin_dir)) != 0) {
+            if (rc < 0)
+                return -1;
+        } else if ((rc = ks_cmd_flag_value(CMD, "--seed", argc, argv, &i, &val)) != 0) {
+            char *end;
+            if (rc < 0)
+                return -1;
+            errno = 0;
+            a->seed = strtoull(val, &end, 10);
+            if (errno || end == val || *end || val[0] == '-') {
+                fprintf(stderr, "ksched schedule: --seed: invalid number \"%s\"\n", val);
+                return -1;
             }
+            a->seeded = true;
         } else if ((rc = ks_cmd_feature_gates_arg("ksched schedule", argc, argv, &i)) != 0) {
             if (rc < 0)
                 return -1;
@@ -183,9 +282,14 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
         }
     }
     if (a->nfiles == 0) {
-        fprintf(stderr,
-                "usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N] "
-                "[--plugin-dir DIR] FILE...\n");
+        usage(stderr);
+        return -1;
+    }
+    /* standard input can be read once */
+    for (int f = 0; f < a->nfiles; f++)
+        stdin_uses += strcmp(a->files[f], "-") == 0;
+    if (stdin_uses + (a->config && strcmp(a->config, "-") == 0) > 1) {
+        fprintf(stderr, "ksched schedule: standard input (-) given more than once\n");
         return -1;
     }
     return 0;
@@ -231,21 +335,22 @@ int ks_cmd_schedule(int argc, char **argv)
     struct ks_config *cfg = NULL;
     struct ks_cache *cache = NULL;
     struct ks_scheduler *s = NULL;
+    struct ks_explain_table *table = NULL;
     int status = 1, rc;
 
     if (!(a.files = calloc((size_t)argc, sizeof(*a.files))))
         return 1;
-    if (parse_args(argc, argv, &a) < 0) {
+    if ((rc = parse_args(argc, argv, &a)) != 0) {
         free(a.files);
-        return 2;
+        return rc > 0 ? usage(stdout) : 2;
     }
-    if (a.plugin_dir && (rc = ks_registry_load_dir(a.plugin_dir, &err)) < 0) {
+    if (a.plugin_dir && (rc = ks_registry_load_dir(a.plugin_dir, report_plugin, NULL, &err)) < 0) {
         status = fail_input(&err);
         goto out;
     }
     rc = a.config ? ks_config_load_file(a.config, &cfg, &err) : ks_config_load_default(&cfg);
     if (rc == 0)
-        rc = ks_objects_load(a.files, a.nfiles, &objs, &err);
+        rc = ks_objects_load_validate(a.files, a.nfiles, a.validate, &objs, &err);
     if (rc < 0) {
         if (err.set) {
             status = fail_input(&err);
@@ -254,15 +359,27 @@ int ks_cmd_schedule(int argc, char **argv)
         }
         goto out;
     }
+    for (uint32_t i = 0; i < objs->nwarnings && i < KS_LOAD_MAX_WARNINGS; i++)
+        fprintf(stderr, "ksched: warning: %s\n", objs->warnings[i]);
+    if (objs->nwarnings > KS_LOAD_MAX_WARNINGS)
+        fprintf(stderr, "ksched: warning: %u more unknown or duplicate fields not shown\n",
+                objs->nwarnings - KS_LOAD_MAX_WARNINGS);
+    for (uint32_t i = 0; i < objs->nnotes; i++)
+        fprintf(stderr, "ksched: note: %s\n", objs->notes[i]);
+    if (a.table && (rc = ks_explain_table_create(stdout, a.explain, &table)) < 0) {
+        fprintf(stderr, "ksched: %s\n", strerror(-rc));
+        goto out;
+    }
     struct ks_scheduler_opts opts = {
         .config = cfg,
         .objects = objs,
         .seed = a.seed,
         .seeded = a.seeded,
         .explain = a.explain,
-        .on_event = on_event,
-        .on_attempt = a.explain ? on_attempt : NULL,
-        .ctx = stdout,
+        .on_event = table ? ks_explain_table_on_event : on_event,
+        .on_attempt = a.explain ? (table ? ks_explain_table_on_attempt : on_attempt) : NULL,
+        .on_cycle = table ? ks_explain_table_on_cycle : NULL,
+        .ctx = table ? (void *)table : stdout,
     };
     if ((rc = ks_cache_create(0, &cache)) < 0 || (rc = ks_scheduler_create(&opts, cache, &s, &err)) < 0) {
         if (err.set)
@@ -277,8 +394,13 @@ int ks_cmd_schedule(int argc, char **argv)
     }
     ks_scheduler_run_until_idle(s);
     status = 0;
+    if (table && (rc = ks_explain_table_finish(table)) < 0) {
+        fprintf(stderr, "ksched: writing the table: %s\n", strerror(-rc));
+        status = 1;
+    }
 out:
     ks_scheduler_destroy(s);
+    ks_explain_table_destroy(table);
     ks_cache_destroy(cache);
     ks_objects_destroy(objs);
     ks_config_destroy(cfg);

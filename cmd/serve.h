@@ -248,8 +248,8 @@ struct ks_serve_args {
  * -EINVAL. */
 int ks_serve_parse_duration(const char *s, int64_t *ns);
 
-/* ks_serve_parse_args - argv (argv[0] is "serve") into @a. 0, or -EINVAL with one message on standard error.
- */
+/* ks_serve_parse_args - argv (argv[0] is "serve") into @a. 0; 1 when an argument is -h or --help (the
+ * caller prints ks_serve_usage); or -EINVAL with one message on standard error. */
 int ks_serve_parse_args(int argc, char **argv, struct ks_serve_args *a);
 
 /* ks_serve_usage - the usage text. */

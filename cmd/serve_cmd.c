@@ -592,13 +592,14 @@ int ks_cmd_serve(int argc, char **argv)
     struct ks_error err = {0};
     int status;
 
-    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+    int rc = ks_serve_parse_args(argc, argv, &sv.a);
+    if (rc < 0)
+        return 2;
+    if (rc > 0) {
         ks_serve_usage(stdout);
         return 0;
     }
-    if (ks_serve_parse_args(argc, argv, &sv.a) < 0)
-        return 2;
-    int rc = sv.a.config ? ks_config_load_file(sv.a.config, &sv.cfg, &err) : ks_config_load_default(&sv.cfg);
+    rc = sv.a.config ? ks_config_load_file(sv.a.config, &sv.cfg, &err) : ks_config_load_default(&sv.cfg);
     if (rc < 0) {
         if (err.set)
             return fail_input(&err);

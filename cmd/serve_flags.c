@@ -61,19 +61,6 @@ int ks_serve_parse_duration(const char *s, int64_t *ns)
     return 0;
 }
 
-void ks_serve_usage(FILE *out)
-{
-    fputs("usage: ksched serve [--kubeconfig FILE] [--config FILE] [--leader-elect[=BOOL]]\n"
-          "                    [--metrics-addr HOST:PORT] [--seed N] [--identity ID] [--binders N]\n"
-          "                    [--lease-duration D] [--renew-deadline D] [--retry-period D]\n"
-          "                    [--lock-namespace NS] [--lock-name NAME] [--feature-gates GATES]\n"
-          "Schedules the pods of a cluster through its kube-apiserver, as kube-scheduler does.\n"
-          "Without --kubeconfig (and no clientConnection.kubeconfig in the configuration) it uses\n"
-          "the pod's service account. --metrics-addr \"\" turns /healthz, /readyz and /metrics off\n"
-          "(default 127.0.0.1:10259). Durations are Go durations (15s, 1m30s).\n",
-          out);
-}
-
 static bool parse_bool(const char *v, int *out)
 {
     if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "t") == 0 || strcmp(v, "True") == 0) {
@@ -97,6 +84,8 @@ struct flag {
 
 #define ARG(field) offsetof(struct ks_serve_args, field)
 
+/* The usage text names every entry of flags[] below; their kube-scheduler names are listed from it. */
+
 static const struct flag flags[] = {
     {"--kubeconfig", NULL, STR, ARG(kubeconfig)},
     {"--config", NULL, STR, ARG(config)},
@@ -111,12 +100,32 @@ static const struct flag flags[] = {
     {"--lock-name", "--leader-elect-resource-name", STR, ARG(lock_name)},
 };
 
+void ks_serve_usage(FILE *out)
+{
+    fputs("usage: ksched serve [--kubeconfig FILE] [--config FILE] [--leader-elect[=BOOL]]\n"
+          "                    [--metrics-addr HOST:PORT] [--seed N] [--identity ID] [--binders N]\n"
+          "                    [--lease-duration D] [--renew-deadline D] [--retry-period D]\n"
+          "                    [--lock-namespace NS] [--lock-name NAME] [--feature-gates GATES]\n"
+          "Schedules the pods of a cluster through its kube-apiserver, as kube-scheduler does.\n"
+          "Without --kubeconfig (and no clientConnection.kubeconfig in the configuration) it uses\n"
+          "the pod's service account. --metrics-addr \"\" turns /healthz, /readyz and /metrics off\n"
+          "(default 127.0.0.1:10259). Durations are Go durations (15s, 1m30s). A value follows its\n"
+          "flag as the next argument or after '='. kube-scheduler's names are accepted too:\n",
+          out);
+    for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+        if (flags[k].alias)
+            fprintf(out, "  %-36s as %s\n", flags[k].alias, flags[k].name);
+    }
+}
+
 int ks_serve_parse_args(int argc, char **argv, struct ks_serve_args *a)
 {
     memset(a, 0, sizeof(*a));
     a->leader_elect = -1;
     a->metrics_addr = "127.0.0.1:10259";
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
         int gates = ks_cmd_feature_gates_arg("ksched serve", argc, argv, &i);
         if (gates < 0)
             return -EINVAL;

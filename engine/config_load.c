@@ -517,7 +517,7 @@ int ks_config_load_file(const char *path, struct ks_config **out, struct ks_erro
     int rc = ks_yaml_parse_file(path, &s, err);
 
     if (rc == 0)
-        rc = load_stream(path, s, out, err);
+        rc = load_stream(ks_yaml_file_name(path), s, out, err);
     ks_yaml_stream_destroy(s);
     return rc;
 }

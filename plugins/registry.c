@@ -109,10 +109,9 @@ unsigned ks_registry_points(const struct ks_plugin *plugin)
     return points_of_ops(plugin);
 }
 
-int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
+/* The checks of the table itself: present, an ABI version this build reads, a name. */
+static int check_table(const struct ks_plugin *plugin, struct ks_error *err)
 {
-    int rc = 0;
-
     if (!plugin)
         return ks_error_set(err, NULL, 0, NULL, "no plugin");
     if (plugin->abi_version < 1 || plugin->abi_version > KS_PLUGIN_ABI_VERSION)
@@ -122,7 +121,23 @@ int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
             plugin->name ? plugin->name : "", plugin->abi_version, KS_PLUGIN_ABI_VERSION);
     if (!plugin->name || !plugin->name[0])
         return ks_error_set(err, NULL, 0, NULL, "plugin has no name");
+    return 0;
+}
 
+int ks_registry_check(const struct ks_plugin *plugin, struct ks_error *err)
+{
+    int rc = check_table(plugin, err);
+    if (rc == 0 && ks_registry_find(plugin->name))
+        rc = ks_error_set(err, NULL, 0, NULL, "a plugin named %s already exists", plugin->name);
+    return rc;
+}
+
+int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
+{
+    int rc = check_table(plugin, err);
+
+    if (rc < 0)
+        return rc;
     pthread_mutex_lock(&add_lock);
     uint32_t n = atomic_load_explicit(&nadded, memory_order_relaxed);
     if (find_intree(plugin->name) || find_added(plugin->name, n)) {

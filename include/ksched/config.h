@@ -23,7 +23,8 @@
 #include "ksched/yaml_out.h"
 
 /*
- * ks_config_load_file - read, default and validate the configuration in @path.
+ * ks_config_load_file - read, default and validate the configuration in @path ("-":
+ * standard input, named STDIN in errors, as ks_yaml_parse_file).
  * Returns 0 and *out (free with ks_config_destroy), -EINVAL with @err set, -ENOMEM, or
  * -errno when the file cannot be read (@err set as well).
  */

@@ -171,10 +171,23 @@ const char *ks_code_name(enum ks_code code);
  * Out-of-tree plugins: ks_registry_load() dlopens a shared object exporting
  * `const struct ks_plugin *ks_plugin_entry(void)`, checks its ABI version and that its
  * name is not taken, and adds it to the registry that configuration loading resolves
- * names against. ks_registry_load_dir() loads every *.so in a directory, in name order.
+ * names against; 0, or -EINVAL with @err naming @path.
  * Context: start-up, before any configuration is loaded.
  */
 int ks_registry_load(const char *path, struct ks_error *err);
-int ks_registry_load_dir(const char *dir, struct ks_error *err);
+
+/* ks_registry_report_fn - told about one object that cannot be loaded (@err names it). */
+typedef void (*ks_registry_report_fn)(void *ctx, const struct ks_error *err);
+
+/*
+ * ks_registry_load_dir - every *.so in @dir, in name order, all or nothing: each object is
+ * opened and checked as ks_registry_load() does (and no two may share a plugin name); when
+ * all pass they are all added and 0 is returned. Otherwise none is added (the objects are
+ * closed again), @report (when not NULL) is called once per failing object in name order,
+ * and -EINVAL is returned with @err naming @dir ("N of M shared objects cannot be loaded as
+ * plugins, so none was loaded"). A @dir that cannot be read: -errno, @err naming it.
+ * Context: start-up, before any configuration is loaded; @report runs on the caller's thread.
+ */
+int ks_registry_load_dir(const char *dir, ks_registry_report_fn report, void *ctx, struct ks_error *err);
 
 #endif

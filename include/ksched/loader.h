@@ -13,6 +13,7 @@
 
 #include "ksched/api_types.h"
 #include "ksched/error.h"
+#include "ksched/field_check.h"
 
 struct ks_yaml_node;
 
@@ -61,7 +62,18 @@ struct ks_objvec {
 struct ks_objects {
     struct ks_objvec of[KS_KIND_COUNT];
     uint64_t gen[KS_KIND_COUNT];
+    /* what the load noticed about the input that is not an error, one line each without a
+     * prefix or newline, for the user (ksched schedule prints them on standard error): owned */
+    uint32_t nnotes;
+    char **notes;
+    /* unknown and duplicate fields found under KS_VALIDATE_WARN, in input order, each
+     * "FILE:LINE: FIELD: MESSAGE": nwarnings counts them all, the first KS_LOAD_MAX_WARNINGS
+     * are kept (owned) */
+    uint32_t nwarnings;
+    char **warnings;
 };
+
+#define KS_LOAD_MAX_WARNINGS 20
 
 /* Typed views of one kind's objects. */
 #define ks_objects_nodes(o)       ((struct ks_node **)(o)->of[KS_KIND_NODE].items)
@@ -72,13 +84,32 @@ struct ks_objects {
 const char *ks_kind_name(enum ks_kind kind);
 
 /*
- * ks_objects_load - load @n files into a new object set.
- * Resolves each pod's priority from its PriorityClass when spec.priority is absent
- * (system-cluster-critical and system-node-critical are built in) and checks that every
- * persistentVolumeClaim volume names a loaded claim. Returns 0 and *out, or -EINVAL with
- * @err set / -ENOMEM; on failure *out is NULL and nothing is leaked.
+ * ks_objects_load - load @n files into a new object set ("-": standard input, named STDIN in
+ * errors, as ks_yaml_parse_file).
+ * Resolves each pending pod's priority from its PriorityClass when spec.priority is absent
+ * (system-cluster-critical and system-node-critical are built in; an unknown class is an
+ * error, as the Priority admission plugin rejects such a pod). A pending pod's claim the
+ * input lacks is no error: the pod is the scheduler's to reject (VolumeBinding). A bound
+ * pod may name objects the input lacks (claims, a PriorityClass: its priority is then 0):
+ * they are summed up in one line of (*out)->notes. Succeeded and Failed pods are not checked.
+ * A List's objects are decoded as they are parsed (ks_yaml_parse_each), so a dump never
+ * stands in memory whole. Returns 0 and *out, or -EINVAL with @err set / -ENOMEM; on
+ * failure *out is NULL and nothing is leaked.
  */
 int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err);
+
+/*
+ * ks_objects_load_validate - ks_objects_load() under a --validate mode (ks_objects_load()
+ * is KS_VALIDATE_WARN). Every decoded object's fields, and a list's own, are checked
+ * against the Kubernetes API schema (include/ksched/field_check.h): unknown and duplicate
+ * fields (a duplicate's later value wins) are (*out)->warnings, or with KS_VALIDATE_STRICT
+ * the first is the load's error. Objects of other kinds are skipped when the Kubernetes
+ * API serves their kind at their apiVersion, or their group is not a built-in one (custom
+ * resources), and summed up in one line of (*out)->notes; any other kind, or a built-in
+ * kind at an apiVersion that does not serve it, is an error.
+ */
+int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation validation,
+                             struct ks_objects **out, struct ks_error *err);
 
 /*
  * ks_objects_load_buffer - ks_objects_load() of one file's text: the @len bytes at @buf,

@@ -85,6 +85,13 @@ unsigned ks_registry_points(const struct ks_plugin *plugin);
  */
 int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err);
 
+/*
+ * ks_registry_check - the checks of ks_registry_add() (ABI version, a name, the name not
+ * taken) without adding @plugin, and with the same messages; 0 or -EINVAL with @err set.
+ * Context: start-up, as ks_registry_add().
+ */
+int ks_registry_check(const struct ks_plugin *plugin, struct ks_error *err);
+
 /* ks_registry_count - in-tree plus added plugins (an upper bound for per-plugin tables). Any thread. */
 uint32_t ks_registry_count(void);
 

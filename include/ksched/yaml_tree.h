@@ -3,8 +3,9 @@
  *
  * libyaml's event parser builds one tree per document of a stream; decoders (manifests,
  * KubeSchedulerConfiguration) walk it and report errors at a node's line. Aliases share
- * the anchored node; a stream whose aliases would expand past a fixed budget is rejected
- * (no "billion laughs"). Everything lives in the stream's arena.
+ * the anchored node; a document whose aliases would produce more nodes than its text holds
+ * (beyond a floor of 4 million) is rejected (no "billion laughs"), a document without
+ * aliases never is. Everything lives in the stream's arena.
  */
 #ifndef KSCHED_YAML_TREE_H
 #define KSCHED_YAML_TREE_H
@@ -27,6 +28,7 @@ struct ks_yaml_node {
     enum ks_yaml_kind kind;
     int line;        /* 1-based */
     int plain;       /* scalar written without quotes (so "null", "~", "" may mean null) */
+    uint32_t ndup;   /* map parsed with KS_YAML_KEEP_DUPLICATES: repeated keys, in pairs[n .. n+ndup) */
     const char *str; /* scalar text, NUL-terminated */
     size_t len;
     uint32_t n; /* items in a sequence or pairs in a map */
@@ -48,14 +50,73 @@ struct ks_yaml_stream {
 
 /*
  * ks_yaml_parse - parse @len bytes of @buf (named @file in errors) into a new stream.
- * Returns 0 and *out, or -EINVAL with @err set (file and line of the syntax error), or
- * -ENOMEM. The caller frees *out with ks_yaml_stream_destroy().
+ * Returns 0 and *out, or -EINVAL with @err set (file and line of the syntax error; for a
+ * document whose aliases expand too far, "document too large once aliases are expanded" at
+ * the alias that took it past the floor), or -ENOMEM. The caller frees *out with
+ * ks_yaml_stream_destroy().
  */
 int ks_yaml_parse(const char *file, const char *buf, size_t len, struct ks_yaml_stream **out,
                   struct ks_error *err);
 
-/* ks_yaml_parse_file - read @path and parse it (errors name @path). */
+/*
+ * ks_yaml_parse_flags - ks_yaml_parse() with KS_YAML_* @flags. KS_YAML_KEEP_DUPLICATES: a
+ * key repeated in a map is no error; the later value wins (pairs[0 .. n) hold each key once,
+ * at its first place, with its last value) and each repetition (its key, the value it
+ * replaced) follows in pairs[n .. n+ndup), for field validation to report.
+ */
+enum { KS_YAML_KEEP_DUPLICATES = 1u };
+int ks_yaml_parse_flags(const char *file, const char *buf, size_t len, unsigned flags,
+                        struct ks_yaml_stream **out, struct ks_error *err);
+
+/*
+ * ks__yaml_parse_floor - ks_yaml_parse() with @alias_floor in place of the 4 million nodes
+ * any document's aliases may produce (tests probe the bound with small documents).
+ */
+int ks__yaml_parse_floor(const char *file, const char *buf, size_t len, uint64_t alias_floor,
+                         struct ks_yaml_stream **out, struct ks_error *err);
+
+/*
+ * ks_yaml_parse_file - read @path and parse it (errors name @path). @path "-" reads
+ * standard input to its end (kubectl's convention), named ks_yaml_file_name("-") in errors.
+ */
 int ks_yaml_parse_file(const char *path, struct ks_yaml_stream **out, struct ks_error *err);
+
+/* ks_yaml_parse_file_flags - ks_yaml_parse_file() with ks_yaml_parse_flags()'s @flags. */
+int ks_yaml_parse_file_flags(const char *path, unsigned flags, struct ks_yaml_stream **out,
+                             struct ks_error *err);
+
+/*
+ * struct ks_yaml_sink - what ks_yaml_parse_each() hands over, in input order; a callback
+ * returning a negative errno (with the error set) stops the parse, which returns it.
+ * @item: an element of a document's top-level `items` sequence (the value of key "items" in
+ *   a root map: a List's object), complete, @index its place in the sequence. Items are
+ *   handed over from the first one while the document has no anchor; an element holding one,
+ *   and every later element, stays in the document. The nodes are reused after the call.
+ * @doc: a complete document (NULL or a null scalar when empty) whose `items` sequence lacks
+ *   the @nitems items already handed over. The nodes are freed after the call.
+ * Both are called on the parsing thread, one at a time.
+ */
+struct ks_yaml_sink {
+    int (*item)(void *ctx, const struct ks_yaml_node *item, uint32_t index);
+    int (*doc)(void *ctx, const struct ks_yaml_node *doc, uint32_t nitems);
+    void *ctx;
+};
+
+/*
+ * ks_yaml_parse_each - ks_yaml_parse_flags() that hands each document, and each object of a
+ * List as soon as it is parsed, to @sink instead of keeping them: memory holds one document
+ * (of a List, one object) at a time. Returns 0, a callback's value, or -EINVAL with @err set
+ * (as ks_yaml_parse) / -ENOMEM; what was handed over before a failure stays handed over.
+ */
+int ks_yaml_parse_each(const char *file, const char *buf, size_t len, unsigned flags,
+                       const struct ks_yaml_sink *sink, struct ks_error *err);
+
+/* ks_yaml_parse_file_each - ks_yaml_parse_each() of the file @path, as ks_yaml_parse_file(). */
+int ks_yaml_parse_file_each(const char *path, unsigned flags, const struct ks_yaml_sink *sink,
+                            struct ks_error *err);
+
+/* ks_yaml_file_name - the name errors give @path: "STDIN" for "-" (as kubectl), else @path. */
+const char *ks_yaml_file_name(const char *path);
 
 /* ks_yaml_stream_destroy - free the stream and every node. Accepts NULL. */
 void ks_yaml_stream_destroy(struct ks_yaml_stream *s);

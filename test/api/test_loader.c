@@ -8,6 +8,8 @@
 #include "ksched/intern.h"
 #include "ksched/loader.h"
 
+#include "fakes/load_text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,16 +286,7 @@ Test(loader, policy_objects)
 
 static int load_text(const char *text, struct ks_objects **out, struct ks_error *err)
 {
-    char path[] = "/tmp/ksched-loader-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-    const char *p = path;
-    int rc = ks_objects_load(&p, 1, out, err);
-    unlink(path);
-    return rc;
+    return ks_test_load_text(text, KS_VALIDATE_WARN, out, err);
 }
 
 Test(loader_errors, error_after_good_objects_returns_nothing)

@@ -11,6 +11,8 @@
 #include "ksched/intern.h"
 #include "ksched/loader.h"
 
+#include "fakes/load_text.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -119,16 +121,9 @@ Test(workloads, replica_set_and_stateful_set_label_selectors)
 /* Load @yaml from a temporary file; returns the loader's code and fills @err. */
 static int load_text(const char *yaml, struct ks_error *err)
 {
-    char path[] = "/tmp/ks_workloads_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    cr_assert(eq(sz, (size_t)write(fd, yaml, strlen(yaml)), strlen(yaml)));
-    close(fd);
     struct ks_objects *o = NULL;
-    const char *p = path;
-    int rc = ks_objects_load(&p, 1, &o, err);
+    int rc = ks_test_load_text(yaml, KS_VALIDATE_WARN, &o, err);
     ks_objects_destroy(o);
-    unlink(path);
     return rc;
 }
 

@@ -1,8 +1,9 @@
 /*
  * test_framework_registry.c - plugins added at run time: ks_registry_add() checks, the
  * extension points derived from ops, loading shared objects (every error path of
- * ks_registry_load() and ks_registry_load_dir()), and the example out-of-tree plugin
- * NodeLabelPreference enabled by a configuration and run through the framework.
+ * ks_registry_load(); ks_registry_load_dir() all or nothing, reporting every bad object),
+ * and the example out-of-tree plugin NodeLabelPreference enabled by a configuration and
+ * run through the framework.
  *
  * Each Criterion test runs in its own process, so what one test adds to the registry is
  * gone in the next.
@@ -188,14 +189,94 @@ Test(registry, load_twice_clashes)
     load_fails(PLUGIN("node_label_preference.so"), "a plugin named NodeLabelPreference already exists");
 }
 
-Test(registry, load_dir_in_name_order_stops_at_the_first_error)
+/* What ks_registry_load_dir() reported, in order. */
+struct reports {
+    int n;
+    char file[8][512];
+    char msg[8][512];
+};
+
+static void collect(void *ctx, const struct ks_error *err)
+{
+    struct reports *r = ctx;
+    cr_assert_lt(r->n, 8);
+    snprintf(r->file[r->n], sizeof(r->file[0]), "%s", err->file);
+    snprintf(r->msg[r->n], sizeof(r->msg[0]), "%s", err->msg);
+    r->n++;
+}
+
+static void link_plugin(const char *dir, const char *target, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    cr_assert_eq(symlink(target, path), 0, "%s", path);
+}
+
+static void remove_dir(const char *dir, const char *const *names)
+{
+    char path[512];
+    for (; *names; names++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, *names);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+Test(registry, load_dir_reports_every_bad_object_and_adds_none)
 {
     struct ks_error err = {0};
+    struct reports r = {0};
+    static const char *const bad[] = {"broken_abi.so", "broken_clash.so", "broken_no_entry.so",
+                                      "broken_null.so"};
 
-    /* broken_abi.so sorts first */
-    cr_assert_eq(ks_registry_load_dir(KS_PLUGIN_DIR, &err), -EINVAL);
-    cr_assert(strstr(err.file, "/broken_abi.so"), "file: %s", err.file);
+    /* the build folder holds the example plugin and the four broken objects */
+    cr_assert_eq(ks_registry_load_dir(KS_PLUGIN_DIR, collect, &r, &err), -EINVAL);
+    cr_assert_eq(r.n, 4, "%d reports", r.n);
+    for (int i = 0; i < 4; i++) {
+        const char *base = strrchr(r.file[i], '/');
+        cr_assert(base && strcmp(base + 1, bad[i]) == 0, "report %d names %s, want %s", i, r.file[i], bad[i]);
+    }
+    cr_assert(strstr(r.msg[0], "was built for plugin ABI version 999"), "%s", r.msg[0]);
+    cr_assert(strstr(r.msg[1], "a plugin named NodeName already exists"), "%s", r.msg[1]);
+    cr_assert(strstr(r.msg[2], "no ks_plugin_entry symbol"), "%s", r.msg[2]);
+    cr_assert(strstr(r.msg[3], "returned no plugin"), "%s", r.msg[3]);
+    cr_assert_str_eq(err.file, KS_PLUGIN_DIR);
+    cr_assert_str_eq(err.msg, "4 of 5 shared objects cannot be loaded as plugins, so none was loaded");
+    cr_assert_null(ks_registry_find("NodeLabelPreference"), "the good object was loaded half");
+
+    /* nothing was left behind: the good object alone loads afterwards */
+    err = (struct ks_error){0};
+    cr_assert_eq(ks_registry_load(PLUGIN("node_label_preference.so"), &err), 0, "%s", err.msg);
+    cr_assert_not_null(ks_registry_find("NodeLabelPreference"));
+}
+
+Test(registry, load_dir_rejects_two_objects_with_one_name)
+{
+    char dir[] = "/tmp/ks_plugins_XXXXXX";
+    char want[600];
+    struct ks_error err = {0};
+    struct reports r = {0};
+    static const char *const names[] = {"10-a.so", "20-b.so", "30-junk.so", NULL};
+
+    cr_assert_not_null(mkdtemp(dir));
+    link_plugin(dir, PLUGIN("node_label_preference.so"), "10-a.so");
+    link_plugin(dir, PLUGIN("node_label_preference.so"), "20-b.so");
+    snprintf(want, sizeof(want), "%s/30-junk.so", dir);
+    FILE *f = fopen(want, "w");
+    cr_assert_not_null(f);
+    fputs("not an object\n", f);
+    fclose(f);
+
+    cr_assert_eq(ks_registry_load_dir(dir, collect, &r, &err), -EINVAL);
+    cr_assert_eq(r.n, 2, "%d reports", r.n);
+    snprintf(want, sizeof(want), "%s/20-b.so", dir);
+    cr_assert_str_eq(r.file[0], want);
+    snprintf(want, sizeof(want), "a plugin named NodeLabelPreference is also in %s/10-a.so", dir);
+    cr_assert_str_eq(r.msg[0], want);
+    cr_assert(strstr(r.msg[1], "cannot load plugin: "), "%s", r.msg[1]);
+    cr_assert_str_eq(err.msg, "2 of 3 shared objects cannot be loaded as plugins, so none was loaded");
     cr_assert_null(ks_registry_find("NodeLabelPreference"));
+    remove_dir(dir, names);
 }
 
 Test(registry, load_dir_loads_shared_objects_only)
@@ -213,7 +294,7 @@ Test(registry, load_dir_loads_shared_objects_only)
     fputs("not a plugin\n", f);
     fclose(f);
 
-    int rc = ks_registry_load_dir(dir, &err);
+    int rc = ks_registry_load_dir(dir, NULL, NULL, &err);
     cr_assert_eq(rc, 0, "%s: %s", err.file, err.msg);
     cr_assert_not_null(ks_registry_find("NodeLabelPreference"));
 
@@ -224,7 +305,7 @@ Test(registry, load_dir_loads_shared_objects_only)
     rmdir(dir);
 
     err = (struct ks_error){0};
-    cr_assert_eq(ks_registry_load_dir(dir, &err), -ENOENT);
+    cr_assert_eq(ks_registry_load_dir(dir, NULL, NULL, &err), -ENOENT);
     cr_assert_str_eq(err.file, dir);
     cr_assert_str_eq(err.msg, "cannot open plugin directory: No such file or directory");
 }

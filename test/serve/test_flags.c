@@ -72,6 +72,12 @@ Test(serve_flags, defaults_and_errors)
     cr_assert_eq(ks_serve_parse_args(2, off, &a), 0);
     cr_expect_eq(a.leader_elect, 0);
 
+    /* -h and --help anywhere ask for the usage */
+    char *help[] = {"serve", "--kubeconfig", "/k", "--help"};
+    cr_expect_eq(ks_serve_parse_args(4, help, &a), 1);
+    char *h[] = {"serve", "-h"};
+    cr_expect_eq(ks_serve_parse_args(2, h, &a), 1);
+
     char *bad[][3] = {{"serve", "--bogus", ""},
                       {"serve", "--seed", "x"},
                       {"serve", "--lease-duration", "15"},

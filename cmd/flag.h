@@ -1,0 +1,17 @@
+/*
+ * flag.h - the value flags of the ksched subcommands: "--name VALUE" or "--name=VALUE", as
+ * kube-scheduler's and kubectl's flags (pflag) take them.
+ */
+#ifndef KSCHED_CMD_FLAG_H
+#define KSCHED_CMD_FLAG_H
+
+/*
+ * ks_cmd_flag_value - if argv[*i] is @name followed by a value ("@name VALUE" or
+ * "@name=VALUE"), set *@value and leave *i on the last word used. Returns 0 when argv[*i] is
+ * another argument, 1 with *@value set, and -1 when the value is missing, after printing
+ * "@cmd: flag needs an argument: @name" on standard error (the caller exits with status 2).
+ * Context: argument parsing, main thread.
+ */
+int ks_cmd_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i, const char **value);
+
+#endif
