@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""serve-e2e.py - `ksched serve` against a real kube-apiserver: pods/s, API server CPU per bound pod,
+scheduler CPU and peak RSS for a backlog of M pending pods over N nodes.
+
+    bench/serve-e2e.py --apiserver PATH [--nodes N] [--pods M] [--runs R] [--ksched BIN]
+                       [--variant NAME=ARGS ...] [--qps Q] [--json FILE] [--keep DIR]
+
+Starts, in a temporary folder and on free loopback ports, etcd (Debian's etcd-server, installed when
+missing) and the given kube-apiserver binary (token authentication, RBAC, no controllers), creates N
+Ready nodes (4 cpu, 32Gi, 110 pods, 3 zones), then for every run and every variant: creates M pending
+pods (100m / 500Mi) with the API server's clients, starts `KSCHED serve --kubeconfig K --config C ARGS`
+(leader election off, clientConnection qps/burst Q/2Q), and watches pods until all M have a node. Runs
+alternate the variants (A B A B ...), so a machine whose speed drifts affects both alike. Each run
+reports:
+  - pods/s: M over the time from the scheduler's start to the last binding seen by the watch (the
+    backlog as a whole, list and sync included), and the rate between the first and the last binding;
+  - the API server's CPU (utime+stime of its process) over the same span, per bound pod, and etcd's;
+  - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at the end.
+The pods are deleted (grace period 0) after each run. Medians per variant, and the per-pair ratios of
+each variant against the first, are printed at the end; --json writes every run and the medians.
+
+The variant's ARGS are added to `ksched serve`'s command line, e.g.
+    --variant protobuf= --variant json=--content-type=json
+Nothing here is specific to a kube-apiserver version; v1.25 and later are known to work.
+"""
+import argparse
+import http.client
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def log(*a):
+    print("serve-e2e:", *a, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    """utime + stime of @pid (and its waited-for children) in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is state (field 3); utime, stime are fields 14, 15 (1-based)
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
+def peak_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return None
+
+
+def ensure_etcd():
+    etcd = shutil.which("etcd") or "/usr/bin/etcd"
+    if os.access(etcd, os.X_OK):
+        return etcd
+    log("installing etcd-server")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "etcd-server"],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    return "/usr/bin/etcd"
+
+
+def run_quiet(cmd, cwd):
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_pki(d):
+    """A CA, a serving certificate for 127.0.0.1, a service-account key pair and an admin token."""
+    run_quiet(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "30",
+               "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=serve-e2e-ca"], d)
+    with open(os.path.join(d, "server.ext"), "w") as f:
+        f.write("basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+                "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes.default.svc\n")
+    run_quiet(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-keyout", "server.key",
+               "-out", "server.csr", "-subj", "/CN=kube-apiserver"], d)
+    run_quiet(["openssl", "x509", "-req", "-sha256", "-days", "30", "-in", "server.csr", "-CA", "ca.crt",
+               "-CAkey", "ca.key", "-CAcreateserial", "-extfile", "server.ext", "-out", "server.crt"], d)
+    run_quiet(["openssl", "genrsa", "-out", "sa.key", "2048"], d)
+    run_quiet(["openssl", "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], d)
+    os.makedirs(os.path.join(d, "apiserver-certs"), exist_ok=True)
+    token = os.urandom(24).hex()
+    with open(os.path.join(d, "token.csv"), "w") as f:
+        f.write(f'{token},admin,admin,"system:masters"\n')
+    return token
+
+
+class Api:
+    """A small client of the API server: JSON over HTTPS with the admin token, one connection a thread."""
+
+    def __init__(self, port, token):
+        self.port, self.token = port, token
+        self.ctx = ssl._create_unverified_context()
+        self.local = threading.local()
+
+    def conn(self):
+        c = getattr(self.local, "c", None)
+        if c is None:
+            c = self.local.c = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=120)
+        return c
+
+    def call(self, method, path, body=None):
+        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        for attempt in range(3):
+            try:
+                c = self.conn()
+                c.request(method, path, json.dumps(body) if body is not None else None, headers)
+                r = c.getresponse()
+                data = r.read()
+                return r.status, data
+            except (OSError, http.client.HTTPException):
+                self.local.c = None
+                if attempt == 2:
+                    raise
+                time.sleep(0.2)
+
+    def create_all(self, path, objs, threads=16):
+        errors = []
+
+        def work(part):
+            for o in part:
+                status, data = self.call("POST", path, o)
+                if status not in (200, 201, 409):
+                    errors.append((status, data[:200]))
+
+        ts = [threading.Thread(target=work, args=(objs[i::threads],)) for i in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if errors:
+            raise RuntimeError(f"{len(errors)} creations failed, e.g. {errors[0]}")
+
+
+def node(i):
+    res = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}",
+                                                         "topology.kubernetes.io/zone": f"zone-{i % 3}",
+                                                         "kubernetes.io/os": "linux"}},
+            "status": {"capacity": res, "allocatable": res,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+
+
+def pod(prefix, i):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"app": prefix}},
+            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.9",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}
+
+
+class BindWatch:
+    """Counts pods of one prefix that get spec.nodeName, from a watch opened before the scheduler starts."""
+
+    def __init__(self, api, prefix, want):
+        self.api, self.prefix, self.want = api, prefix, want
+        self.bound, self.first, self.last = set(), None, None
+        self.done = threading.Event()
+        status, data = api.call("GET", "/api/v1/namespaces/default/pods?limit=1")
+        self.rv = json.loads(data)["metadata"]["resourceVersion"]
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        while not self.done.is_set():
+            c = http.client.HTTPSConnection("127.0.0.1", self.api.port, context=self.api.ctx, timeout=None)
+            try:
+                c.request("GET", f"/api/v1/namespaces/default/pods?watch=1&resourceVersion={self.rv}"
+                                 f"&labelSelector=app%3D{self.prefix}&allowWatchBookmarks=true",
+                          headers={"Authorization": "Bearer " + self.api.token})
+                for line in c.getresponse():
+                    ev = json.loads(line)
+                    obj = ev.get("object", {})
+                    if ev.get("type") == "ERROR":
+                        raise RuntimeError(f"watch error: {obj}")
+                    self.rv = obj.get("metadata", {}).get("resourceVersion", self.rv)
+                    if ev.get("type") in ("ADDED", "MODIFIED") and obj.get("spec", {}).get("nodeName"):
+                        name = obj["metadata"]["name"]
+                        if name not in self.bound:
+                            self.bound.add(name)
+                            now = time.monotonic()
+                            self.first = self.first or now
+                            self.last = now
+                            if len(self.bound) >= self.want:
+                                self.done.set()
+                                return
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                log("watch reconnect:", e)
+                time.sleep(0.2)
+            finally:
+                c.close()
+
+
+class Cluster:
+    def __init__(self, args, work):
+        self.args, self.work, self.procs = args, work, []
+        self.token = make_pki(work)
+        etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
+        self.etcd = self.spawn("etcd", [ensure_etcd(), "--name", "e2e", "--data-dir", f"{work}/etcd",
+                                        "--listen-client-urls", f"http://127.0.0.1:{etcd_port}",
+                                        "--advertise-client-urls", f"http://127.0.0.1:{etcd_port}",
+                                        "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
+                                        "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
+                                        "--initial-cluster", f"e2e=http://127.0.0.1:{peer_port}",
+                                        "--quota-backend-bytes", str(8 << 30), "--logger", "zap",
+                                        "--log-outputs", "stderr"])
+        # Admission: the defaults minus ServiceAccount (no controller makes the default account) and
+        # TaintNodesByCondition (no node lifecycle controller lifts its not-ready taint).
+        self.apiserver = self.spawn("kube-apiserver", [
+            args.apiserver, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={self.port}", f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            f"--tls-cert-file={work}/server.crt", f"--tls-private-key-file={work}/server.key",
+            f"--client-ca-file={work}/ca.crt", f"--cert-dir={work}/apiserver-certs",
+            f"--token-auth-file={work}/token.csv", f"--service-account-key-file={work}/sa.pub",
+            f"--service-account-signing-key-file={work}/sa.key",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--service-cluster-ip-range=10.96.0.0/12", "--authorization-mode=RBAC,Node",
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition", "--anonymous-auth=false",
+            "--endpoint-reconciler-type=none"] + shlex.split(args.apiserver_args))
+        self.api = Api(self.port, self.token)
+        self.wait_ready()
+        with open(f"{work}/kubeconfig", "w") as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {{server: "https://127.0.0.1:{self.port}", insecure-skip-tls-verify: true}}
+users:
+- name: admin
+  user: {{token: "{self.token}"}}
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: admin}}
+current-context: e2e
+""")
+        with open(f"{work}/config.yaml", "w") as f:
+            f.write(f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  qps: {args.qps}
+  burst: {2 * args.qps}
+""")
+
+    def spawn(self, name, cmd):
+        logf = open(f"{self.work}/{name}.log", "w")
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def wait_ready(self):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.apiserver.poll() is not None:
+                raise RuntimeError(f"kube-apiserver exited; see {self.work}/kube-apiserver.log")
+            try:
+                status, data = self.api.call("GET", "/readyz")
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError("kube-apiserver not ready after 120 s")
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+
+
+def one_run(cl, args, name, extra, index):
+    prefix = f"r{index}-{name}".lower().replace("_", "-")
+    t0 = time.monotonic()
+    cl.api.create_all("/api/v1/namespaces/default/pods", [pod(prefix, i) for i in range(args.pods)])
+    log(f"run {index} ({name}): {args.pods} pods created in {time.monotonic() - t0:.1f} s")
+    watch = BindWatch(cl.api, prefix, args.pods)
+    api_cpu0, etcd_cpu0 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
+    start = time.monotonic()
+    out = open(f"{cl.work}/ksched-{prefix}.log", "w")
+    sched = subprocess.Popen([args.ksched, "serve", "--kubeconfig", f"{cl.work}/kubeconfig",
+                              "--config", f"{cl.work}/config.yaml"] + shlex.split(extra),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out)
+    finished = watch.done.wait(args.timeout)
+    api_cpu1, etcd_cpu1 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
+    sched_cpu, sched_rss = cpu_seconds(sched.pid), peak_rss_mib(sched.pid)
+    sched.send_signal(signal.SIGTERM)
+    try:
+        sched.wait(30)
+    except subprocess.TimeoutExpired:
+        sched.kill()
+    n = len(watch.bound)
+    res = {"variant": name, "run": index, "nodes": args.nodes, "pods": args.pods, "bound": n,
+           "seconds": round(watch.last - start, 3) if watch.last else None,
+           "pods_per_second": round(n / (watch.last - start), 1) if watch.last else None,
+           "bind_rate": (round((n - 1) / (watch.last - watch.first), 1)
+                         if watch.last and watch.last > watch.first else None),
+           "apiserver_cpu_s": round(api_cpu1 - api_cpu0, 2),
+           "apiserver_ms_per_pod": round(1000 * (api_cpu1 - api_cpu0) / n, 3) if n else None,
+           "etcd_cpu_s": round(etcd_cpu1 - etcd_cpu0, 2),
+           "scheduler_cpu_s": round(sched_cpu, 2), "scheduler_peak_rss_mib": round(sched_rss or 0, 1),
+           "loadavg": os.getloadavg()[0]}
+    if not finished:
+        log(f"run {index} ({name}): only {n} of {args.pods} pods bound in {args.timeout} s")
+    print(json.dumps(res), flush=True)
+    status, data = cl.api.call("DELETE", "/api/v1/namespaces/default/pods?gracePeriodSeconds=0")
+    if status != 200:
+        log(f"deleting the pods: HTTP {status}: {data[:200]}")
+    return res
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--apiserver", required=True, help="the kube-apiserver binary")
+    ap.add_argument("--apiserver-args", default="", help="more kube-apiserver flags")
+    ap.add_argument("--ksched", default=os.path.join(here, "..", "build", "ksched"))
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--runs", type=int, default=3, help="runs of each variant")
+    ap.add_argument("--qps", type=int, default=5000, help="clientConnection.qps (burst twice that)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                    help="a named set of extra `ksched serve` flags; repeat to pair (default: one, no flags)")
+    ap.add_argument("--json", help="write every run and the medians here")
+    ap.add_argument("--keep", help="keep the work folder (logs, kubeconfig) at this path")
+    args = ap.parse_args()
+    variants = [v.split("=", 1) if "=" in v else (v, "") for v in args.variant] or [("default", "")]
+    if not os.access(args.apiserver, os.X_OK) or not os.access(args.ksched, os.X_OK):
+        ap.error("--apiserver and --ksched must be executables")
+
+    work = args.keep or tempfile.mkdtemp(prefix="serve-e2e-")
+    os.makedirs(work, exist_ok=True)
+    cl = None
+    try:
+        cl = Cluster(args, work)
+        t0 = time.monotonic()
+        cl.api.create_all("/api/v1/nodes", [node(i) for i in range(args.nodes)])
+        log(f"{args.nodes} nodes created in {time.monotonic() - t0:.1f} s; API server on port {cl.port}")
+        runs = []
+        for r in range(args.runs):
+            for name, extra in variants:
+                runs.append(one_run(cl, args, name, extra, r))
+    finally:
+        if cl:
+            cl.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    keys = ["pods_per_second", "bind_rate", "apiserver_ms_per_pod", "etcd_cpu_s", "scheduler_cpu_s",
+            "scheduler_peak_rss_mib"]
+    summary = {}
+    for name, _ in variants:
+        rs = [r for r in runs if r["variant"] == name and r["bound"] == args.pods]
+        summary[name] = {k: statistics.median(r[k] for r in rs) if rs else None for k in keys}
+        summary[name]["complete_runs"] = len(rs)
+    base = variants[0][0]
+    for name, _ in variants[1:]:
+        ratios = {}
+        for k in keys:
+            pairs = [(a[k], b[k]) for a, b in zip([r for r in runs if r["variant"] == name],
+                                                  [r for r in runs if r["variant"] == base])
+                     if a[k] and b[k]]
+            ratios[k] = round(statistics.median(x / y for x, y in pairs), 3) if pairs else None
+        summary[name]["ratio_to_" + base] = ratios
+    print(json.dumps({"nodes": args.nodes, "pods": args.pods, "medians": summary}, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"nodes": args.nodes, "pods": args.pods, "runs": runs, "medians": summary}, f, indent=1)
+    return 0 if all(s["complete_runs"] == args.runs for s in summary.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
