@@ -15,12 +15,15 @@ reports:
   - pods/s: M over the time from the scheduler's start to the last binding seen by the watch (the
     backlog as a whole, list and sync included), and the rate between the first and the last binding;
   - the API server's CPU (utime+stime of its process) over the same span, per bound pod, and etcd's;
-  - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at the end.
+  - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at the end;
+  - the requests the API server served meanwhile, by verb and resource (apiserver_request_total).
 The pods are deleted (grace period 0) after each run. Medians per variant, and the per-pair ratios of
 each variant against the first, are printed at the end; --json writes every run and the medians.
 
 The variant's ARGS are added to `ksched serve`'s command line, e.g.
     --variant protobuf= --variant json=--content-type=json
+and --command pairs another scheduler, e.g. kube-scheduler:
+    --variant ksched= --command 'kube=/path/kube-scheduler --config {config}'
 Nothing here is specific to a kube-apiserver version; v1.25 and later are known to work.
 """
 import argparse
@@ -152,6 +155,22 @@ class Api:
             raise RuntimeError(f"{len(errors)} creations failed, e.g. {errors[0]}")
 
 
+def request_counts(api):
+    """apiserver_request_total summed by "VERB resource[/subresource]" (the API server's own metric)."""
+    status, data = api.call("GET", "/metrics")
+    counts = {}
+    for line in data.decode().splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
+        kv = dict(item.split("=", 1) for item in labels.split('",') if "=" in item)
+        kv = {k: v.strip('"') for k, v in kv.items()}
+        key = kv.get("verb", "?") + " " + kv.get("resource", "") + (
+            "/" + kv["subresource"] if kv.get("subresource") else "")
+        counts[key] = counts.get(key, 0) + float(value)
+    return counts
+
+
 def node(i):
     res = {"cpu": "4", "memory": "32Gi", "pods": "110"}
     return {"apiVersion": "v1", "kind": "Node",
@@ -260,6 +279,7 @@ kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
 clientConnection:
+  kubeconfig: {work}/kubeconfig
   qps: {args.qps}
   burst: {2 * args.qps}
 """)
@@ -295,21 +315,26 @@ clientConnection:
                     os.killpg(p.pid, signal.SIGKILL)
 
 
-def one_run(cl, args, name, extra, index):
+def one_run(cl, args, name, kind, extra, index):
     prefix = f"r{index}-{name}".lower().replace("_", "-")
     t0 = time.monotonic()
     cl.api.create_all("/api/v1/namespaces/default/pods", [pod(prefix, i) for i in range(args.pods)])
     log(f"run {index} ({name}): {args.pods} pods created in {time.monotonic() - t0:.1f} s")
     watch = BindWatch(cl.api, prefix, args.pods)
+    req0 = request_counts(cl.api)
     api_cpu0, etcd_cpu0 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
     start = time.monotonic()
     out = open(f"{cl.work}/ksched-{prefix}.log", "w")
-    sched = subprocess.Popen([args.ksched, "serve", "--kubeconfig", f"{cl.work}/kubeconfig",
-                              "--config", f"{cl.work}/config.yaml"] + shlex.split(extra),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out)
+    if kind == "command":
+        cmd = shlex.split(extra.format(kubeconfig=f"{cl.work}/kubeconfig", config=f"{cl.work}/config.yaml"))
+    else:
+        cmd = [args.ksched, "serve", "--kubeconfig", f"{cl.work}/kubeconfig", "--config",
+               f"{cl.work}/config.yaml"] + shlex.split(extra)
+    sched = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out)
     finished = watch.done.wait(args.timeout)
     api_cpu1, etcd_cpu1 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
     sched_cpu, sched_rss = cpu_seconds(sched.pid), peak_rss_mib(sched.pid)
+    req1 = request_counts(cl.api)
     sched.send_signal(signal.SIGTERM)
     try:
         sched.wait(30)
@@ -325,7 +350,9 @@ def one_run(cl, args, name, extra, index):
            "apiserver_ms_per_pod": round(1000 * (api_cpu1 - api_cpu0) / n, 3) if n else None,
            "etcd_cpu_s": round(etcd_cpu1 - etcd_cpu0, 2),
            "scheduler_cpu_s": round(sched_cpu, 2), "scheduler_peak_rss_mib": round(sched_rss or 0, 1),
-           "loadavg": os.getloadavg()[0]}
+           "loadavg": os.getloadavg()[0],
+           # requests the API server served during the run (the bench's own metrics reads included)
+           "requests": {k: int(v - req0.get(k, 0)) for k, v in sorted(req1.items()) if v > req0.get(k, 0)}}
     if not finished:
         log(f"run {index} ({name}): only {n} of {args.pods} pods bound in {args.timeout} s")
     print(json.dumps(res), flush=True)
@@ -348,10 +375,17 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                     help="a named set of extra `ksched serve` flags; repeat to pair (default: one, no flags)")
+    ap.add_argument("--command", action="append", default=[], metavar="NAME=TEMPLATE",
+                    help="another scheduler to pair, as a command line in which {config} is the "
+                         "KubeSchedulerConfiguration (clientConnection names the kubeconfig) and "
+                         "{kubeconfig} the kubeconfig, e.g. kube=\"kube-scheduler --config {config}\"")
     ap.add_argument("--json", help="write every run and the medians here")
     ap.add_argument("--keep", help="keep the work folder (logs, kubeconfig) at this path")
     args = ap.parse_args()
-    variants = [v.split("=", 1) if "=" in v else (v, "") for v in args.variant] or [("default", "")]
+    variants = [(v.split("=", 1) + [""])[:2] for v in args.variant]
+    variants = [(n, "ksched", a) for n, a in variants]
+    variants += [(c.split("=", 1)[0], "command", c.split("=", 1)[1]) for c in args.command if "=" in c]
+    variants = variants or [("default", "ksched", "")]
     if not os.access(args.apiserver, os.X_OK) or not os.access(args.ksched, os.X_OK):
         ap.error("--apiserver and --ksched must be executables")
 
@@ -365,8 +399,8 @@ def main():
         log(f"{args.nodes} nodes created in {time.monotonic() - t0:.1f} s; API server on port {cl.port}")
         runs = []
         for r in range(args.runs):
-            for name, extra in variants:
-                runs.append(one_run(cl, args, name, extra, r))
+            for name, kind, extra in variants:
+                runs.append(one_run(cl, args, name, kind, extra, r))
     finally:
         if cl:
             cl.stop()
@@ -376,12 +410,12 @@ def main():
     keys = ["pods_per_second", "bind_rate", "apiserver_ms_per_pod", "etcd_cpu_s", "scheduler_cpu_s",
             "scheduler_peak_rss_mib"]
     summary = {}
-    for name, _ in variants:
+    for name, _, _ in variants:
         rs = [r for r in runs if r["variant"] == name and r["bound"] == args.pods]
         summary[name] = {k: statistics.median(r[k] for r in rs) if rs else None for k in keys}
         summary[name]["complete_runs"] = len(rs)
     base = variants[0][0]
-    for name, _ in variants[1:]:
+    for name, _, _ in variants[1:]:
         ratios = {}
         for k in keys:
             pairs = [(a[k], b[k]) for a, b in zip([r for r in runs if r["variant"] == name],
