@@ -289,8 +289,7 @@ static int digits(const char **p, int count, int *out)
     return 0;
 }
 
-/* RFC 3339 (metav1.Time): YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM) to unix nanoseconds. */
-static int parse_rfc3339(const char *s, int64_t *out)
+int ks_rfc3339_parse(const char *s, int64_t *secs_out, int32_t *nanos_out)
 {
     int y, mo, da, h, mi, se, oh = 0, om = 0;
     int64_t frac = 0, scale = 1000000000;
@@ -335,7 +334,19 @@ static int parse_rfc3339(const char *s, int64_t *out)
     int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + da - 1;
     int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     int64_t days = (int64_t)era * 146097 + doe - 719468;
-    int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
+    *secs_out = days * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
+    *nanos_out = (int32_t)frac;
+    return 0;
+}
+
+/* RFC 3339 (metav1.Time) to unix nanoseconds. */
+static int parse_rfc3339(const char *s, int64_t *out)
+{
+    int64_t secs, frac;
+    int32_t nanos;
+    if (ks_rfc3339_parse(s, &secs, &nanos) < 0)
+        return -1;
+    frac = nanos;
     /*
      * Unix nanoseconds span the years 1677-2262; a valid time outside saturates (one above
      * KS_TIME_NONE at the low end) so that it still orders before or after every other.

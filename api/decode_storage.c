@@ -92,7 +92,8 @@ static int pv_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct 
         size_t s = ks_dec_push(d, "claimRef");
         pv->claim_namespace = "default";
         if ((rc = ks_dec_string(d, ref, "namespace", &pv->claim_namespace)) ||
-            (rc = ks_dec_string(d, ref, "name", &pv->claim_name)))
+            (rc = ks_dec_string(d, ref, "name", &pv->claim_name)) ||
+            (rc = ks_dec_string(d, ref, "uid", &pv->claim_uid)))
             return rc;
         ks_dec_pop(d, s);
     }

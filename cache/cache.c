@@ -425,6 +425,7 @@ static void assumed_link(struct ks_cache *c, struct pod_entry *e)
     if (c->assumed)
         c->assumed->aprev = e;
     c->assumed = e;
+    c->nassumed++;
 }
 
 static void assumed_unlink(struct ks_cache *c, struct pod_entry *e)
@@ -436,6 +437,7 @@ static void assumed_unlink(struct ks_cache *c, struct pod_entry *e)
     if (e->anext)
         e->anext->aprev = e->aprev;
     e->anext = e->aprev = NULL;
+    c->nassumed--;
 }
 
 /* upstream addPod: account @e on @ni (reserved by attach_reserve) and index it. */
@@ -662,11 +664,18 @@ uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod)
 
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods)
 {
+    ks_cache_sizes(c, nodes, pods, NULL);
+}
+
+void ks_cache_sizes(struct ks_cache *c, uint32_t *nodes, uint32_t *pods, uint32_t *assumed)
+{
     cache_lock(c);
     if (nodes)
         *nodes = c->nnode_infos;
     if (pods)
         *pods = c->pods.n;
+    if (assumed)
+        *assumed = c->nassumed;
     pthread_mutex_unlock(&c->lock);
 }
 

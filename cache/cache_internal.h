@@ -238,6 +238,7 @@ struct ks_cache {
 
     struct pod_table pods;
     struct pod_entry *assumed; /* list head of assumed entries */
+    uint32_t nassumed;         /* entries on that list */
 
     /* image name -> summary */
     struct image_state **ibuckets;

@@ -17,13 +17,13 @@
 #include "explain_table.h"
 #include "feature_gates.h"
 #include "flag.h"
-#include "json.h"
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/json_write.h"
 #include "ksched/loader.h"
 #include "ksched/scheduler.h"
 
@@ -66,7 +66,7 @@ static void pod_key(FILE *out, const struct ks_pod *pod)
 {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_intern_str(pod->meta.namespace_id), pod->meta.name);
-    ks_json_str(out, key);
+    ks_json_write_cstr(out, key);
 }
 
 /* Events come from the scheduling thread and from binder threads: each record is written under
@@ -78,10 +78,10 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     fputs("{\"pod\":", out);
     pod_key(out, ev->pod);
     fputs(",\"status\":", out);
-    ks_json_str(out, ks_sched_event_name(ev->kind));
+    ks_json_write_cstr(out, ks_sched_event_name(ev->kind));
     if (ev->kind == KS_SCHED_SCHEDULED || ev->kind == KS_SCHED_NOMINATED || ev->kind == KS_SCHED_PREEMPTED) {
         fputs(",\"node\":", out);
-        ks_json_str(out, ks_intern_str(ev->node));
+        ks_json_write_cstr(out, ks_intern_str(ev->node));
     }
     if (ev->by) {
         fputs(",\"by\":", out);
@@ -89,7 +89,7 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     }
     if (ev->message) {
         fputs(",\"message\":", out);
-        ks_json_str(out, ev->message);
+        ks_json_write_cstr(out, ev->message);
     }
     fputs("}\n", out);
     fflush(out);
@@ -105,7 +105,7 @@ static void reasons(FILE *out, const struct ks_status *st)
     for (uint32_t r = 0; r < st->nreasons && len < sizeof(buf); r++)
         len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", r ? ", " : "",
                                 ks_intern_str(st->reasons[r]));
-    ks_json_str(out, buf);
+    ks_json_write_cstr(out, buf);
 }
 
 static void on_attempt(void *ctx, const struct ks_attempt *a)
@@ -121,7 +121,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     for (uint32_t i = 0; i < d->nfailed; i++) {
         fputs(first ? "" : ",", out);
         first = false;
-        ks_json_str(out, ks_intern_str(d->nodes[i]->name));
+        ks_json_write_cstr(out, ks_intern_str(d->nodes[i]->name));
         fputc(':', out);
         reasons(out, &d->statuses[i]);
     }
@@ -138,7 +138,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
                 continue;
             fputs(first ? "" : ",", out);
             first = false;
-            ks_json_str(out, ks_intern_str(n->name));
+            ks_json_write_cstr(out, ks_intern_str(n->name));
             fputc(':', out);
             reasons(out, &d->absent);
         }
@@ -146,11 +146,11 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     fputs("},\"scores\":{", out);
     for (uint32_t i = 0; i < a->nfeasible; i++) {
         fputs(i ? "," : "", out);
-        ks_json_str(out, ks_intern_str(a->feasible[i]->name));
+        ks_json_write_cstr(out, ks_intern_str(a->feasible[i]->name));
         fprintf(out, ":{\"total\":%" PRId64, a->totals ? a->totals[i] : 0);
         for (uint32_t k = 0; k < a->nscore; k++) {
             fputc(',', out);
-            ks_json_str(out, ks_framework_plugin_name(a->fw, ks_framework_score_slot(a->fw, k)));
+            ks_json_write_cstr(out, ks_framework_plugin_name(a->fw, ks_framework_score_slot(a->fw, k)));
             fprintf(out, ":%" PRId64, a->scores[(size_t)i * a->nscore + k]);
         }
         fputc('}', out);

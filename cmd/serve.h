@@ -4,16 +4,21 @@
  *   serve_intake.c   informer events -> the scheduler, the cache and the live objects
  *                    (kube-scheduler's eventhandlers.go)
  *   serve_writer.c   decisions -> the API server: Bindings, pod status patches, Events,
- *                    victim deletions (schedule_one.go, default_binder.go, util.PatchPodStatus,
- *                    client-go tools/events)
+ *                    victim deletions (schedule_one.go, default_binder.go, util.PatchPodStatus)
+ *   serve_events.c   Events and their series (client-go tools/events)
  *   serve_metrics.c  the scheduler's Prometheus metrics (pkg/scheduler/metrics)
- *   serve_http.c     /healthz, /readyz, /metrics
+ *   serve_volumes.c  VolumeBinding's API updates and its waits for the PV controller
+ *                    (binder.go BindPodVolumes; include/ksched/volume_api.h)
+ *   serve_http.c     /healthz, /readyz, /metrics over HTTP or HTTPS (serve_http_request.c:
+ *                    the request head; serve_tls.c: the serving certificate; serve_auth.c:
+ *                    TokenReview/SubjectAccessReview delegation, serve_auth_cache.c its caches)
  *   serve_cmd.c      flags, start-up, leader election, the scheduling thread, shutdown
  *
  * Threads: the informer thread (kube.h) only queues events; the intake thread applies
  * them (the scheduler's one event-intake thread, registered with RCU); the scheduling
  * thread runs cycles; binder threads POST Bindings; the writer thread sends every other
- * write; the HTTP thread answers probes and scrapes; the lease thread renews.
+ * write (and ticks the Event series); the HTTP thread answers probes and scrapes (its workers wait on the
+ * reviews that authenticate and authorize them); the lease thread renews.
  */
 #ifndef KSCHED_CMD_SERVE_H
 #define KSCHED_CMD_SERVE_H
@@ -100,6 +105,15 @@ void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out);
 /* ks_intake_set_metrics - count the pods the intake queues (scheduler_queue_incoming_pods_total). */
 void ks_intake_set_metrics(struct ks_intake *in, struct ks_serve_metrics *m);
 
+struct ks_serve_volumes;
+
+/*
+ * ks_intake_set_volumes - tell @v every PV and PVC the intake takes in (the newest object,
+ * or NULL when deleted) and every pod deletion, on the intake thread. Set before the
+ * informers start.
+ */
+void ks_intake_set_volumes(struct ks_intake *in, struct ks_serve_volumes *v);
+
 /* ks_intake_discard - free the object of an event that will not be applied (shutting down). */
 void ks_intake_discard(const struct ks_watch_event *ev);
 
@@ -124,11 +138,14 @@ struct ks_writer_opts {
     struct ks_serve_transport events;
     const char *reporting_instance; /* "<schedulerName>-<hostname>" is built per profile from this hostname */
     uint32_t max_queued;            /* writes waiting; beyond it Events are dropped (0: 100000) */
+    /* Event series periods (serve_events.c); 0: client-go's 6 min and 30 min */
+    int64_t series_finish_ns, series_refresh_ns;
 };
 
 /* Counters (tests, logs). */
 struct ks_writer_stats {
     uint64_t sent, failed, dropped, skipped;
+    uint64_t series_counted; /* Events that only counted in a series (nothing sent) */
 };
 
 /* ks_writer_create - start the writer thread. 0 or -errno. */
@@ -186,16 +203,114 @@ struct ks_serve_event {
     const char *reporting_controller, *reporting_instance;
     int64_t now_ns;
 };
-char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len);
+char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len); /* serve_events.c */
+
+/* ---- Event series (serve_events.c) ------------------------------------------------------ */
+
+/* client-go tools/events: finishTime and refreshTime */
+#define KS_EVENT_SERIES_FINISH_NS  (INT64_C(6) * 60 * 1000000000)
+#define KS_EVENT_SERIES_REFRESH_NS (INT64_C(30) * 60 * 1000000000)
+
+struct ks_event_series;
+
+/* One request for an Event (strings malloc'ed; free with ks_event_write_free). */
+struct ks_event_write {
+    const char *method; /* "POST" (a new Event) or "PATCH" (its series) */
+    char *path;
+    char *body;
+    size_t len;
+    /* PATCH only: the Event with its series, to POST to @create_path when the patch finds none (404) */
+    char *create_path, *create_body;
+    size_t create_len;
+};
+void ks_event_write_free(struct ks_event_write *w);
+
+/* ks_event_series_create - an empty cache; a period <= 0 takes client-go's. 0 or -ENOMEM. */
+int ks_event_series_create(int64_t finish_ns, int64_t refresh_ns, struct ks_event_series **out);
+void ks_event_series_destroy(struct ks_event_series *s); /* accepts NULL */
+
+/* ks_event_series_period - the finish period, or (@refresh) the refresh period. */
+int64_t ks_event_series_period(const struct ks_event_series *s, bool refresh);
+
+/*
+ * ks_event_series_record - record @ev at @ev->now_ns (wall clock): 1 with *out to send (the
+ * POST of a new Event, or the PATCH that makes the first of its kind a series), 0 when it
+ * only counted in a series, -ENOMEM. Any thread.
+ */
+int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_event *ev,
+                           struct ks_event_write *out);
+
+/*
+ * ks_event_series_tick - finishSeries at @now_ns (wall clock) and, with @refresh,
+ * refreshExistingEventSeries: @emit gets each PATCH to send and owns it. Call it every finish
+ * period (@refresh every refresh period). Any thread; @emit runs with no lock held.
+ */
+void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refresh,
+                          void (*emit)(void *ctx, struct ks_event_write *w), void *ctx);
+
+/* ks_event_series_stats - Events remembered, and how many of them are series. */
+void ks_event_series_stats(struct ks_event_series *s, size_t *events, size_t *series);
+
+/* ---- volume binding (serve_volumes.c) ---------------------------------------------------- */
+
+struct ks_serve_volumes_opts {
+    struct ks_serve_transport transport; /* GET and PUT of PVs and PVCs (ks_kube_request's contract) */
+    int64_t poll_ns;                     /* how often waits are checked without news; 0: 1 s */
+};
+
+/* Counters (tests, logs). */
+struct ks_serve_volumes_stats {
+    uint64_t updates;         /* PUTs that succeeded */
+    uint64_t update_failures; /* PUTs (or their GETs) that did not */
+    uint64_t conflicts;       /* of which 409 Conflict */
+    uint64_t waits, bound, failed, timeouts;
+    uint32_t waiting; /* now */
+};
+
+/*
+ * ks_serve_volumes_create - the volume API (ksched/volume_api.h) over @opts->transport, and
+ * the thread that checks its waits. 0 or -errno.
+ */
+int ks_serve_volumes_create(const struct ks_serve_volumes_opts *opts, struct ks_serve_volumes **out);
+
+/* ks_serve_volumes_api - the ops table for ks_scheduler_opts.volume_api (lives as long as @v). */
+const struct ks_volume_api *ks_serve_volumes_api(struct ks_serve_volumes *v);
+
+/*
+ * ks_serve_volumes_object - the newest PV or PVC @key ("/name", "namespace/name"; other
+ * kinds are ignored), NULL when deleted; it must stay valid until @v is destroyed. Waits
+ * are checked again. The intake thread.
+ */
+void ks_serve_volumes_object(struct ks_serve_volumes *v, enum ks_kind kind, const char *key, const void *obj);
+
+/* ks_serve_volumes_pod_deleted - pod "namespace/name" is gone: its wait fails. The intake thread. */
+void ks_serve_volumes_pod_deleted(struct ks_serve_volumes *v, const char *key);
+
+/*
+ * ks_serve_volumes_cancel - end every wait (KS_VOL_CANCELLED) and refuse new ones: at
+ * shutdown, before the scheduler waits for its bindings in flight. Any thread. Accepts NULL.
+ */
+void ks_serve_volumes_cancel(struct ks_serve_volumes *v);
+
+void ks_serve_volumes_stats(struct ks_serve_volumes *v, struct ks_serve_volumes_stats *out);
+
+/* ks_serve_volumes_destroy - cancel, stop the thread, free. The objects stay the intake's. Accepts NULL. */
+void ks_serve_volumes_destroy(struct ks_serve_volumes *v);
 
 /* ---- metrics (serve_metrics.c) ---------------------------------------------------------- */
 
 struct ks_serve_metrics;
 
-/* ks_serve_metrics_create - register the scheduler's families in @reg for the profiles of @cfg. */
+/*
+ * ks_serve_metrics_create - register the scheduler's families in @reg for the profiles of
+ * @cfg: serve's own (attempts, pending pods, ...) and the engine's (ksched/metrics_sched.h).
+ */
 int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
                             struct ks_serve_metrics **out);
 void ks_serve_metrics_destroy(struct ks_serve_metrics *m);
+
+/* ks_serve_metrics_engine - the engine's set, for ks_scheduler_opts.metrics. */
+struct ks_sched_metrics *ks_serve_metrics_engine(struct ks_serve_metrics *m);
 
 /* ks_serve_metrics_attach - read the pending-pods gauges from @s's queue at each scrape (NULL: stop). */
 void ks_serve_metrics_attach(struct ks_serve_metrics *m, struct ks_scheduler *s);
@@ -212,29 +327,186 @@ void ks_serve_metrics_incoming(struct ks_serve_metrics *m, const char *event);
 /* A victim was evicted (counted into the next Nominated's scheduler_preemption_victims). */
 void ks_serve_metrics_victim(struct ks_serve_metrics *m);
 
-/* ---- HTTP (serve_http.c) ---------------------------------------------------------------- */
+/* ---- HTTP (serve_http.c, serve_http_request.c) ------------------------------------------ */
 
 struct ks_http;
+struct ks_tls;
+struct ks_auth;
 
 /* What a GET of a path answers: 200 with the body written to @out, or another status. */
 typedef int (*ks_http_handler_fn)(void *ctx, const char *path, FILE *out, const char **content_type);
 
+struct ks_http_opts {
+    const char *addr;   /* "host:port", "[v6]:port"; port 0 picks one */
+    const char *flag;   /* the flag @addr came from, for messages (NULL: "--metrics-addr") */
+    struct ks_tls *tls; /* NULL: plain HTTP; else HTTPS (the caller keeps it until ks_http_stop) */
+    /* NULL: every request reaches @handler; else each is authenticated and authorized first
+     * (the caller keeps it until ks_http_stop) */
+    struct ks_auth *auth;
+    ks_http_handler_fn handler;
+    void *ctx;
+    uint32_t max_conns; /* connections held at once; 0: 128 */
+    uint32_t workers;   /* threads that wait on the API server for @auth; 0: 2 */
+    int64_t timeout_ms; /* for the TLS handshake and the request head, then for the answer; 0: 10 s */
+};
+
 /*
- * ks_http_start - listen on @addr ("host:port", "[v6]:port"; port 0 picks one) and answer
- * GETs on a thread of its own with @handler. *bound_port gets the port. 0, or -errno with a
- * message on standard error.
+ * ks_http_start - listen on @o->addr and answer on a thread of its own: one request per
+ * connection, GET and HEAD reach @o->handler (on that thread, one at a time), other
+ * methods are 405. At most @o->max_conns connections are held; when all are taken, a new
+ * one displaces the oldest still in its handshake or head (or is closed when none is);
+ * each has @o->timeout_ms for its handshake and head and as long again for its answer.
+ * Requests that need the API server wait on worker threads, never on the HTTP thread, so
+ * /healthz and /readyz answer while reviews are slow. *bound_port gets the port. 0, or
+ * -errno with a message on standard error (-EINVAL: a bad address).
  */
-int ks_http_start(const char *addr, ks_http_handler_fn handler, void *ctx, struct ks_http **out,
-                  int *bound_port);
-void ks_http_stop(struct ks_http *h); /* accepts NULL */
+int ks_http_start(const struct ks_http_opts *o, struct ks_http **out, int *bound_port);
+void ks_http_stop(struct ks_http *h); /* waits for a review in progress; accepts NULL */
+
+/* A request head (ks_http_parse_request). */
+enum { KS_HTTP_TARGET_MAX = 2048, KS_HTTP_HEAD_MAX = 32768 };
+struct ks_http_request {
+    char method[16];
+    char target[KS_HTTP_TARGET_MAX]; /* as sent (origin or absolute form) */
+    char path[KS_HTTP_TARGET_MAX];   /* percent-decoded, without the query */
+    const char *authorization; /* the first Authorization header's value (in the buffer parsed), or NULL */
+};
+
+/* ks_http_head_len - the length of the request head at the start of @buf (through its
+ * empty line, CRLF or LF), or 0 while it is incomplete. */
+size_t ks_http_head_len(const char *buf, size_t len);
+
+/*
+ * ks_http_parse_request - parse the head of @len bytes at @buf (as ks_http_head_len
+ * measured it; header values are cut out in place, so @buf must outlive @r). 0, or the
+ * status to refuse it with: 400 (malformed line, method, target, escape or header), 414
+ * (target longer than KS_HTTP_TARGET_MAX), 505 (not HTTP/1.x).
+ */
+int ks_http_parse_request(char *buf, size_t len, struct ks_http_request *r);
+
+/* ---- TLS (serve_tls.c) ------------------------------------------------------------------ */
+
+struct ssl_ctx_st;
+
+struct ks_tls_opts {
+    const char *cert_file, *key_file; /* --tls-cert-file, --tls-private-key-file: both or neither */
+    const char *cert_dir;             /* --cert-dir (without the files): DIR/kube-scheduler.{crt,key} */
+    const char *bind_ip; /* the secure port's address: a name of a made certificate unless unspecified */
+    bool tls13_only;     /* --tls-min-version=VersionTLS13 */
+};
+
+/*
+ * ks_tls_create - the serving certificate (the files, --cert-dir's pair made when absent,
+ * or a self-signed pair made in memory) and the TLS settings. 0; -EINVAL for unusable
+ * files, with one line "ksched: FILE:0: FLAG: why" on standard error; -errno otherwise.
+ */
+int ks_tls_create(const struct ks_tls_opts *o, struct ks_tls **out);
+void ks_tls_destroy(struct ks_tls *t); /* accepts NULL */
+
+/* ks_tls_ctx - the SSL_CTX for new connections (it changes when ks_tls_refresh reloads). */
+struct ssl_ctx_st *ks_tls_ctx(struct ks_tls *t);
+
+/* ks_tls_describe - "a self-signed certificate made in memory (CN localhost@..., DNS:localhost, ...)". */
+const char *ks_tls_describe(const struct ks_tls *t);
+
+/* ks_tls_refresh - reload changed certificate files (a minute after the last look, or now
+ * with @force). 1 reloaded, 0 nothing to do, -EINVAL kept the old pair (said on stderr). */
+int ks_tls_refresh(struct ks_tls *t, int64_t now_ns, bool force);
+
+/*
+ * ks_tls_self_signed - client-go's GenerateSelfSignedCertKey for "localhost" at @now_s:
+ * PEM of the serving certificate then its CA, and the serving key (malloc'ed). @bind_ip
+ * (NULL, "" or unspecified: none) is added to the names. 0, -EINVAL (bad @bind_ip), -ENOMEM.
+ */
+int ks_tls_self_signed(const char *bind_ip, int64_t now_s, char **cert_pem, size_t *cert_len, char **key_pem,
+                       size_t *key_len);
+
+/* ---- delegated authentication and authorization (serve_auth.c, serve_auth_cache.c) ---- */
+
+struct ks_auth_opts {
+    struct ks_serve_transport transport; /* TokenReview and SubjectAccessReview POSTs */
+    int64_t token_ttl_ns;                /* --authentication-token-webhook-cache-ttl (0: not cached) */
+    int64_t allow_ttl_ns, deny_ttl_ns;   /* --authorization-webhook-cache-{authorized,unauthorized}-ttl */
+    const char *always_allow_paths;      /* comma-separated; NULL: "/healthz,/readyz,/livez" */
+    uint32_t cache_entries;              /* of each cache; 0: 8192 */
+};
+
+/* ks_auth_create - 0, -EINVAL (a '*' not at the end of an always-allowed path), -ENOMEM. */
+int ks_auth_create(const struct ks_auth_opts *o, struct ks_auth **out);
+void ks_auth_destroy(struct ks_auth *a); /* accepts NULL */
+
+struct ks_auth_request {
+    const char *authorization; /* the Authorization header's value; NULL: none */
+    const char *method;        /* its lower case is the verb */
+    const char *path;          /* decoded */
+    const char *uri;           /* the target as sent (500 messages) */
+};
+
+struct ks_auth_result {
+    int status;               /* 0: serve the request; else refuse it with this status and @body */
+    const char *content_type; /* of @body */
+    char *body;
+    size_t len;
+    char *user; /* who asked (when authenticated) */
+};
+
+enum { KS_AUTH_NONBLOCK = 1 };
+
+/*
+ * ks_auth_check - may @req be served? 0 with *out set (free it with ks_auth_result_free);
+ * -EWOULDBLOCK when @flags has KS_AUTH_NONBLOCK and the answer needs a review the caches
+ * do not hold; -ENOMEM. @now_ns: CLOCK_MONOTONIC, 0 for now. Any thread; may block for a
+ * review (the transport's timeout) without KS_AUTH_NONBLOCK.
+ */
+int ks_auth_check(struct ks_auth *a, const struct ks_auth_request *req, unsigned flags, int64_t now_ns,
+                  struct ks_auth_result *out);
+void ks_auth_result_free(struct ks_auth_result *r);
+
+/* ks_auth_stats - the TokenReviews and SubjectAccessReviews sent so far (tests). */
+void ks_auth_stats(struct ks_auth *a, uint64_t *token_reviews, uint64_t *access_reviews);
+
+/*
+ * ks_auth_bearer - the token of an Authorization header value as upstream's bearer token
+ * authenticator reads it (trimmed, "Bearer" in any case, one space, the token up to the
+ * next space). 1 with *token (and *len) pointing into @header, 0 when there is none.
+ */
+int ks_auth_bearer(const char *header, const char **token, size_t *len);
+
+/*
+ * A bounded cache of byte strings with expiry times, keyed by a salted SHA-256 of the key
+ * (least recently used out first). Thread-safe. get: a malloc'ed copy (NUL-terminated) or
+ * -ENOENT when absent or expired at @now_ns; put: replaces, and does nothing for @ttl_ns <= 0.
+ */
+struct ks_auth_cache;
+int ks_auth_cache_create(uint32_t capacity, struct ks_auth_cache **out);
+void ks_auth_cache_destroy(struct ks_auth_cache *c); /* accepts NULL */
+int ks_auth_cache_get(struct ks_auth_cache *c, const char *key, size_t klen, int64_t now_ns, char **value,
+                      size_t *len);
+int ks_auth_cache_put(struct ks_auth_cache *c, const char *key, size_t klen, const char *value, size_t len,
+                      int64_t now_ns, int64_t ttl_ns);
+uint32_t ks_auth_cache_len(struct ks_auth_cache *c);
 
 /* ---- flags (serve_flags.c) -------------------------------------------------------------- */
 
 struct ks_serve_args {
-    const char *kubeconfig;   /* NULL: clientConnection.kubeconfig, else in-cluster */
-    const char *config;       /* NULL: kube-scheduler's defaults */
-    const char *metrics_addr; /* "" disables; default 127.0.0.1:10259 */
-    const char *identity;     /* NULL: hostname_uuid */
+    const char *kubeconfig; /* NULL: clientConnection.kubeconfig, else in-cluster */
+    const char *config;     /* NULL: kube-scheduler's defaults */
+    /* --content-type: "application/json" or "application/vnd.kubernetes.protobuf" ("json" and
+     * "protobuf" are normalised to them); NULL: clientConnection.contentType (protobuf) */
+    const char *content_type;
+    /* --metrics-addr: plain HTTP without authentication on a loopback HOST:PORT ("": none,
+     * the default). Given without --secure-port it is the only endpoint, as before the
+     * secure port existed. */
+    const char *metrics_addr;
+    /* the secure port (HTTPS, authentication and authorization, kube-scheduler's flags) */
+    int secure_port;          /* 0: none; default 10259, or 0 when only --metrics-addr was given */
+    const char *bind_address; /* default "0.0.0.0" */
+    const char *tls_cert_file, *tls_private_key_file, *cert_dir;
+    const char *tls_min_version;                     /* VersionTLS12 (default) or VersionTLS13 */
+    bool tls13_only;                                 /* it is VersionTLS13 */
+    const char *always_allow_paths;                  /* default "/healthz,/readyz,/livez" */
+    int64_t token_ttl_ns, allow_ttl_ns, deny_ttl_ns; /* default 10 s each; 0: not cached */
+    const char *identity;                            /* NULL: hostname_uuid */
     bool seeded;
     uint64_t seed;
     uint32_t binders; /* binder threads (each POSTs one Binding at a time); 0: the scheduler's default */

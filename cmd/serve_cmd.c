@@ -19,12 +19,12 @@
  * sigtimedwait and polls the flags the other threads raise.
  */
 #include "commands.h"
-#include "json.h"
 #include "serve.h"
 
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/json_write.h"
 #include "ksched/lease.h"
 #include "ksched/queue.h"
 #include "ksched/rcu.h"
@@ -58,11 +58,17 @@ struct serve {
     struct ks_evictor writer_evictor;
     struct ks_objects *objects;
     struct ks_intake *intake;
+    struct ks_serve_volumes *volumes; /* VolumeBinding's updates and waits */
     struct ks_informers *informers;
     struct ks_cache *cache;
     struct ks_scheduler *sched;
     struct ks_lease *lease;
-    struct ks_http *http;
+    struct ks_http *http;       /* the secure port */
+    struct ks_http *http_plain; /* --metrics-addr */
+    struct ks_tls *tls;
+    struct ks_auth *auth;
+    struct ks_kube_client *auth_client; /* TokenReviews and SubjectAccessReviews */
+    pthread_mutex_t http_lock;          /* one answer at a time across both endpoints */
     bool leader_elect;
 
     pthread_mutex_t lock; /* the FIFO; waking the scheduling thread */
@@ -99,9 +105,12 @@ static void push(struct serve *sv, struct queued_event *q)
 {
     pthread_mutex_lock(&sv->lock);
     q->next = NULL;
+    /* the intake thread waits only on an empty FIFO and takes all of it when it wakes: one
+     * wakeup per batch, not per event (a futex wake per object dominated the initial lists) */
+    if (!sv->head)
+        pthread_cond_broadcast(&sv->cond);
     *sv->tail = q;
     sv->tail = &q->next;
-    pthread_cond_broadcast(&sv->cond);
     pthread_mutex_unlock(&sv->lock);
 }
 
@@ -161,16 +170,16 @@ static void log_event(const struct ks_sched_event *ev)
     flockfile(stdout);
     snprintf(key, sizeof(key), "%s/%s", ks_intern_str(ev->pod->meta.namespace_id), ev->pod->meta.name);
     fputs("{\"pod\":", stdout);
-    ks_json_str(stdout, key);
+    ks_json_write_cstr(stdout, key);
     fputs(",\"status\":", stdout);
-    ks_json_str(stdout, ks_sched_event_name(ev->kind));
+    ks_json_write_cstr(stdout, ks_sched_event_name(ev->kind));
     if (ev->kind == KS_SCHED_SCHEDULED || ev->kind == KS_SCHED_NOMINATED) {
         fputs(",\"node\":", stdout);
-        ks_json_str(stdout, ks_intern_str(ev->node));
+        ks_json_write_cstr(stdout, ks_intern_str(ev->node));
     }
     if (ev->message) {
         fputs(",\"message\":", stdout);
-        ks_json_str(stdout, ev->message);
+        ks_json_write_cstr(stdout, ev->message);
     }
     fputs("}\n", stdout);
     fflush(stdout);
@@ -221,6 +230,8 @@ static int go_live(struct serve *sv)
         .binder = ks_writer_binder(sv->writer),
         .evictor = {.evict = evict, .ctx = sv},
         .on_cycle = on_cycle,
+        .volume_api = ks_serve_volumes_api(sv->volumes),
+        .metrics = ks_serve_metrics_engine(sv->metrics),
     };
     int rc = ks_cache_create(0, &sv->cache);
     if (rc == 0)
@@ -253,28 +264,31 @@ static void *intake_main(void *arg)
             pthread_cond_wait(&sv->cond, &sv->lock);
         if (atomic_load(&sv->quit))
             break;
-        struct queued_event *q = sv->head;
-        sv->head = q->next;
-        if (!sv->head)
-            sv->tail = &sv->head;
+        struct queued_event *batch = sv->head;
+        sv->head = NULL;
+        sv->tail = &sv->head;
         pthread_mutex_unlock(&sv->lock);
-        if (q->synced) {
-            if (!atomic_load(&sv->ready)) {
-                if (go_live(sv) < 0) {
-                    atomic_store(&sv->failed, 1);
-                } else {
-                    pthread_mutex_lock(&sv->lock);
-                    atomic_store(&sv->ready, true);
-                    pthread_cond_broadcast(&sv->cond);
-                    pthread_mutex_unlock(&sv->lock);
+        while (batch) {
+            struct queued_event *q = batch;
+            batch = q->next;
+            if (q->synced) {
+                if (!atomic_load(&sv->ready) && !atomic_load(&sv->quit)) {
+                    if (go_live(sv) < 0) {
+                        atomic_store(&sv->failed, 1);
+                    } else {
+                        pthread_mutex_lock(&sv->lock);
+                        atomic_store(&sv->ready, true);
+                        pthread_cond_broadcast(&sv->cond);
+                        pthread_mutex_unlock(&sv->lock);
+                    }
                 }
+            } else if (!atomic_load(&sv->failed) && !atomic_load(&sv->quit)) {
+                ks_intake_apply(sv->intake, &q->ev);
+            } else {
+                ks_intake_discard(&q->ev);
             }
-        } else if (!atomic_load(&sv->failed)) {
-            ks_intake_apply(sv->intake, &q->ev);
-        } else {
-            ks_intake_discard(&q->ev);
+            free(q);
         }
-        free(q);
         pthread_mutex_lock(&sv->lock);
     }
     pthread_mutex_unlock(&sv->lock);
@@ -332,9 +346,8 @@ static bool lease_ok(struct serve *sv)
     return !sv->lease || ks_lease_healthy(sv->lease, INT64_C(20000000000));
 }
 
-static int http_handler(void *ctx, const char *path, FILE *out, const char **content_type)
+static int http_answer(struct serve *sv, const char *path, FILE *out, const char **content_type)
 {
-    struct serve *sv = ctx;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
         if (!lease_ok(sv)) {
             fputs("[-]leaderElection failed: the lease has not been renewed in time\nhealthz check failed\n",
@@ -367,6 +380,16 @@ static int http_handler(void *ctx, const char *path, FILE *out, const char **con
     return 404;
 }
 
+/* The endpoints' handler (HTTP threads): the secure port and --metrics-addr take turns. */
+static int http_handler(void *ctx, const char *path, FILE *out, const char **content_type)
+{
+    struct serve *sv = ctx;
+    pthread_mutex_lock(&sv->http_lock);
+    int status = http_answer(sv, path, out, content_type);
+    pthread_mutex_unlock(&sv->http_lock);
+    return status;
+}
+
 /* ---- start-up and shutdown -------------------------------------------------------------- */
 
 /* Flags over the configuration's leaderElection and clientConnection. 0, or 2 on bad input. */
@@ -374,6 +397,15 @@ static int resolve(struct serve *sv)
 {
     struct ks_leader_election *le = &sv->cfg->leader_election;
     const struct ks_serve_args *a = &sv->a;
+    const char *ct = sv->cfg->client_connection.content_type;
+    if (!a->content_type && ct && ct[0] && strcmp(ct, "application/json") != 0 &&
+        strcmp(ct, "application/vnd.kubernetes.protobuf") != 0) {
+        fprintf(stderr,
+                "ksched: %s: clientConnection.contentType: Unsupported value: \"%s\": supported values: "
+                "\"application/json\", \"application/vnd.kubernetes.protobuf\"\n",
+                a->config ? a->config : "configuration", ct);
+        return 2;
+    }
     if (a->leader_elect >= 0)
         le->leader_elect = a->leader_elect;
     if (a->lease_duration_ns)
@@ -457,6 +489,70 @@ static int client_request(void *ctx, const char *method, const char *path, const
     return ks_kube_request(ctx, method, path, content_type, body, len, resp);
 }
 
+/*
+ * The secure port (kube-scheduler's: HTTPS, each request authenticated by a TokenReview and
+ * authorized by a SubjectAccessReview through a client of its own with upstream's delegating
+ * limits, qps 200, burst 400, 10 s) and the plain loopback endpoint. 0 or the exit status.
+ */
+static int start_http(struct serve *sv, const struct ks_kube_client_opts *co)
+{
+    const struct ks_serve_args *a = &sv->a;
+    struct ks_error err = {0};
+    int rc, port = 0;
+    if (a->secure_port > 0) {
+        struct ks_tls_opts to = {.cert_file = a->tls_cert_file,
+                                 .key_file = a->tls_private_key_file,
+                                 .cert_dir = a->cert_dir,
+                                 .bind_ip = a->bind_address,
+                                 .tls13_only = a->tls13_only};
+        if ((rc = ks_tls_create(&to, &sv->tls)) < 0)
+            return rc == -EINVAL ? 2 : 1;
+        struct ks_kube_client_opts ao = *co;
+        ao.qps = 200;
+        ao.burst = 400;
+        ao.timeout_ms = 10000;
+        if ((rc = ks_kube_client_create(&ao, &sv->auth_client, &err)) < 0) {
+            if (err.set)
+                return fail_input(&err);
+            fprintf(stderr, "ksched serve: creating the API client: %s\n", strerror(-rc));
+            return 1;
+        }
+        struct ks_auth_opts auo = {.transport = {.request = client_request, .ctx = sv->auth_client},
+                                   .token_ttl_ns = a->token_ttl_ns,
+                                   .allow_ttl_ns = a->allow_ttl_ns,
+                                   .deny_ttl_ns = a->deny_ttl_ns,
+                                   .always_allow_paths = a->always_allow_paths};
+        if ((rc = ks_auth_create(&auo, &sv->auth)) < 0) {
+            fprintf(stderr, "ksched serve: %s\n", strerror(-rc));
+            return 1;
+        }
+        char addr[128];
+        snprintf(addr, sizeof(addr), strchr(a->bind_address, ':') ? "[%s]:%d" : "%s:%d", a->bind_address,
+                 a->secure_port);
+        struct ks_http_opts ho = {.addr = addr,
+                                  .flag = "--bind-address",
+                                  .tls = sv->tls,
+                                  .auth = sv->auth,
+                                  .handler = http_handler,
+                                  .ctx = sv};
+        if ((rc = ks_http_start(&ho, &sv->http, &port)) < 0)
+            return rc == -EINVAL ? 2 : 1;
+        fprintf(stderr,
+                "ksched serve: HTTPS on %s (port %d) with %s; every path but %s needs a token the API server "
+                "authorizes\n",
+                addr, port, ks_tls_describe(sv->tls),
+                a->always_allow_paths ? a->always_allow_paths : "/healthz,/readyz,/livez");
+    }
+    if (a->metrics_addr[0]) {
+        struct ks_http_opts ho = {.addr = a->metrics_addr, .handler = http_handler, .ctx = sv};
+        if ((rc = ks_http_start(&ho, &sv->http_plain, &port)) < 0)
+            return rc == -EINVAL ? 2 : 1;
+        fprintf(stderr, "ksched serve: /healthz, /readyz and /metrics on %s (port %d)\n", a->metrics_addr,
+                port);
+    }
+    return 0;
+}
+
 static int start(struct serve *sv)
 {
     struct ks_error err = {0};
@@ -468,6 +564,8 @@ static int start(struct serve *sv)
         .config = &sv->kc,
         .qps = sv->cfg->client_connection.qps,
         .burst = sv->cfg->client_connection.burst > 0 ? (uint32_t)sv->cfg->client_connection.burst : 0,
+        .content_type = sv->a.content_type ? sv->a.content_type : sv->cfg->client_connection.content_type,
+        .accept_content_types = sv->cfg->client_connection.accept_content_types,
     };
     if ((rc = ks_kube_client_create(&co, &sv->client, &err)) < 0 ||
         (rc = ks_kube_client_create(&co, &sv->event_client, &err)) < 0) {
@@ -483,25 +581,27 @@ static int start(struct serve *sv)
     struct ks_metric_family *leader;
     if ((rc = ks_metrics_create(&sv->reg)) < 0 ||
         (rc = ks_serve_metrics_create(sv->reg, sv->cfg, &sv->metrics)) < 0 ||
-        !(leader = ks_metrics_family(sv->reg, KS_METRIC_GAUGE, "leader_election_master_status",
-                                     "Gauge of if the reporting system is master of the relevant lease, 0 "
-                                     "indicates backup, 1 indicates master. 'name' is the string used to "
-                                     "identify the lease. Please make sure to group by name.",
-                                     name_label, NULL, 0)) ||
+        !(leader =
+              ks_metrics_family(sv->reg, KS_METRIC_GAUGE, "leader_election_master_status",
+                                "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 "
+                                "indicates backup, 1 indicates master. 'name' is the string used to "
+                                "identify the lease. Please make sure to group by name.",
+                                name_label, NULL, 0)) ||
         !(sv->leader_gauge =
               ks_metric_series(leader, (const char *const[]){sv->cfg->leader_election.resource_name}))) {
         fprintf(stderr, "ksched serve: out of memory\n");
         return 1;
     }
-    if (sv->a.metrics_addr[0]) {
-        int port = 0;
-        if ((rc = ks_http_start(sv->a.metrics_addr, http_handler, sv, &sv->http, &port)) < 0)
-            return rc == -EINVAL ? 2 : 1;
-        fprintf(stderr, "ksched serve: /healthz, /readyz and /metrics on %s (port %d)\n", sv->a.metrics_addr,
-                port);
-    }
+    if ((status = start_http(sv, &co)))
+        return status;
     struct ks_writer_opts wo = {.transport = {.request = client_request, .ctx = sv->client},
                                 .events = {.request = client_request, .ctx = sv->event_client}};
+    /* a test knob: Event series end after this much quiet instead of client-go's 6 min */
+    const char *finish = getenv("KSCHED_EVENT_SERIES_FINISH");
+    if (finish && (ks_serve_parse_duration(finish, &wo.series_finish_ns) < 0 || wo.series_finish_ns <= 0)) {
+        fprintf(stderr, "ksched serve: KSCHED_EVENT_SERIES_FINISH=%s: not a positive duration\n", finish);
+        return 2;
+    }
     if ((rc = ks_writer_create(&wo, &sv->writer)) < 0 || !(sv->objects = calloc(1, sizeof(*sv->objects))) ||
         (rc = ks_intake_create(sv->objects, &sv->intake)) < 0) {
         fprintf(stderr, "ksched serve: %s\n", strerror(rc < 0 ? -rc : ENOMEM));
@@ -509,6 +609,12 @@ static int start(struct serve *sv)
     }
     sv->writer_evictor = ks_writer_evictor(sv->writer);
     ks_intake_set_metrics(sv->intake, sv->metrics);
+    struct ks_serve_volumes_opts vo = {.transport = {.request = client_request, .ctx = sv->client}};
+    if ((rc = ks_serve_volumes_create(&vo, &sv->volumes)) < 0) {
+        fprintf(stderr, "ksched serve: %s\n", strerror(-rc));
+        return 1;
+    }
+    ks_intake_set_volumes(sv->intake, sv->volumes);
     atomic_store(&sv->leading, !sv->leader_elect);
     if ((rc = pthread_create(&sv->intake_thread, NULL, intake_main, sv)) != 0)
         return 1;
@@ -564,8 +670,11 @@ static void stop(struct serve *sv)
             ks_intake_discard(&q->ev);
         free(q);
     }
-    /* the bindings in flight finish here; their outcomes still reach the writer */
+    /* volume waits end (their pods go back to the queue), then the bindings in flight
+     * finish here; their outcomes still reach the writer */
+    ks_serve_volumes_cancel(sv->volumes);
     ks_scheduler_destroy(sv->sched);
+    ks_serve_volumes_destroy(sv->volumes);
     if (sv->metrics)
         ks_serve_metrics_attach(sv->metrics, NULL);
     ks_writer_destroy(sv->writer, 5000);
@@ -573,6 +682,10 @@ static void stop(struct serve *sv)
         ks_lease_stop(sv->lease); /* ReleaseOnCancel */
     ks_lease_destroy(sv->lease);
     ks_http_stop(sv->http);
+    ks_http_stop(sv->http_plain);
+    ks_auth_destroy(sv->auth);
+    ks_tls_destroy(sv->tls);
+    ks_kube_client_destroy(sv->auth_client);
     ks_cache_destroy(sv->cache);
     ks_intake_destroy(sv->intake);
     ks_objects_destroy(sv->objects);
@@ -584,6 +697,7 @@ static void stop(struct serve *sv)
     ks_config_destroy(sv->cfg);
     pthread_cond_destroy(&sv->cond);
     pthread_mutex_destroy(&sv->lock);
+    pthread_mutex_destroy(&sv->http_lock);
 }
 
 int ks_cmd_serve(int argc, char **argv)
@@ -607,6 +721,7 @@ int ks_cmd_serve(int argc, char **argv)
         return 1;
     }
     pthread_mutex_init(&sv.lock, NULL);
+    pthread_mutex_init(&sv.http_lock, NULL);
     pthread_cond_init(&sv.cond, NULL);
     sv.tail = &sv.head;
 

@@ -92,6 +92,7 @@ struct ks_intake {
     struct ks_scheduler *s;
     struct ks_cache *cache;
     struct ks_serve_metrics *metrics; /* may be NULL */
+    struct ks_serve_volumes *volumes; /* may be NULL: told of PVs, PVCs and pod deletions */
     bool live;
 
     /* intake thread */
@@ -291,6 +292,9 @@ static void object_event(struct ks_intake *in, const struct ks_watch_event *ev, 
         in->skipped++;
         return;
     }
+    /* the object stays valid until the intake is destroyed (retire keeps PVs and PVCs) */
+    if (in->volumes)
+        ks_serve_volumes_object(in->volumes, ev->kind, key, obj);
     if (!in->live) {
         apply_change(in, ev->kind, key, obj);
         return;
@@ -422,6 +426,8 @@ static void pod_delete(struct ks_intake *in, const char *key)
     /* -ENOENT: a pending pod no profile serves was never queued */
     if (in->live)
         ks_scheduler_delete_pod(in->s, old);
+    if (in->volumes)
+        ks_serve_volumes_pod_deleted(in->volumes, key);
     ks_pod_put(old);
 }
 
@@ -571,6 +577,11 @@ int ks_intake_go_live(struct ks_intake *in, struct ks_scheduler *s, struct ks_ca
 void ks_intake_set_metrics(struct ks_intake *in, struct ks_serve_metrics *m)
 {
     in->metrics = m;
+}
+
+void ks_intake_set_volumes(struct ks_intake *in, struct ks_serve_volumes *v)
+{
+    in->volumes = v;
 }
 
 void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out)

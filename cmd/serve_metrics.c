@@ -1,15 +1,19 @@
 /*
  * serve_metrics.c - kube-scheduler's metrics for `ksched serve` (cmd/serve.h), with the
- * names, labels, help texts and buckets of pkg/scheduler/metrics/metrics.go:
+ * names, labels, help texts (component-base's stability prefix first) and buckets of
+ * pkg/scheduler/metrics/metrics.go:
  *   scheduler_schedule_attempts_total{result,profile}
  *   scheduler_scheduling_attempt_duration_seconds{result,profile}   ExponentialBuckets(0.001, 2, 15)
- *   scheduler_e2e_scheduling_duration_seconds{result,profile}       (v1.22's name for the same)
+ *   scheduler_e2e_scheduling_duration_seconds{result,profile}       (the same; deprecated in v1.23)
  *   scheduler_pending_pods{queue="active|backoff|unschedulable|gated"}
  *   scheduler_queue_incoming_pods_total{queue,event}  (queue="active", event="PodAdd": pods the
- *                                                     informer adds; the queue's internal moves are not
- * counted) scheduler_preemption_attempts_total, scheduler_preemption_victims ExponentialBuckets(1, 2, 7)
+ *       informer adds; the queue's internal moves are not counted)
+ *   scheduler_preemption_attempts_total, scheduler_preemption_victims  ExponentialBuckets(1, 2, 7)
  *   scheduler_pod_scheduling_attempts                                ExponentialBuckets(1, 2, 5)
- *   scheduler_pod_scheduling_duration_seconds{attempts}              ExponentialBuckets(0.01, 2, 20)
+ *   scheduler_pod_scheduling_sli_duration_seconds{attempts}          ExponentialBuckets(0.01, 2, 20)
+ *   scheduler_pod_scheduling_duration_seconds{attempts}              (the same; deprecated in v1.29)
+ * and the engine's own families (ksched/metrics_sched.h), whose set it creates for the
+ * scheduler (ks_serve_metrics_engine).
  *
  * An attempt lasts from the start of its cycle (the scheduler's on_cycle hook) to its
  * outcome (on_event: Unschedulable/Error in the cycle, Scheduled after binding), as
@@ -23,6 +27,7 @@
 
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/metrics_sched.h"
 #include "ksched/queue.h"
 
 #include <errno.h>
@@ -52,7 +57,8 @@ struct ks_serve_metrics {
     struct ks_metric *pending[4];
     struct ks_metric_family *incoming;
     struct ks_metric *preemption_attempts, *victims, *pod_attempts;
-    struct ks_metric_family *pod_duration;
+    struct ks_metric_family *pod_duration, *pod_sli_duration;
+    struct ks_sched_metrics *engine;
     uint32_t victims_this_cycle; /* scheduling thread */
 
     pthread_mutex_t lock;  /* starts, sched */
@@ -96,46 +102,55 @@ int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
     static const char *const queue_event[] = {"queue", "event", NULL};
     static const char *const attempts_label[] = {"attempts", NULL};
 
-    struct ks_metric_family *attempts = ks_metrics_family(
-        reg, KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
-        "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
-        "scheduled, while 'error' means an internal scheduler problem.",
-        result_profile, NULL, 0);
+    struct ks_metric_family *attempts =
+        ks_metrics_family(reg, KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
+                          "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' "
+                          "means a pod could not be "
+                          "scheduled, while 'error' means an internal scheduler problem.",
+                          result_profile, NULL, 0);
     struct ks_metric_family *duration =
         ks_metrics_family(reg, KS_METRIC_HISTOGRAM, "scheduler_scheduling_attempt_duration_seconds",
-                          "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+                          "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
                           result_profile, attempt_buckets, 15);
-    struct ks_metric_family *e2e = ks_metrics_family(
-        reg, KS_METRIC_HISTOGRAM, "scheduler_e2e_scheduling_duration_seconds",
-        "E2e scheduling latency in seconds (scheduling algorithm + binding). This metric is replaced by "
-        "scheduling_attempt_duration_seconds.",
-        result_profile, attempt_buckets, 15);
+    struct ks_metric_family *e2e =
+        ks_metrics_family(reg, KS_METRIC_HISTOGRAM, "scheduler_e2e_scheduling_duration_seconds",
+                          "[ALPHA] (Deprecated since 1.23.0) E2e scheduling latency in seconds (scheduling "
+                          "algorithm + binding). "
+                          "This metric is replaced by scheduling_attempt_duration_seconds.",
+                          result_profile, attempt_buckets, 15);
     struct ks_metric_family *pending = ks_metrics_family(
         reg, KS_METRIC_GAUGE, "scheduler_pending_pods",
-        "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
-        "means "
-        "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
-        "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
-        "scheduler never attempted to schedule because they are gated.",
+        "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+        "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+        "unschedulablePods "
+        "that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods "
+        "that "
+        "the scheduler never attempted to schedule because they are gated.",
         queue_label, NULL, 0);
-    m->incoming = ks_metrics_family(reg, KS_METRIC_COUNTER, "scheduler_queue_incoming_pods_total",
-                                    "Number of pods added to scheduling queues by event and queue type.",
-                                    queue_event, NULL, 0);
+    m->incoming = ks_metrics_family(
+        reg, KS_METRIC_COUNTER, "scheduler_queue_incoming_pods_total",
+        "[STABLE] Number of pods added to scheduling queues by event and queue type.", queue_event, NULL, 0);
     struct ks_metric_family *pre_attempts =
         ks_metrics_family(reg, KS_METRIC_COUNTER, "scheduler_preemption_attempts_total",
-                          "Total preemption attempts in the cluster till now", NULL, NULL, 0);
+                          "[STABLE] Total preemption attempts in the cluster till now", NULL, NULL, 0);
     struct ks_metric_family *victims =
         ks_metrics_family(reg, KS_METRIC_HISTOGRAM, "scheduler_preemption_victims",
-                          "Number of selected preemption victims", NULL, victim_buckets, 7);
-    struct ks_metric_family *pod_attempts =
-        ks_metrics_family(reg, KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_attempts",
-                          "Number of attempts to successfully schedule a pod.", NULL, pod_attempt_buckets, 5);
-    m->pod_duration = ks_metrics_family(
-        reg, KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_duration_seconds",
-        "E2e latency for a pod being scheduled which may include multiple scheduling attempts.",
+                          "[STABLE] Number of selected preemption victims", NULL, victim_buckets, 7);
+    struct ks_metric_family *pod_attempts = ks_metrics_family(
+        reg, KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_attempts",
+        "[STABLE] Number of attempts to successfully schedule a pod.", NULL, pod_attempt_buckets, 5);
+    m->pod_sli_duration = ks_metrics_family(
+        reg, KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_sli_duration_seconds",
+        "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+        "might involve multiple scheduling attempts.",
         attempts_label, pod_duration_buckets, 20);
+    m->pod_duration =
+        ks_metrics_family(reg, KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_duration_seconds",
+                          "[STABLE] (Deprecated since 1.29.0) E2e latency for a pod being scheduled "
+                          "which may include multiple scheduling attempts.",
+                          attempts_label, pod_duration_buckets, 20);
     if (!attempts || !duration || !e2e || !pending || !m->incoming || !pre_attempts || !victims ||
-        !pod_attempts || !m->pod_duration)
+        !pod_attempts || !m->pod_sli_duration || !m->pod_duration)
         goto err;
     for (int i = 0; i < 4; i++) {
         if (!(m->pending[i] = ks_metric_series(pending, (const char *const[]){pending_queues[i]})))
@@ -161,7 +176,12 @@ int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
                 goto err;
         }
     }
-    ks_metrics_on_collect(reg, collect, m);
+    int rc;
+    if ((rc = ks_sched_metrics_create(reg, &m->engine)) < 0 ||
+        (rc = ks_metrics_add_collector(reg, collect, m)) < 0) {
+        ks_serve_metrics_destroy(m);
+        return rc;
+    }
     *out = m;
     return 0;
 err:
@@ -169,11 +189,17 @@ err:
     return -ENOMEM;
 }
 
+struct ks_sched_metrics *ks_serve_metrics_engine(struct ks_serve_metrics *m)
+{
+    return m->engine;
+}
+
 void ks_serve_metrics_destroy(struct ks_serve_metrics *m)
 {
     if (!m)
         return;
-    ks_metrics_on_collect(m->reg, NULL, NULL);
+    ks_metrics_remove_collector(m->reg, collect, m);
+    ks_sched_metrics_destroy(m->engine);
     ks_smap_clear(&m->starts, free);
     free(m->profiles);
     pthread_mutex_destroy(&m->lock);
@@ -263,14 +289,18 @@ void ks_serve_metrics_event(struct ks_serve_metrics *m, const struct ks_sched_ev
         ks_metric_observe(m->pod_attempts, a.attempts);
         if (a.initial_ns > 0) {
             char attempts[16];
-            /* upstream labels up to 15 attempts exactly, then "16+" */
-            if (a.attempts >= 16)
-                snprintf(attempts, sizeof(attempts), "16+");
+            /* getAttemptsLabel: up to 14 attempts exactly, then "15+" */
+            if (a.attempts >= 15)
+                snprintf(attempts, sizeof(attempts), "15+");
             else
                 snprintf(attempts, sizeof(attempts), "%u", a.attempts);
+            double secs = (double)(now_ns - a.initial_ns) / 1e9;
+            struct ks_metric *sli = ks_metric_series(m->pod_sli_duration, (const char *const[]){attempts});
             struct ks_metric *s = ks_metric_series(m->pod_duration, (const char *const[]){attempts});
+            if (sli)
+                ks_metric_observe(sli, secs);
             if (s)
-                ks_metric_observe(s, (double)(now_ns - a.initial_ns) / 1e9);
+                ks_metric_observe(s, secs);
         }
     }
 }

@@ -16,11 +16,14 @@
  *     FailedScheduling (Warning, action Scheduling), Scheduled (Normal, action Binding,
  *     "Successfully assigned NS/NAME to NODE"), Preempted on each victim (Normal, action
  *     Preempting, "Preempted by NS/NAME on node NODE"); reportingController is the
- *     profile's schedulerName, reportingInstance "<controller>-<hostname>".
+ *     profile's schedulerName, reportingInstance "<controller>-<hostname>". Repeated Events
+ *     become series as the events library makes them (cmd/serve_events.c): this thread
+ *     ticks the series every finish period, and a series PATCH answered 404 creates the
+ *     Event whole (409 on that create: the PATCH again).
  *   - Preemption's victims are DELETEd (v1.22 sets no DisruptionTarget condition).
- * Deviations: Events are not aggregated into series, and a note longer than the 1024
- * bytes the API accepts is cut there; a pod whose nomination we set and which then binds
- * to another node gets status.nominatedNodeName cleared (later releases do the same).
+ * Deviations: a note longer than the 1024 bytes the API accepts is cut there; a pod whose
+ * nomination we set and which then binds to another node gets status.nominatedNodeName
+ * cleared (later releases do the same).
  *
  * Everything but the Binding goes through one writer thread, so the scheduling thread
  * and the binders never wait for the server: a FIFO of prepared requests under `lock`.
@@ -29,11 +32,10 @@
  */
 #include "serve.h"
 
-#include "json.h"
-
 #include "ksched/api.h"
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
+#include "ksched/json_write.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -43,14 +45,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOTE_MAX 1024
-
 struct write_job {
     struct write_job *next;
     bool event; /* sent through opts.events */
     char method[8];
     char *path, *content_type, *body;
     size_t len;
+    char *create_path, *create_body; /* an Event series PATCH: the Event to create on 404 */
+    size_t create_len;
 };
 
 struct ks_writer {
@@ -65,6 +67,8 @@ struct ks_writer {
     int64_t drain_deadline; /* CLOCK_MONOTONIC ns; 0: none */
     struct ks_writer_stats stats;
     struct ks_smap last_message; /* pod uid -> the condition message we sent last (strdup) */
+    struct ks_event_series *series;
+    int64_t next_finish, next_refresh; /* CLOCK_MONOTONIC ns of the next series ticks */
 
     /* the Nominated event, consumed by the failure of the same cycle (events are serialised) */
     const struct ks_pod *nominated_pod;
@@ -122,15 +126,15 @@ char *ks_serve_binding_body(const struct ks_pod *pod, const char *node, size_t *
     if (!out)
         return NULL;
     fputs("{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":", out);
-    ks_json_str(out, pod->meta.name);
+    ks_json_write_cstr(out, pod->meta.name);
     fputs(",\"namespace\":", out);
-    ks_json_str(out, pod_ns(pod));
+    ks_json_write_cstr(out, pod_ns(pod));
     if (pod->meta.uid && pod->meta.uid[0]) {
         fputs(",\"uid\":", out);
-        ks_json_str(out, pod->meta.uid);
+        ks_json_write_cstr(out, pod->meta.uid);
     }
     fputs("},\"target\":{\"kind\":\"Node\",\"name\":", out);
-    ks_json_str(out, node);
+    ks_json_write_cstr(out, node);
     fputs("}}", out);
     return close_body(out, &buf);
 }
@@ -163,7 +167,7 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
         fputs("\"$setElementOrder/conditions\":[", out);
         for (uint32_t i = 0; i < pod->nconditions; i++) {
             fputs(i ? ",{\"type\":" : "{\"type\":", out);
-            ks_json_str(out, pod->conditions[i].type ? pod->conditions[i].type : "");
+            ks_json_write_cstr(out, pod->conditions[i].type ? pod->conditions[i].type : "");
             fputc('}', out);
         }
         if (!cur)
@@ -175,20 +179,20 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
             char t[40];
             format_time(now_ns, false, t, sizeof(t));
             fputs("\"lastTransitionTime\":", out);
-            ks_json_str(out, t);
+            ks_json_write_cstr(out, t);
             fputc(',', out);
         }
         fputs("\"message\":", out);
-        ks_json_str(out, message);
+        ks_json_write_cstr(out, message);
         fputs(",\"reason\":", out);
-        ks_json_str(out, reason);
+        ks_json_write_cstr(out, reason);
         if (!same_status)
             fputs(",\"status\":\"False\"", out);
         fputs(",\"type\":\"PodScheduled\"}]", out);
     }
     if (!same_nomination) {
         fputs(same_condition ? "\"nominatedNodeName\":" : ",\"nominatedNodeName\":", out);
-        ks_json_str(out, nominated);
+        ks_json_write_cstr(out, nominated);
     }
     fputs("}}", out);
     return close_body(out, &buf);
@@ -202,70 +206,42 @@ char *ks_serve_nominated_patch(const char *nominated, size_t *len)
         return NULL;
     fputs("{\"status\":{\"nominatedNodeName\":", out);
     if (nominated)
-        ks_json_str(out, nominated);
+        ks_json_write_cstr(out, nominated);
     else
         fputs("null", out);
     fputs("}}", out);
     return close_body(out, &buf);
 }
 
-static void object_ref(FILE *out, const struct ks_pod *pod)
-{
-    fputs("{\"kind\":\"Pod\",\"namespace\":", out);
-    ks_json_str(out, pod_ns(pod));
-    fputs(",\"name\":", out);
-    ks_json_str(out, pod->meta.name);
-    if (pod->meta.uid && pod->meta.uid[0]) {
-        fputs(",\"uid\":", out);
-        ks_json_str(out, pod->meta.uid);
-    }
-    fputs(",\"apiVersion\":\"v1\"", out);
-    if (pod->meta.resource_version && pod->meta.resource_version[0]) {
-        fputs(",\"resourceVersion\":", out);
-        ks_json_str(out, pod->meta.resource_version);
-    }
-    fputc('}', out);
-}
-
-char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len)
-{
-    char name[400], when[40], note[NOTE_MAX + 1];
-    char *buf = NULL;
-    FILE *out = open_memstream(&buf, len);
-    if (!out)
-        return NULL;
-    snprintf(name, sizeof(name), "%s.%llx", ev->regarding->meta.name, (unsigned long long)ev->now_ns);
-    format_time(ev->now_ns, true, when, sizeof(when));
-    snprintf(note, sizeof(note), "%s", ev->note);
-    fputs("{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":", out);
-    ks_json_str(out, name);
-    fputs(",\"namespace\":", out);
-    ks_json_str(out, pod_ns(ev->regarding));
-    fputs("},\"eventTime\":", out);
-    ks_json_str(out, when);
-    fputs(",\"reportingController\":", out);
-    ks_json_str(out, ev->reporting_controller);
-    fputs(",\"reportingInstance\":", out);
-    ks_json_str(out, ev->reporting_instance);
-    fputs(",\"action\":", out);
-    ks_json_str(out, ev->action);
-    fputs(",\"reason\":", out);
-    ks_json_str(out, ev->reason);
-    fputs(",\"regarding\":", out);
-    object_ref(out, ev->regarding);
-    if (ev->related) {
-        fputs(",\"related\":", out);
-        object_ref(out, ev->related);
-    }
-    fputs(",\"note\":", out);
-    ks_json_str(out, note);
-    fputs(",\"type\":", out);
-    ks_json_str(out, ev->type);
-    fputc('}', out);
-    return close_body(out, &buf);
-}
-
 /* ---- the queue -------------------------------------------------------------------------- */
+
+static void free_job(struct write_job *j)
+{
+    free(j->create_path);
+    free(j->create_body);
+    free(j->content_type);
+    free(j->path);
+    free(j->body);
+    free(j);
+}
+
+/* Queue @j (the writer owns it from here): 0, or -ENOSPC when @droppable and the queue is full. */
+static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
+{
+    pthread_mutex_lock(&w->lock);
+    if (droppable && w->queued >= w->o.max_queued) {
+        w->stats.dropped++;
+        pthread_mutex_unlock(&w->lock);
+        free_job(j);
+        return -ENOSPC;
+    }
+    *w->tail = j;
+    w->tail = &j->next;
+    w->queued++;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
 
 int ks_writer_enqueue(struct ks_writer *w, const char *method, const char *path, const char *content_type,
                       char *body, size_t len, bool droppable)
@@ -282,22 +258,35 @@ int ks_writer_enqueue(struct ks_writer *w, const char *method, const char *path,
     j->event = strstr(path, "/events") != NULL;
     j->body = body;
     j->len = len;
-    pthread_mutex_lock(&w->lock);
-    if (droppable && w->queued >= w->o.max_queued) {
-        w->stats.dropped++;
-        pthread_mutex_unlock(&w->lock);
-        free(j->content_type);
-        free(j->path);
-        free(j->body);
+    return push_job(w, j, droppable);
+}
+
+/* Queue an Event's request (droppable, as Events are); takes @ew's strings. */
+static void enqueue_event(struct ks_writer *w, struct ks_event_write *ew)
+{
+    const char *ct =
+        strcmp(ew->method, "PATCH") == 0 ? "application/strategic-merge-patch+json" : "application/json";
+    struct write_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->content_type = strdup(ct))) {
         free(j);
-        return -ENOSPC;
+        ks_event_write_free(ew);
+        return;
     }
-    *w->tail = j;
-    w->tail = &j->next;
-    w->queued++;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
-    return 0;
+    snprintf(j->method, sizeof(j->method), "%s", ew->method);
+    j->event = true;
+    j->path = ew->path;
+    j->body = ew->body;
+    j->len = ew->len;
+    j->create_path = ew->create_path;
+    j->create_body = ew->create_body;
+    j->create_len = ew->create_len;
+    memset(ew, 0, sizeof(*ew));
+    push_job(w, j, true);
+}
+
+static void emit_series(void *ctx, struct ks_event_write *ew)
+{
+    enqueue_event(ctx, ew);
 }
 
 static bool retryable(int rc, long status)
@@ -322,7 +311,16 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
         memset(&resp, 0, sizeof(resp));
         const struct ks_serve_transport *t = j->event ? &w->o.events : &w->o.transport;
         rc = t->request(t->ctx, j->method, j->path, j->content_type, j->body, j->len, &resp);
-        if (!retryable(rc, resp.status))
+        bool again = false;
+        if (rc == 0 && resp.status == 404 && j->create_body) {
+            /* the series' Event is gone: create it whole; 409 means it is back, so patch again */
+            ks_kube_response_free(&resp);
+            memset(&resp, 0, sizeof(resp));
+            rc = t->request(t->ctx, "POST", j->create_path, "application/json", j->create_body, j->create_len,
+                            &resp);
+            again = rc == 0 && resp.status == 409;
+        }
+        if (!again && !retryable(rc, resp.status))
             break;
     }
     bool ok = rc == 0 && resp.status >= 200 && resp.status < 300;
@@ -342,12 +340,17 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
     pthread_mutex_unlock(&w->lock);
 }
 
-static void free_job(struct write_job *j)
+/* finishSeries (and refreshExistingEventSeries when due) when a finish period has passed. Lock held. */
+static void series_tick(struct ks_writer *w)
 {
-    free(j->content_type);
-    free(j->path);
-    free(j->body);
-    free(j);
+    int64_t now = mono_ns();
+    bool refresh = now >= w->next_refresh;
+    w->next_finish = now + ks_event_series_period(w->series, false);
+    if (refresh)
+        w->next_refresh = now + ks_event_series_period(w->series, true);
+    pthread_mutex_unlock(&w->lock);
+    ks_event_series_tick(w->series, wall_ns(), refresh, emit_series, w);
+    pthread_mutex_lock(&w->lock);
 }
 
 static void *writer_main(void *arg)
@@ -355,8 +358,15 @@ static void *writer_main(void *arg)
     struct ks_writer *w = arg;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->quit)
-            pthread_cond_wait(&w->wake, &w->lock);
+        while (!w->head && !w->quit && mono_ns() < w->next_finish) {
+            struct timespec until = {.tv_sec = w->next_finish / 1000000000,
+                                     .tv_nsec = w->next_finish % 1000000000};
+            pthread_cond_timedwait(&w->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
+        }
+        if (!w->quit && mono_ns() >= w->next_finish) {
+            series_tick(w);
+            continue;
+        }
         if (!w->head)
             break;
         if (w->quit && w->drain_deadline && mono_ns() > w->drain_deadline) {
@@ -405,14 +415,26 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
     if (opts->reporting_instance)
         snprintf(w->hostname, sizeof(w->hostname), "%s", opts->reporting_instance);
     w->tail = &w->head;
+    int rc = ks_event_series_create(opts->series_finish_ns, opts->series_refresh_ns, &w->series);
+    if (rc < 0) {
+        free(w);
+        return rc;
+    }
+    w->next_finish = mono_ns() + ks_event_series_period(w->series, false);
+    w->next_refresh = mono_ns() + ks_event_series_period(w->series, true);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->wake, &attr);
     pthread_cond_init(&w->idle, NULL);
-    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    pthread_condattr_destroy(&attr);
+    rc = pthread_create(&w->thread, NULL, writer_main, w);
     if (rc) {
         pthread_cond_destroy(&w->idle);
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
+        ks_event_series_destroy(w->series);
         free(w);
         return -rc;
     }
@@ -439,6 +461,7 @@ void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
     ks_smap_clear(&w->last_message, free);
+    ks_event_series_destroy(w->series);
     pthread_cond_destroy(&w->idle);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
@@ -518,12 +541,15 @@ static void queue_event(struct ks_writer *w, const struct ks_pod *regarding, con
         .reporting_instance = instance,
         .now_ns = wall_ns(),
     };
-    char path[600];
-    size_t len = 0;
-    char *body = ks_serve_event_body(&ev, &len);
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", pod_ns(regarding));
-    if (body)
-        ks_writer_enqueue(w, "POST", path, "application/json", body, len, true);
+    struct ks_event_write ew;
+    int rc = ks_event_series_record(w->series, &ev, &ew);
+    if (rc > 0) {
+        enqueue_event(w, &ew);
+    } else if (rc == 0) {
+        pthread_mutex_lock(&w->lock);
+        w->stats.series_counted++;
+        pthread_mutex_unlock(&w->lock);
+    }
 }
 
 static void pod_path(const struct ks_pod *pod, const char *sub, char *buf, size_t len)

@@ -6,7 +6,7 @@
  * with --json); progress lines, one per check, go to standard error with --verbose.
  */
 #include "commands.h"
-#include "json.h"
+#include "ksched/json_write.h"
 #include "soak.h"
 
 #include <errno.h>
@@ -135,7 +135,7 @@ static void print_json(const struct ks_soak_opts *o, const struct ks_soak_result
     for (uint32_t i = 0; i < r->report.nkept; i++) {
         if (i)
             printf(", ");
-        ks_json_str(stdout, r->report.kept[i]);
+        ks_json_write_cstr(stdout, r->report.kept[i]);
     }
     printf("]}\n");
 }

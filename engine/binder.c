@@ -28,9 +28,17 @@
  * waits on Permit (bind_stuck: it may block for long), or awake (the rest, polling binder
  * included: it checks the FIFO again before it sleeps, so a job queued meanwhile needs no
  * signal).
+ *
+ * A PreBind that waits (KS_WAIT, framework_types.h) does not hold its binder: the job is
+ * parked (still counted in in_flight, so ks__wait_bindings() waits for it) and the binder
+ * takes the next one. Whoever ends the wait calls job->wait.done (resume_parked), which
+ * puts the job back on the FIFO, marked resumed, and a binder finishes its binding cycle
+ * from PreBind on. The wait may end before the binder has seen KS_WAIT: wait_state, under
+ * bind_lock, decides who continues (RUNNING -> PARKED by the binder, or -> RESOLVED by the
+ * resumer, in which case the binder goes on at once).
  */
-#include "scheduler_internal.h"
 #include "ksched/spin.h"
+#include "scheduler_internal.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -55,6 +63,8 @@ struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
         ks_cycle_state_reset(&job->cs);
     }
     job->next = NULL;
+    job->s = s;
+    job->resumed = false;
     return job;
 }
 
@@ -66,17 +76,101 @@ void ks__job_put(struct ks_scheduler *s, struct ks_bind_job *job)
     pthread_mutex_unlock(&s->bind_lock);
 }
 
-/* The binding cycle of one pod; returns with the job consumed. */
-static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
+/* Queue @job at the FIFO's tail. Under bind_lock. */
+static void fifo_push(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    job->next = NULL;
+    if (s->bind_tail)
+        s->bind_tail->next = job;
+    else
+        s->bind_head = job;
+    s->bind_tail = job;
+    s->bind_len++;
+    atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
+}
+
+/* job->wait.done: the PreBind wait is over (any thread; takes bind_lock, a leaf here). */
+static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_status *st)
+{
+    struct ks_bind_job *job = (struct ks_bind_job *)((char *)w - offsetof(struct ks_bind_job, wait));
+    struct ks_scheduler *s = job->s;
+
+    pthread_mutex_lock(&s->bind_lock);
+    job->wait_code = code;
+    if (st)
+        job->wait_st = *st;
+    else
+        job->wait_st = (struct ks_status){.code = (enum ks_code)code, .plugin = KS_NO_PLUGIN};
+    if (job->wait_state == KS_JOB_PARKED) {
+        job->resumed = true;
+        s->bind_parked--;
+        fifo_push(s, job);
+        /* as for an urgent job: wake a binder unless one is awake to find it */
+        if (s->bind_sleeping && s->bind_sleeping + s->bind_stuck >= s->nbinders)
+            pthread_cond_signal(&s->bind_ready);
+    } else {
+        job->wait_state = KS_JOB_RESOLVED; /* the binder has not parked it yet: it goes on itself */
+    }
+    pthread_mutex_unlock(&s->bind_lock);
+}
+
+/* PreBind returned KS_WAIT: park @job, or false when the wait already ended (go on). */
+static bool park(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    pthread_mutex_lock(&s->bind_lock);
+    bool parked = job->wait_state == KS_JOB_RUNNING;
+    if (parked) {
+        job->wait_state = KS_JOB_PARKED;
+        s->bind_parked++;
+    }
+    pthread_mutex_unlock(&s->bind_lock);
+    return parked;
+}
+
+/* PreBind, from the start or (a resumed job) from the plugin that waited; KS_WAIT: parked. */
+static int pre_bind(struct ks_scheduler *s, struct ks_bind_job *job, struct ks_status *st)
+{
+    struct ks_framework *fw = job->fw;
+    const struct ks_pod *pod = job->qp->pod;
+    int rc;
+
+    /*
+     * Armed without the lock: nobody else can reach the job until a plugin hands out
+     * cs.bind_wait, and that hand-off (the plugin's own locking) orders these stores
+     * before the resumer's read under bind_lock.
+     */
+    job->wait.done = resume_parked;
+    job->cs.bind_wait = &job->wait;
+    job->wait_state = KS_JOB_RUNNING;
+    if (job->resumed) {
+        job->resumed = false;
+        rc = ks_fw_resume_pre_bind(fw, &job->cs, pod, job->node, job->wait_code, &job->wait_st, st);
+    } else {
+        rc = ks_fw_run_pre_bind(fw, &job->cs, pod, job->node, st);
+    }
+    while (rc == KS_WAIT) {
+        if (park(s, job))
+            return KS_WAIT;
+        job->wait_state = KS_JOB_RUNNING; /* resolved before it was parked: go on here */
+        rc = ks_fw_resume_pre_bind(fw, &job->cs, pod, job->node, job->wait_code, &job->wait_st, st);
+    }
+    job->cs.bind_wait = NULL;
+    return rc;
+}
+
+/* The binding cycle of one pod; false when its PreBind waits (the job is parked), true when it is done. */
+static bool bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
 {
     struct ks_framework *fw = job->fw;
     const struct ks_pod *pod = job->qp->pod;
     struct ks_status st = {0};
-    int rc;
+    int rc = KS_SUCCESS;
 
-    if ((rc = ks_fw_wait_on_permit(fw, pod, &st)) == KS_SUCCESS &&
-        (rc = ks_fw_run_pre_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS &&
-        (rc = ks_fw_run_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS) {
+    if (!job->resumed)
+        rc = ks_fw_wait_on_permit(fw, pod, &st);
+    if (rc == KS_SUCCESS && (rc = pre_bind(s, job, &st)) == KS_WAIT)
+        return false;
+    if (rc == KS_SUCCESS && (rc = ks_fw_run_bind(fw, &job->cs, pod, job->node, &st)) == KS_SUCCESS) {
         /*
          * in process, the bound pod reaches the cache at once (the informer's add event),
          * unless it was deleted or evicted while it was being bound
@@ -105,6 +199,7 @@ static void bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
         ks__failure(s, fw, job->qp, job->cycle, rc, msg, rejectors);
     }
     ks__job_put(s, job);
+    return true;
 }
 
 /*
@@ -161,13 +256,13 @@ static void *binder_main(void *arg)
             s->bind_tail = NULL;
         s->bind_len--;
         atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
-        bool urgent = job->urgent;
+        bool urgent = job->urgent && !job->resumed;
         s->bind_stuck += urgent;
         pthread_mutex_unlock(&s->bind_lock);
-        bind_one(s, job);
+        bool done = bind_one(s, job);
         pthread_mutex_lock(&s->bind_lock);
         s->bind_stuck -= urgent;
-        if (--s->in_flight == 0)
+        if (done && --s->in_flight == 0)
             pthread_cond_broadcast(&s->bind_idle);
     }
     pthread_mutex_unlock(&s->bind_lock);
@@ -206,15 +301,8 @@ bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent
 {
     bool deferred = false;
     pthread_mutex_lock(&s->bind_lock);
-    job->next = NULL;
     job->urgent = urgent;
-    if (s->bind_tail)
-        s->bind_tail->next = job;
-    else
-        s->bind_head = job;
-    s->bind_tail = job;
-    s->bind_len++;
-    atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
+    fifo_push(s, job);
     s->in_flight++;
     /* a binder that is awake (not asleep, not held by a Permit) takes the job before it sleeps */
     if (s->bind_sleeping + s->bind_stuck < s->nbinders) {

@@ -26,6 +26,10 @@ void ks_cycle_state_reset(struct ks_cycle_state *cs)
     cs->skip_filter = 0;
     cs->skip_score = 0;
     cs->seed = 0;
+    cs->record_plugin_metrics = false;
+    cs->pre_bind_start_ns = cs->pre_bind_plugin_ns = 0;
+    cs->bind_wait = NULL;
+    cs->pre_bind_waiting = 0;
     ks_arena_reset(&cs->arena);
 }
 
@@ -44,6 +48,7 @@ int ks_cycle_state_clone(struct ks_framework *fw, const struct ks_cycle_state *s
     dst->skip_filter = src->skip_filter;
     dst->skip_score = src->skip_score;
     dst->seed = src->seed;
+    dst->record_plugin_metrics = src->record_plugin_metrics;
     for (uint32_t i = 0; i < fw->nplugins; i++) {
         const struct ks_fw_plugin *p = &fw->plugins[i];
         if (!src->slot[i] || !p->plugin->state_clone) {

@@ -7,9 +7,15 @@
  * numFeasibleNodesToFind feasible nodes and the failures before the last of them — which
  * is what upstream computes when its filter goroutines happen to finish in order, and
  * makes a run reproducible whatever the thread timing.
+ *
+ * Metrics (framework_metrics.h): the Filter point runs from the end of PreFilter to the
+ * result (nominated pods and the nominated node included), as upstream's
+ * findNodesThatPassFilters; each worker counts its plugins' node calls into its own tally,
+ * added to the counters once the pass is over.
  */
 #include "scheduler_internal.h"
 
+#include "framework_metrics.h"
 #include "framework_plan.h"
 
 #include "ksched/cache.h"
@@ -61,6 +67,7 @@ struct filter_job {
     uint32_t n, start, limit;
     const struct ks_nominated_scratch *nom; /* nodes with nominated pods this cycle (nom->n 0: none) */
     const struct ks_fw_plan *plan;          /* the Filter calls this pod does not skip */
+    struct ks_fw_tally *tallies;            /* per worker, NULL without metrics */
     atomic_uint found;
     struct ks_status *status;
     uint8_t *ok;
@@ -144,7 +151,7 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
 {
     struct filter_job *j = ctx;
     uint32_t passed = 0, blk = begin / j->block;
-    (void)worker;
+    struct ks_fw_tally *t = j->tallies ? &j->tallies[worker] : NULL;
     if (!j->nom->n && enough(j, blk, 0)) {
         block_done(j, blk, 0);
         return;
@@ -166,14 +173,14 @@ static void filter_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worke
         /* plugin by plugin over each sub-block (framework_plan.h), stopping once enough passed */
         for (uint32_t sb = begin; sb < end; sb += FILTER_SUB_BLOCK) {
             uint32_t len = end - sb < FILTER_SUB_BLOCK ? end - sb : FILTER_SUB_BLOCK;
-            passed += ks__fw_plan_filter_nodes(j->plan, j->cs, j->pod, &j->evaluated[sb], len, &j->ok[sb],
-                                               &j->status[sb]);
+            passed += ks__fw_plan_filter_nodes_tally(j->plan, j->cs, j->pod, &j->evaluated[sb], len,
+                                                     &j->ok[sb], &j->status[sb], t);
             if (sb + len < end && enough(j, blk, passed))
                 break;
         }
     } else {
         for (uint32_t i = begin; i < end; i++) {
-            int rc = ks__filter_node(j->fw, j->nom, j->cs, j->pod, j->evaluated[i], &j->status[i]);
+            int rc = ks__filter_node(j->fw, j->nom, j->cs, j->pod, j->evaluated[i], &j->status[i], t);
             j->ok[i] = rc == KS_SUCCESS;
             passed += j->ok[i];
         }
@@ -282,6 +289,11 @@ static uint32_t plugins_message(const struct ks_framework *fw, uint64_t mask, co
     return ks_intern(msg);
 }
 
+static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                        const struct ks_pod *pod, const struct ks_snapshot *snap,
+                        const struct ks_pre_filter_result *prev, struct ks_find_result *out,
+                        struct ks_status *st);
+
 int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                    const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
                    struct ks_status *st)
@@ -315,6 +327,25 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             d->unschedulable_plugins |= 1ull << st->plugin;
         return KS_SUCCESS;
     }
+    if (!ks_framework_has_filter(fw))
+        return filter_phase(s, fw, cs, pod, snap, &pre, out, st);
+    int64_t t0 = ks__fw_point_start(fw);
+    rc = filter_phase(s, fw, cs, pod, snap, &pre, out, st);
+    ks__fw_point_end(fw, KS_FWL_FILTER, rc, t0);
+    return rc;
+}
+
+/* ks__find_nodes() after a PreFilter that let the pod through: Filter, from the nominated node on. */
+static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                        const struct ks_pod *pod, const struct ks_snapshot *snap,
+                        const struct ks_pre_filter_result *prev, struct ks_find_result *out,
+                        struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    struct ks_pre_filter_result pre = *prev;
+    struct ks_diagnosis *d = &out->diag;
+    uint32_t nall = snap->nnodes;
+    int rc;
 
     /* pods nominated to nodes by preemption count on those nodes (RunFilterPluginsWithNominatedPods) */
     if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, st)) != KS_SUCCESS)
@@ -331,7 +362,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (nominated_name != KS_ID_EMPTY) {
         const struct ks_node_snap *nominated = ks_snapshot_find(snap, nominated_name);
         struct ks_status nst = {0};
-        if (nominated && ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst) == KS_SUCCESS) {
+        if (nominated && ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL) == KS_SUCCESS) {
             sc->feasible[0] = nominated;
             out->nfeasible = 1;
             return KS_SUCCESS;
@@ -398,13 +429,18 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .status = sc->status,
             .ok = sc->ok,
             .evaluated = sc->evaluated,
+            .tallies = fw->metrics ? sc->tallies : NULL,
         };
+        for (uint32_t w = 0; job.tallies && w < sc->ntallies; w++)
+            ks__fw_tally_reset(&sc->tallies[w], fw->list[KS_FWL_FILTER].n, cs->record_plugin_metrics);
         job.block = ks__block_size(s->workers, limit, FILTER_BLOCK_MIN, FILTER_BLOCK_MAX);
         job.nblocks = (n + job.block - 1) / job.block;
         job.block_state = sc->block_state;
         memset(sc->block_state, 0, job.nblocks * sizeof(*sc->block_state));
         atomic_init(&job.prefix, 0);
         uint32_t end = ks_workers_run(s->workers, n, job.block, filter_block, &job);
+        if (job.tallies)
+            ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies, true);
         processed = end;
         for (uint32_t i = 0; i < end; i++) {
             if (sc->ok[i]) {

@@ -13,7 +13,8 @@
  *   2. instances: each plugin's init op with its args from the profile; on failure the
  *      instances made so far are destroyed in reverse order;
  *   3. call lists: per extension point an array of (instance, op, slot, weight) in
- *      configuration order, leaving out plugins whose op at that point is NULL.
+ *      configuration order, leaving out plugins whose op at that point is NULL;
+ *   4. with deps->metrics, the series the Run functions record into (framework_metrics.c).
  *
  * Invariant: after ks_framework_create() returns, nothing here changes until
  * ks_framework_destroy(), so any thread reads the lists without synchronisation.
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "framework_internal.h"
+#include "framework_metrics.h"
 #include "ksched/config.h"
 
 static int slot_of(const struct ks_framework *fw, const struct ks_plugin *plugin)
@@ -226,6 +228,8 @@ int ks_framework_create(const struct ks_profile *prof, const struct ks_framework
         goto err_plugins;
     if ((rc = build_lists(fw, prof)))
         goto err_lists;
+    if (fw->deps.metrics && (rc = ks__fw_metrics_create(fw, fw->deps.metrics)))
+        goto err_lists;
     *out = fw;
     return 0;
 
@@ -245,6 +249,7 @@ void ks_framework_destroy(struct ks_framework *fw)
         return;
     ks__fw_permit_fini(fw);
     destroy_instances(fw, fw->nplugins);
+    ks__fw_metrics_destroy(fw->metrics);
     free(fw->norm_buf);
     free(fw->calls);
     free(fw);

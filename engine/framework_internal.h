@@ -88,6 +88,7 @@ struct ks_fw_plugin {
 };
 
 struct ks_waiting_pod; /* framework_permit.c */
+struct ks_fw_metrics;  /* framework_metrics.h */
 
 struct ks_framework {
     struct ks_fw_calls list[KS_FWL_COUNT];
@@ -98,6 +99,9 @@ struct ks_framework {
     uint32_t nplugins;
     struct ks_fw_plugin plugins[KS_MAX_PROFILE_PLUGINS];
     struct ks_fw_call *calls; /* one allocation behind every list */
+
+    /* The series the Run functions record into (framework_metrics.h); NULL: none. */
+    struct ks_fw_metrics *metrics;
 
     /* NormalizeScore scratch column (scheduling thread). */
     int64_t *norm_buf;

@@ -22,6 +22,10 @@
  * the intern table's lock (messages are interned while deciding). Plugin ops never run
  * under wait_lock, so a Permit plugin may allow or reject other waiting pods.
  *
+ * Metrics: the Permit point and its plugins as the other Run functions record them
+ * (framework_run.c); a pod that waited adds how long to permit_wait_duration_seconds
+ * with the code it was decided with, as upstream's WaitOnPermit.
+ *
  * Context: ks_fw_run_permit() on the scheduling thread; ks_fw_wait_on_permit() on a
  * binder thread (it blocks); allow/reject/count from any thread.
  */
@@ -32,6 +36,7 @@
 #include <time.h>
 
 #include "framework_internal.h"
+#include "framework_metrics.h"
 #include "ksched/config_decode.h"
 #include "ksched/intern.h"
 
@@ -174,8 +179,8 @@ static int add_waiting(struct ks_framework *fw, const struct ks_pod *pod, const 
     return 0;
 }
 
-int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                     uint32_t node, struct ks_status *st)
+static int run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                      uint32_t node, struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_PERMIT];
     struct ks_pending pending[KS_MAX_PROFILE_PLUGINS];
@@ -186,7 +191,9 @@ int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const s
         int64_t timeout = 0;
 
         ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.permit(c->self, cs, pod, node, &timeout, st);
+        ks__fw_plugin_end(fw, KS_FWL_PERMIT, i, code, t0);
         if (code == KS_SUCCESS)
             continue;
         if (code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING) {
@@ -216,6 +223,15 @@ int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const s
                          pod->meta.name ? pod->meta.name : "");
 }
 
+int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                     uint32_t node, struct ks_status *st)
+{
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = run_permit(fw, cs, pod, node, st);
+    ks__fw_point_end(fw, KS_FWL_PERMIT, rc, t0);
+    return rc;
+}
+
 int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, struct ks_status *st)
 {
     struct ks_waiting_pod **pp, *wp;
@@ -228,6 +244,7 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
         return KS_SUCCESS;
     }
     wp = *pp;
+    int64_t start = now_ns();
     for (;;) {
         int64_t now = now_ns(), earliest = INT64_MAX;
         expire(fw, wp, now);
@@ -254,6 +271,9 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
     *st = wp->result;
     pthread_cond_destroy(&wp->cond);
     free(wp);
+    if (fw->metrics)
+        ks_metric_observe(fw->metrics->permit_wait[ks__code_index(st->code)],
+                          ks__metrics_secs(now_ns() - start));
     return st->code;
 }
 

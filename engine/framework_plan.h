@@ -50,6 +50,16 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
                                   uint32_t n, uint8_t *ok, struct ks_status *st);
 
 /*
+ * The passes of a scheduler with metrics: the same, also counting into the worker's tally
+ * @t (framework_metrics.h; NULL: nothing counted): each plugin's node calls, and when
+ * t->timed its time and the codes it returned.
+ */
+struct ks_fw_tally;
+uint32_t ks__fw_plan_filter_nodes_tally(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                        const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                        uint32_t n, uint8_t *ok, struct ks_status *st, struct ks_fw_tally *t);
+
+/*
  * Planned scoring keeps one column per call of the plan (column-major: call k's scores
  * of the cycle's @stride feasible nodes at cols + k * stride), so each plugin's batched
  * Score writes, and NormalizeScore reads and rewrites, a contiguous array; a plugin
@@ -80,6 +90,11 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
 int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
                             int64_t *cols, size_t stride, int64_t *totals, bool *out_of_range);
+/* ks__fw_plan_score_nodes() timing each plugin's column into @t when t->timed (NULL: nothing). */
+int ks__fw_plan_score_nodes_tally(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                  const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                  uint32_t n, int64_t *cols, size_t stride, int64_t *totals,
+                                  bool *out_of_range, struct ks_fw_tally *t);
 int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
                           const struct ks_cycle_state *cs, const struct ks_pod *pod,
                           const struct ks_node_snap *const *nodes, uint32_t n, int64_t *cols, int64_t *totals,

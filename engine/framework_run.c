@@ -25,13 +25,22 @@
  *              column, the [0, 100] range check, then the weights.
  *   Reserve    first failure ends the run (rejections keep their code); Unreserve runs
  *              every Reserve plugin in reverse order.
- *   PreBind    first failure ends the run.
+ *   PreBind    first failure ends the run. A plugin may return Wait when the binding cycle
+ *              can park (cs->bind_wait): the run stops there and ks_fw_resume_pre_bind()
+ *              continues it with the waiting plugin's outcome (no upstream counterpart:
+ *              upstream blocks the binding goroutine inside the plugin instead).
  *   Bind       the first plugin that does not return Skip decides; when every plugin
  *              skips (or there is none) the result is Skip, which callers treat as failure.
  *
  * Every non-Success status leaves with st->plugin set to the slot of the plugin it came
  * from (upstream sets the plugin name on most of them; ksched sets it on all, which
  * changes no message). A Success leaves st cleared.
+ *
+ * Metrics (framework_metrics.h), when the framework has them: each public Run function of
+ * an extension point records its duration with the code it returns; each plugin call of a
+ * sampled cycle its own duration with the code the plugin returned; PreFilter and PreScore
+ * calls that do not Skip, and Filter calls per node, count as evaluations. Filter and
+ * Score record their point around the parallel pass (find_nodes.c, prioritize.c).
  *
  * Context: see framework.h. ks_fw_run_filter() and ks_fw_score_node() run on workers in
  * parallel: they read the call lists and the cycle state only and allocate nothing unless
@@ -43,6 +52,7 @@
 #include <string.h>
 
 #include "framework_internal.h"
+#include "framework_metrics.h"
 #include "framework_plan.h"
 #include "ksched/intern.h"
 
@@ -135,8 +145,8 @@ static int no_node_left(const struct ks_framework *fw, uint64_t narrowed, const 
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                         struct ks_pre_filter_result *res, struct ks_status *st)
+static int run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          struct ks_pre_filter_result *res, struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_FILTER];
     struct ks_status unsched;
@@ -151,11 +161,14 @@ int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, con
         struct ks_status s;
 
         ks__status_clear(&s);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.pre_filter(c->self, cs, pod, &r, &s);
+        ks__fw_plugin_end(fw, KS_FWL_PRE_FILTER, i, code, t0);
         if (code == KS_SKIP) {
             skip |= c->bit;
             continue;
         }
+        ks__fw_evaluated(fw, KS_FWL_PRE_FILTER, i, 1);
         if (code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
             /* no preemption can help: the other PreFilter plugins need not run */
             rc = keep(&s, c, code);
@@ -198,18 +211,30 @@ out:
     return rc;
 }
 
+int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         struct ks_pre_filter_result *res, struct ks_status *st)
+{
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = run_pre_filter(fw, cs, pod, res, st);
+    ks__fw_point_end(fw, KS_FWL_PRE_FILTER, rc, t0);
+    return rc;
+}
+
 /* ---- PreFilterExtensions -------------------------------------------------------------------- */
 
-static int run_pod_ext(const struct ks_fw_calls *l, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                       const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st,
-                       const char *what)
+static int run_pod_ext(const struct ks_framework *fw, enum ks_fw_list list, struct ks_cycle_state *cs,
+                       const struct ks_pod *pod, const struct ks_pod *other, const struct ks_node_snap *node,
+                       struct ks_status *st, const char *what)
 {
+    const struct ks_fw_calls *l = &fw->list[list];
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ks_fw_call *c = &l->v[i];
         if (cs->skip_filter & c->bit)
             continue;
         ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.pod_ext(c->self, cs, pod, other, node, st);
+        ks__fw_plugin_end(fw, list, i, code, t0);
         if (code != KS_SUCCESS)
             return ks__status_wrap(st, KS_ERROR, c->slot, "running %s on PreFilter plugin \"%s\": ", what,
                                    call_name(c));
@@ -221,13 +246,13 @@ static int run_pod_ext(const struct ks_fw_calls *l, struct ks_cycle_state *cs, c
 int ks_fw_run_add_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
 {
-    return run_pod_ext(&fw->list[KS_FWL_ADD_POD], cs, pod, other, node, st, "AddPod");
+    return run_pod_ext(fw, KS_FWL_ADD_POD, cs, pod, other, node, st, "AddPod");
 }
 
 int ks_fw_run_remove_pod(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st)
 {
-    return run_pod_ext(&fw->list[KS_FWL_REMOVE_POD], cs, pod, other, node, st, "RemovePod");
+    return run_pod_ext(fw, KS_FWL_REMOVE_POD, cs, pod, other, node, st, "RemovePod");
 }
 
 /* ---- Filter (workers) ----------------------------------------------------------------------- */
@@ -241,9 +266,54 @@ __attribute__((noinline, cold)) static int filter_failed(const struct ks_fw_call
     return ks__status_wrap(st, KS_ERROR, c->slot, "running \"%s\" filter plugin: ", call_name(c));
 }
 
+/*
+ * ks__fw_run_filter_tally() with metrics: each call counted (into @t, or without one
+ * straight into the counters) and, in a sampled cycle, timed (likewise).
+ */
+__attribute__((noinline)) static int
+run_filter_recorded(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                    const struct ks_node_snap *node, struct ks_status *st, struct ks_fw_tally *t)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_FILTER];
+    const bool timed = cs->record_plugin_metrics;
+
+    st->nreasons = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        if (cs->skip_filter & c->bit)
+            continue;
+        int64_t t0 = timed ? ks__metrics_now() : 0;
+        int code = c->op.filter(c->self, cs, pod, node, st);
+        if (t) {
+            t->evals[i]++;
+            if (timed) {
+                t->ns[i] += (uint64_t)(ks__metrics_now() - t0);
+                t->calls[i][ks__code_index(code)]++;
+            }
+        } else {
+            ks_metric_count(fw->metrics->evals[KS_FWL_FILTER][i], 1);
+            ks__fw_plugin_end(fw, KS_FWL_FILTER, i, code, t0);
+        }
+        if (code != KS_SUCCESS)
+            return filter_failed(c, code, st);
+    }
+    st->code = KS_SUCCESS;
+    st->plugin = KS_NO_PLUGIN;
+    return KS_SUCCESS;
+}
+
 int ks_fw_run_filter(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *node, struct ks_status *st)
 {
+    return ks__fw_run_filter_tally(fw, cs, pod, node, st, NULL);
+}
+
+int ks__fw_run_filter_tally(const struct ks_framework *fw, const struct ks_cycle_state *cs,
+                            const struct ks_pod *pod, const struct ks_node_snap *node, struct ks_status *st,
+                            struct ks_fw_tally *t)
+{
+    if (__builtin_expect(fw->metrics != NULL, 0))
+        return run_filter_recorded(fw, cs, pod, node, st, t);
     const struct ks_fw_call *c = fw->list[KS_FWL_FILTER].v;
     const struct ks_fw_call *end = c + fw->list[KS_FWL_FILTER].n;
     const uint64_t skip = cs->skip_filter;
@@ -343,13 +413,63 @@ __attribute__((noinline, cold)) static void stamp_failed(const struct ks_fw_call
     }
 }
 
+/* The statuses of the @n nodes call @c failed (stamped with its slot), counted by code into @calls. */
+static void count_failed(const struct ks_fw_call *c, uint32_t n, const uint8_t *ok,
+                         const struct ks_status *st, uint32_t *calls)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ok[i] && st[i].plugin == c->slot)
+            calls[ks__code_index(st[i].code)]++;
+    }
+}
+
+/* ks__fw_plan_filter_nodes_tally() in a sampled cycle: each plugin's call over the block timed. */
+__attribute__((noinline)) static uint32_t
+filter_nodes_timed(const struct ks_fw_plan *p, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   const struct ks_node_snap *const *nodes, uint32_t n, uint8_t *ok, struct ks_status *st,
+                   struct ks_fw_tally *t)
+{
+    uint32_t passed = n;
+    int64_t t0 = ks__metrics_now();
+    for (uint32_t k = 0; k < p->n && passed; k++) {
+        const struct ks_fw_call *c = &p->v[k];
+        const uint32_t i = p->col[k];
+        uint32_t failed;
+        t->evals[i] += passed;
+        if (!c->plugin->filter_nodes) {
+            failed = filter_each(c, cs, pod, nodes, n, ok, st);
+        } else if ((failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st))) {
+            stamp_failed(c, n, ok, st);
+        }
+        int64_t t1 = ks__metrics_now();
+        t->ns[i] += (uint64_t)(t1 - t0);
+        t0 = t1;
+        t->calls[i][KS_SUCCESS] += passed - failed;
+        if (failed)
+            count_failed(c, n, ok, st, t->calls[i]);
+        passed -= failed;
+    }
+    return passed;
+}
+
 uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
                                   const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
                                   uint32_t n, uint8_t *ok, struct ks_status *st)
 {
+    return ks__fw_plan_filter_nodes_tally(p, cs, pod, nodes, n, ok, st, NULL);
+}
+
+uint32_t ks__fw_plan_filter_nodes_tally(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                        const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                        uint32_t n, uint8_t *ok, struct ks_status *st, struct ks_fw_tally *t)
+{
+    if (t && t->timed)
+        return filter_nodes_timed(p, cs, pod, nodes, n, ok, st, t);
     uint32_t passed = n;
     for (uint32_t k = 0; k < p->n && passed; k++) {
         const struct ks_fw_call *c = &p->v[k];
+        if (t)
+            t->evals[p->col[k]] += passed;
         if (!c->plugin->filter_nodes) {
             passed -= filter_each(c, cs, pod, nodes, n, ok, st);
             continue;
@@ -365,9 +485,9 @@ uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cy
 
 /* ---- PostFilter ----------------------------------------------------------------------------- */
 
-int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
-                          struct ks_status *st)
+static int run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                           const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                           struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_POST_FILTER];
     struct ks_post_filter_result result = {.nominated_node = KS_ID_EMPTY};
@@ -379,7 +499,9 @@ int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, co
         struct ks_post_filter_result r = {.nominated_node = KS_ID_EMPTY};
 
         ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.post_filter(c->self, cs, pod, diag, &r, st);
+        ks__fw_plugin_end(fw, KS_FWL_POST_FILTER, i, code, t0);
         if (code == KS_SUCCESS) {
             *res = r;
             ks__status_clear(st);
@@ -410,10 +532,20 @@ int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, co
     return KS_UNSCHEDULABLE;
 }
 
+int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
+                          struct ks_status *st)
+{
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = run_post_filter(fw, cs, pod, diag, res, st);
+    ks__fw_point_end(fw, KS_FWL_POST_FILTER, rc, t0);
+    return rc;
+}
+
 /* ---- PreScore, Score, NormalizeScore -------------------------------------------------------- */
 
-int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                        const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
+static int run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_SCORE];
     uint64_t skip = 0;
@@ -424,11 +556,14 @@ int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, cons
         const struct ks_fw_call *c = &l->v[i];
 
         ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.pre_score(c->self, cs, pod, nodes, n, st);
+        ks__fw_plugin_end(fw, KS_FWL_PRE_SCORE, i, code, t0);
         if (code == KS_SKIP) {
             skip |= c->bit;
             continue;
         }
+        ks__fw_evaluated(fw, KS_FWL_PRE_SCORE, i, 1);
         if (code != KS_SUCCESS) {
             rc = ks__status_wrap(st, KS_ERROR, c->slot, "running PreScore plugin \"%s\": ", call_name(c));
             break;
@@ -437,6 +572,15 @@ int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, cons
     if (rc == KS_SUCCESS)
         ks__status_clear(st);
     cs->skip_score = skip;
+    return rc;
+}
+
+int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                        const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
+{
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = run_pre_score(fw, cs, pod, nodes, n, st);
+    ks__fw_point_end(fw, KS_FWL_PRE_SCORE, rc, t0);
     return rc;
 }
 
@@ -528,11 +672,33 @@ int ks__fw_plan_score_nodes(const struct ks_fw_plan *p, const struct ks_cycle_st
                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
                             int64_t *cols, size_t stride, int64_t *totals, bool *oor)
 {
+    return ks__fw_plan_score_nodes_tally(p, cs, pod, nodes, n, cols, stride, totals, oor, NULL);
+}
+
+/* One plan call's column of a block, timed into @t when the cycle is sampled. */
+static inline int score_call(const struct ks_fw_plan *p, uint32_t k, const struct ks_cycle_state *cs,
+                             const struct ks_pod *pod, const struct ks_node_snap *const *nodes, uint32_t n,
+                             int64_t *col, struct ks_fw_tally *t)
+{
+    if (__builtin_expect(!t || !t->timed, 1))
+        return (k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col);
+    int64_t t0 = ks__metrics_now();
+    int rc = (k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col);
+    t->ns[p->col[k]] += (uint64_t)(ks__metrics_now() - t0);
+    t->calls[p->col[k]][rc == KS_SUCCESS ? KS_SUCCESS : KS_ERROR] += n;
+    return rc;
+}
+
+int ks__fw_plan_score_nodes_tally(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
+                                  const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
+                                  uint32_t n, int64_t *cols, size_t stride, int64_t *totals, bool *oor,
+                                  struct ks_fw_tally *t)
+{
     bool bad = false, first = true;
 
     for (uint32_t k = 0; k < p->n; k++) {
         int64_t *col = cols + (size_t)k * stride;
-        if ((k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col) != KS_SUCCESS)
+        if (score_call(p, k, cs, pod, nodes, n, col, t) != KS_SUCCESS)
             return KS_ERROR;
         if (p->normalized[k])
             continue;
@@ -601,7 +767,10 @@ static int normalize_column(struct ks_framework *fw, const struct ks_fw_call *c,
     for (uint32_t j = 0; j < n; j++)
         col[j] = scores[(size_t)j * ns + i];
     ks__status_clear(st);
-    if (c->op.normalize(c->self, cs, pod, nodes, col, n, st) != KS_SUCCESS)
+    int64_t t0 = ks__fw_plugin_start(fw, cs);
+    int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
+    ks__fw_plugin_end(fw, KS_FWL_NORMALIZE, i, code, t0);
+    if (code != KS_SUCCESS)
         return normalize_failed(c, st);
     return KS_SUCCESS;
 }
@@ -684,7 +853,10 @@ int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
         const struct ks_fw_call *c = &l->v[p->col[k]];
         int64_t *col = cols + (size_t)k * n;
         ks__status_clear(st);
-        if (c->op.normalize(c->self, cs, pod, nodes, col, n, st) != KS_SUCCESS)
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
+        int code = c->op.normalize(c->self, cs, pod, nodes, col, n, st);
+        ks__fw_plugin_end(fw, KS_FWL_NORMALIZE, p->col[k], code, t0);
+        if (code != KS_SUCCESS)
             return normalize_failed(c, st);
         bool bad = false;
         for (uint32_t j = 0; j < n; j++)
@@ -707,50 +879,135 @@ int ks__fw_plan_normalize(struct ks_framework *fw, const struct ks_fw_plan *p,
 
 /* ---- Reserve, Unreserve --------------------------------------------------------------------- */
 
-/* Reserve and PreBind: the first failure ends the run; rejections keep their code. */
-static int run_node_ops(const struct ks_fw_calls *l, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                        uint32_t node, struct ks_status *st, const char *point)
+/* Reserve: the first failure ends the run; rejections keep their code. */
+static int run_node_ops(const struct ks_framework *fw, enum ks_fw_list list, struct ks_cycle_state *cs,
+                        const struct ks_pod *pod, uint32_t node, struct ks_status *st, const char *point)
 {
-    for (uint32_t i = 0; i < l->n; i++) {
+    const struct ks_fw_calls *l = &fw->list[list];
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = KS_SUCCESS;
+
+    for (uint32_t i = 0; i < l->n && rc == KS_SUCCESS; i++) {
         const struct ks_fw_call *c = &l->v[i];
         ks__status_clear(st);
+        int64_t pt = ks__fw_plugin_start(fw, cs);
         int code = c->op.node_op(c->self, cs, pod, node, st);
+        ks__fw_plugin_end(fw, list, i, code, pt);
         if (code == KS_SUCCESS)
             continue;
         if (is_rejected(code))
-            return keep(st, c, code);
-        return ks__status_wrap(st, KS_ERROR, c->slot, "running %s plugin \"%s\": ", point, call_name(c));
+            rc = keep(st, c, code);
+        else
+            rc = ks__status_wrap(st, KS_ERROR, c->slot, "running %s plugin \"%s\": ", point, call_name(c));
     }
-    ks__status_clear(st);
-    return KS_SUCCESS;
+    if (rc == KS_SUCCESS)
+        ks__status_clear(st);
+    ks__fw_point_end(fw, list, rc, t0);
+    return rc;
 }
 
 int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       uint32_t node, struct ks_status *st)
 {
-    return run_node_ops(&fw->list[KS_FWL_RESERVE], cs, pod, node, st, "Reserve");
+    return run_node_ops(fw, KS_FWL_RESERVE, cs, pod, node, st, "Reserve");
+}
+
+/* Unreserve and PostBind: every plugin runs; the point's status is always Success. */
+static void run_void_ops(struct ks_framework *fw, enum ks_fw_list list, struct ks_cycle_state *cs,
+                         const struct ks_pod *pod, uint32_t node, bool reverse)
+{
+    const struct ks_fw_calls *l = &fw->list[list];
+    int64_t t0 = ks__fw_point_start(fw);
+
+    for (uint32_t k = 0; k < l->n; k++) {
+        uint32_t i = reverse ? l->n - 1 - k : k;
+        int64_t pt = ks__fw_plugin_start(fw, cs);
+        l->v[i].op.node_void(l->v[i].self, cs, pod, node);
+        ks__fw_plugin_end(fw, list, i, KS_SUCCESS, pt);
+    }
+    ks__fw_point_end(fw, list, KS_SUCCESS, t0);
 }
 
 void ks_fw_run_unreserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          uint32_t node)
 {
-    const struct ks_fw_calls *l = &fw->list[KS_FWL_UNRESERVE];
-
     /* in the reverse of the order Reserve ran */
-    for (uint32_t i = l->n; i-- > 0;)
-        l->v[i].op.node_void(l->v[i].self, cs, pod, node);
+    run_void_ops(fw, KS_FWL_UNRESERVE, cs, pod, node, true);
 }
 
 /* ---- PreBind, Bind, PostBind (binder threads) ----------------------------------------------- */
 
+/* A PreBind plugin's non-Success outcome @code (reasons in @st) as the run's result. */
+static int pre_bind_failed(const struct ks_fw_call *c, int code, struct ks_status *st)
+{
+    if (is_rejected(code))
+        return keep(st, c, code);
+    return ks__status_wrap(st, KS_ERROR, c->slot, "running PreBind plugin \"%s\": ", call_name(c));
+}
+
+/*
+ * PreBind from plugin @from on; a Wait with somewhere to park records the plugin and stops
+ * (and, in a sampled cycle, when the plugin was called: its duration runs until the wait ends).
+ */
+static int pre_bind_from(struct ks_framework *fw, uint32_t from, struct ks_cycle_state *cs,
+                         const struct ks_pod *pod, uint32_t node, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_BIND];
+    for (uint32_t i = from; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
+        int code = c->op.node_op(c->self, cs, pod, node, st);
+        if (code == KS_WAIT && cs->bind_wait) {
+            cs->pre_bind_waiting = i;
+            cs->pre_bind_plugin_ns = t0;
+            return keep(st, c, code);
+        }
+        ks__fw_plugin_end(fw, KS_FWL_PRE_BIND, i, code, t0);
+        if (code == KS_SUCCESS)
+            continue;
+        return pre_bind_failed(c, code, st);
+    }
+    ks__status_clear(st);
+    return KS_SUCCESS;
+}
+
+/* The PreBind point ends (unless it waits): its duration runs from the first plugin's call. */
+static int pre_bind_end(struct ks_framework *fw, const struct ks_cycle_state *cs, int rc)
+{
+    if (rc != KS_WAIT)
+        ks__fw_point_end(fw, KS_FWL_PRE_BIND, rc, cs->pre_bind_start_ns);
+    return rc;
+}
+
 int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                        uint32_t node, struct ks_status *st)
 {
-    return run_node_ops(&fw->list[KS_FWL_PRE_BIND], cs, pod, node, st, "PreBind");
+    cs->pre_bind_start_ns = ks__fw_point_start(fw);
+    return pre_bind_end(fw, cs, pre_bind_from(fw, 0, cs, pod, node, st));
 }
 
-int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
-                   uint32_t node, struct ks_status *st)
+int ks_fw_resume_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          uint32_t node, int code, const struct ks_status *result, struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_PRE_BIND];
+    uint32_t at = cs->pre_bind_waiting;
+
+    if (at >= l->n)
+        return ks_status_set(st, KS_ERROR, "PreBind resumed without a waiting plugin");
+    ks__fw_plugin_end(fw, KS_FWL_PRE_BIND, at, code, cs->pre_bind_plugin_ns);
+    if (code == KS_SUCCESS)
+        return pre_bind_end(fw, cs, pre_bind_from(fw, at + 1, cs, pod, node, st));
+    ks__status_clear(st);
+    if (result) {
+        st->nreasons = result->nreasons > KS_STATUS_MAX_REASONS ? KS_STATUS_MAX_REASONS : result->nreasons;
+        memcpy(st->reasons, result->reasons, st->nreasons * sizeof(st->reasons[0]));
+    }
+    return pre_bind_end(fw, cs, pre_bind_failed(&l->v[at], code == KS_WAIT ? KS_ERROR : code, st));
+}
+
+static int run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                    uint32_t node, struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_BIND];
 
@@ -759,7 +1016,9 @@ int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const str
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ks_fw_call *c = &l->v[i];
         ks__status_clear(st);
+        int64_t t0 = ks__fw_plugin_start(fw, cs);
         int code = c->op.node_op(c->self, cs, pod, node, st);
+        ks__fw_plugin_end(fw, KS_FWL_BIND, i, code, t0);
         if (code == KS_SKIP) {
             keep(st, c, code);
             continue;
@@ -776,11 +1035,17 @@ int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const str
     return KS_SKIP;
 }
 
+int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                   uint32_t node, struct ks_status *st)
+{
+    int64_t t0 = ks__fw_point_start(fw);
+    int rc = run_bind(fw, cs, pod, node, st);
+    ks__fw_point_end(fw, KS_FWL_BIND, rc, t0);
+    return rc;
+}
+
 void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          uint32_t node)
 {
-    const struct ks_fw_calls *l = &fw->list[KS_FWL_POST_BIND];
-
-    for (uint32_t i = 0; i < l->n; i++)
-        l->v[i].op.node_void(l->v[i].self, cs, pod, node);
+    run_void_ops(fw, KS_FWL_POST_BIND, cs, pod, node, false);
 }

@@ -5,11 +5,17 @@
  * Values are doubles kept as their bit patterns in 64-bit atomics: counters and gauges
  * add with a compare-and-swap loop, histograms count each observation in its first
  * bucket whose bound is >= the value (kept per bucket, made cumulative when written).
- * Every update is relaxed: a scrape reads each number on its own, and Prometheus never
- * relied on one scrape being a consistent cut across series either.
+ * Whole-number counter increments go to a separate integer (one atomic add); a counter's
+ * value is the sum of both. Every update is relaxed: a scrape reads each number on its
+ * own, and Prometheus never relied on one scrape being a consistent cut across series
+ * either. Single-writer updates (`_sw`) load and store the same atomics without a
+ * read-modify-write: correct while one thread updates the series, and still race-free
+ * against scrapes.
  *
  * Families and series are appended under the registry mutex and never removed; the
- * writer holds the mutex too, so it never sees a half-built series.
+ * writer holds the mutex too, so it never sees a half-built series. Collectors run under
+ * collect_lock, outside the mutex (they create series); removing one takes collect_lock,
+ * so no collector runs after its removal returns. Lock order: collect_lock, then lock.
  */
 #include "ksched/metrics.h"
 
@@ -26,6 +32,7 @@ struct ks_metric {
     const struct ks_metric_family *family;
     char *values[KS_METRIC_MAX_LABELS];
     _Atomic uint64_t value;                          /* counter/gauge value, histogram sum (double bits) */
+    _Atomic uint64_t ivalue;                         /* counters: whole-number increments (ks_metric_count) */
     _Atomic uint64_t count;                          /* histogram observations */
     _Atomic uint64_t buckets[KS_METRIC_MAX_BUCKETS]; /* per bucket, not cumulative */
 };
@@ -39,14 +46,21 @@ struct ks_metric_family {
     const char *labels[KS_METRIC_MAX_LABELS];
     uint32_t nbuckets;
     double bounds[KS_METRIC_MAX_BUCKETS];
+    bool hide_unused; /* histograms: series without observations are not written */
     struct ks_metric *series, **series_tail;
+};
+
+struct ks_collector {
+    ks_metrics_collect_fn fn;
+    void *ctx;
 };
 
 struct ks_metrics {
     pthread_mutex_t lock;
     struct ks_metric_family *families, **families_tail;
-    ks_metrics_collect_fn collect;
-    void *collect_ctx;
+    pthread_mutex_t collect_lock; /* the collectors; held while they run */
+    uint32_t ncollectors;
+    struct ks_collector collectors[KS_METRICS_MAX_COLLECTORS];
 };
 
 static double bits_to_double(uint64_t b)
@@ -69,6 +83,7 @@ int ks_metrics_create(struct ks_metrics **out)
     if (!m)
         return -ENOMEM;
     pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->collect_lock, NULL);
     m->families_tail = &m->families;
     *out = m;
     return 0;
@@ -90,16 +105,35 @@ void ks_metrics_destroy(struct ks_metrics *m)
         }
         free(f);
     }
+    pthread_mutex_destroy(&m->collect_lock);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
-void ks_metrics_on_collect(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
+int ks_metrics_add_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
 {
-    pthread_mutex_lock(&m->lock);
-    m->collect = fn;
-    m->collect_ctx = ctx;
-    pthread_mutex_unlock(&m->lock);
+    int rc = -ENOSPC;
+    pthread_mutex_lock(&m->collect_lock);
+    if (m->ncollectors < KS_METRICS_MAX_COLLECTORS) {
+        m->collectors[m->ncollectors++] = (struct ks_collector){fn, ctx};
+        rc = 0;
+    }
+    pthread_mutex_unlock(&m->collect_lock);
+    return rc;
+}
+
+void ks_metrics_remove_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&m->collect_lock);
+    for (uint32_t i = 0; i < m->ncollectors; i++) {
+        if (m->collectors[i].fn == fn && m->collectors[i].ctx == ctx) {
+            memmove(&m->collectors[i], &m->collectors[i + 1],
+                    (m->ncollectors - i - 1) * sizeof(m->collectors[0]));
+            m->ncollectors--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->collect_lock);
 }
 
 struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_type type, const char *name,
@@ -135,6 +169,13 @@ struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_
     m->families_tail = &f->next;
     pthread_mutex_unlock(&m->lock);
     return f;
+}
+
+void ks_metrics_family_hide_unused(struct ks_metric_family *f)
+{
+    pthread_mutex_lock(&f->registry->lock);
+    f->hide_unused = true;
+    pthread_mutex_unlock(&f->registry->lock);
 }
 
 static bool series_matches(const struct ks_metric_family *f, const struct ks_metric *s,
@@ -195,28 +236,72 @@ void ks_metric_add(struct ks_metric *s, double v)
     atomic_add_double(&s->value, v);
 }
 
+void ks_metric_count(struct ks_metric *s, uint64_t n)
+{
+    atomic_fetch_add_explicit(&s->ivalue, n, memory_order_relaxed);
+}
+
+/* relaxed load and store: the one writer's own updates are ordered; scrapes read a recent value */
+static inline void add_sw(_Atomic uint64_t *p, uint64_t n)
+{
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+void ks_metric_count_sw(struct ks_metric *s, uint64_t n)
+{
+    add_sw(&s->ivalue, n);
+}
+
 void ks_metric_set(struct ks_metric *s, double v)
 {
     atomic_store_explicit(&s->value, double_to_bits(v), memory_order_relaxed);
 }
 
-void ks_metric_observe(struct ks_metric *s, double v)
+/* The bucket of @v: the first whose bound is >= it, nbuckets for +Inf only. */
+static inline uint32_t bucket_of(const struct ks_metric_family *f, double v)
 {
-    const struct ks_metric_family *f = s->family;
     uint32_t i = 0;
     while (i < f->nbuckets && v > f->bounds[i])
         i++;
-    if (i < f->nbuckets)
-        atomic_fetch_add_explicit(&s->buckets[i], 1, memory_order_relaxed);
-    atomic_add_double(&s->value, v);
-    atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+    return i;
+}
+
+void ks_metric_observe_n(struct ks_metric *s, double v, uint64_t n)
+{
+    uint32_t i = bucket_of(s->family, v);
+    if (i < s->family->nbuckets)
+        atomic_fetch_add_explicit(&s->buckets[i], n, memory_order_relaxed);
+    atomic_add_double(&s->value, v * (double)n);
+    atomic_fetch_add_explicit(&s->count, n, memory_order_relaxed);
+}
+
+void ks_metric_observe(struct ks_metric *s, double v)
+{
+    ks_metric_observe_n(s, v, 1);
+}
+
+void ks_metric_observe_sw(struct ks_metric *s, double v)
+{
+    uint32_t i = bucket_of(s->family, v);
+    if (i < s->family->nbuckets)
+        add_sw(&s->buckets[i], 1);
+    double sum = bits_to_double(atomic_load_explicit(&s->value, memory_order_relaxed));
+    atomic_store_explicit(&s->value, double_to_bits(sum + v), memory_order_relaxed);
+    add_sw(&s->count, 1);
+}
+
+/* A counter's or gauge's value: the double part plus the whole-number increments. */
+static double scalar_value(const struct ks_metric *s)
+{
+    return bits_to_double(atomic_load_explicit(&s->value, memory_order_relaxed)) +
+           (double)atomic_load_explicit(&s->ivalue, memory_order_relaxed);
 }
 
 double ks_metric_value(const struct ks_metric *s)
 {
     if (s->family->type == KS_METRIC_HISTOGRAM)
         return (double)atomic_load_explicit(&s->count, memory_order_relaxed);
-    return bits_to_double(atomic_load_explicit(&s->value, memory_order_relaxed));
+    return scalar_value(s);
 }
 
 void ks_metrics_exponential_buckets(double start, double factor, uint32_t n, double *out)
@@ -300,12 +385,11 @@ static const char *const type_names[] = {"counter", "gauge", "histogram"};
 
 int ks_metrics_write(struct ks_metrics *m, FILE *out)
 {
-    pthread_mutex_lock(&m->lock);
-    ks_metrics_collect_fn collect = m->collect;
-    void *ctx = m->collect_ctx;
-    pthread_mutex_unlock(&m->lock);
-    if (collect)
-        collect(ctx); /* outside the lock: it may create series */
+    /* outside the registry lock: collectors may create series */
+    pthread_mutex_lock(&m->collect_lock);
+    for (uint32_t i = 0; i < m->ncollectors; i++)
+        m->collectors[i].fn(m->collectors[i].ctx);
+    pthread_mutex_unlock(&m->collect_lock);
 
     pthread_mutex_lock(&m->lock);
     for (const struct ks_metric_family *f = m->families; f; f = f->next) {
@@ -313,11 +397,13 @@ int ks_metrics_write(struct ks_metrics *m, FILE *out)
         write_escaped(out, f->help, false);
         fprintf(out, "\n# TYPE %s %s\n", f->name, type_names[f->type]);
         for (const struct ks_metric *s = f->series; s; s = s->next) {
-            double value = bits_to_double(atomic_load_explicit(&s->value, memory_order_relaxed));
             if (f->type != KS_METRIC_HISTOGRAM) {
-                write_sample(out, f, s, "", NULL, value);
+                write_sample(out, f, s, "", NULL, scalar_value(s));
                 continue;
             }
+            if (f->hide_unused && atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
+                continue;
+            double value = bits_to_double(atomic_load_explicit(&s->value, memory_order_relaxed));
             uint64_t cumulative = 0;
             for (uint32_t b = 0; b < f->nbuckets; b++) {
                 char le[64];

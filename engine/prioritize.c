@@ -10,7 +10,13 @@
  * unplanned functions, which report it as upstream does), and the host is drawn uniformly
  * among the best totals (select_host.c) — the distribution upstream's randomised heap
  * (schedule_one.go, nodeScoreHeap) gives.
+ *
+ * Metrics (framework_metrics.h): the Score point covers the parallel pass, NormalizeScore
+ * and the weights, as upstream's RunScorePlugins; each plugin that ran counts one
+ * evaluation per feasible node; in a sampled cycle each worker times its plugins' columns
+ * into its tally, added to the histograms after the pass.
  */
+#include "framework_metrics.h"
 #include "framework_plan.h"
 #include "scheduler_internal.h"
 #include "select_host.h"
@@ -28,6 +34,7 @@ struct score_job {
     const struct ks_pod *pod;
     const struct ks_node_snap *const *nodes;
     const struct ks_fw_plan *plan; /* the Score calls this pod does not skip */
+    struct ks_fw_tally *tallies;   /* per worker, in a sampled cycle with metrics; else NULL */
     uint32_t n;                    /* feasible nodes: the columns' length */
     int64_t *cols;                 /* one column per plan call (framework_plan.h) */
     int64_t *totals;
@@ -58,9 +65,9 @@ static void score_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
 {
     struct score_job *j = ctx;
     bool oor = false;
-    (void)worker;
-    if (ks__fw_plan_score_nodes(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->cols + begin, j->n,
-                                &j->totals[begin], &oor) != KS_SUCCESS) {
+    struct ks_fw_tally *t = j->tallies ? &j->tallies[worker] : NULL;
+    if (ks__fw_plan_score_nodes_tally(j->plan, j->cs, j->pod, &j->nodes[begin], end - begin, j->cols + begin,
+                                      j->n, &j->totals[begin], &oor, t) != KS_SUCCESS) {
         score_failed_block(j, begin, end);
         return;
     }
@@ -93,6 +100,49 @@ uint64_t ks__rand(struct ks_scheduler *s)
     return ks__xorshift(&s->rng);
 }
 
+/* The Score point: the parallel pass, NormalizeScore, the weights (sc->totals; sc->rows when observed). */
+static int score(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                 const struct ks_pod *pod, const struct ks_find_result *found, struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    uint32_t n = found->nfeasible, nscore = ks_framework_nscore(fw);
+    bool timed = fw->metrics && cs->record_plugin_metrics;
+    int rc;
+
+    struct ks_fw_plan plan;
+    ks__fw_plan_score(fw, cs, &plan);
+    struct score_job job = {.fw = fw,
+                            .cs = cs,
+                            .pod = pod,
+                            .nodes = found->feasible,
+                            .plan = &plan,
+                            .tallies = timed ? sc->tallies : NULL,
+                            .n = n,
+                            .cols = sc->scores,
+                            .totals = sc->totals};
+    for (uint32_t w = 0; timed && w < sc->ntallies; w++)
+        ks__fw_tally_reset(&sc->tallies[w], nscore, true);
+    ks_workers_run(s->workers, n, ks__block_size(s->workers, n, SCORE_BLOCK_MIN, SCORE_BLOCK_MAX),
+                   score_block, &job);
+    if (timed)
+        ks__fw_tally_merge(fw, KS_FWL_SCORE, sc->tallies, sc->ntallies, false);
+    for (uint32_t k = 0; k < plan.n; k++)
+        ks__fw_evaluated(fw, KS_FWL_SCORE, plan.col[k], n);
+    if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
+        *st = job.st;
+        return KS_ERROR;
+    }
+    bool redo = atomic_load_explicit(&job.out_of_range, memory_order_relaxed);
+    if (!redo && (rc = ks__fw_plan_normalize(fw, &plan, cs, pod, found->feasible, n, sc->scores, sc->totals,
+                                             &redo, st)) != KS_SUCCESS)
+        return rc;
+    if (redo)
+        return score_unplanned(fw, cs, pod, found, sc->rows, sc->totals, st);
+    if (s->opts.on_attempt)
+        ks__fw_plan_rows(&plan, nscore, sc->scores, n, sc->rows);
+    return KS_SUCCESS;
+}
+
 int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                    const struct ks_pod *pod, const struct ks_find_result *found, uint32_t attempt,
                    const struct ks_node_snap **host, struct ks_status *st)
@@ -114,32 +164,11 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (nscore) {
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
-        struct ks_fw_plan plan;
-        ks__fw_plan_score(fw, cs, &plan);
-        struct score_job job = {.fw = fw,
-                                .cs = cs,
-                                .pod = pod,
-                                .nodes = found->feasible,
-                                .plan = &plan,
-                                .n = n,
-                                .cols = sc->scores,
-                                .totals = sc->totals};
-        ks_workers_run(s->workers, n, ks__block_size(s->workers, n, SCORE_BLOCK_MIN, SCORE_BLOCK_MAX),
-                       score_block, &job);
-        if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
-            *st = job.st;
-            return KS_ERROR;
-        }
-        bool redo = atomic_load_explicit(&job.out_of_range, memory_order_relaxed);
-        if (!redo && (rc = ks__fw_plan_normalize(fw, &plan, cs, pod, found->feasible, n, sc->scores,
-                                                 sc->totals, &redo, st)) != KS_SUCCESS)
+        int64_t t0 = ks__fw_point_start(fw);
+        rc = score(s, fw, cs, pod, found, st);
+        ks__fw_point_end(fw, KS_FWL_SCORE, rc, t0);
+        if (rc != KS_SUCCESS)
             return rc;
-        if (redo) {
-            if ((rc = score_unplanned(fw, cs, pod, found, sc->rows, sc->totals, st)) != KS_SUCCESS)
-                return rc;
-        } else if (s->opts.on_attempt) {
-            ks__fw_plan_rows(&plan, nscore, sc->scores, n, sc->rows);
-        }
     }
     if (s->opts.on_attempt) {
         struct ks_attempt a = {

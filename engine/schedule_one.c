@@ -14,8 +14,16 @@
  * node as if they ran there and a cycle state with their AddPod applied; the workers then
  * filter such a node twice - with them, and if that passes, without them - and every
  * other node once, as before. Without nominations nothing is built or looked up.
+ *
+ * Metrics (framework_metrics.h): a sampled share of the cycles times its plugins (the
+ * cycle state's record_plugin_metrics, drawn from a generator of its own so the
+ * tie-breaks stay what the seed makes them), and scheduling_algorithm_duration_seconds
+ * runs from the cycle's start to its host, or to the end of PostFilter when none fits,
+ * as upstream's schedulingCycle observes it.
  */
+#include "framework_metrics.h"
 #include "scheduler_internal.h"
+#include "select_host.h"
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -77,13 +85,21 @@ static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const 
     s->opts.on_attempt(s->opts.ctx, &a);
 }
 
+/* scheduling_algorithm_duration_seconds: the cycle that began at @start found its answer. */
+static void algorithm_done(const struct ks_framework *fw, int64_t start)
+{
+    if (fw->metrics)
+        ks_metric_observe_sw(fw->metrics->algorithm, ks__metrics_secs(ks__metrics_now() - start));
+}
+
 /* No node fits: PostFilter (preemption), then the FitError message. */
 static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
-                  struct ks_queued_pod *qp, uint64_t cycle, struct ks_find_result *found)
+                  struct ks_queued_pod *qp, uint64_t cycle, struct ks_find_result *found, int64_t start)
 {
     struct ks_post_filter_result res = {.nominated_node = KS_ID_EMPTY};
     struct ks_status pst = {0};
     int rc = ks_fw_run_post_filter(fw, cs, qp->pod, &found->diag, &res, &pst);
+    algorithm_done(fw, start);
     if (pst.nreasons)
         found->diag.post_filter_msg = pst.reasons[0];
     if (rc == KS_SUCCESS && res.nominated_node != KS_ID_EMPTY) {
@@ -202,6 +218,11 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     job->fw = fw;
     job->cycle = cycle;
     job->cs.seed = ks__rand(s);
+    int64_t start = 0;
+    if (fw->metrics) {
+        start = ks__metrics_now();
+        job->cs.record_plugin_metrics = ks__xorshift(&s->sample_rng) % 100 < s->opts.metrics->sample_percent;
+    }
 
     struct ks_status st = {0};
     struct ks_find_result found;
@@ -217,6 +238,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
     if (snap->nnodes == 0) {
         ks_rcu_read_unlock();
+        algorithm_done(fw, start);
         ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                     "no nodes available to schedule pods", 0);
         ks__job_put(s, job);
@@ -225,7 +247,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, &st);
     if (rc == KS_SUCCESS && found.nfeasible == 0) {
         report_unfit(s, fw, qp, &found);
-        unfit(s, fw, &job->cs, qp, cycle, &found);
+        unfit(s, fw, &job->cs, qp, cycle, &found, start);
         ks_rcu_read_unlock();
         ks__job_put(s, job);
         return;
@@ -234,6 +256,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
         rc = ks__prioritize(s, fw, &job->cs, pod, &found, qp->attempts, &host, &st);
     uint32_t node = host ? host->name : KS_ID_EMPTY;
     ks_rcu_read_unlock();
+    algorithm_done(fw, start);
     if (rc != KS_SUCCESS) {
         ks__failure(s, fw, qp, cycle, rc, st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name(rc), 0);
         ks__job_put(s, job);
@@ -384,14 +407,14 @@ const struct ks_nominated_node *ks__nominated_find(const struct ks_nominated_scr
 
 int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scratch *nom,
                     const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                    const struct ks_node_snap *node, struct ks_status *st)
+                    const struct ks_node_snap *node, struct ks_status *st, struct ks_fw_tally *t)
 {
     const struct ks_nominated_node *nn = nom->n ? ks__nominated_find(nom, node->name) : NULL;
     if (!nn)
-        return ks_fw_run_filter(fw, cs, pod, node, st);
+        return ks__fw_run_filter_tally(fw, cs, pod, node, st, t);
     /* first with the nominated pods treated as running; if that passes, without them */
-    int rc = ks_fw_run_filter(fw, &nn->cs, pod, nn->derived, st);
+    int rc = ks__fw_run_filter_tally(fw, &nn->cs, pod, nn->derived, st, t);
     if (rc != KS_SUCCESS)
         return rc;
-    return ks_fw_run_filter(fw, cs, pod, node, st);
+    return ks__fw_run_filter_tally(fw, cs, pod, node, st, t);
 }

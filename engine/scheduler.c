@@ -21,6 +21,7 @@
 #include "scheduler_internal.h"
 
 #include "framework_internal.h"
+#include "framework_metrics.h"
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
@@ -213,6 +214,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     s->opts = *opts;
     s->cache = cache;
     s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)mono_now() | 1;
+    s->sample_rng = (s->rng ^ 0x5851f42d4c957f2dull) | 1;
     atomic_init(&s->warp_ns, 0);
     atomic_init(&s->progress, 0);
     s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
@@ -238,6 +240,8 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .cache = cache,
         .nominator = s->nominator,
         .objects = opts->objects,
+        .volume_api = opts->volume_api,
+        .metrics = opts->metrics,
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
@@ -259,8 +263,24 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .nominator = s->nominator,
     };
     if ((rc = ks_queue_create_opts(&qo, &s->queue)) < 0 ||
-        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0 || (rc = ks__binders_start(s)) < 0 ||
-        (opts->flusher && (rc = flusher_start(s)) < 0))
+        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0)
+        goto err;
+    if (opts->metrics) {
+        s->scratch.ntallies = ks_workers_count(s->workers);
+        rc = -ENOMEM;
+        if (!(s->scratch.tallies = aligned_alloc(64, s->scratch.ntallies * sizeof(*s->scratch.tallies))))
+            goto err;
+        memset(s->scratch.tallies, 0, s->scratch.ntallies * sizeof(*s->scratch.tallies));
+        if ((rc = ks__sched_metrics_attach(opts->metrics, s, s->nfw)) < 0) {
+            free(s->scratch.tallies);
+            s->scratch.tallies = NULL;
+            if (rc == -EBUSY && err)
+                ks_error_set(err, NULL, 0, NULL, "the metrics already serve another scheduler");
+            goto err;
+        }
+        s->metrics_attached = true;
+    }
+    if ((rc = ks__binders_start(s)) < 0 || (opts->flusher && (rc = flusher_start(s)) < 0))
         goto err;
     *out = s;
     return 0;
@@ -275,6 +295,8 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
 {
     if (!s)
         return;
+    if (s->metrics_attached)
+        ks__sched_metrics_detach(s->opts.metrics); /* no scrape reads this scheduler from here on */
     if (s->flusher_started) {
         pthread_mutex_lock(&s->flush_lock);
         s->flush_quit = true;
@@ -303,6 +325,7 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
     free(s->fw_names);
     ks_nominator_destroy(s->nominator);
     ks__nominated_free(&s->scratch.nom); /* before the scratch is cleared */
+    free(s->scratch.tallies);
     ks__scratch_free(&s->scratch);
     pthread_cond_destroy(&s->flush_wake);
     pthread_cond_destroy(&s->bind_idle);

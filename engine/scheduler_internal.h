@@ -33,7 +33,20 @@ struct ks_bind_job {
     uint32_t node;
     uint64_t cycle;
     bool urgent; /* its pod waits on Permit: a binder is woken for it at once (binder.c) */
+    /*
+     * A PreBind that waits (binder.c): cs.bind_wait points at @wait while PreBind runs;
+     * wait_state says who holds the job (bind_lock); a resumed job continues from PreBind
+     * with wait_code / wait_st.
+     */
+    struct ks_scheduler *s;
+    struct ks_bind_wait wait;
+    uint8_t wait_state; /* (bind) KS_JOB_RUNNING, KS_JOB_PARKED, KS_JOB_RESOLVED */
+    bool resumed;
+    int wait_code;
+    struct ks_status wait_st;
 };
+
+enum { KS_JOB_RUNNING, KS_JOB_PARKED, KS_JOB_RESOLVED };
 
 /*
  * A node with pods nominated to it (by preemption) of at least the cycle's pod's priority:
@@ -56,6 +69,8 @@ struct ks_nominated_scratch {
     uint32_t *pod_nodes;
 };
 
+struct ks_fw_tally; /* framework_metrics.h */
+
 /* Growable scratch of one cycle (sched): reused, so steady state allocates nothing. */
 struct ks_cycle_scratch {
     uint32_t cap_nodes;
@@ -72,6 +87,9 @@ struct ks_cycle_scratch {
     int64_t *rows;   /* feasible x nscore, for observers and the unplanned pass */
     int64_t *totals;
     struct ks_nominated_scratch nom;
+    /* with metrics: one tally per worker for the Filter and Score passes (framework_metrics.h) */
+    uint32_t ntallies;
+    struct ks_fw_tally *tallies;
 };
 
 struct ks_scheduler {
@@ -85,8 +103,10 @@ struct ks_scheduler {
     uint32_t *fw_names;       /* interned schedulerName per framework */
 
     /* (sched) */
-    uint32_t next_start; /* nextStartNodeIndex */
-    uint64_t rng;        /* xorshift state for tie-breaks */
+    uint32_t next_start;   /* nextStartNodeIndex */
+    uint64_t rng;          /* xorshift state for tie-breaks */
+    uint64_t sample_rng;   /* xorshift state for the cycles that time their plugins (not the tie-breaks') */
+    bool metrics_attached; /* opts.metrics reads this scheduler at each scrape until it is destroyed */
     struct ks_cycle_scratch scratch;
     bool bind_deferred;            /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs; /* recycled jobs, guarded by bind_lock */
@@ -101,6 +121,7 @@ struct ks_scheduler {
     uint32_t bind_sleeping;                    /* (bind) binders waiting on bind_ready */
     uint32_t bind_stuck;                       /* (bind) binders inside an urgent job */
     bool bind_spinner;                         /* (bind) a binder polls bind_queued instead of sleeping */
+    uint32_t bind_parked;                      /* (bind) jobs whose PreBind waits (counted in in_flight) */
     atomic_uint bind_queued;                   /* bind_len, for the polling binder (relaxed) */
     bool bind_quit;
     uint32_t nbinders;
@@ -161,14 +182,15 @@ void ks__assigned_pod_event(struct ks_scheduler *s, uint32_t actions, const stru
  * with @st filled on Error.
  * ks__nominated_find - the entry of node @name this cycle, NULL when none (workers).
  * ks__filter_node - Filter @node, with the nominated pods when it has some: a first pass
- * with them added, and if that passes, a second without (workers).
+ * with them added, and if that passes, a second without (workers); the calls count into
+ * the worker's tally @t when the scheduler has metrics (NULL otherwise).
  */
 int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
                           const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_status *st);
 const struct ks_nominated_node *ks__nominated_find(const struct ks_nominated_scratch *nom, uint32_t name);
 int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scratch *nom,
                     const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                    const struct ks_node_snap *node, struct ks_status *st);
+                    const struct ks_node_snap *node, struct ks_status *st, struct ks_fw_tally *t);
 void ks__nominated_free(struct ks_nominated_scratch *nom);
 
 /*

@@ -20,6 +20,8 @@
  */
 #include "kube_internal.h"
 
+#include "ksched/kube_proto.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +48,8 @@ struct blob {
 struct ks_kube_client {
     char *server;
     char *user_agent;
+    bool protobuf; /* contentType protobuf: the requests of ks__proto_route() go as protobuf */
+    char *accept;  /* Accept of LIST/WATCH and of protobuf requests */
     char *ca_file, *cert_file, *key_file;
     struct blob ca, cert, key;
     bool insecure;
@@ -251,6 +255,13 @@ int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube
         return ks_error_set(err, NULL, 0, "server", "Required value: the API server's URL");
     if (opts->qps < 0)
         return ks_error_set(err, NULL, 0, "qps", "Invalid value: %g: must not be negative", opts->qps);
+    bool protobuf = opts->content_type && strcmp(opts->content_type, KS_PROTO_MEDIA_TYPE) == 0;
+    if (opts->content_type && opts->content_type[0] && !protobuf &&
+        strcmp(opts->content_type, KS_JSON_MEDIA_TYPE) != 0)
+        return ks_error_set(err, NULL, 0, "contentType",
+                            "Unsupported value: \"%s\": supported values: \"" KS_JSON_MEDIA_TYPE
+                            "\", \"" KS_PROTO_MEDIA_TYPE "\"",
+                            opts->content_type);
     pthread_once(&curl_once, curl_init);
     if (curl_init_rc != CURLE_OK)
         return ks_error_set(err, NULL, 0, NULL, "libcurl: %s", curl_easy_strerror(curl_init_rc));
@@ -267,7 +278,13 @@ int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube
         slen--;
     if (!(c->server = strndup(kc->server, slen)))
         goto err_client;
-    if (dup_str(&c->user_agent, opts->user_agent ? opts->user_agent : KS_KUBE_USER_AGENT) ||
+    c->protobuf = protobuf;
+    /* client-go: acceptContentTypes when set, else the content type and anything else */
+    if (dup_str(&c->accept, opts->accept_content_types && opts->accept_content_types[0]
+                                ? opts->accept_content_types
+                            : protobuf ? KS_PROTO_MEDIA_TYPE ", */*"
+                                       : KS_JSON_MEDIA_TYPE) ||
+        dup_str(&c->user_agent, opts->user_agent ? opts->user_agent : KS_KUBE_USER_AGENT) ||
         dup_str(&c->ca_file, kc->ca_file) || dup_str(&c->cert_file, kc->cert_file) ||
         dup_str(&c->key_file, kc->key_file) || dup_blob(&c->ca, kc->ca_data, kc->ca_len) ||
         dup_blob(&c->cert, kc->cert_data, kc->cert_len) || dup_blob(&c->key, kc->key_data, kc->key_len) ||
@@ -328,6 +345,7 @@ void ks_kube_client_destroy(struct ks_kube_client *c)
     pthread_mutex_destroy(&c->token_lock);
     free(c->server);
     free(c->user_agent);
+    free(c->accept);
     free(c->ca_file);
     free(c->cert_file);
     free(c->key_file);
@@ -356,8 +374,9 @@ static int add_header(struct curl_slist **hdrs, const char *h)
     return 0;
 }
 
-int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
-                          const char *content_type, bool stream, struct curl_slist **hdrs)
+/* ks__kube_client_setup() with the Accept header's value given. */
+static int setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
+                 const char *content_type, const char *accept, bool stream, struct curl_slist **hdrs)
 {
     size_t ulen = strlen(c->server) + strlen(path) + 1;
     char *url = malloc(ulen);
@@ -402,7 +421,9 @@ int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method,
     if (c->cert.data || c->cert_file)
         curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
 
-    if (add_header(hdrs, "Accept: application/json"))
+    char accept_hdr[256];
+    snprintf(accept_hdr, sizeof(accept_hdr), "Accept: %s", accept);
+    if (add_header(hdrs, accept_hdr))
         goto err_hdrs;
     if (content_type) {
         char ct[256];
@@ -436,6 +457,12 @@ err_hdrs:
     curl_slist_free_all(*hdrs);
     *hdrs = NULL;
     return -ENOMEM;
+}
+
+int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
+                          const char *content_type, bool stream, struct curl_slist **hdrs)
+{
+    return setup(c, h, method, path, content_type, stream ? c->accept : KS_JSON_MEDIA_TYPE, stream, hdrs);
 }
 
 static CURL *pool_get(struct ks_kube_client *c)
@@ -517,8 +544,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 
 /* request_once - one round trip; *retry_after is the response's Retry-After or -1. */
 static int request_once(struct ks_kube_client *c, const char *method, const char *path,
-                        const char *content_type, const char *body, size_t len, struct ks_kube_response *resp,
-                        long *retry_after)
+                        const char *content_type, const char *accept, const char *body, size_t len,
+                        struct ks_kube_response *resp, long *retry_after)
 {
     struct curl_slist *hdrs = NULL;
     struct body b = {0};
@@ -532,7 +559,7 @@ static int request_once(struct ks_kube_client *c, const char *method, const char
         snprintf(resp->error, sizeof(resp->error), "out of memory");
         return -ENOMEM;
     }
-    if ((rc = ks__kube_client_setup(c, h, method, path, body ? content_type : NULL, false, &hdrs))) {
+    if ((rc = setup(c, h, method, path, body ? content_type : NULL, accept, false, &hdrs))) {
         snprintf(resp->error, sizeof(resp->error), "out of memory");
         goto out;
     }
@@ -588,13 +615,30 @@ out:
 int ks_kube_request(struct ks_kube_client *c, const char *method, const char *path, const char *content_type,
                     const char *body, size_t len, struct ks_kube_response *resp)
 {
+    const char *accept = KS_JSON_MEDIA_TYPE, *api_version, *kind;
+    char *pbody = NULL;
+    size_t plen = 0;
+    bool proto = c->protobuf && ks__proto_route(path, &api_version, &kind);
+    if (proto) {
+        accept = c->accept;
+        if (body && content_type && strcmp(content_type, KS_JSON_MEDIA_TYPE) == 0 &&
+            ks__proto_transcode_body(body, len, api_version, kind, &pbody, &plen) == 0) {
+            body = pbody;
+            len = plen;
+            content_type = KS_PROTO_MEDIA_TYPE;
+        }
+    }
     for (int attempt = 0;; attempt++) {
         long retry_after;
-        int rc = request_once(c, method, path, content_type, body, len, resp, &retry_after);
+        int rc = request_once(c, method, path, content_type, accept, body, len, resp, &retry_after);
         bool again = rc == 0 && retry_after >= 0 && (resp->status == 429 || resp->status >= 500) &&
                      attempt < KS_KUBE_MAX_RETRIES;
-        if (!again)
+        if (!again) {
+            if (rc == 0 && proto)
+                (void)ks__proto_response_to_json(resp); /* an undecodable answer stays as it came */
+            free(pbody);
             return rc;
+        }
         ks_kube_response_free(resp);
         if (retry_after > KS_KUBE_RETRY_AFTER_MAX)
             retry_after = KS_KUBE_RETRY_AFTER_MAX;

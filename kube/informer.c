@@ -8,8 +8,10 @@
  *            key -> ADDED, other resourceVersion -> MODIFIED, same -> nothing. A list
  *            stamps every key it sees with its generation; when the last page is in, keys
  *            of an older generation vanished while we were not watching -> DELETED (obj
- *            NULL). 410 Gone on a continue token (it expired) restarts the list with a
- *            new generation.
+ *            NULL). 410 Gone on a continue token (it expired: the list took longer than
+ *            etcd's compaction interval) lists everything in one unpaginated request, as
+ *            client-go's pager falls back (FullListIfExpired), with a new generation:
+ *            restarting the pages could expire again, for ever, on a large, slow list.
  *   WATCHING GET <path>?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=T
  *            (T random in [300, 600) s, as the reflector's minWatchTimeout..2x). Events
  *            are framed by kube/watch_scan.c and checked against ks__seen the same way, so
@@ -19,8 +21,11 @@
  *   BACKOFF  after a transport error or an unexpected status: 250 ms doubling to 30 s,
  *            +-25% jitter; reset once a response arrives with 200.
  *
- * All kinds' transfers run concurrently in one curl multi handle (multiplexed over one
- * HTTP/2 connection when the server speaks it). An object that cannot be parsed or
+ * All kinds' transfers run concurrently in one curl multi handle, each kind on a connection
+ * of its own: libcurl 7.88 (Debian 12) stalls HTTP/2 streams multiplexed on one connection
+ * under load (against kube-apiserver v1.25, 5-10 pod LIST pages per 100,000-pod start-up
+ * stopped after ~20 KB until their 30 s timeout; never with one stream per connection),
+ * and a watch stalled that way would go quiet for minutes. An object that cannot be parsed or
  * decoded, an event of unknown type or junk in the stream goes to on_error and is skipped:
  * ks__seen changes only after an object decoded, so nothing is half-applied.
  *
@@ -34,6 +39,7 @@
 #include "ksched/decode.h"
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
+#include "ksched/kube_proto.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -85,6 +91,7 @@ struct kind_state {
     bool active;       /* a transfer is in the multi handle */
     bool synced;       /* the first complete LIST was delivered */
     bool relist;       /* the watch asked for a relist (ERROR 410) */
+    bool unpaged;      /* the list's continue token expired: list without a limit */
     bool watch_events; /* the current watch delivered an event or bookmark */
     int64_t due_ms;    /* start the next transfer no earlier */
     int backoff_ms;    /* next backoff; 0: none yet */
@@ -303,6 +310,7 @@ static size_t on_watch_body(char *data, size_t size, size_t nmemb, void *ctx)
     if (status != 200) { /* an error Status body: kept for the message */
         return on_list_body(data, size, nmemb, ctx);
     }
+    ks__watch_scan_detect(&k->scan, k->h); /* JSON values or protobuf frames */
     int rc = ks__watch_scan_feed(&k->scan, data, n, on_watch_value, k);
     if (rc == -E2BIG || rc == -ENOMEM) {
         report(k, "WATCH %s: %s: stream dropped", k->path,
@@ -334,9 +342,9 @@ static int start_transfer(struct kind_state *k)
         return -ENOMEM;
     if (k->phase == PH_LIST) {
         snprintf(num, sizeof(num), "%u", inf->opts.page_limit ? inf->opts.page_limit : 500);
-        if (append_param(&url, "%s?limit=%s", num))
+        if (!k->unpaged && append_param(&url, "%s?limit=%s", num))
             goto err_url;
-        if (k->cont) {
+        if (k->cont && !k->unpaged) {
             char *c = curl_easy_escape(NULL, k->cont, 0);
             rc = c ? append_param(&url, "%s&continue=%s", c) : -ENOMEM;
             curl_free(c);
@@ -354,7 +362,8 @@ static int start_transfer(struct kind_state *k)
             goto err_url;
     }
     if (k->kind == KS_KIND_POD && inf->field_selector[0] &&
-        append_param(&url, "%s&fieldSelector=%s", inf->field_selector))
+        append_param(&url, strchr(url, '?') ? "%s&fieldSelector=%s" : "%s?fieldSelector=%s",
+                     inf->field_selector))
         goto err_url;
 
     if (!k->h && !(k->h = curl_easy_init()))
@@ -397,6 +406,7 @@ err_url:
 static void start_list(struct kind_state *k)
 {
     k->phase = PH_LIST;
+    k->unpaged = false;
     k->gen++;
     free(k->cont);
     k->cont = NULL;
@@ -408,7 +418,7 @@ static void status_message(struct kind_state *k, char *out, size_t cap)
     struct ks_yaml_stream *s;
     struct ks_error err = {0};
     out[0] = '\0';
-    if (k->body_len && ks_json_parse(k->path, k->body, k->body_len, &s, &err) == 0) {
+    if (k->body_len && ks_kube_body_parse(k->path, k->body, k->body_len, &s, &err) == 0) {
         snprintf(out, cap, "%s", scalar_or(ks_yaml_get(s->docs[0], "message"), ""));
         ks_yaml_stream_destroy(s);
     }
@@ -439,7 +449,7 @@ static int list_page(struct kind_state *k)
 {
     struct ks_yaml_stream *s;
     struct ks_error err = {0};
-    int rc = ks_json_parse(k->path, k->body, k->body_len, &s, &err);
+    int rc = ks_kube_body_parse(k->path, k->body, k->body_len, &s, &err);
     if (rc == -ENOMEM)
         return rc;
     if (rc) {
@@ -468,7 +478,7 @@ static int list_page(struct kind_state *k)
     }
     const char *cont = scalar_or(ks_yaml_get(md, "continue"), "");
     if ((rc = set_str(&k->list_rv, scalar_or(ks_yaml_get(md, "resourceVersion"), ""))) ||
-        (rc = set_str(&k->cont, cont[0] ? cont : NULL))) {
+        (rc = set_str(&k->cont, cont[0] && !k->unpaged ? cont : NULL))) {
         ks_yaml_stream_destroy(s);
         return rc;
     }
@@ -500,7 +510,8 @@ static int on_watch_value(void *ctx, const char *text, size_t len, bool junk)
         report(k, "WATCH %s: not JSON, skipped: %.*s", k->path, (int)(len > 80 ? 80 : len), text);
         return 0;
     }
-    rc = ks_json_parse(k->path, text, len, &s, &err);
+    rc = k->scan.framed ? ks_proto_parse_watch_event(k->path, text, len, &s, &err)
+                        : ks_json_parse(k->path, text, len, &s, &err);
     if (rc == -ENOMEM)
         return rc;
     if (rc) {
@@ -575,8 +586,10 @@ static void transfer_done(struct kind_state *k, CURLcode res)
         return;
     }
     if (status == 410) {
-        /* a continue token expired, or the watch's resourceVersion is too old: list from the top */
+        /* a continue token expired (then everything at once), or the watch's resourceVersion is too old */
+        bool expired_page = k->phase == PH_LIST && k->cont;
         start_list(k);
+        k->unpaged = expired_page;
         return;
     }
     if (status != 200) {
@@ -663,7 +676,7 @@ int ks_informers_start(const struct ks_informer_opts *opts, struct ks_informers 
     }
     if (!(inf->multi = curl_multi_init()))
         goto err_inf;
-    curl_multi_setopt(inf->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(inf->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING); /* see the top */
     atomic_init(&inf->stop, false);
     atomic_init(&inf->synced, false);
     if ((rc = -pthread_create(&inf->thread, NULL, informer_main, inf))) {

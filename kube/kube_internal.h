@@ -14,13 +14,34 @@
 /*
  * ks__kube_client_setup - configure @h (fresh or reset) for @method on @path of @c's server:
  * URL, TLS material, bearer token (re-read from token_file when it changed), user agent,
- * Accept: application/json, HTTP/2 over TLS, no signals. @hdrs receives the header list
+ * Accept (for a stream - a LIST or WATCH - the client's: protobuf first when its content
+ * type is protobuf, so the body may be either; otherwise application/json), HTTP/2 over
+ * TLS, no signals. @hdrs receives the header list
  * the caller frees after the transfer (curl_slist_free_all). @stream: a watch (no total
  * timeout, no shared connection cache: the informer's multi handle keeps its own).
  * Thread-safe. 0 or -ENOMEM.
  */
 int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
                           const char *content_type, bool stream, struct curl_slist **hdrs);
+
+/* ---- protobuf requests (kube/proto_client.c) ---- */
+
+/*
+ * ks__proto_route - whether a request on @path (query ignored) is one ks_kube_request()
+ * makes in protobuf under a protobuf content type: its body and answer are of a kind whose
+ * every field kube/proto/ carries (*api_version, *kind: a pod's Binding, an
+ * events.k8s.io Event, a Lease).
+ */
+bool ks__proto_route(const char *path, const char **api_version, const char **kind);
+
+/* ks__proto_transcode_body - the JSON @body as the protobuf of (@api_version, @kind), malloc'ed in *out. 0 or
+ * a negative errno (a field the message lacks: send the JSON). */
+int ks__proto_transcode_body(const char *body, size_t len, const char *api_version, const char *kind,
+                             char **out, size_t *out_len);
+
+/* ks__proto_response_to_json - replace a protobuf answer's body with its JSON (a JSON body is left). 0 or a
+ * negative errno (the body is left as it came). */
+int ks__proto_response_to_json(struct ks_kube_response *resp);
 
 /* ks__kube_curl_errno - a negative errno for a libcurl error code. */
 int ks__kube_curl_errno(CURLcode rc);
@@ -89,6 +110,8 @@ struct ks__watch_scan {
     size_t start; /* start of the current value or junk */
     int depth;
     bool in_str, esc, junk;
+    bool typed;  /* the framing below is known (from the response's Content-Type) */
+    bool framed; /* protobuf: 4-byte big-endian length, then that many bytes (kube/proto_frame.c) */
 };
 
 enum { KS__SCAN_MAX = 64 << 20 }; /* one event larger than this is an error */
@@ -100,8 +123,19 @@ enum { KS__SCAN_MAX = 64 << 20 }; /* one event larger than this is an error */
  */
 int ks__watch_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                         int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx);
-/* ks__watch_scan_reset - forget buffered bytes (a new stream). */
+/* ks__watch_scan_reset - forget buffered bytes and the framing (a new stream). */
 void ks__watch_scan_reset(struct ks__watch_scan *w);
+
+/*
+ * ks__watch_scan_detect - once per stream, before the first feed: frame by the Content-Type
+ * of @h's response ("application/vnd.kubernetes.protobuf;stream=watch": length-prefixed
+ * frames, handed to the callback whole and never as junk; anything else: JSON values).
+ */
+void ks__watch_scan_detect(struct ks__watch_scan *w, CURL *h);
+
+/* ks__frame_scan_feed - ks__watch_scan_feed() of a length-prefixed stream (-E2BIG past KS__SCAN_MAX). */
+int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
+                        int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx);
 void ks__watch_scan_free(struct ks__watch_scan *w);
 
 #endif

@@ -15,6 +15,7 @@
 #include "ksched/lease.h"
 
 #include "ksched/json_tree.h"
+#include "ksched/json_write.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -197,21 +198,6 @@ out:
     return rc;
 }
 
-static void write_json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 /* The Lease object for @rec; NULL on ENOMEM. Free with free(). */
 static char *lease_body(const struct ks_lease *l, const struct ks_lease_record *rec, const char *rv,
                         size_t *len)
@@ -221,19 +207,19 @@ static char *lease_body(const struct ks_lease *l, const struct ks_lease_record *
     if (!out)
         return NULL;
     fputs("{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":", out);
-    write_json_str(out, l->name);
+    ks_json_write_cstr(out, l->name);
     fputs(",\"namespace\":", out);
-    write_json_str(out, l->ns);
+    ks_json_write_cstr(out, l->ns);
     if (rv && rv[0]) {
         fputs(",\"resourceVersion\":", out);
-        write_json_str(out, rv);
+        ks_json_write_cstr(out, rv);
     }
     fputs("},\"spec\":{\"holderIdentity\":", out);
-    write_json_str(out, rec->holder);
+    ks_json_write_cstr(out, rec->holder);
     fprintf(out, ",\"leaseDurationSeconds\":%d,\"acquireTime\":", (int)rec->lease_duration_s);
-    write_json_str(out, rec->acquire_time);
+    ks_json_write_cstr(out, rec->acquire_time);
     fputs(",\"renewTime\":", out);
-    write_json_str(out, rec->renew_time);
+    ks_json_write_cstr(out, rec->renew_time);
     fprintf(out, ",\"leaseTransitions\":%d}}", (int)rec->transitions);
     if (fclose(out) != 0) {
         free(buf);

@@ -6,7 +6,8 @@
  * scanner tracks nesting depth and string state byte by byte, so an event split across
  * any number of reads, or pretty-printed over several lines, is handed on whole once its
  * closing brace arrives. Anything at the top level that does not open a value is junk up
- * to the next newline. Consumed bytes are dropped from the front of the buffer.
+ * to the next newline. Consumed bytes are dropped from the front of the buffer. A protobuf
+ * stream is cut at its length prefixes instead (kube/proto_frame.c).
  */
 #include "kube_internal.h"
 
@@ -39,6 +40,8 @@ static int is_space(char c)
 int ks__watch_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                         int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx)
 {
+    if (w->framed)
+        return ks__frame_scan_feed(w, data, len, fn, ctx);
     int rc = reserve(w, len);
     if (rc)
         return rc;
@@ -101,6 +104,7 @@ void ks__watch_scan_reset(struct ks__watch_scan *w)
     w->len = w->pos = w->start = 0;
     w->depth = 0;
     w->in_str = w->esc = w->junk = false;
+    w->typed = w->framed = false;
 }
 
 void ks__watch_scan_free(struct ks__watch_scan *w)

@@ -39,11 +39,21 @@
  *    claim as their claimRef, provisioned claims the selected-node annotation, in the
  *    plugin's in-memory binding state; nothing is assumed when every claim is already
  *    bound. Unreserve restores the assumed objects.
- *  - PreBind performs the binding in process: what the API updates and the PV controller
- *    would do, at once: a chosen PV is bound to its claim and the claim to it (volumeName,
- *    bind-completed); a provisioned claim keeps the selected node (the volume itself is the
- *    external provisioner's business, so later pods sharing the claim follow the node).
- *    With an API server these become the API calls and the wait of BindPodVolumes.
+ *  - PreBind with an API server (ksched serve: the framework deps carry a struct
+ *    ks_volume_api, include/ksched/volume_api.h) is BindPodVolumes (helper_volumes_bind.c):
+ *    the PUT of each chosen PV with its claimRef, then of each claim to provision with the
+ *    selected-node annotation, each at the resourceVersion Reserve saw (a PV or claim the
+ *    server changed since answers 409 and fails PreBind), then a wait, without holding a
+ *    binder thread (PreBind returns KS_WAIT), until the PV controller has bound every claim,
+ *    at most bindTimeoutSeconds. A failure fails PreBind with upstream's message; the
+ *    framework then runs Unreserve and the pod goes back to the queue. The assumed views
+ *    stay until the informers deliver the updated objects (refresh views them afresh), as
+ *    upstream's assume caches keep an assumed object until a newer one arrives.
+ *  - PreBind without an API server (ksched schedule, bench, soak) simulates the binding in
+ *    process: what the API updates and the PV controller would do, at once: a chosen PV is
+ *    bound to its claim and the claim to it (volumeName, bind-completed); a provisioned
+ *    claim keeps the selected node (the volume itself is the external provisioner's
+ *    business, so later pods sharing the claim follow the node).
  *
  * Binding state: per PV its claim and phase, per claim its volumeName, bind-completed and
  * selected node, each as the API has it and as assumed (upstream's assume caches). It is
@@ -51,7 +61,9 @@
  * state), Reserve, Unreserve and PreBind (binder threads), never by Filter. PreFilter takes
  * it inside the cycle's RCU read section: holders only copy or store a few entries and never
  * wait for a grace period, so a reader is delayed briefly and cannot deadlock. Objects
- * themselves are immutable; other plugins read the loaded objects, not this state.
+ * themselves are immutable; other plugins read the loaded objects, not this state. PreBind
+ * through the API holds no lock while it calls the API (binder thread) and its wait's
+ * check (the API's thread) reads only the informers' objects and the cache's snapshot.
  *
  * Live objects (ksched serve, loader.h gen): PreFilter, on the scheduling thread, rebuilds
  * the index, the views and pv_order when the storage objects changed, and swaps them in
@@ -73,6 +85,7 @@
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
 #include "ksched/registry.h"
+#include "ksched/volume_api.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -141,8 +154,10 @@ struct pvc_view {
 
 struct volume_binding {
     uint16_t slot;
-    struct ks_cache *cache;        /* node labels for Reserve */
-    const struct ks_objects *objs; /* the live objects (NULL: none) */
+    const struct ks_volume_api *api; /* NULL: PreBind binds in process */
+    int64_t bind_timeout_ns;         /* bindTimeoutSeconds */
+    struct ks_cache *cache;          /* node labels for Reserve */
+    const struct ks_objects *objs;   /* the live objects (NULL: none) */
     /* ix, pv_order and the views: replaced by PreFilter (scheduling thread) under lock */
     struct ks_vol_index ix;
     uint32_t msg_node_conflict, msg_bind_conflict, msg_pv_missing, msg_nostate;
@@ -174,11 +189,15 @@ struct vb_claim {
 struct vb_binding {
     uint32_t pvc, pv;         /* indices in the index of s->gen */
     uint32_t pvc_key, pv_key; /* their keys, for a later index */
+    /* the objects as this cycle saw them: an API update is made at their resourceVersion */
+    const struct ks_persistent_volume *pv_obj;
+    const struct ks_persistent_volume_claim *pvc_obj;
 };
 
 /* A claim to provision. */
 struct vb_ref {
     uint32_t idx, key;
+    const struct ks_persistent_volume_claim *obj;
 };
 
 /* stateData */
@@ -234,6 +253,11 @@ static int views_init(const struct ks_vol_index *ix, struct pv_view *pv_api, str
             const struct ks_vol_entry *e =
                 ns == KS_ID_NONE ? NULL : ks_vol_table_find(&ix->pvcs, ks_vol_key_find(ns, pv->claim_name));
             v->claim = e ? (uint32_t)(e - ix->pvcs.items) : CLAIM_OTHER;
+            /* IsVolumeBoundToClaim: a claimRef uid must be the claim's (a recreated claim is another) */
+            const struct ks_persistent_volume_claim *c = e ? e->obj : NULL;
+            if (c && pv->claim_uid && pv->claim_uid[0] && c->meta.uid &&
+                strcmp(pv->claim_uid, c->meta.uid) != 0)
+                v->claim = CLAIM_OTHER;
         }
         pv_cur[i] = *v;
     }
@@ -261,6 +285,9 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
         return -ENOMEM;
     p->slot = in->slot;
     p->cache = deps ? deps->cache : NULL;
+    p->api = deps ? deps->volume_api : NULL;
+    const struct ks_volumebinding_args *args = in->args;
+    p->bind_timeout_ns = (args ? args->bind_timeout_seconds : 600) * INT64_C(1000000000);
     if (ks_vol_index_build(&p->ix, p->objs = ks_vol_objects(in->framework)) < 0)
         goto err_index;
     p->msg_node_conflict = ks_intern("node(s) didn't match PersistentVolume's node affinity");
@@ -772,8 +799,12 @@ static void find_delayed(const struct vb_state *s, const struct ks_labels *label
         }
         chosen[nchosen++] = k->pv;
         if (f->statics)
-            f->statics[f->nstatic++] =
-                (struct vb_binding){.pvc = c->pvc, .pv = k->pv, .pvc_key = c->pvc_key, .pv_key = k->pv_key};
+            f->statics[f->nstatic++] = (struct vb_binding){.pvc = c->pvc,
+                                                           .pv = k->pv,
+                                                           .pvc_key = c->pvc_key,
+                                                           .pv_key = k->pv_key,
+                                                           .pv_obj = k->obj,
+                                                           .pvc_obj = c->obj};
     }
     if (s->nmatch < s->ndelay || nunmatched > 0) {
         /* claims to provision: those with a selected node, then the unmatched ones */
@@ -789,7 +820,7 @@ static void find_delayed(const struct vb_state *s, const struct ks_labels *label
             }
             satisfied = provisionable(c, labels);
             if (satisfied && f->prov)
-                f->prov[f->nprov++] = (struct vb_ref){c->pvc, c->pvc_key};
+                f->prov[f->nprov++] = (struct vb_ref){c->pvc, c->pvc_key, c->obj};
         }
         if (!satisfied && f->prov)
             f->nprov = 0;
@@ -992,18 +1023,49 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
     pthread_mutex_unlock(&p->lock);
 }
 
-/* pre_bind - BindPodVolumes, in process. Binder threads; takes p->lock. */
+/*
+ * BindPodVolumes through the API: the updates at the versions this cycle saw, then a wait
+ * that ends through cs->bind_wait. Binder thread; no plugin lock (the objects named are
+ * immutable and outlive the wait); returns KS_WAIT or KS_ERROR.
+ */
+static int pre_bind_api(struct volume_binding *p, struct ks_cycle_state *cs, struct vb_state *s,
+                        const struct ks_pod *pod, uint32_t node, struct ks_status *st)
+{
+    if (!cs->bind_wait)
+        return ks_status_set(st, KS_ERROR, "binding volumes: the binding cycle cannot wait");
+    struct ks_vol_bind *b = ks_arena_calloc(&cs->arena, 1, sizeof(*b));
+    uint32_t n = s->nstatic + s->nprov;
+    struct ks_vol_bind_item *items = ks_arena_calloc(&cs->arena, n ? n : 1, sizeof(*items));
+    if (!b || !items)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    for (uint32_t i = 0; i < s->nstatic; i++)
+        items[i] = (struct ks_vol_bind_item){.pv = s->statics[i].pv_obj, .pvc = s->statics[i].pvc_obj};
+    for (uint32_t i = 0; i < s->nprov; i++)
+        items[s->nstatic + i] = (struct ks_vol_bind_item){.pvc = s->prov[i].obj};
+    *b = (struct ks_vol_bind){.cache = p->cache,
+                              .pod = pod,
+                              .node = node,
+                              .n = n,
+                              .nstatic = s->nstatic,
+                              .items = items,
+                              .timeout_ns = p->bind_timeout_ns,
+                              .resume = cs->bind_wait};
+    return ks_vol_bind_start(p->api, b, st);
+}
+
+/* pre_bind - BindPodVolumes: through the API (KS_WAIT), or in process. Binder threads; takes p->lock. */
 static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                     struct ks_status *st)
 {
     struct volume_binding *p = self;
     struct vb_state *s = cs->slot[p->slot];
 
-    (void)pod;
     if (!s || s->all_bound)
         return KS_SUCCESS;
     if (!s->reserved || s->node != node)
         return ks_status_set(st, KS_ERROR, "no pod volumes found for node \"%s\"", ks_intern_str(node));
+    if (p->api)
+        return pre_bind_api(p, cs, s, pod, node, st);
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         const struct vb_binding *b = &s->statics[i];

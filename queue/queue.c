@@ -85,6 +85,9 @@ struct ks_queue {
     uint32_t nunsched, ngated;
     struct qpod **table; /* lookup by namespace/name */
     uint32_t ntable, captable;
+
+    /* nprofiles x 64: queued pods (not in flight) whose unschedulable_plugins hold each slot */
+    _Atomic uint32_t *rejections;
 };
 
 static inline struct qpod *qpod_of(const struct ks_queued_pod *p)
@@ -129,6 +132,21 @@ static void set_where(struct qpod *qp, enum ks_queue_where w)
 #endif
 
 /* ---- references ---------------------------------------------------------------------------- */
+
+/*
+ * @bits of @qp's unschedulable_plugins start (@sign 1) or stop (-1) counting among the
+ * queued pods' rejections: when a pod with them is queued or gated, and when it is popped
+ * or deleted. Any thread (the popper holds no lock).
+ */
+static void count_rejections(struct ks_queue *q, const struct qpod *qp, uint64_t bits, int sign)
+{
+    if (!q->rejections || qp->pub.profile >= q->opts.nprofiles)
+        return;
+    _Atomic uint32_t *c = &q->rejections[(size_t)qp->pub.profile * 64];
+    /* relaxed: counts read on their own by scrapes */
+    for (; bits; bits &= bits - 1)
+        atomic_fetch_add_explicit(&c[__builtin_ctzll(bits)], (uint32_t)sign, memory_order_relaxed);
+}
 
 static void qpod_unref(struct qpod *qp)
 {
@@ -423,6 +441,7 @@ static bool pre_enqueue(struct ks_queue *q, struct qpod *qp)
     qp->gating_plugin = slot;
     qp->gated_message = KS_ID_EMPTY;
     if (qp->gated) {
+        count_rejections(q, qp, (UINT64_C(1) << slot) & ~qp->pub.unschedulable_plugins, 1);
         qp->pub.unschedulable_plugins |= UINT64_C(1) << slot;
         qp->gated_message = st.nreasons ? st.reasons[0] : KS_ID_EMPTY;
         qp->wait_events = KS_EVENT_ALL;
@@ -480,6 +499,11 @@ int ks_queue_create_opts(const struct ks_queue_opts *opts, struct ks_queue **out
         free(q);
         return rc;
     }
+    if (opts->nprofiles && !(q->rejections = calloc((size_t)opts->nprofiles * 64, sizeof(*q->rejections)))) {
+        ks_activeq_destroy(q->active);
+        free(q);
+        return -ENOMEM;
+    }
     ks_mutex_init_adaptive(&q->lock);
     *out = q;
     return 0;
@@ -507,6 +531,7 @@ void ks_queue_destroy(struct ks_queue *q)
     ks_activeq_destroy(q->active);
     free(q->table);
     free(q->heap);
+    free(q->rejections);
     pthread_mutex_destroy(&q->lock);
     free(q);
 }
@@ -543,6 +568,7 @@ struct ks_queued_pod *ks_queue_pop(struct ks_queue *q, bool block)
     struct qpod *qp = qpod_of(p);
     /* the claim made this thread the struct's owner until it gives the pod back */
     p->attempts++;
+    count_rejections(q, qp, p->unschedulable_plugins, -1);
     p->unschedulable_plugins = 0;
     /* relaxed: the cycle counter is written by this thread only; readers want a recent value */
     qp->pop_cycle = atomic_fetch_add_explicit(&q->cycle, 1, memory_order_relaxed) + 1;
@@ -649,6 +675,7 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
     }
     qp->pub.timestamp_ns = ks_queue_now(q);
     qp->wait_events = events;
+    count_rejections(q, qp, qp->pub.unschedulable_plugins, 1);
     if (events == 0 || updated || (q->has_move_request && q->move_request_cycle >= cycle)) {
         /* an error, or something happened while it was being scheduled: retry after backoff */
         requeue_or_park(q, qp, KS_REQUEUE_AFTER_BACKOFF);
@@ -827,6 +854,7 @@ bool ks_queue_delete(struct ks_queue *q, const struct ks_pod *pod)
             backoff_remove(q, qp);
         else if (w == KS_WHERE_UNSCHEDULABLE)
             unsched_remove(q, qp);
+        count_rejections(q, qp, qp->pub.unschedulable_plugins, -1);
         qpod_unref(qp);
     }
     pthread_mutex_unlock(&q->lock);
@@ -907,6 +935,14 @@ void ks_queue_count(struct ks_queue *q, struct ks_queue_counts *c)
     c->gated = q->ngated;
     c->in_flight = atomic_load_explicit(&q->ninflight, memory_order_relaxed);
     pthread_mutex_unlock(&q->lock);
+}
+
+void ks_queue_rejections(struct ks_queue *q, uint16_t profile, uint32_t out[64])
+{
+    const _Atomic uint32_t *c =
+        q->rejections && profile < q->opts.nprofiles ? &q->rejections[(size_t)profile * 64] : NULL;
+    for (uint32_t i = 0; i < 64; i++) /* relaxed: each count on its own, as a scrape reads it */
+        out[i] = c ? atomic_load_explicit(&c[i], memory_order_relaxed) : 0;
 }
 
 void ks_queue_close(struct ks_queue *q)

@@ -8,7 +8,8 @@ pkgs=(
   build-essential cmake pkg-config python3
   liburcu-dev libck-dev libjemalloc-dev libyaml-dev
   libcriterion-dev libbenchmark-dev
-  libcurl4-openssl-dev openssl libyajl-dev
+  libcurl4-openssl-dev openssl libssl-dev libyajl-dev
+  libprotobuf-c-dev protobuf-c-compiler  # the API server's protobuf encoding (kube/proto/)
   clang libclang-rt-14-dev
   gnuplot-nox  # bench/plot: make test renders the committed bench/results
 )

@@ -422,6 +422,7 @@ struct ks_persistent_volume {
     struct ks_node_selector *node_affinity; /* spec.nodeAffinity.required, NULL when absent */
     const char *claim_namespace;            /* spec.claimRef, NULL when unbound */
     const char *claim_name;
+    const char *claim_uid;  /* spec.claimRef.uid, NULL when absent */
     const char *csi_driver; /* spec.csi.driver, NULL when not CSI */
     const char *csi_volume_handle;
     const char *phase;

@@ -82,6 +82,13 @@ uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod);
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods);
 
 /*
+ * ks_cache_sizes - what upstream's cache reports as scheduler_cache_size: nodes (node
+ * records, those of deleted nodes that still hold pods included), pods (assumed included),
+ * assumed pods. Any out-pointer may be NULL. Takes the cache lock.
+ */
+void ks_cache_sizes(struct ks_cache *c, uint32_t *nodes, uint32_t *pods, uint32_t *assumed);
+
+/*
  * ks_cache_refresh - publish a snapshot reflecting every mutation so far, refreshing
  * only the nodes changed since the previous version; no-op when nothing changed.
  * Returns the number of node records rebuilt, or -ENOMEM (the previous version stays).

@@ -62,6 +62,14 @@ int ks_dec_int32(struct ks_decoder *d, const struct ks_yaml_node *map, const cha
 int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
 int ks_dec_bool(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, bool *out);
 int ks_dec_time(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
+
+/*
+ * ks_rfc3339_parse - RFC 3339 text (metav1.Time: YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM), a day
+ * its month has, seconds up to 59, as Go's time.Parse) to unix seconds and nanoseconds
+ * (fraction digits past nine dropped). 0, or -1 when @s is not such a time. ks_dec_time()
+ * reads fields with it, saturating at the int64 nanosecond range.
+ */
+int ks_rfc3339_parse(const char *s, int64_t *secs, int32_t *nanos);
 int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
                   struct ks_labels *out);
 int ks_dec_annotations(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,

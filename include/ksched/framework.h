@@ -29,6 +29,8 @@
 #include "ksched/framework_types.h"
 #include "ksched/queue_types.h"
 
+struct ks_volume_api;
+
 /* Where Bind sends decisions (the in-process cache, or the API server). */
 struct ks_binder_backend {
     /* bind - bind @pod to @node; 0, or a negative errno with @st filled. Binder threads. */
@@ -52,9 +54,14 @@ struct ks_framework_deps {
     struct ks_cache *cache;           /* for plugins that read cluster state beyond the snapshot */
     struct ks_nominator *nominator;   /* pods nominated by preemption (ksched/nominator.h) */
     const struct ks_objects *objects; /* PVs, PVCs, storage classes, namespaces, PDBs... (may be NULL) */
+    /* volume binding through an API server (ksched/volume_api.h); NULL: in process */
+    const struct ks_volume_api *volume_api;
+    /* where the Run functions record (ksched/metrics_sched.h); NULL: nowhere */
+    struct ks_sched_metrics *metrics;
 };
 
 struct ks_framework;
+struct ks_sched_metrics;
 
 /*
  * ks_framework_create - instantiate every plugin of @prof. Returns 0 and *out, or a
@@ -153,8 +160,24 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
 /* ks_fw_waiting_count - pods waiting on Permit. */
 uint32_t ks_fw_waiting_count(struct ks_framework *fw);
 
+/*
+ * PreBind: every PreBind plugin in order; the first failure ends the run (rejections keep
+ * their code, other failures become Error "running PreBind plugin %q: <message>"). A
+ * plugin that returns KS_WAIT while cs->bind_wait is set (framework_types.h) stops the run
+ * with KS_WAIT: the caller parks the binding until ks_bind_wait_done(), then calls
+ * ks_fw_resume_pre_bind() with what it was given. KS_WAIT without cs->bind_wait is an
+ * error. Binder threads.
+ */
 int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                        uint32_t node, struct ks_status *st);
+/*
+ * ks_fw_resume_pre_bind - finish a PreBind run that returned KS_WAIT: @code and @result
+ * (NULL: no reasons) are the waiting plugin's outcome, handled as if its op had returned
+ * them; on Success the remaining PreBind plugins run. Same result as ks_fw_run_pre_bind().
+ * Binder threads.
+ */
+int ks_fw_resume_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          uint32_t node, int code, const struct ks_status *result, struct ks_status *st);
 int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                    uint32_t node, struct ks_status *st);
 void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,

@@ -37,7 +37,41 @@ struct ks_cycle_state {
     uint64_t skip_score;  /* plugins whose PreScore returned Skip */
     struct ks_arena arena;
     uint64_t seed; /* per-cycle random seed (selectHost ties, sampling) */
+    /*
+     * This cycle times each plugin call into scheduler_plugin_execution_duration_seconds
+     * (upstream's CycleState.ShouldRecordPluginMetrics: a sampled share of the cycles).
+     */
+    bool record_plugin_metrics;
+    /* metrics: when PreBind began, and when its waiting plugin was called (it may park and resume) */
+    int64_t pre_bind_start_ns, pre_bind_plugin_ns;
+    /*
+     * Binding cycle: while PreBind runs, the handle that ends a PreBind which returns
+     * KS_WAIT (struct ks_bind_wait below; NULL where PreBind may not wait), and which
+     * PreBind plugin (its index in the profile's PreBind list) waits. Set by the binder
+     * and the framework; plugins only read bind_wait.
+     */
+    struct ks_bind_wait *bind_wait;
+    uint32_t pre_bind_waiting;
 };
+
+/*
+ * A PreBind that must wait for something outside the scheduler (VolumeBinding waiting
+ * for the PV controller) returns KS_WAIT after handing cs->bind_wait to whatever will end
+ * the wait, and that calls ks_bind_wait_done() exactly once, from any thread, possibly
+ * before the PreBind op has returned. Success continues the binding cycle with the next
+ * PreBind plugin and Bind; anything else fails it as if the plugin had returned that code
+ * and status. No binder thread is held meanwhile (engine/binder.c parks the binding).
+ */
+struct ks_bind_wait {
+    /* the binder's: resume the parked binding cycle with @code and @st (NULL: no reasons) */
+    void (*done)(struct ks_bind_wait *w, int code, const struct ks_status *st);
+};
+
+/* ks_bind_wait_done - end the wait of a PreBind that returned KS_WAIT (see struct ks_bind_wait). */
+static inline void ks_bind_wait_done(struct ks_bind_wait *w, int code, const struct ks_status *st)
+{
+    w->done(w, code, st);
+}
 
 /* PreFilterResult: nil (all nodes) or a set of node names, sorted interned ids. */
 struct ks_pre_filter_result {

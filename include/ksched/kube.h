@@ -10,7 +10,8 @@
  *     own, resuming a closed stream from the last resourceVersion and relisting on
  *     410 Gone; each object change is delivered exactly once, in order per kind.
  *
- * API objects arrive as JSON, are parsed into the same tree the manifest loader reads
+ * API objects arrive as JSON or, under a protobuf content type, as protobuf
+ * (ksched/kube_proto.h); either is parsed into the same tree the manifest loader reads
  * (ksched/json_tree.h) and decoded by the loader's decoders (ksched/decode.h), so a Pod
  * from the server and a Pod from a YAML file are the same struct.
  */
@@ -71,6 +72,15 @@ struct ks_kube_client_opts {
     double qps;             /* client-side rate limit for writes; 0: unlimited */
     uint32_t burst;
     int64_t timeout_ms; /* per request, not for watches; 0: 30 s */
+    /*
+     * clientConnection.contentType: "application/vnd.kubernetes.protobuf" speaks protobuf
+     * (LIST/WATCH answers, Bindings, Events, Leases: ksched/kube_proto.h), as kube-scheduler
+     * does; NULL, "" or "application/json": JSON only. Anything else is -EINVAL.
+     */
+    const char *content_type;
+    /* clientConnection.acceptContentTypes: the Accept of those requests; NULL or "": the
+     * content type, then any type (client-go's default) */
+    const char *accept_content_types;
 };
 
 int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube_client **out,
@@ -87,7 +97,10 @@ struct ks_kube_response {
 
 /*
  * ks_kube_request - @method ("GET", "POST", "PUT", "PATCH", "DELETE") on @path (beginning
- * with "/", query included) with an optional @body of @content_type. Thread-safe. Returns 0
+ * with "/", query included) with an optional @body of @content_type. Bodies and answers are
+ * JSON for the caller: under a protobuf content type, a JSON body of a Binding, an Event
+ * or a Lease is sent as protobuf (as JSON when the message lacks one of its fields) and a
+ * protobuf answer is handed back as JSON. Thread-safe. Returns 0
  * when a response arrived (any status: look at resp->status) or a negative errno on a
  * transport failure (resp->error says why). Free with ks_kube_response_free.
  */
@@ -122,7 +135,8 @@ struct ks_watch_event {
 typedef void (*ks_informer_event_fn)(void *ctx, const struct ks_watch_event *ev);
 /* every kind's initial LIST has been delivered (upstream's WaitForCacheSync) */
 typedef void (*ks_informer_synced_fn)(void *ctx);
-/* an object the server sent could not be used (truncated JSON, no metadata.name, a field of the wrong type...) */
+/* an object the server sent could not be used (truncated JSON, no metadata.name, a field of the wrong
+ * type...) */
 typedef void (*ks_informer_error_fn)(void *ctx, enum ks_kind kind, const char *message);
 
 struct ks_informer_opts {
@@ -169,7 +183,8 @@ bool ks_informers_synced(const struct ks_informers *inf);
 
 /* ---- resource paths -------------------------------------------------------------------- */
 
-/* ks_kube_resource_path - the collection path of @kind ("/api/v1/pods", "/apis/storage.k8s.io/v1/csinodes"). */
+/* ks_kube_resource_path - the collection path of @kind ("/api/v1/pods", "/apis/storage.k8s.io/v1/csinodes").
+ */
 const char *ks_kube_resource_path(enum ks_kind kind);
 
 #endif

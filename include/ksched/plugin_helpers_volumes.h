@@ -29,6 +29,7 @@
 #include "ksched/cache_types.h"
 #include "ksched/error.h"
 #include "ksched/framework_types.h"
+#include "ksched/volume_api.h"
 
 struct ks_objects;
 struct ks_framework;
@@ -166,6 +167,59 @@ bool ks_ephemeral_is_for_pod(const struct ks_pod *pod, const struct ks_persisten
  * as upstream rejects the whole label then.
  */
 bool ks_label_zones_split(const char *value, void (*fn)(void *ctx, const char *s, size_t len), void *ctx);
+
+/* ---- binding a pod's volumes through an API server (binder.go BindPodVolumes) ------------ */
+
+struct ks_volume_api;
+
+/* One claim of a pod's binding: a static binding (@pv set) or a claim to provision (@pv NULL). */
+struct ks_vol_bind_item {
+    const struct ks_persistent_volume *pv;        /* the PV Reserve chose, as it was then */
+    const struct ks_persistent_volume_claim *pvc; /* the claim, as Reserve saw it */
+    uint64_t rv;                                  /* the resourceVersion its update returned */
+};
+
+/*
+ * The API binding of one pod's volumes, from PreBind until the wait ends. The caller
+ * (VolumeBinding's PreBind) fills everything up to @resume in memory that outlives the
+ * wait (the binding cycle's arena: the cycle is parked meanwhile) and calls
+ * ks_vol_bind_start(). The wait is ended with ks_bind_wait_done(@resume, ...): Success,
+ * or Error "binding volumes: <why>".
+ */
+struct ks_vol_bind {
+    struct ks_vol_wait wait; /* handed to the API (volume_api.h) */
+    struct ks_cache *cache;  /* the node's labels, for CheckNodeAffinity */
+    const struct ks_pod *pod;
+    uint32_t node;    /* interned */
+    uint32_t n;       /* items */
+    uint32_t nstatic; /* items[0..nstatic) are static bindings, the rest provisions */
+    struct ks_vol_bind_item *items;
+    int64_t timeout_ns;          /* bindTimeoutSeconds */
+    struct ks_bind_wait *resume; /* the parked binding cycle (cs->bind_wait) */
+};
+
+/*
+ * ks_vol_bind_start - bindAPIUpdate: PUT each static binding's PV with its claimRef (and
+ * pv.kubernetes.io/bound-by-controller unless the PV was already bound to the claim), then
+ * each provisioned claim with volume.kubernetes.io/selected-node, in that order, stopping
+ * at the first failure (its error is the status, as upstream returns the client's error;
+ * the updates already made stay, as upstream makes no API rollback); then hand the wait to
+ * @api. Returns KS_WAIT (the wait will end through @b->resume), or KS_ERROR with @st set.
+ * Binder thread; blocks for the updates' round trips; takes no plugin lock.
+ */
+int ks_vol_bind_start(const struct ks_volume_api *api, struct ks_vol_bind *b, struct ks_status *st);
+
+/*
+ * ks_vol_check_bindings - checkBindings against the informers' newest objects: KS_VOL_BOUND
+ * when every claim is fully bound (spec.volumeName and pv.kubernetes.io/bind-completed, its
+ * PV's node affinity matching the node); KS_VOL_PENDING while the informers have not yet
+ * delivered what our updates wrote or the PV controller is not done; KS_VOL_FAILED with
+ * upstream's message in @msg when binding must be retried (pod or node gone, a PV's claimRef
+ * reset, a PV's node affinity not matching, a provisioning given up: selected-node removed).
+ * Any RCU-registered thread outside a read section (it reads the cache's snapshot).
+ */
+enum ks_vol_wait_result ks_vol_check_bindings(const struct ks_vol_bind *b, const struct ks_vol_lookup *l,
+                                              char *msg, size_t len);
 
 /* ---- the in-tree volume limit plugins (non_csi.go) --------------------------------------- */
 

@@ -103,7 +103,11 @@ struct ks_plugin {
     /* Permit: Success, Unschedulable, or Wait with *timeout_ns set. */
     int (*permit)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                   int64_t *timeout_ns, struct ks_status *st);
-    /* PreBind / Bind / PostBind: binding threads; Bind returns Skip to let the next binder act. */
+    /*
+     * PreBind / Bind / PostBind: binding threads; Bind returns Skip to let the next binder act.
+     * PreBind may return Wait after handing cs->bind_wait to whatever ends the wait
+     * (framework_types.h): the binding is parked, no thread blocks.
+     */
     int (*pre_bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                     struct ks_status *st);
     int (*bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,

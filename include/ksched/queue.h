@@ -365,6 +365,14 @@ struct ks_queue_counts {
 /* ks_queue_count - pods in each place (gated pods are counted among the unschedulable too). */
 void ks_queue_count(struct ks_queue *q, struct ks_queue_counts *c);
 
+/*
+ * ks_queue_rejections - for each plugin slot of profile @profile, how many queued pods
+ * (in activeQ, backoffQ or among the unschedulable; not in flight) carry it in
+ * unschedulable_plugins: their last attempt was rejected by it, or it gates them
+ * (scheduler_unschedulable_pods). @out holds 64 entries. Any thread, lock-free.
+ */
+void ks_queue_rejections(struct ks_queue *q, uint16_t profile, uint32_t out[64]);
+
 /* ks_queue_close - wake every blocked pop (which then returns NULL). */
 void ks_queue_close(struct ks_queue *q);
 

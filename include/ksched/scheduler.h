@@ -20,6 +20,7 @@
 #include "ksched/config_types.h"
 #include "ksched/error.h"
 #include "ksched/framework.h"
+#include "ksched/metrics_sched.h"
 #include "ksched/queue_types.h"
 
 #define KS_SCHED_EVENT_MAP(X)                                                                                \
@@ -103,6 +104,17 @@ struct ks_scheduler_opts {
      * NULL. (`ksched serve` times attempts and applies object changes here.)
      */
     void (*on_cycle)(void *ctx, const struct ks_queued_pod *qp);
+    /*
+     * How VolumeBinding's PreBind binds volumes (ksched/volume_api.h): through an API
+     * server, or NULL: in process. Must outlive the scheduler.
+     */
+    const struct ks_volume_api *volume_api;
+    /*
+     * Where the engine records its metrics (ksched/metrics_sched.h); NULL: nowhere. The set
+     * serves this scheduler from ks_scheduler_create() to ks_scheduler_destroy() and must
+     * outlive it.
+     */
+    struct ks_sched_metrics *metrics;
 };
 
 struct ks_scheduler;

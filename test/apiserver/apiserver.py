@@ -41,12 +41,21 @@ import random
 import re
 import socket
 import ssl
+import struct
 import sys
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import k8sproto  # noqa: E402
+import pv_controller  # noqa: E402
+
+# application/vnd.kubernetes.protobuf for the kinds of ksched's kube/proto/*.proto
+PROTO = k8sproto.Schema()
 
 # ---------------------------------------------------------------------------------------
 # Errors as metav1.Status
@@ -607,6 +616,9 @@ RESOURCES = [
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, require_rv=True),
 ]
 BY_PATH = {(r.group, r.version, r.resource): r for r in RESOURCES}
+# create-only reviews (Handler.review), not stored
+TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
 # events.k8s.io/v1 <-> core/v1 Event field names (the two versions share one storage,
@@ -647,10 +659,31 @@ class ObjectStore:
         self.log = []  # (rv, type, key, obj, prev)
         self.log_rvs = []
         self.compacted_max = 0  # the highest rv of an event dropped from the log
+        self.sorted_keys = None  # sorted(objects), kept until a key comes or goes
+        self.snapshots = {}  # rv -> (objects, sorted keys) as they were then: continued lists
 
     def record(self, rv, typ, key, obj, prev):
         self.log.append((rv, typ, key, obj, prev))
         self.log_rvs.append(rv)
+        if typ != "MODIFIED":
+            self.sorted_keys = None
+
+    def keys_sorted(self):
+        if self.sorted_keys is None:
+            self.sorted_keys = sorted(self.objects)
+        return self.sorted_keys
+
+    def snapshot(self, rv):
+        """(objects, sorted keys) as they were at @rv, for every page of a list at @rv (the
+        log must hold every change after it)."""
+        if not self.since(rv):
+            return self.objects, self.keys_sorted()
+        if rv not in self.snapshots:
+            while len(self.snapshots) >= 4:
+                del self.snapshots[min(self.snapshots)]
+            objects = self.state_at(rv)
+            self.snapshots[rv] = (objects, sorted(objects))
+        return self.snapshots[rv]
 
     def compact(self, floor):
         i = bisect.bisect_right(self.log_rvs, floor)
@@ -700,6 +733,8 @@ class State:
         self.bindings = []  # every binding attempt
         self.lease_log = []  # every lease write
         self.requests = {}  # "VERB resource[/sub]" -> count
+        # "USER VERB resource[/sub]" -> {"request"|"response": {media type: count}}
+        self.wire = {}
         self.conflicts = {}  # "ns/name" -> bindings left to answer 409
         self.steals = {}  # "ns/name" -> node to bind first as another scheduler ("" = another node)
         self.watch_410 = "event"  # "event" (ERROR event, as the watch cache) or "status" (HTTP 410)
@@ -710,7 +745,16 @@ class State:
         self.expire_continue = 0  # answer the next N continued lists 410 Expired (a test hook)
         self.pod_termination = None  # seconds a deleted bound pod stays terminating; None: deleted at once
         self.faults = []  # injected failures: method, path regex, code, left, hits
+        self.access_reviews = []  # every SubjectAccessReview: user, groups, path, verb, allowed
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
+        # events a watcher may have waiting to be sent (the cacher's channel); beyond it the
+        # server ends the stream (0: unbounded)
+        self.watch_buffer = opts.watch_buffer
+        self.slow_watchers_closed = 0
+        # binds and provisions volumes as kube-controller-manager would (pv_controller.py)
+        self.pv_controller = pv_controller.PVController(
+            self, BY_PATH[("", "v1", "persistentvolumes")], BY_PATH[("", "v1", "persistentvolumeclaims")],
+            BY_PATH[("storage.k8s.io", "v1", "storageclasses")])
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
                                                                  "metadata": {"name": ns}}, "system:apiserver")
@@ -749,6 +793,7 @@ class State:
         now = time.monotonic()
         if not self.checkpoints or now - self.checkpoints[-1][0] >= 1.0:
             self.checkpoints.append((now, rv))
+        self.pv_controller.changed(res)
         self.lock.notify_all()
         return obj
 
@@ -828,6 +873,7 @@ class State:
         """PUT (obj given) or PATCH (mutate(old) -> new) of the object or its status."""
         with self.lock:
             key = self.key(res, ns, name)
+            self.pv_controller.before_update(res, key, user)
             old = self.store_of(res).objects.get(key)
             if old is None:
                 raise not_found(res, name)
@@ -880,6 +926,7 @@ class State:
                     obj.pop("status", None)
             PREPARE_UPDATE.get(res.storage, lambda s, o, p: None)(self, obj, old)
             VALIDATE.get(res.storage, lambda r, o: None)(res, obj)
+            VALIDATE_UPDATE.get(res.storage, lambda r, o, p: None)(res, obj, old)
             if obj == old:  # a no-op update writes nothing and keeps the resourceVersion
                 return old
             track_fields(obj, user, "Update", res.api_version, sub)
@@ -1020,13 +1067,79 @@ class State:
                                "user": user, "rv": lease["metadata"]["resourceVersion"], "time": time.time(),
                                "renewTime": spec.get("renewTime")})
 
+    def bulk_create(self, args):
+        """/_test/bulk: @count objects of @resource (in @namespace) from @template, named
+        @name % i, written in one burst. The first goes through create (defaults, admission,
+        validation); the others share its spec and status (stored objects are never mutated)
+        and differ in metadata: labels whose value is "{name}" get the object's name, and
+        @cycle {label: [values]} gives object i values[i % len(values)]; pods get spec.nodeName
+        @nodeName % (i % @nodes) when @nodeName is given (bound pods). Returns the last
+        resourceVersion."""
+        res = next(r for r in RESOURCES if r.resource == args["resource"] and
+                   (r.group == args.get("group", r.group)))
+        ns, count, pattern = args.get("namespace", ""), int(args["count"]), args["name"]
+        template, cycle = args["template"], args.get("cycle") or {}
+        user = args.get("user", "bulk")
+
+        def labels_of(name, i):
+            labels = {k: name if v == "{name}" else v
+                      for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()}
+            labels.update({k: vs[i % len(vs)] for k, vs in cycle.items()})
+            return labels
+
+        def node_of(i):
+            return args["nodeName"] % (i % int(args.get("nodes", 1))) if args.get("nodeName") else None
+
+        with self.lock:
+            first = None
+            for i in range(count):
+                name = pattern % i
+                if first is None:
+                    obj = copy.deepcopy(template)
+                    obj.setdefault("metadata", {})["name"] = name
+                    obj["metadata"]["labels"] = labels_of(name, i)
+                    if node_of(i):
+                        obj.setdefault("spec", {})["nodeName"] = node_of(i)
+                    first = self.create(res, ns, obj, user)
+                    continue
+                key = self.key(res, ns, name)
+                if key in self.store_of(res).objects:
+                    raise already_exists(res, name)
+                obj = dict(first)
+                obj["metadata"] = dict(first["metadata"], name=name, uid=str(uuid.uuid4()),
+                                       labels=labels_of(name, i))
+                if node_of(i):
+                    obj["spec"] = dict(first["spec"], nodeName=node_of(i))
+                self.write(res, "ADDED", key, obj, None)
+            return self.rv
+
+    def summary(self):
+        """What a large test checks without the objects: counts, bound pods, bindings per pod."""
+        with self.lock:
+            pods = self.stores["/pods"].objects
+            bound = sum(1 for p in pods.values() if (p.get("spec") or {}).get("nodeName"))
+            ok = {}
+            for b in self.bindings:
+                if b["code"] == 201:
+                    ok[b["pod"]] = ok.get(b["pod"], 0) + 1
+            return {"resourceVersion": str(self.rv), "floor": self.floor,
+                    "counts": {name: len(st.objects) for name, st in self.stores.items()},
+                    "boundPods": bound, "bindingAttempts": len(self.bindings), "boundTimes": ok,
+                    "requests": self.requests, "lists": self.list_log[-2000:],
+                    "watches": self.watch_log[-2000:], "slowWatchersClosed": self.slow_watchers_closed,
+                    "watchers": [w.describe() for w in self.watchers]}
+
     def dump(self):
         with self.lock:
             return {"resourceVersion": str(self.rv), "floor": self.floor,
                     "objects": {name: st.objects for name, st in self.stores.items()},
                     "bindings": self.bindings, "leases": self.lease_log, "requests": self.requests,
+                    "wire": self.wire,
                     "watches": self.watch_log, "lists": self.list_log, "faults": self.faults,
-                    "watchers": [w.describe() for w in self.watchers]}
+                    "accessReviews": self.access_reviews,
+                    "watchers": [w.describe() for w in self.watchers],
+                    "slowWatchersClosed": self.slow_watchers_closed,
+                    "pvController": self.pv_controller.log}
 
 # ---------------------------------------------------------------------------------------
 # Per-kind strategy: defaults and admission on create, validation
@@ -1234,6 +1347,21 @@ def event_validate(res, ev):
         raise invalid(res or BY_PATH[("", "v1", "events")], "Event", name, causes)
 
 
+# what ValidateEventUpdate keeps as it was (storage names), for events.k8s.io/v1 requests
+EVENT_IMMUTABLE = ("involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count",
+                   "type", "eventTime", "action", "related", "reportingComponent", "reportingInstance")
+
+
+def event_validate_update(res, ev, old):
+    """ValidateEventUpdate: through events.k8s.io/v1 only the series (and metadata) change."""
+    if res.group != "events.k8s.io":
+        return
+    causes = [(f, "Invalid value: %s: field is immutable" % json.dumps(ev.get(f))) for f in EVENT_IMMUTABLE
+              if ev.get(f) != old.get(f)]
+    if causes:
+        raise invalid(res, "Event", ev["metadata"]["name"], causes)
+
+
 def namespace_prepare_create(state, ns):
     ns.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
     ns["status"] = {"phase": "Active"}
@@ -1242,6 +1370,7 @@ def namespace_prepare_create(state, ns):
 PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create}
 PREPARE_UPDATE = {"/pods": pod_prepare_update}
 VALIDATE = {"/pods": pod_validate, "coordination.k8s.io/leases": lease_validate, "events": event_validate}
+VALIDATE_UPDATE = {"events": event_validate_update}
 
 # ---------------------------------------------------------------------------------------
 # Watches
@@ -1373,10 +1502,36 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- responses ----
 
+    def wants_proto(self):
+        """Accept names protobuf before anything JSON would satisfy (client-go's "protobuf, */*")."""
+        for a in self.headers.get("Accept", "").split(","):
+            t = a.strip().split(";")[0].strip()
+            if t == k8sproto.MEDIA_TYPE:
+                return True
+            if t in ("application/json", "*/*", "application/*"):
+                return False
+        return False
+
+    def count_wire(self, direction, ctype):
+        """Record the media type of a request body or an answer of the current API request."""
+        if not getattr(self, "wire_key", None):
+            return
+        state = self.server.state
+        with state.lock:
+            by = state.wire.setdefault(self.wire_key, {}).setdefault(direction, {})
+            by[ctype] = by.get(ctype, 0) + 1
+
     def send_json(self, code, obj, extra=None):
-        body = dumps(obj).encode()
+        """An API answer: JSON, or protobuf when the client asks for it and the kind has a message."""
+        ctype = "application/json"
+        if self.wants_proto() and isinstance(obj, dict) and k8sproto.message_of(obj.get("apiVersion"),
+                                                                                  obj.get("kind")):
+            ctype, body = k8sproto.MEDIA_TYPE, PROTO.envelope(obj)
+        else:
+            body = dumps(obj).encode()
+        self.count_wire("response", ctype)
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", ctype)
         self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Audit-Id", str(uuid.uuid4()))
         self.send_header("Content-Length", str(len(body)))
@@ -1443,6 +1598,7 @@ class Handler(BaseHTTPRequestHandler):
         return "system:anonymous"
 
     def dispatch(self, verb):
+        self.wire_key = None
         url = urlsplit(self.path)
         self.query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         path = url.path.rstrip("/") or "/"
@@ -1459,10 +1615,12 @@ class Handler(BaseHTTPRequestHandler):
                 return
             accept = self.headers.get("Accept", "")
             if accept and not any(a.strip().split(";")[0] in ("application/json", "*/*", "application/*",
-                                                                 "application/json;stream=watch")
+                                                                 k8sproto.MEDIA_TYPE)
                                   for a in accept.split(",")):
                 raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json, "
                                "application/yaml, application/vnd.kubernetes.protobuf")
+            if verb == "POST" and path in (TOKEN_REVIEWS, ACCESS_REVIEWS):
+                return self.review(path, body)
             if path in ("/healthz", "/readyz", "/livez"):
                 return self.send_text(200, "ok")
             if path == "/version":
@@ -1503,6 +1661,46 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     # ---- discovery ----
+
+    def review(self, path, body):
+        """A TokenReview (authenticated: a --token this server accepts, with its groups) or a
+        SubjectAccessReview of a non-resource URL (allowed: system:masters, or a
+        --nonresource-rule naming the user or one of its groups, the verb and the path), as
+        kube-apiserver answers them (201, the spec echoed, the verdict in status)."""
+        obj = strict_json(body)
+        spec = obj.get("spec") or {}
+        opts, state = self.server.opts, self.server.state
+        token_review = path == TOKEN_REVIEWS
+        with state.lock:
+            key = "POST " + ("tokenreviews.authentication.k8s.io" if token_review
+                             else "subjectaccessreviews.authorization.k8s.io")
+            state.requests[key] = state.requests.get(key, 0) + 1
+        if token_review:
+            user = opts.tokens.get(spec.get("token", ""))
+            if user is None:
+                status = {"user": {}, "error": "invalid bearer token"}
+            else:
+                status = {"authenticated": True, "user": {"username": user, "uid": "uid-" + user,
+                                                          "groups": opts.token_groups.get(spec["token"], [])}}
+            return self.send_json(201, {"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1",
+                                        "metadata": {"creationTimestamp": None}, "spec": spec, "status": status})
+        nra = spec.get("nonResourceAttributes") or {}
+        subjects = [spec.get("user", "")] + list(spec.get("groups") or [])
+        rule = next((r for r in opts.nonresource_rules if r[0] in subjects and r[1] in (nra.get("verb"), "*") and
+                     (nra.get("path") == r[2] or (r[2].endswith("*") and
+                                                  (nra.get("path") or "").startswith(r[2][:-1])))), None)
+        if "system:masters" in subjects:
+            status = {"allowed": True}
+        elif rule:
+            status = {"allowed": True, "reason": "allowed by rule %s" % ":".join(rule)}
+        else:
+            status = {"allowed": False}
+        with state.lock:
+            state.access_reviews.append({"user": spec.get("user"), "groups": spec.get("groups"),
+                                         "path": nra.get("path"), "verb": nra.get("verb"),
+                                         "allowed": status["allowed"]})
+        return self.send_json(201, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                                    "metadata": {"creationTimestamp": None}, "spec": spec, "status": status})
 
     def discovery(self, path):
         if path == "/api":
@@ -1576,6 +1774,11 @@ class Handler(BaseHTTPRequestHandler):
         agent = self.headers.get("User-Agent", "")
         with state.lock:
             state.count("WATCH" if watch else ("LIST" if verb == "GET" and name is None else verb), res, sub)
+        self.wire_key = "%s %s %s%s" % (self.user, "WATCH" if watch else ("LIST" if verb == "GET" and name is None
+                                                                        else verb), qualified(res),
+                                         "/" + sub if sub else "")
+        if body:
+            self.count_wire("request", self.headers.get("Content-Type", "").split(";")[0].strip())
         if verb == "GET":
             if watch:
                 return self.watch(res, ns, name)
@@ -1587,7 +1790,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, event_from_storage(res, state.get(res, ns, name)))
         if verb == "POST":
             if sub == "binding":
-                obj = strict_json(body)
+                obj = self.read_object(body, "v1", "Binding")
                 self.check_binding(obj, ns, name)
                 return self.send_json(201, state.bind(ns, name, obj, self.user, agent))
             if name is not None:
@@ -1616,13 +1819,24 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, st)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
-    def decode(self, res, body):
+    def read_object(self, body, api_version, kind):
+        """A request body: JSON, or protobuf when the Content-Type says so and the kind has a
+        message (the server's decoder types an envelope without typeMeta as the endpoint's
+        kind); 400 when it does not decode, 415 for any other media type."""
         ctype = self.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if ctype == k8sproto.MEDIA_TYPE and k8sproto.message_of(api_version, kind):
+            try:
+                return PROTO.unenvelope(body, (api_version, kind))[2]
+            except k8sproto.ProtoError as e:
+                raise bad_request(str(e))
         if ctype != "application/json":
             raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - accepted '
                            'media types include: application/json, application/yaml, '
                            'application/vnd.kubernetes.protobuf')
-        obj = strict_json(body)
+        return strict_json(body)
+
+    def decode(self, res, body):
+        obj = self.read_object(body, res.api_version, res.kind)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if api_version is not None and api_version != res.api_version:
             raise bad_request("the API version in the data (%s) does not match the expected API version (%s)"
@@ -1635,6 +1849,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def patcher(self, res, body):
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
+        if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json",
+                         "application/json-patch+json"):  # the patch type is checked before the body
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                           "accepted media types include: application/json-patch+json, "
+                           "application/merge-patch+json, application/apply-patch+yaml, "
+                           "application/strategic-merge-patch+json")
         try:
             patch = json.loads(body.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
@@ -1723,10 +1943,25 @@ class Handler(BaseHTTPRequestHandler):
                 if list_rv < state.floor:
                     entry["code"] = 410
                     raise expired(CONTINUE_EXPIRED)
-                objects = st.state_at(list_rv)
+                objects, keys = st.snapshot(list_rv)
             else:
+                list_rv = None
                 if rv_param == "0" and state.rv0_full_list:
                     limit = 0  # served from the watch cache, which ignores limit
+                elif rv_param not in (None, "", "0") and limit:
+                    # a page at an exact revision (etcd3's legacy case: a limit with a resourceVersion)
+                    try:
+                        list_rv = int(rv_param)
+                    except ValueError:
+                        raise bad_request("invalid resource version: %s" % rv_param)
+                    if list_rv < state.floor:
+                        entry["code"] = 410
+                        raise expired("The resourceVersion for the provided list is too old.")
+                    if list_rv > state.rv:
+                        raise ApiError(504, "Timeout", "Too large resource version: %d, current: %d"
+                                       % (list_rv, state.rv), {"causes": [{"reason": "ResourceVersionTooLarge",
+                                                                          "message": "Too large resource version"}],
+                                                               "retryAfterSeconds": 1})
                 elif rv_param not in (None, "", "0"):
                     try:
                         want = int(rv_param)
@@ -1739,16 +1974,22 @@ class Handler(BaseHTTPRequestHandler):
                                            % (want, state.rv), {"causes": [{"reason": "ResourceVersionTooLarge",
                                                                            "message": "Too large resource version"}],
                                                                 "retryAfterSeconds": 1})
-                list_rv = state.rv
-                objects = st.objects
+                if list_rv is None:
+                    list_rv = state.rv
+                objects, keys = st.snapshot(list_rv)
             prefix = ns + "/" if (res.namespaced and ns) else ""
-            keys = sorted(k for k in objects if k.startswith(prefix) and k >= start)
-            items, nxt = [], None
-            matched = [k for k in keys if label((objects[k]["metadata"]).get("labels")) and field(objects[k])]
-            if limit and len(matched) > limit:
-                nxt = matched[limit]
-                remaining = len(matched) - limit
-                matched = matched[:limit]
+            # the keys of the namespace ("ns/" up to "ns0"), from the continue token's key on
+            lo = bisect.bisect_left(keys, max(prefix, start))
+            hi = bisect.bisect_left(keys, ns + "0") if prefix else len(keys)
+            items, nxt, matched = [], None, []
+            for i in range(lo, hi):
+                obj = objects[keys[i]]
+                if label(obj["metadata"].get("labels")) and field(obj):
+                    if limit and len(matched) == limit:
+                        nxt = keys[i]
+                        remaining = hi - i  # only reported without selectors, when every key matches
+                        break
+                    matched.append(keys[i])
             for k in matched:
                 item = dict(event_from_storage(res, objects[k]))
                 item.pop("apiVersion", None)  # list items carry no type: the list names it
@@ -1789,6 +2030,8 @@ class Handler(BaseHTTPRequestHandler):
             return obj is not None and label(obj["metadata"].get("labels")) and field(obj)
 
         watcher = Watcher(res, ns, self.user, self.headers.get("User-Agent", ""))
+        # length-prefixed protobuf frames (apimachinery's LengthDelimitedFramer), or JSON lines
+        watcher.proto = bool(self.wants_proto() and k8sproto.message_of(res.api_version, res.kind))
         initial = []
         with state.lock:
             st = state.store_of(res)
@@ -1821,21 +2064,30 @@ class Handler(BaseHTTPRequestHandler):
                         cursor = None
             gen = state.break_gen
             state.watchers.add(watcher)
-            state.watch_log.append({"resource": qualified(res), "resourceVersion": rv_param, "user": self.user,
-                                    "time": time.time(), "start": initial[0][1].get("code", "ERROR") if
-                                    initial and initial[0][0] == "ERROR" else "ok"})
+            log_entry = {"resource": qualified(res), "resourceVersion": rv_param, "user": self.user,
+                         "time": time.time(), "start": initial[0][1].get("code", "ERROR") if
+                         initial and initial[0][0] == "ERROR" else "ok"}
+            state.watch_log.append(log_entry)
+            # events after this one reach the watcher through its buffer; the ones before are
+            # the catch-up the cacher sends from its history first, which no buffer bounds
+            live_from = state.rv
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", k8sproto.WATCH_MEDIA_TYPE if watcher.proto else "application/json")
+        self.count_wire("response", k8sproto.WATCH_MEDIA_TYPE if watcher.proto else "application/json")
         self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+
+        def event(typ, obj):
+            return PROTO.watch_frame(typ, obj) if watcher.proto else \
+                dumps({"type": typ, "object": obj}).encode() + b"\n"
+
         deadline = time.monotonic() + timeout if timeout else None
         next_bookmark = time.monotonic() + state.bookmark_interval
-        abrupt = False
+        abrupt = slow = False
         try:
             for typ, obj in initial:
-                self.chunk(dumps({"type": typ, "object": event_from_storage(res, obj) if typ != "ERROR" else obj})
-                           .encode() + b"\n")
+                self.chunk(event(typ, event_from_storage(res, obj) if typ != "ERROR" else obj))
             while cursor is not None:
                 out = []
                 with state.lock:
@@ -1854,22 +2106,36 @@ class Handler(BaseHTTPRequestHandler):
                             break
                         events = st.since(cursor)
                         if events:
+                            buffered = 0  # live events in `out`
                             for erv, typ, key, obj, prev in events:
-                                cursor = erv
                                 if not key.startswith(prefix):
+                                    cursor = erv
                                     continue
                                 now_in, was_in = passes(obj) if typ != "DELETED" else False, passes(prev)
+                                item = None
                                 if typ == "DELETED" and was_in:
-                                    out.append(("DELETED", obj))
+                                    item = ("DELETED", obj)
                                 elif typ != "DELETED" and now_in and (was_in or typ == "ADDED"):
-                                    out.append((typ, obj))
+                                    item = (typ, obj)
                                 elif typ != "DELETED" and now_in:
-                                    out.append(("ADDED", obj))
+                                    item = ("ADDED", obj)
                                 elif typ == "MODIFIED" and was_in:
                                     gone = dict(prev)
                                     gone["metadata"] = dict(prev["metadata"], resourceVersion=str(erv))
-                                    out.append(("DELETED", gone))
-                            if out:
+                                    item = ("DELETED", gone)
+                                if item and erv > live_from and state.watch_buffer:
+                                    if buffered == state.watch_buffer:
+                                        # a slow consumer: its buffer is full, so what the buffer
+                                        # holds is sent and the stream ends (the cacher's forget)
+                                        slow, cursor = True, None
+                                        state.slow_watchers_closed += 1
+                                        log_entry["end"] = "slow"
+                                        break
+                                    buffered += 1
+                                cursor = erv
+                                if item:
+                                    out.append(item)
+                            if out or slow:
                                 break
                         now = time.monotonic()
                         if deadline is not None and now >= deadline:
@@ -1891,8 +2157,7 @@ class Handler(BaseHTTPRequestHandler):
                         self.chunk(item)
                     else:
                         typ, obj = item
-                        self.chunk(dumps({"type": typ, "object": event_from_storage(res, obj) if typ != "BOOKMARK"
-                                          else obj}).encode() + b"\n")
+                        self.chunk(event(typ, event_from_storage(res, obj) if typ != "BOOKMARK" else obj))
             if abrupt:
                 self.close_connection = True
                 self.wfile.flush()
@@ -1949,10 +2214,13 @@ class Handler(BaseHTTPRequestHandler):
                 n = 0
                 for w in state.watchers:
                     if w.res.storage == res.storage:
-                        w.inject.extend(bad_events(w.res, args["event"], state.next_rv(), existing))
+                        bad = bad_proto_events if getattr(w, "proto", False) else bad_events
+                        w.inject.extend(bad(w.res, args["event"], state.next_rv(), existing))
                         n += 1
                 state.lock.notify_all()
                 return self.send_json(200, {"watchers": n})
+            if what == "pv-controller":
+                return self.send_json(200, state.pv_controller.configure(args))
             if what == "config":
                 if "watch410" in args:
                     state.watch_410 = args["watch410"]
@@ -1965,8 +2233,49 @@ class Handler(BaseHTTPRequestHandler):
                     state.bookmarks = bool(args["bookmarks"])
                 if "rv0FullList" in args:
                     state.rv0_full_list = bool(args["rv0FullList"])
+                if "watchBuffer" in args:
+                    state.watch_buffer = int(args["watchBuffer"] or 0)
                 return self.send_json(200, {})
+            if what == "bulk":
+                return self.send_json(201, {"resourceVersion": str(state.bulk_create(args))})
+            if what == "summary":
+                return self.send_json(200, state.summary())
         raise ApiError(404, "NotFound", "unknown test control %s" % what)
+
+def bad_proto_events(res, kind, rv, existing=None):
+    """bad_events for a protobuf watch stream: frames a client must log and skip (not-json:
+    a frame that is no WatchEvent; wrong-type: metadata.name with a varint's wire type;
+    unknown-field: fields the messages lack, in the object, the envelope and the event)."""
+    if existing is not None:
+        obj = copy.deepcopy(event_from_storage(res, existing))
+        obj["metadata"]["resourceVersion"] = str(rv)
+    else:
+        obj = {"apiVersion": res.api_version, "kind": res.kind,
+               "metadata": {"name": "injected-%s" % kind, "namespace": "default", "uid": str(uuid.uuid4()),
+                            "resourceVersion": str(rv), "creationTimestamp": now_rfc3339()}}
+        if res.kind == "Pod":
+            obj["spec"] = {"containers": [{"name": "c", "image": "busybox"}], "schedulerName": "default-scheduler"}
+            obj["status"] = {"phase": "Pending"}
+    future = k8sproto.tag(901, 2) + k8sproto.length(b"future") + k8sproto.tag(902, 0) + k8sproto.varint(7)
+    if kind == "truncated":
+        f = PROTO.watch_frame("ADDED", obj)
+        return [f[:len(f) // 2], None]  # half a frame, then the stream dies
+    if kind == "unknown-field":
+        f = PROTO.watch_frame("MODIFIED" if existing is not None else "ADDED", obj, extra=future)
+        return [struct.pack(">I", len(f) - 4 + len(future)) + f[4:] + future]
+    if kind == "no-name":
+        del obj["metadata"]["name"]
+        return [PROTO.watch_frame("ADDED", obj)]
+    if kind == "wrong-type":
+        meta = k8sproto.tag(1, 0) + k8sproto.varint(42)  # name (a string) as a varint
+        raw = k8sproto.envelope_raw(res.api_version, res.kind, k8sproto.tag(1, 2) + k8sproto.length(meta))
+        return [k8sproto.frame("ADDED", raw)]
+    if kind == "unknown-type":
+        return [PROTO.watch_frame("SOMETHING", obj)]
+    if kind == "not-json":
+        junk = b"this is not protobuf"
+        return [struct.pack(">I", len(junk)) + junk]
+    raise bad_request("unknown bad event kind %r" % kind)
 
 # ---------------------------------------------------------------------------------------
 # Setup
@@ -2012,7 +2321,10 @@ def main(argv=None):
     p.add_argument("--tls-cert")
     p.add_argument("--tls-key")
     p.add_argument("--client-ca", help="verify client certificates against this CA (user = CN)")
-    p.add_argument("--token", action="append", default=[], help="TOKEN or TOKEN:USER accepted as a bearer token")
+    p.add_argument("--token", action="append", default=[],
+                   help="TOKEN, TOKEN:USER or TOKEN:USER:GROUP,GROUP accepted as a bearer token (and by TokenReviews)")
+    p.add_argument("--nonresource-rule", action="append", default=[],
+                   help="USER-OR-GROUP:VERB:PATH a SubjectAccessReview allows (VERB *: any; PATH may end in *)")
     p.add_argument("--write-kubeconfig", help="write a kubeconfig for this server here")
     p.add_argument("--kubeconfig-ca", help="CA file embedded in the written kubeconfig")
     p.add_argument("--kubeconfig-cert", help="client certificate embedded in the written kubeconfig")
@@ -2022,12 +2334,18 @@ def main(argv=None):
     p.add_argument("--compaction-seconds", type=float, default=300.0,
                    help="history (watch resume, continue tokens) older than this is compacted away")
     p.add_argument("--max-watch-seconds", type=float, default=0, help="end every watch after this long")
+    p.add_argument("--watch-buffer", type=int, default=0,
+                   help="events a watcher may have waiting; a watcher further behind is closed (0: unbounded)")
     p.add_argument("-v", "--verbose", action="store_true")
     opts = p.parse_args(argv)
     opts.tokens = {}
+    opts.token_groups = {}
     for t in opts.token:
         tok, _, user = t.partition(":")
+        user, _, groups = user.partition(":")
         opts.tokens[tok] = user or "token-user"
+        opts.token_groups[tok] = [g for g in groups.split(",") if g]
+    opts.nonresource_rules = [tuple(r.split(":", 2)) for r in opts.nonresource_rule]
 
     ssl_ctx = None
     if opts.tls_cert:
@@ -2057,6 +2375,7 @@ def main(argv=None):
             with state.lock:
                 state.compact_by_age()
     threading.Thread(target=compactor, daemon=True).start()
+    state.pv_controller.start()
     sys.stderr.write("apiserver: listening on %s://%s:%d\n" % (scheme, opts.address, port))
     sys.stderr.flush()
     try:

@@ -24,6 +24,19 @@ attempt with the user that made it, every lease write):
                and Events are retried or requeued: every pod still bound once
   bad-input    truncated JSON, unknown fields, an object without metadata.name and a
                field of the wrong type on the watch stream are skipped without a crash
+               (their protobuf forms under the default content type)
+  pvc-late     claims created after start-up: the storage plugins index the live objects
+  volumes-*    VolumeBinding through the API with the server's PV controller (pv_controller.py):
+               local PVs with a WaitForFirstConsumer class (each pod on its PV's node, claims
+               Bound, one claimRef update per claim); dynamic provisioning (selected-node, a
+               PV for that node); a PV taken by another claim between Reserve and PreBind
+               (409, requeued, no PV bound twice); no controller (bindTimeoutSeconds 2 via
+               --config: the wait times out, the pod is requeued, bound once it runs)
+
+`ksched serve` speaks protobuf by default, as kube-scheduler does; decisions-json and
+bad-input-json run with --content-type json. After every scenario the server's count of
+media types is checked: protobuf for the schedulers' LISTs, WATCHes, Bindings, Events
+and Leases by default, no protobuf at all under json.
 
 Exit 0 on success, 1 on failure, 77 (ctest SKIP_RETURN_CODE) when this ksched has no
 `serve` command yet.
@@ -109,6 +122,7 @@ class Cluster:
         self.api = self.server.client("admin")
         self.serves = []
         self.flags = serve_flags(ksched)
+        self.content_type = None  # --content-type of every `ksched serve` ("json" in the *-json scenarios)
         self.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                                      "metadata": {"name": NS}})
 
@@ -138,6 +152,8 @@ class Cluster:
         if seed is not None:
             cmd += ["--seed", str(seed)]
         cmd += list(extra)
+        if self.content_type:
+            cmd += ["--content-type", self.content_type]
         s = Serve(cmd, os.path.join(self.dir, "serve-%s.log" % user), user)
         self.serves.append(s)
         return s
@@ -376,13 +392,17 @@ def scenario_decisions(c):
     names = [p["metadata"]["name"] for p in pods]
     check(len(want) == len(names), "ksched schedule bound %d of %d pods: the workload should fit" %
           (len(want), len(names)))
-    c.api.test("expire-continue", {"count": 1})  # the first continued LIST page: 410, list again
+    c.api.test("expire-continue", {"count": 1})  # the first continued LIST page: 410, then one unpaged list
     s = c.serve("ksched-a", seed=SEED)
     st = c.wait_all_bound(names, 60)
     check_bound_once(st, names)
     pages = [x for x in st["lists"] if x["resource"] == "pods"]
-    check([x["code"] for x in pages if x["continue"]][:1] == [410] and len(pages) >= 4,
-          "the pods list was not paged, or its expired continue token not answered by a new list: %s" % pages)
+    # (the first is manifest()'s) a page of 500, the continued page 410, then everything in one list
+    codes = [(x["limit"], x["continue"], x["code"]) for x in pages]
+    expired = codes.index((500, True, 410)) if (500, True, 410) in codes else 0
+    check(expired and codes[expired - 1] == (500, False, 200) and codes[expired + 1:expired + 2] == [(0, False, 200)],
+          "the pods list was not paged, or its expired continue token not answered by an unpaginated list (as "
+          "client-go's pager does): %s" % codes)
     check_no_overcommit(st)
     users = {b["user"] for b in st["bindings"]}
     check(users == {"ksched-a"}, "bindings made by %s" % users)
@@ -392,8 +412,42 @@ def scenario_decisions(c):
           (len(diff), len(want), SEED, [(k, want[k], got.get(k)) for k in diff[:5]]))
     attempts = s.metric("scheduler_schedule_attempts_total", 'result="scheduled"')
     check(attempts == len(names), "scheduler_schedule_attempts_total{result=scheduled} is %s" % attempts)
+    check_engine_metrics(s, len(names), nodes=50, cached_pods=30 + len(names))
     print("decisions: %d pods bound as ksched schedule --seed %d binds them (pods listed in %d pages)"
           % (len(names), SEED, len(pages)))
+
+
+def check_engine_metrics(s, bound, nodes, cached_pods):
+    """The engine's families (ksched/metrics_sched.h) on a running `ksched serve` that bound @bound
+    pods with one attempt each: there, with values that agree with each other."""
+    text = s.get("/metrics")[1]
+    for fam, kind in [("scheduler_framework_extension_point_duration_seconds", "histogram"),
+                      ("scheduler_plugin_execution_duration_seconds", "histogram"),
+                      ("scheduler_plugin_evaluation_total", "counter"),
+                      ("scheduler_scheduling_algorithm_duration_seconds", "histogram"),
+                      ("scheduler_unschedulable_pods", "gauge"),
+                      ("scheduler_cache_size", "gauge"), ("scheduler_scheduler_cache_size", "gauge"),
+                      ("scheduler_pod_scheduling_sli_duration_seconds", "histogram")]:
+        check("\n# TYPE %s %s\n" % (fam, kind) in text, "/metrics has no %s %s" % (kind, fam))
+    cycles = s.metric("scheduler_scheduling_algorithm_duration_seconds_count")
+    check(cycles == bound, "scheduling_algorithm_duration_seconds counts %s cycles for %d pods" % (cycles, bound))
+    point = 'extension_point="%s",status="Success",profile="default-scheduler"'
+    for name in ("PreFilter", "Filter", "Reserve", "Permit", "PreBind", "Bind", "PostBind"):
+        n = s.metric("scheduler_framework_extension_point_duration_seconds_count", point % name)
+        check(n == bound, "extension point %s observed %s times for %d pods" % (name, n, bound))
+    evals = s.metric("scheduler_plugin_evaluation_total",
+                     'plugin="NodeUnschedulable",extension_point="Filter",profile="default-scheduler"')
+    check(evals == bound * nodes, "NodeUnschedulable evaluated %s times for %d pods on %d nodes" %
+          (evals, bound, nodes))
+    sampled = s.metric("scheduler_plugin_execution_duration_seconds_count",
+                       'plugin="NodeResourcesFit",extension_point="PreFilter",status="Success"')
+    check(0.02 * bound <= sampled <= 0.3 * bound, "%s of %d cycles timed their plugins (upstream: 10%%)"
+          % (sampled, bound))
+    spent = s.metric("scheduler_plugin_execution_duration_seconds_sum", 'extension_point="Filter"')
+    check(0 < spent < 10, "Filter plugins took %s s" % spent)
+    for fam in ("scheduler_cache_size", "scheduler_scheduler_cache_size"):
+        got = (s.metric(fam, 'type="nodes"'), s.metric(fam, 'type="pods"'))
+        check(got == (nodes, cached_pods), "%s: nodes, pods %s, want %s" % (fam, got, (nodes, cached_pods)))
 
 
 def wait_pod_watch(c):
@@ -772,9 +826,291 @@ def scenario_pvc_late(c):
     print("pvc-late: claims created after start-up bound web-0 to node-b and web-1 to node-a")
 
 
+# ---- volumes bound through the API (VolumeBinding's PreBind and the PV controller) ------
+
+LOCAL_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+               "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+FAST_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+              "provisioner": "example.com/fast", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def local_pv(c, name, host, size="10Gi"):
+    c.api.must("POST", "/api/v1/persistentvolumes", {
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+        "spec": {"storageClassName": "local", "capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                 "persistentVolumeReclaimPolicy": "Retain", "local": {"path": "/mnt/" + name},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}},
+        "status": {"phase": "Available"}})
+
+
+def claim(c, name, cls="local", size="5Gi"):
+    c.api.must("POST", "/api/v1/namespaces/%s/persistentvolumeclaims" % NS, {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": NS},
+        "spec": {"storageClassName": cls, "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": size}}}})
+
+
+def claims_pod(name, *claims):
+    return pod(name, volumes=[{"name": "v%d" % i, "persistentVolumeClaim": {"claimName": n}}
+                              for i, n in enumerate(claims)])
+
+
+def pvcs(st):
+    return {k.split("/", 1)[1]: v for k, v in st["objects"]["/persistentvolumeclaims"].items()
+            if k.startswith(NS + "/")}
+
+
+def pv_host(pv):
+    terms = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+    return terms[0]["matchExpressions"][0]["values"][0]
+
+
+def wait_claims_bound(c, names, timeout):
+    def done(st):
+        got = pvcs(st)
+        return all(got.get(n, {}).get("status", {}).get("phase") == "Bound" for n in names)
+    try:
+        return c.wait("%d claims to be Bound" % len(names), done, timeout)
+    except Failure:
+        got = pvcs(c.state())
+        raise Failure("claims not Bound: %s" % [(n, got.get(n, {}).get("status", {}).get("phase"))
+                                                 for n in names if got.get(n, {}).get("status", {}).get("phase")
+                                                 != "Bound"])
+
+
+def check_volume_placement(st, pods_claims):
+    """Every pod is on the node of the PV each of its claims is bound to, and that PV's
+    claimRef names the claim (with its uid): bound once, to one claim."""
+    got = pvcs(st)
+    pvs = st["objects"]["/persistentvolumes"]
+    for p, names in pods_claims.items():
+        node_name = c_pods(st)[p]["spec"].get("nodeName")
+        for n in names:
+            cl = got[n]
+            check(cl["status"].get("phase") == "Bound", "claim %s is %s" % (n, cl["status"].get("phase")))
+            vol = cl["spec"].get("volumeName")
+            pv = pvs.get(vol)
+            check(pv is not None, "claim %s is bound to a missing PV %s" % (n, vol))
+            check(pv_host(pv) == node_name, "pod %s is on %s but claim %s's PV %s is on %s"
+                  % (p, node_name, n, vol, pv_host(pv)))
+            ref = pv["spec"].get("claimRef") or {}
+            check(ref.get("name") == n and ref.get("uid") == cl["metadata"]["uid"],
+                  "PV %s's claimRef is %s, not claim %s" % (vol, ref, n))
+            check(cl["metadata"]["annotations"].get("pv.kubernetes.io/bind-completed"),
+                  "claim %s has no bind-completed annotation" % n)
+    refs = {}
+    for name, pv in pvs.items():
+        ref = pv["spec"].get("claimRef")
+        if ref:
+            key = "%s/%s" % (ref.get("namespace"), ref.get("name"))
+            check(key not in refs, "claim %s is the claimRef of both %s and %s" % (key, refs.get(key), name))
+            refs[key] = name
+
+
+def c_pods(st):
+    return {k.split("/", 1)[1]: v for k, v in st["objects"]["/pods"].items() if k.startswith(NS + "/")}
+
+
+def scenario_volumes_local(c):
+    """Local PVs with node affinity and a WaitForFirstConsumer class: PreBind PUTs each chosen
+    PV's claimRef (+ bound-by-controller), the PV controller binds, and each pod lands on
+    its PV's node only after its claim is Bound."""
+    for i in range(6):
+        c.create(node("node-%d" % i, 4, 16))
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses", LOCAL_CLASS)
+    for i in (1, 3, 5):
+        local_pv(c, "pv-node-%d" % i, "node-%d" % i)
+    names = ["vp-%d" % i for i in range(3)]
+    for i, n in enumerate(names):
+        claim(c, "claim-%d" % i)
+        c.create(claims_pod(n, "claim-%d" % i))
+    c.create(pod("plain"))
+    c.serve("ksched-a")
+    st = c.wait_all_bound(names + ["plain"], 60)
+    st = wait_claims_bound(c, ["claim-%d" % i for i in range(3)], 30)
+    check_bound_once(st, names + ["plain"])
+    check_volume_placement(st, {n: ["claim-%d" % i] for i, n in enumerate(names)})
+    for name, pv in st["objects"]["/persistentvolumes"].items():
+        check(pv["metadata"].get("annotations", {}).get("pv.kubernetes.io/bound-by-controller") == "yes",
+              "PV %s lacks pv.kubernetes.io/bound-by-controller" % name)
+        check(pv["status"]["phase"] == "Bound", "PV %s is %s" % (name, pv["status"]["phase"]))
+    for n, cl in pvcs(st).items():
+        check("volume.kubernetes.io/selected-node" not in cl["metadata"].get("annotations", {}),
+              "static claim %s got a selected-node annotation" % n)
+    # each pod was bound only after its claim: the PV controller's last claim write comes first
+    log = {e["claim"]: e["time"] for e in st["pvController"] if e["action"] == "bound"}
+    for b in st["bindings"]:
+        p = b["pod"].split("/", 1)[1]
+        if p in names:
+            cl = NS + "/claim-" + p.split("-")[1]
+            check(cl in log and log[cl] <= b["time"], "%s was bound before its claim %s" % (p, cl))
+    check(st["requests"].get("PUT persistentvolumes", 0) == 3,
+          "one PV update per claim, got %s" % st["requests"].get("PUT persistentvolumes"))
+    print("volumes-local: 3 pods on their local PVs' nodes, claims Bound by the PV controller")
+
+
+def scenario_volumes_provision(c):
+    """Dynamic provisioning: PreBind sets volume.kubernetes.io/selected-node, the provisioner
+    makes a PV for that node and the claim is Bound; a pod with a local claim and a
+    provisioned one gets both on its local PV's node."""
+    for i in range(4):
+        c.create(node("node-%d" % i, 4, 16))
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses", LOCAL_CLASS)
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses", FAST_CLASS)
+    local_pv(c, "pv-node-2", "node-2")
+    names = ["dp-%d" % i for i in range(3)]
+    for i, n in enumerate(names):
+        claim(c, "fast-%d" % i, "fast")
+        c.create(claims_pod(n, "fast-%d" % i))
+    claim(c, "mixed-local")
+    claim(c, "mixed-fast", "fast")
+    c.create(claims_pod("mixed", "mixed-local", "mixed-fast"))
+    c.serve("ksched-a")
+    st = c.wait_all_bound(names + ["mixed"], 60)
+    all_claims = ["fast-%d" % i for i in range(3)] + ["mixed-local", "mixed-fast"]
+    st = wait_claims_bound(c, all_claims, 30)
+    check_bound_once(st, names + ["mixed"])
+    want = {n: ["fast-%d" % i] for i, n in enumerate(names)}
+    want["mixed"] = ["mixed-local", "mixed-fast"]
+    check_volume_placement(st, want)
+    pods, got = c_pods(st), pvcs(st)
+    for p, cls in want.items():
+        for n in cls:
+            if n.startswith("mixed-local"):
+                continue
+            sel = got[n]["metadata"]["annotations"].get("volume.kubernetes.io/selected-node")
+            check(sel == pods[p]["spec"]["nodeName"], "claim %s selected-node %s, pod %s on %s"
+                  % (n, sel, p, pods[p]["spec"]["nodeName"]))
+            check(got[n]["spec"]["volumeName"] == "pvc-" + got[n]["metadata"]["uid"],
+                  "claim %s bound to %s, not its provisioned PV" % (n, got[n]["spec"]["volumeName"]))
+    check(pods["mixed"]["spec"]["nodeName"] == "node-2", "mixed is on %s, not its local PV's node-2"
+          % pods["mixed"]["spec"]["nodeName"])
+    print("volumes-provision: 4 claims provisioned on their pods' nodes (selected-node), one local claim beside")
+
+
+def scenario_volumes_stolen(c):
+    """A PV taken by another claim between Reserve and PreBind: the claimRef update at the
+    version the scheduler saw answers 409, PreBind fails (FailedScheduling with the
+    server's message), Unreserve gives the assumption back and the pod is retried on the
+    other PV. No PV is bound twice, and the pod is bound once."""
+    for n in ("node-a", "node-b", "node-c"):
+        c.create(node(n, 4, 16))
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses", LOCAL_CLASS)
+    local_pv(c, "pv-a", "node-a")
+    local_pv(c, "pv-b", "node-b")
+    claim(c, "data-0")
+    claim(c, "thief")
+    c.api.test("pv-controller", {"steal": {"pv": "*", "claim": NS + "/thief"}})
+    c.create(claims_pod("web-0", "data-0"))
+    c.serve("ksched-a")
+    st = c.wait_all_bound(["web-0"], 60)
+    st = wait_claims_bound(c, ["data-0", "thief"], 30)
+    stolen = [e for e in st["pvController"] if e["action"] == "stolen"]
+    check(len(stolen) == 1, "one PV stolen, got %s" % stolen)
+    taken = stolen[0]["pv"]
+    got = pvcs(st)
+    check(got["thief"]["spec"]["volumeName"] == taken, "thief is bound to %s, not the PV it took (%s)"
+          % (got["thief"]["spec"]["volumeName"], taken))
+    check(got["data-0"]["spec"]["volumeName"] != taken, "data-0 is bound to the stolen PV %s" % taken)
+    check_volume_placement(st, {"web-0": ["data-0"]})
+    check_bound_once(st, ["web-0"])
+    failed = events_for(st, "web-0", "FailedScheduling")
+    check(any("running PreBind plugin \"VolumeBinding\": Operation cannot be fulfilled on persistentvolumes "
+              "\"%s\"" % taken in (e.get("message") or e.get("note") or "") for e in failed),
+          "no FailedScheduling event with the 409's message: %s" % [e.get("message") for e in failed])
+    print("volumes-stolen: %s taken by another claim: 409, requeued, web-0 bound on %s"
+          % (taken, c_pods(st)["web-0"]["spec"]["nodeName"]))
+
+
+def scenario_volumes_timeout(c):
+    """No PV controller: a scheduler stopped while its PreBind waits exits at once; the next
+    one's wait ends after bindTimeoutSeconds (2 s through --config) with upstream's message,
+    the pod is not bound and goes back to the queue; once the controller runs, the PV it
+    prebound is bound and the pod lands on its node."""
+    cfg = os.path.join(c.dir, "timeout.yaml")
+    with open(cfg, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: VolumeBinding\n"
+                "    args:\n      bindTimeoutSeconds: 2\n")
+    c.api.test("pv-controller", {"enabled": False})
+    for n in ("node-a", "node-b"):
+        c.create(node(n, 4, 16))
+    c.api.must("POST", "/apis/storage.k8s.io/v1/storageclasses", LOCAL_CLASS)
+    local_pv(c, "pv-b", "node-b")
+    claim(c, "data-0")
+    c.create(claims_pod("web-0", "data-0"))
+    # a scheduler stopped while its PreBind waits (600 s) ends the wait and exits at once
+    first = c.serve("ksched-a")
+    c.wait("pv-b to be prebound", lambda st: (st["objects"]["/persistentvolumes"]["pv-b"]["spec"].get("claimRef")
+                                             or {}).get("name") == "data-0", 30)
+    t = time.monotonic()
+    problems = first.stop()
+    c.serves.remove(first)
+    check(not problems, "stopping a scheduler whose PreBind waits: %s" % problems)
+    check(time.monotonic() - t < 10 * SLOW, "SIGTERM took %.1f s with a volume wait pending" % (time.monotonic() - t))
+    check(not c_pods(c.state())["web-0"]["spec"].get("nodeName"), "web-0 was bound by the stopped scheduler")
+    t0 = time.monotonic()
+    c.serve("ksched-b", extra=["--config", cfg])
+    want = "running PreBind plugin \"VolumeBinding\": binding volumes: context deadline exceeded"
+
+    def timed_out(st):
+        return any(want in (e.get("message") or "") for e in events_for(st, "web-0", "FailedScheduling"))
+    st = c.wait("the volume binding to time out", timed_out, 30)
+    took = time.monotonic() - t0
+    check(took >= 2, "timed out after %.1f s, before bindTimeoutSeconds" % took)
+    check(not c_pods(st)["web-0"]["spec"].get("nodeName"), "web-0 was bound without its volume")
+    check(not successful_bindings(st).get(NS + "/web-0"), "a Binding was posted for web-0")
+    cond = [x for x in c_pods(st)["web-0"]["status"].get("conditions", []) if x["type"] == "PodScheduled"]
+    check(cond and cond[0]["status"] == "False" and want in cond[0].get("message", ""),
+          "web-0's PodScheduled condition: %s" % cond)
+    pv = st["objects"]["/persistentvolumes"]["pv-b"]
+    check((pv["spec"].get("claimRef") or {}).get("name") == "data-0", "pv-b was not prebound to data-0")
+    check(pvcs(st)["data-0"].get("status", {}).get("phase") != "Bound", "data-0 bound without a controller")
+    c.api.test("pv-controller", {"enabled": True})
+    st = c.wait_all_bound(["web-0"], 60)
+    st = wait_claims_bound(c, ["data-0"], 30)
+    check_volume_placement(st, {"web-0": ["data-0"]})
+    check_bound_once(st, ["web-0"])
+    print("volumes-timeout: PreBind gave up after %.1f s; bound on node-b once the PV controller ran" % took)
+
+
 SCENARIOS = {"pvc-late": scenario_pvc_late, "decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
              "conflict": scenario_conflict, "preempt": scenario_preempt, "faults": scenario_faults,
              "bad-input": scenario_bad_input}
+SCENARIOS.update({"volumes-local": scenario_volumes_local, "volumes-provision": scenario_volumes_provision,
+                  "volumes-stolen": scenario_volumes_stolen, "volumes-timeout": scenario_volumes_timeout})
+
+# the same scenarios with `--content-type json` (the default is protobuf, as kube-scheduler's)
+SCENARIOS.update({n + "-json": SCENARIOS[n] for n in ("decisions", "bad-input")})
+
+PB = "application/vnd.kubernetes.protobuf"
+
+
+def check_wire(c):
+    """What the schedulers sent and were sent, by the server's count: under the default
+    content type protobuf for every LIST, WATCH, Binding, Event and Lease (patches stay
+    JSON), under --content-type json no protobuf at all."""
+    wire = c.api.state()["wire"]
+    users = {s.user for s in c.serves}
+    seen = 0
+    for key, by in sorted(wire.items()):
+        user, verb, resource = key.split(" ", 2)
+        if user not in users:
+            continue
+        types = set(by.get("request", {})) | set(by.get("response", {}))
+        if c.content_type == "json":
+            check(not any(t.startswith(PB) for t in types), "%s: protobuf under --content-type json: %s" % (key, by))
+            continue
+        answers = set(by.get("response", {}))
+        if verb in ("LIST", "WATCH") or resource in ("pods/binding", "events.events.k8s.io",
+                                                     "leases.coordination.k8s.io"):
+            bodies = set(by.get("request", {})) if verb != "PATCH" else set()  # patches are JSON
+            check(all(t.startswith(PB) for t in answers | bodies), "%s: not protobuf: %s" % (key, by))
+            seen += 1
+        else:
+            check(not any(t.startswith(PB) for t in answers), "%s: a protobuf answer: %s" % (key, by))
+    check(c.content_type == "json" or seen > 0, "no protobuf request at all: %s" % wire)
 
 
 def main():
@@ -786,9 +1122,12 @@ def main():
         print("SKIP: %s has no serve command" % ksched)
         return 77
     c = Cluster(ksched, name)
+    if name.endswith("-json"):
+        c.content_type = "json"
     ok = False
     try:
         SCENARIOS[name](c)
+        check_wire(c)
         ok = True
     except Failure as e:
         print("FAIL: %s: %s" % (name, e))

@@ -38,8 +38,10 @@ class ServerTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ksched-apiserver-test-")
         cls.pki = harness.make_pki(os.path.join(cls.tmp, "pki"), clients=("admin", "other"))
-        cls.server = harness.ApiServer(cls.tmp, cls.pki, tokens=("sekret:token-user",),
-                                       extra=["--bookmark-interval", "0.3"])
+        cls.server = harness.ApiServer(cls.tmp, cls.pki, tokens=("sekret:token-user", "grp:gina:readers,ops"),
+                                       extra=["--bookmark-interval", "0.3",
+                                              "--nonresource-rule", "readers:get:/metrics",
+                                              "--nonresource-rule", "token-user:*:/debug/*"])
         cls.c = cls.server.client("admin")
         cls.nsn = 0
 
@@ -76,6 +78,36 @@ class ServerTest(unittest.TestCase):
         tok = harness.Client(self.server.port, self.pki, None, "sekret")
         self.assertEqual(tok.get("/api/v1/nodes").status, 200)
         self.assertEqual(self.c.get("/healthz").raw, b"ok")
+
+    def test_token_and_access_reviews(self):
+        def token_review(token):
+            r = self.c.post("/apis/authentication.k8s.io/v1/tokenreviews",
+                            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})
+            self.assertEqual(r.status, 201, r)
+            self.assertEqual(r.json["spec"]["token"], token)
+            return r.json["status"]
+
+        def access(user, groups, verb, path):
+            r = self.c.post("/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                            {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                             "spec": {"user": user, "groups": groups,
+                                      "nonResourceAttributes": {"path": path, "verb": verb}}})
+            self.assertEqual(r.status, 201, r)
+            return r.json["status"]["allowed"]
+
+        self.assertEqual(token_review("grp"), {"authenticated": True, "user": {
+            "username": "gina", "uid": "uid-gina", "groups": ["readers", "ops"]}})
+        self.assertEqual(token_review("sekret")["user"]["groups"], [])
+        self.assertEqual(token_review("wrong"), {"user": {}, "error": "invalid bearer token"})
+        self.assertTrue(access("gina", ["readers"], "get", "/metrics"))
+        self.assertFalse(access("gina", ["readers"], "post", "/metrics"))
+        self.assertFalse(access("system:anonymous", ["system:unauthenticated"], "get", "/metrics"))
+        self.assertTrue(access("token-user", [], "put", "/debug/pprof"))
+        self.assertTrue(access("root", ["system:masters"], "get", "/anything"))
+        st = self.c.state()
+        self.assertGreaterEqual(st["requests"]["POST tokenreviews.authentication.k8s.io"], 3)
+        self.assertIn({"user": "gina", "groups": ["readers"], "path": "/metrics", "verb": "get", "allowed": True},
+                      st["accessReviews"])
 
     def test_discovery(self):
         r = self.c.get("/apis/events.k8s.io/v1").json
@@ -398,6 +430,83 @@ class ServerTest(unittest.TestCase):
         recs = [b for b in self.c.state()["bindings"] if b["pod"] == ns + "/b"]
         self.assertEqual([(b["user"], b["code"]) for b in recs], [("admin", 409), ("other-scheduler", 201)])
 
+    # ---- the PV controller (pv_controller.py) ----
+
+    def test_pv_controller_binds_provisions_and_steals(self):
+        ns = self.ns()
+        pvs, pvcs = "/api/v1/persistentvolumes", "/api/v1/namespaces/%s/persistentvolumeclaims" % ns
+        self.c.must("POST", "/apis/storage.k8s.io/v1/storageclasses", {
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast-" + ns},
+            "provisioner": "example.com/fast", "volumeBindingMode": "WaitForFirstConsumer"})
+
+        def claim(name, cls="local", ann=None):
+            return self.c.must("POST", pvcs, {
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "annotations": ann or {}},
+                "spec": {"storageClassName": cls, "accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "2Gi"}}}})
+
+        def volume(name):
+            return self.c.must("POST", pvs, {
+                "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                "spec": {"storageClassName": "local", "capacity": {"storage": "5Gi"},
+                         "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"}},
+                "status": {"phase": "Available"}})
+
+        def prebind(pv, cl):
+            pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns,
+                                      "name": cl["metadata"]["name"], "uid": cl["metadata"]["uid"]}
+            return self.c.put(pvs + "/" + pv["metadata"]["name"], pv)
+
+        def bound(name, timeout=5.0):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                cl = self.c.get(pvcs + "/" + name).json
+                if cl.get("status", {}).get("phase") == "Bound":
+                    return cl
+                time.sleep(0.05)
+            return None
+
+        # a claimRef a scheduler set: both sides bound
+        a, pv_a = claim("a"), volume("pv-a-" + ns)
+        self.assertEqual(prebind(pv_a, a).status, 200)
+        cl = bound("a")
+        self.assertIsNotNone(cl)
+        self.assertEqual(cl["spec"]["volumeName"], "pv-a-" + ns)
+        self.assertEqual(cl["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"], "yes")
+        self.assertEqual(cl["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"], "yes")
+        self.assertEqual(cl["status"]["capacity"], {"storage": "5Gi"})
+        pv = self.c.get(pvs + "/pv-a-" + ns).json
+        self.assertEqual(pv["status"]["phase"], "Bound")
+        self.assertEqual(pv["spec"]["claimRef"]["uid"], a["metadata"]["uid"])
+        # a selected node on a claim of a provisioning class: a PV for that node, bound
+        b = claim("b", "fast-" + ns, {"volume.kubernetes.io/selected-node": "n1"})
+        cl = bound("b")
+        self.assertIsNotNone(cl)
+        self.assertEqual(cl["spec"]["volumeName"], "pvc-" + b["metadata"]["uid"])
+        pv = self.c.get(pvs + "/pvc-" + b["metadata"]["uid"]).json
+        self.assertEqual(pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
+                         ["values"], ["n1"])
+        self.assertEqual(pv["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"], "example.com/fast")
+        # switched off: nothing is bound until it is on again
+        self.c.test("pv-controller", {"enabled": False})
+        try:
+            c_ = claim("c")
+            self.assertEqual(prebind(volume("pv-c-" + ns), c_).status, 200)
+            self.assertIsNone(bound("c", 0.5))
+        finally:
+            self.c.test("pv-controller", {"enabled": True})
+        self.assertIsNotNone(bound("c"))
+        # steal: another binder takes the PV just before our update, which answers 409
+        d, pv_d = claim("d"), volume("pv-d-" + ns)
+        claim("thief")
+        self.c.test("pv-controller", {"steal": {"pv": "pv-d-" + ns, "claim": ns + "/thief"}})
+        self.assertStatus(prebind(pv_d, d), 409, "Conflict", "the object has been modified")
+        self.assertEqual(bound("thief")["spec"]["volumeName"], "pv-d-" + ns)
+        self.assertEqual(self.c.get(pvs + "/pv-d-" + ns).json["spec"]["claimRef"]["name"], "thief")
+        actions = [(e["action"], e["pv"]) for e in self.c.state()["pvController"] if ns in e["pv"] or ns in e["claim"]]
+        self.assertIn(("stolen", "pv-d-" + ns), actions)
+
     # ---- optimistic concurrency ----
 
     def test_lease_optimistic_concurrency(self):
@@ -552,6 +661,96 @@ class ServerTest(unittest.TestCase):
         r = self.c.post("/api/v1/namespaces/%s/events" % ns,
                         dict(legacy, metadata={"name": "b.2"}, involvedObject={"kind": "Pod", "namespace": "x"}))
         self.assertStatus(r, 422, "Invalid", "involvedObject.namespace")
+
+    def test_event_series_patch_and_immutable_fields(self):
+        ns = self.ns()
+        url = "/apis/events.k8s.io/v1/namespaces/%s/events" % ns
+        self.c.must("POST", url, {
+            "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "s.1"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "default-scheduler",
+            "reportingInstance": "default-scheduler-host", "action": "Scheduling", "reason": "FailedScheduling",
+            "type": "Warning", "note": "0/3 nodes are available",
+            "regarding": {"kind": "Pod", "namespace": ns, "name": "s", "apiVersion": "v1"}})
+        out = self.c.must("PATCH", url + "/s.1", {"series": {"count": 2,
+                                                            "lastObservedTime": "2026-01-01T00:00:09.000000Z"}})
+        self.assertEqual(out["series"]["count"], 2)
+        self.assertEqual(self.c.get("/api/v1/namespaces/%s/events/s.1" % ns).json["series"]["count"], 2)
+        self.assertStatus(self.c.patch(url + "/s.1", {"note": "other"}), 422, "Invalid", "field is immutable")
+        self.assertStatus(self.c.patch(url + "/s.1", {"series": {"count": 1}}), 422, "Invalid", "series.count")
+        # the core/v1 API keeps its old leniency
+        self.c.must("PATCH", "/api/v1/namespaces/%s/events/s.1" % ns, {"message": "other"})
+
+    # ---- scale and pressure ----
+
+    def test_bulk_create_and_summary(self):
+        ns = self.ns()
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"labels": {"kubernetes.io/hostname": "{name}"}},
+                "status": {"allocatable": {"cpu": "4"}}}
+        rv = self.c.test("bulk", {"resource": "nodes", "count": 30, "name": "bulk-" + ns + "-%02d", "template": node,
+                                  "cycle": {"zone": ["a", "b", "c"]}})["resourceVersion"]
+        got = [n for n in self.c.get("/api/v1/nodes").json["items"] if n["metadata"]["name"].startswith("bulk-" + ns)]
+        self.assertEqual(len(got), 30)
+        self.assertEqual(got[4]["metadata"]["labels"], {"kubernetes.io/hostname": "bulk-%s-04" % ns, "zone": "b"})
+        self.assertEqual(len({n["metadata"]["uid"] for n in got}), 30)
+        self.assertEqual(got[-1]["metadata"]["resourceVersion"], rv)
+        self.c.test("bulk", {"resource": "pods", "namespace": ns, "count": 7, "name": "run-%d",
+                             "template": pod("x"), "nodeName": "bulk-" + ns + "-%02d", "nodes": 3})
+        pods = self.c.get(PODS % ns).json["items"]
+        self.assertEqual([p["spec"]["nodeName"][-2:] for p in pods], ["00", "01", "02", "00", "01", "02", "00"])
+        self.assertEqual(pods[6]["spec"]["schedulerName"], "default-scheduler")  # the create path's defaults
+        r = self.c.post("/_test/bulk", {"resource": "pods", "namespace": ns, "count": 2, "name": "run-%d",
+                                        "template": pod("x")})
+        self.assertStatus(r, 409, "AlreadyExists")
+        summary = self.c.test("summary")
+        self.assertGreaterEqual(summary["counts"]["/pods"], 7)
+        self.assertGreaterEqual(summary["boundPods"], 7)
+
+    def test_list_with_limit_at_an_exact_resource_version(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("p0"))
+        rv = self.c.must("POST", PODS % ns, pod("p1"))["metadata"]["resourceVersion"]
+        self.c.must("POST", PODS % ns, pod("p2"))
+        page = self.c.get(PODS % ns + "?limit=1&resourceVersion=" + rv).json
+        self.assertEqual(page["metadata"]["resourceVersion"], rv)
+        names = [p["metadata"]["name"] for p in page["items"]]
+        page = self.c.get(PODS % ns + "?limit=1&continue=" + page["metadata"]["continue"]).json
+        names += [p["metadata"]["name"] for p in page["items"]]
+        self.assertEqual(names, ["p0", "p1"])
+        self.assertNotIn("continue", page["metadata"])
+        # without a limit: at least as fresh as rv (the watch cache)
+        self.assertEqual(len(self.c.get(PODS % ns + "?resourceVersion=" + rv).json["items"]), 3)
+        self.c.must("POST", PODS % ns, pod("p3"))
+        self.c.test("compact")
+        self.assertStatus(self.c.get(PODS % ns + "?limit=1&resourceVersion=" + rv), 410, "Expired", "too old")
+
+    def test_slow_watcher_is_closed(self):
+        ns = self.ns()
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        self.c.test("config", {"watchBuffer": 5})
+        try:
+            w = self.c.watch(PODS % ns + "?resourceVersion=" + rv)
+            before = self.c.test("summary")["slowWatchersClosed"]
+            # 20 events in one burst: more than its buffer holds
+            self.c.test("bulk", {"resource": "pods", "namespace": ns, "count": 20, "name": "b%02d",
+                                 "template": pod("x")})
+            got = []
+            while True:
+                ev = w.next()
+                if ev is None:
+                    break  # a clean end of the stream, as the cacher ends it
+                got.append(ev)
+            w.close()
+            self.assertEqual([e["object"]["metadata"]["name"] for e in got], ["b%02d" % i for i in range(5)])
+            summary = self.c.test("summary")
+            self.assertEqual(summary["slowWatchersClosed"], before + 1)
+            self.assertIn("slow", [x.get("end") for x in summary["watches"]])
+            # resumed from the last event: the rest arrives as catch-up, which no buffer bounds
+            w = self.c.watch(PODS % ns + "?resourceVersion=" + got[-1]["object"]["metadata"]["resourceVersion"])
+            rest = [w.next()["object"]["metadata"]["name"] for _ in range(15)]
+            w.close()
+            self.assertEqual(rest, ["b%02d" % i for i in range(5, 20)])
+        finally:
+            self.c.test("config", {"watchBuffer": 0})
 
 
 class PatchTest(unittest.TestCase):

@@ -225,9 +225,56 @@ def watch_event():
     put("watch_event", head + b'{"type":"ADDED","object":{"metadata":{"name":"a{\\"}"}}} [1,{"x":"}"}]\n')
 
 
+def proto_target():
+    """Byte 0: mode (0 a body, 1 a watch stream, 2 a body encoded again); byte 1: the kind
+    items decode as; byte 2: chunk size; then the bytes, encoded by the test API server's
+    codec (test/apiserver/k8sproto.py) from the same manifests."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "apiserver"))
+    import k8sproto
+    schema = k8sproto.Schema()
+
+    def enc(obj):
+        try:
+            return schema.envelope(json.loads(json.dumps(obj, default=str)))
+        except (k8sproto.ProtoError, KeyError, TypeError, ValueError, AttributeError):
+            return None  # a value of another type than the API's (an int label value...)
+
+    by_kind = {}
+    for d in api_objects():
+        if d.get("kind") in KIND_ORDER and enc(d):
+            by_kind.setdefault(d["kind"], []).append(d)
+    n = 0
+    for kind, objs in sorted(by_kind.items()):
+        k = KIND_ORDER.index(kind)
+        api = objs[0]["apiVersion"]
+        for i in range(0, len(objs), 3):
+            group = objs[i:i + 3]
+            put("proto", bytes([n % 2 * 2, k, 0]) + enc(group[0]))
+            items = [{x: v for x, v in o.items() if x not in ("apiVersion", "kind")} for o in group]
+            lst = enc({"apiVersion": api, "kind": kind + "List", "items": items,
+                       "metadata": {"resourceVersion": str(100 + n), "continue": "tok" if n % 2 else "",
+                                    "remainingItemCount": n}})
+            if lst:
+                put("proto", bytes([0, k, 0]) + lst)
+            frames = b"".join(k8sproto.frame(("ADDED", "MODIFIED", "DELETED")[j % 3], enc(o))
+                              for j, o in enumerate(group))
+            put("proto", bytes([1, k, (n * 7) % 65]) + frames)
+            n += 1
+    status = {"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 410,
+              "reason": "Expired", "message": "too old resource version"}
+    bookmark = {"apiVersion": "v1", "kind": "Pod", "metadata": {"resourceVersion": "12345"}}
+    put("proto", bytes([1, 1, 3]) + k8sproto.frame("BOOKMARK", enc(bookmark)) + k8sproto.frame("ERROR", enc(status))
+        + b"\x00\x00\x00\x05junk!" + b"\x00\x00\x00\x00")
+    put("proto", bytes([0, 1, 0]) + enc(status))
+    put("proto", bytes([0, 1, 0]) + b"k8s\x00")
+    put("proto", bytes([2, 0, 0]) + enc({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": "n", "creationTimestamp": "2024-05-01T10:00:00Z", "labels": {"b": "1", "a": "2"}},
+        "status": {"allocatable": {"cpu": "4"}}}))
+
+
 if __name__ == "__main__":
     for target, fn in (("loader", loader), ("quantity", quantity), ("selector", selector), ("config", config),
-                       ("json", json_target), ("watch_event", watch_event)):
+                       ("json", json_target), ("watch_event", watch_event), ("proto", proto_target)):
         clear_seeds(target)
         fn()
         n = len(glob.glob(os.path.join(HERE, "corpus", target, "*")))

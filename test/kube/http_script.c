@@ -160,22 +160,24 @@ static int respond(struct ks_script_server *s, int fd, int i)
         return send_all(fd, head, (size_t)n) || send_all(fd, nf, sizeof(nf) - 1) ? -1 : 0;
     }
     const struct ks_script_step *st = &s->steps[i];
+    const char *ctype = st->content_type ? st->content_type : "application/json";
     if (!st->chunks[0]) {
         const char *body = st->body ? st->body : "";
+        size_t blen = st->body_len ? st->body_len : strlen(body);
         int n = snprintf(head, sizeof(head),
-                         "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n",
-                         st->status, reason(st->status), st->headers ? st->headers : "", strlen(body));
-        return send_all(fd, head, (size_t)n) || send_all(fd, body, strlen(body)) ? -1 : 0;
+                         "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n\r\n", st->status,
+                         reason(st->status), ctype, st->headers ? st->headers : "", blen);
+        return send_all(fd, head, (size_t)n) || send_all(fd, body, blen) ? -1 : 0;
     }
     int n = snprintf(head, sizeof(head),
-                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-                     st->status, reason(st->status));
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n", st->status,
+                     reason(st->status), ctype);
     if (send_all(fd, head, (size_t)n))
         return -1;
     for (int c = 0; c < KS_HTTP_MAX_CHUNKS && st->chunks[c]; c++) {
         if (st->delay_ms)
             sleep_ms(st->delay_ms);
-        size_t len = strlen(st->chunks[c]);
+        size_t len = st->chunk_lens[c] ? st->chunk_lens[c] : strlen(st->chunks[c]);
         n = snprintf(head, sizeof(head), "%zx\r\n", len);
         if (send_all(fd, head, (size_t)n) || send_all(fd, st->chunks[c], len) || send_all(fd, "\r\n", 2))
             return -1;
@@ -221,6 +223,7 @@ static void *serve_conn(void *arg)
         sscanf(buf, "%15s %1023s", req.method, req.target);
         header_value(buf, "Authorization", req.authorization, sizeof(req.authorization));
         header_value(buf, "Content-Type", req.content_type, sizeof(req.content_type));
+        header_value(buf, "Accept", req.accept, sizeof(req.accept));
         header_value(buf, "Content-Length", cl, sizeof(cl));
         size_t blen = cl[0] ? strtoul(cl, NULL, 10) : 0;
         while (len < head_len + blen) {

@@ -30,7 +30,10 @@ struct ks_script_step {
     bool hold;                              /* keep the stream open until the server stops */
     bool repeat;                            /* never used up */
     int delay_ms;                           /* pause before each chunk (to split reads) */
-    const char *headers; /* extra header lines, each ending "\r\n" (Content-Length replies) */
+    const char *headers;      /* extra header lines, each ending "\r\n" (Content-Length replies) */
+    const char *content_type; /* NULL: application/json */
+    size_t body_len;          /* bytes of body when they hold NULs (protobuf); 0: strlen */
+    size_t chunk_lens[KS_HTTP_MAX_CHUNKS]; /* the same for each chunk */
 };
 
 struct ks_script_request {
@@ -38,6 +41,7 @@ struct ks_script_request {
     char target[1024];
     char authorization[512];
     char content_type[128];
+    char accept[256];
     char *body; /* NUL-terminated */
     size_t body_len;
     int step; /* index of the step that answered, -1 for 404 */

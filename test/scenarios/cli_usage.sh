@@ -74,6 +74,9 @@ flags_listed() {
 flags_listed schedule --config --feature-gates --explain --seed --plugin-dir --validate --output
 flags_listed config --print --config --feature-gates
 flags_listed serve --kubeconfig --config --leader-elect --metrics-addr --bind-address --seed --identity --binders \
+  --secure-port --cert-dir --tls-cert-file --tls-private-key-file --tls-min-version \
+  --authorization-always-allow-paths --authentication-token-webhook-cache-ttl \
+  --authorization-webhook-cache-authorized-ttl --authorization-webhook-cache-unauthorized-ttl \
   --lease-duration --renew-deadline --retry-period --lock-namespace --lock-name --feature-gates \
   --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period \
   --leader-elect-resource-namespace --leader-elect-resource-name

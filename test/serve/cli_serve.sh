@@ -77,10 +77,33 @@ expect 2 "/nonexistent" --kubeconfig /nonexistent
 expect 2 "in-cluster" # no kubeconfig and not in a pod
 expect 2 "bad-config.yaml:3: parallelism" --config "$dir/bad-config.yaml" --kubeconfig "$dir/ok.yaml"
 expect 2 "unknown flag" --kubeconfig "$dir/ok.yaml" --bogus
+cat >"$dir/yaml-content.yaml" <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  contentType: application/yaml
+YAML
+expect 2 "yaml-content.yaml: clientConnection.contentType: Unsupported value: \"application/yaml\"" \
+    --config "$dir/yaml-content.yaml" --kubeconfig "$dir/ok.yaml"
+expect 2 "--content-type: \"xml\": json or protobuf" --kubeconfig "$dir/ok.yaml" --content-type xml
 expect 2 "invalid duration" --kubeconfig "$dir/ok.yaml" --lease-duration 15
 expect 2 "lease duration > renew deadline" --kubeconfig "$dir/ok.yaml" --leader-elect --lease-duration 10s \
     --renew-deadline 10s --metrics-addr ""
 expect 2 "metrics-addr" --kubeconfig "$dir/ok.yaml" --metrics-addr nonsense
+# plain HTTP only on loopback; the secure port's flags
+expect 2 "--metrics-addr \"0.0.0.0:10259\": plain HTTP is served on a loopback" --kubeconfig "$dir/ok.yaml" \
+    --metrics-addr 0.0.0.0:10259
+expect 2 "--bind-address \"nope\": not an IP address" --kubeconfig "$dir/ok.yaml" --bind-address nope
+expect 2 "--secure-port: invalid port" --kubeconfig "$dir/ok.yaml" --secure-port 70000
+expect 2 "--tls-private-key-file is missing" --kubeconfig "$dir/ok.yaml" --tls-cert-file "$dir/x.crt"
+expect 2 "^ksched: /nonexistent/tls.crt:0: --tls-cert-file: No such file" --kubeconfig "$dir/ok.yaml" \
+    --leader-elect=false --tls-cert-file /nonexistent/tls.crt --tls-private-key-file /nonexistent/tls.key
+printf 'not a certificate\n' >"$dir/bad.crt"
+expect 2 "^ksched: $dir/bad.crt:0: --tls-cert-file: no PEM certificate" --kubeconfig "$dir/ok.yaml" \
+    --leader-elect=false --tls-cert-file "$dir/bad.crt" --tls-private-key-file "$dir/bad.crt"
+: >"$dir/file"
+expect 2 "^ksched: $dir/file/sub:0: --cert-dir: " --kubeconfig "$dir/ok.yaml" --leader-elect=false \
+    --cert-dir "$dir/file/sub"
 expect 2 "feature-gates" --kubeconfig "$dir/ok.yaml" --feature-gates NoSuchGate=true
 expect 0 "" --help
 "$ksched" serve --help | grep -q -- "--leader-elect" || { echo "FAIL: --help does not list --leader-elect"; fail=1; }
@@ -98,5 +121,11 @@ if [ $# -ge 2 ]; then
         done
     fi
     grep -q -- "- --leader-elect" "$2/ksched-deployment.yaml" || { echo "FAIL: deployment without --leader-elect"; fail=1; }
+    # probed over HTTPS on the secure port, as kube-scheduler's manifest does; no plain HTTP
+    [ "$(grep -c "scheme: HTTPS" "$2/ksched-deployment.yaml")" -ge 3 ] ||
+        { echo "FAIL: deployment probes not over HTTPS"; fail=1; }
+    grep -q -- "--metrics-addr" "$2/ksched-deployment.yaml" && { echo "FAIL: deployment serves plain HTTP"; fail=1; }
+    grep -q "name: system:auth-delegator" "$2/ksched-rbac.yaml" ||
+        { echo "FAIL: RBAC without the reviews of the secure port"; fail=1; }
 fi
 exit $fail

@@ -1,13 +1,14 @@
 /*
- * json.c - JSON string escaping (RFC 8259 section 7).
+ * json_write.c - JSON string escaping (see include/ksched/json_write.h).
  */
-#include "json.h"
+#include "ksched/json_write.h"
 
-void ks_json_str(FILE *out, const char *s)
+void ks_json_write_str(FILE *out, const char *s, size_t len)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
         case '"':
             fputs("\\\"", out);
             break;
@@ -24,10 +25,10 @@ void ks_json_str(FILE *out, const char *s)
             fputs("\\r", out);
             break;
         default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
+            if (c < 0x20)
+                fprintf(out, "\\u%04x", c);
             else
-                fputc(*p, out);
+                fputc(c, out);
         }
     }
     fputc('"', out);

@@ -1,0 +1,446 @@
+/*
+ * serve_events.c - events.k8s.io/v1 Events and their series (cmd/serve.h), as client-go's
+ * tools/events broadcaster records them for kube-scheduler.
+ *
+ * Mirrors staging/src/k8s.io/client-go/tools/events (event_recorder.go makeEvent,
+ * event_broadcaster.go recordToSink, recordEvent, finishSeries, refreshExistingEventSeries):
+ *   - An Event is named "<regarding name>.<eventTime in ns, hex>" in the regarding object's
+ *     namespace.
+ *   - Two Events are isomorphic when they agree on type, action, reason, reportingController,
+ *     reportingInstance and the whole regarding and related references (resourceVersion
+ *     included); the note is not part of the key. The first of a kind is POSTed and
+ *     remembered. The second turns it into a series: a strategic merge patch of that first
+ *     Event, {"series":{"count":2,"lastObservedTime":T}}. Later ones only count in memory
+ *     (count + 1, lastObservedTime).
+ *   - Every finish period (6 min) a series whose lastObservedTime is older than the period
+ *     gets its final count patched and is forgotten, and a single Event whose eventTime is
+ *     older than that is forgotten. Every refresh period (30 min) each series is patched
+ *     with its count. The caller drives both (ks_event_series_tick).
+ *   - A series patch answered 404 (the Event expired or was deleted) creates the Event whole,
+ *     series included; that create answered 409 AlreadyExists means it was just created
+ *     again, so the patch is retried (the writer does both, cmd/serve_writer.c).
+ *
+ * Deviations: a patch that would write the count the server already has is not sent (the
+ * server would write nothing); an Event created again after a 404 carries the note of the
+ * series' second occurrence (upstream keeps the first's); a series is forgotten once its
+ * final patch is queued, not when the server has answered.
+ *
+ * Memory: a single Event costs one entry of the regarding object's name, uid and
+ * resourceVersion plus a 64-bit hash of the whole key (the isomorphism test compares both);
+ * a series also keeps its Event's body, to patch and re-create it without the regarding
+ * object. Thread-safe: one mutex; it is never held while calling out.
+ */
+#include "serve.h"
+
+#include "ksched/intern.h"
+#include "ksched/json_write.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOTE_MAX    1024 /* bytes of note the API accepts */
+#define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/"
+
+struct series_entry {
+    struct series_entry *next; /* hash chain */
+    uint64_t hash;             /* of the whole key */
+    int64_t event_time_ns;     /* the first Event's eventTime, the suffix of its name */
+    int64_t last_ns;           /* series.lastObservedTime; 0 while single */
+    uint32_t count;            /* 1 while single */
+    uint32_t sent_count;       /* the count the server was last sent (0: none) */
+    uint32_t id_len;           /* bytes of id, its last NUL included */
+    char *series;              /* a series: namespace, NUL, Event name, NUL, body up to the series */
+    char id[];                 /* regarding name, NUL, uid, NUL, resourceVersion, NUL */
+};
+
+struct ks_event_series {
+    pthread_mutex_t lock;
+    int64_t finish_ns, refresh_ns;
+    struct series_entry **buckets;
+    size_t nbuckets, n, nseries;
+};
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+/* metav1.MicroTime: RFC 3339 with microseconds, UTC. */
+static void micro_time(int64_t ns, char *buf, size_t len)
+{
+    time_t secs = (time_t)(ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%06dZ", (int)(ns % 1000000000 / 1000));
+}
+
+static const char *pod_ns(const struct ks_pod *pod)
+{
+    return ks_intern_str(pod->meta.namespace_id);
+}
+
+/* v1.ObjectReference of a pod, as reference.GetReference makes it. */
+static void object_ref(FILE *out, const struct ks_pod *pod)
+{
+    fputs("{\"kind\":\"Pod\",\"namespace\":", out);
+    ks_json_write_cstr(out, pod_ns(pod));
+    fputs(",\"name\":", out);
+    ks_json_write_cstr(out, pod->meta.name);
+    if (pod->meta.uid && pod->meta.uid[0]) {
+        fputs(",\"uid\":", out);
+        ks_json_write_cstr(out, pod->meta.uid);
+    }
+    fputs(",\"apiVersion\":\"v1\"", out);
+    if (pod->meta.resource_version && pod->meta.resource_version[0]) {
+        fputs(",\"resourceVersion\":", out);
+        ks_json_write_cstr(out, pod->meta.resource_version);
+    }
+    fputc('}', out);
+}
+
+/* The fields that make the key: "reportingController":...,"type":... (no braces). */
+static void key_fields(FILE *out, const struct ks_serve_event *ev)
+{
+    fputs("\"reportingController\":", out);
+    ks_json_write_cstr(out, ev->reporting_controller);
+    fputs(",\"reportingInstance\":", out);
+    ks_json_write_cstr(out, ev->reporting_instance);
+    fputs(",\"action\":", out);
+    ks_json_write_cstr(out, ev->action);
+    fputs(",\"reason\":", out);
+    ks_json_write_cstr(out, ev->reason);
+    fputs(",\"regarding\":", out);
+    object_ref(out, ev->regarding);
+    if (ev->related) {
+        fputs(",\"related\":", out);
+        object_ref(out, ev->related);
+    }
+    fputs(",\"type\":", out);
+    ks_json_write_cstr(out, ev->type);
+}
+
+static void event_name(const struct ks_serve_event *ev, int64_t event_time_ns, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s.%llx", ev->regarding->meta.name, (unsigned long long)event_time_ns);
+}
+
+/* The Event up to where its series would go (no closing brace), eventTime @event_time_ns. */
+static void event_head(FILE *out, const struct ks_serve_event *ev, int64_t event_time_ns)
+{
+    char name[400], when[40], note[NOTE_MAX + 1];
+    event_name(ev, event_time_ns, name, sizeof(name));
+    micro_time(event_time_ns, when, sizeof(when));
+    snprintf(note, sizeof(note), "%s", ev->note ? ev->note : "");
+    fputs("{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":", out);
+    ks_json_write_cstr(out, name);
+    fputs(",\"namespace\":", out);
+    ks_json_write_cstr(out, pod_ns(ev->regarding));
+    fputs("},\"eventTime\":", out);
+    ks_json_write_cstr(out, when);
+    fputc(',', out);
+    key_fields(out, ev);
+    fputs(",\"note\":", out);
+    ks_json_write_cstr(out, note);
+}
+
+/* Close the stream of open_memstream(&buf, len): the text, or NULL on ENOMEM. */
+static char *close_text(FILE *out, char **buf)
+{
+    if (fclose(out) != 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return *buf;
+}
+
+char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len)
+{
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    event_head(out, ev, ev->now_ns);
+    fputc('}', out);
+    return close_text(out, &buf);
+}
+
+static void series_json(FILE *out, uint32_t count, int64_t last_ns)
+{
+    char when[40];
+    micro_time(last_ns, when, sizeof(when));
+    fprintf(out, "{\"count\":%u,\"lastObservedTime\":\"%s\"}", count, when);
+}
+
+/* ---- the cache -------------------------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The regarding object's identity: name, NUL, uid, NUL, resourceVersion, NUL. */
+static size_t identity(const struct ks_pod *pod, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s%c%s%c%s", pod->meta.name, 0, pod->meta.uid ? pod->meta.uid : "", 0,
+                     pod->meta.resource_version ? pod->meta.resource_version : "");
+    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n + 1;
+}
+
+static int grow(struct ks_event_series *s)
+{
+    size_t nb = s->nbuckets ? s->nbuckets * 2 : 256;
+    struct series_entry **b = calloc(nb, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (struct series_entry *e = s->buckets[i], *next; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+        }
+    }
+    free(s->buckets);
+    s->buckets = b;
+    s->nbuckets = nb;
+    return 0;
+}
+
+int ks_event_series_create(int64_t finish_ns, int64_t refresh_ns, struct ks_event_series **out)
+{
+    struct ks_event_series *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    pthread_mutex_init(&s->lock, NULL);
+    s->finish_ns = finish_ns > 0 ? finish_ns : KS_EVENT_SERIES_FINISH_NS;
+    s->refresh_ns = refresh_ns > 0 ? refresh_ns : KS_EVENT_SERIES_REFRESH_NS;
+    *out = s;
+    return 0;
+}
+
+static void entry_free(struct series_entry *e)
+{
+    free(e->series);
+    free(e);
+}
+
+void ks_event_series_destroy(struct ks_event_series *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (struct series_entry *e = s->buckets[i], *next; e; e = next) {
+            next = e->next;
+            entry_free(e);
+        }
+    }
+    free(s->buckets);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+int64_t ks_event_series_period(const struct ks_event_series *s, bool refresh)
+{
+    return refresh ? s->refresh_ns : s->finish_ns;
+}
+
+void ks_event_write_free(struct ks_event_write *w)
+{
+    free(w->path);
+    free(w->body);
+    free(w->create_path);
+    free(w->create_body);
+    memset(w, 0, sizeof(*w));
+}
+
+/* The PATCH that sets @e's series, and the Event created whole should it be gone. Lock held. */
+static int series_write(const struct series_entry *e, struct ks_event_write *w)
+{
+    const char *ns = e->series, *name = ns + strlen(ns) + 1, *head = name + strlen(name) + 1;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    memset(w, 0, sizeof(*w));
+    w->method = "PATCH";
+    if (asprintf(&w->path, EVENTS_PATH "%s/events/%s", ns, name) < 0) {
+        w->path = NULL;
+        goto err;
+    }
+    if (asprintf(&w->create_path, EVENTS_PATH "%s/events", ns) < 0) {
+        w->create_path = NULL;
+        goto err;
+    }
+    if (!(out = open_memstream(&buf, &len)))
+        goto err;
+    fputs("{\"series\":", out);
+    series_json(out, e->count, e->last_ns);
+    fputc('}', out);
+    if (!(w->body = close_text(out, &buf)))
+        goto err;
+    w->len = len;
+    buf = NULL;
+    if (!(out = open_memstream(&buf, &len)))
+        goto err;
+    fputs(head, out);
+    fputs(",\"series\":", out);
+    series_json(out, e->count, e->last_ns);
+    fputc('}', out);
+    if (!(w->create_body = close_text(out, &buf)))
+        goto err;
+    w->create_len = len;
+    return 0;
+err:
+    ks_event_write_free(w);
+    return -ENOMEM;
+}
+
+/* Make @e a series: keep what its patch and a re-create need. Lock held. */
+static int promote(struct series_entry *e, const struct ks_serve_event *ev)
+{
+    char name[400], *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out)
+        return -ENOMEM;
+    event_name(ev, e->event_time_ns, name, sizeof(name));
+    fputs(pod_ns(ev->regarding), out);
+    fputc('\0', out);
+    fputs(name, out);
+    fputc('\0', out);
+    event_head(out, ev, e->event_time_ns);
+    if (!(e->series = close_text(out, &buf)))
+        return -ENOMEM;
+    return 0;
+}
+
+int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_event *ev,
+                           struct ks_event_write *out)
+{
+    char id[1200], *key = NULL;
+    size_t id_len = identity(ev->regarding, id, sizeof(id)), key_len = 0;
+    FILE *f = open_memstream(&key, &key_len);
+    int rc = -ENOMEM;
+
+    memset(out, 0, sizeof(*out));
+    if (!f)
+        return -ENOMEM;
+    key_fields(f, ev);
+    if (!close_text(f, &key))
+        return -ENOMEM;
+    uint64_t h = fnv1a(key, key_len, 0xcbf29ce484222325ull);
+    free(key);
+
+    pthread_mutex_lock(&s->lock);
+    struct series_entry *e = NULL;
+    if (id_len && s->nbuckets) {
+        for (e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
+            if (e->hash == h && e->id_len == id_len && memcmp(e->id, id, id_len) == 0)
+                break;
+    }
+    if (e && e->series) {
+        /* a series already: only counted, written at the next finish or refresh */
+        e->count++;
+        e->last_ns = ev->now_ns;
+        rc = 0;
+    } else if (e) {
+        /* the second: the first Event becomes a series */
+        if (promote(e, ev) == 0) {
+            e->count = 2;
+            e->last_ns = ev->now_ns;
+            s->nseries++;
+            if ((rc = series_write(e, out)) == 0) {
+                e->sent_count = 2;
+                rc = 1;
+            }
+        }
+    } else {
+        /* the first: created, and remembered unless the identity does not fit */
+        char *body = NULL;
+        size_t len = 0;
+        if ((f = open_memstream(&body, &len))) {
+            event_head(f, ev, ev->now_ns);
+            fputc('}', f);
+            if (close_text(f, &body) &&
+                asprintf(&out->path, EVENTS_PATH "%s/events", pod_ns(ev->regarding)) >= 0) {
+                out->method = "POST";
+                out->body = body;
+                out->len = len;
+                rc = 1;
+            } else {
+                free(body);
+                out->path = NULL;
+            }
+        }
+        if (rc == 1 && id_len && (s->n < s->nbuckets || grow(s) == 0) &&
+            (e = calloc(1, sizeof(*e) + id_len))) {
+            memcpy(e->id, id, id_len);
+            e->id_len = (uint32_t)id_len;
+            e->hash = h;
+            e->event_time_ns = ev->now_ns;
+            e->count = 1;
+            e->next = s->buckets[h & (s->nbuckets - 1)];
+            s->buckets[h & (s->nbuckets - 1)] = e;
+            s->n++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refresh,
+                          void (*emit)(void *ctx, struct ks_event_write *w), void *ctx)
+{
+    struct ks_event_write *writes = NULL;
+    size_t n = 0, cap = 0;
+
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        struct series_entry **pp = &s->buckets[i];
+        while (*pp) {
+            struct series_entry *e = *pp;
+            bool ended = (e->series ? e->last_ns : e->event_time_ns) < now_ns - s->finish_ns;
+            if (e->series && (ended || refresh) && e->count != e->sent_count) {
+                if (n == cap) {
+                    size_t ncap = cap ? cap * 2 : 16;
+                    struct ks_event_write *g = realloc(writes, ncap * sizeof(*g));
+                    if (!g) {
+                        pp = &e->next; /* out of memory: the next tick tries again */
+                        continue;
+                    }
+                    writes = g;
+                    cap = ncap;
+                }
+                if (series_write(e, &writes[n]) < 0) {
+                    pp = &e->next;
+                    continue;
+                }
+                n++;
+                e->sent_count = e->count;
+            }
+            if (!ended) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            s->n--;
+            if (e->series)
+                s->nseries--;
+            entry_free(e);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < n; i++)
+        emit(ctx, &writes[i]);
+    free(writes);
+}
+
+void ks_event_series_stats(struct ks_event_series *s, size_t *events, size_t *series)
+{
+    pthread_mutex_lock(&s->lock);
+    *events = s->n;
+    *series = s->nseries;
+    pthread_mutex_unlock(&s->lock);
+}
