@@ -148,9 +148,10 @@ def scenario_events(c, _nodes, _pods):
     for i in range(2 * retries):  # each deletion of one retries the stuck pod (it may free room)
         c.api.must("POST", "/api/v1/namespaces/%s/pods" % NS, e2e.pod("filler-%d" % i, nodeName="node-0"))
     c.api.must("POST", "/api/v1/namespaces/%s/pods" % NS, e2e.pod("stuck", cpu="10"))
-    # retried 1 s after each deletion; a series ends after 2 s of quiet (client-go: 6 min)
+    # retried 1 s after each deletion, deletions 1.3 s apart (times SLOW); a series ends after
+    # 2 s of quiet (times SLOW, so that it outlasts the gaps; client-go: 6 min)
     s = c.serve(c.config("podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 1\n"),
-                env={"KSCHED_EVENT_SERIES_FINISH": "2s"})
+                env={"KSCHED_EVENT_SERIES_FINISH": "%ds" % round(2 * e2e.SLOW)})
     c.wait("stuck's first attempt", lambda: outcomes(s, "stuck", "Unschedulable") >= 1, 30)
     for i in range(2 * retries):
         if outcomes(s, "stuck", "Unschedulable") >= retries:
@@ -165,7 +166,7 @@ def scenario_events(c, _nodes, _pods):
         evs = [e for e in items if e["regarding"]["name"] == "stuck" and e["reason"] == "FailedScheduling"]
         total = sum(e["series"]["count"] if e.get("series") else 1 for e in evs)
         return evs if total == attempts else None
-    # the last counts reach the server when the series end: 2 s of quiet, checked every 2 s
+    # the last counts reach the server when the series end: 2 s of quiet (times SLOW), checked every 2 s
     try:
         evs = c.wait("the series' final counts", series, 15)
     except Failure:
