@@ -17,9 +17,13 @@
  *    the CSI translation library gives them.
  *  - Filter: the node's limits are its CSINode drivers' allocatable.count (current upstream
  *    no longer reads attachable-volumes-* from node allocatable; a node without a CSINode,
- *    or a driver without a count, has no limit). The new pod's unique volumes not already used
- *    on the node are added, per limit key, to the unique volumes of the node's pods; above the
- *    limit is Unschedulable "node(s) exceed max volume count". A claim of the new pod that
+ *    or a driver without a count, has no limit). The new pod's unique volumes that no pod on
+ *    the node uses yet are its new volumes; a limit key is checked only when the pod brings at
+ *    least one new volume under it, so a pod whose volumes are all in use on the node fits even
+ *    where the node is already over the limit. For such a key, the node's pods' unique volumes
+ *    plus the new ones above the limit is Unschedulable "node(s) exceed max volume count" (the
+ *    in-tree plugins of helper_volumes.c check their limit whether or not a volume is new, as
+ *    non_csi.go did). A claim of the new pod that
  *    does not exist is UnschedulableAndUnresolvable `looking up PVC <ns>/<c>:
  *    persistentvolumeclaim "<c>" not found`; an ephemeral claim the pod does not own, or an
  *    inline EBS volume id that does not translate, is an Error.
@@ -649,7 +653,8 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
                 on_node = att_eq(&set.v[a], &nv);
             add += !on_node;
         }
-        if (current + add > limit)
+        /* a driver is checked only when the pod brings a volume the node does not use yet */
+        if (add > 0 && current + add > limit)
             rc = reject(p->msg_exceeded, KS_UNSCHEDULABLE, st);
     }
 out:

@@ -499,3 +499,156 @@ Test(nodevolumelimits, unique_volumes_and_missing_csinode)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run(&cases[i]);
 }
+
+/*
+ * The class of cluster the issue's differential test found: a node whose CSINode limit is
+ * below what its pods already use. One or two drivers; per driver the node's limit, how many
+ * of its volumes the node's pods use (one of them by two pods, which must count once), and
+ * how many of those the new pod shares and how many volumes it brings that no pod there uses.
+ */
+struct mix {
+    const char *test;
+    int limit[2];    /* CSINode allocatable.count; -1: the driver is not used at all */
+    int attached[2]; /* distinct volumes of the driver used by pods on the node */
+    int shared[2];   /* of those, how many the new pod uses too (the first ones) */
+    int fresh[2];    /* volumes of the driver the new pod brings that the node does not use */
+};
+
+static const char *const mix_driver[2] = {EBS, GCE};
+
+/*
+ * upstream's rule (csi.go Filter): the pod's volumes that a pod on the node already uses are
+ * left out; a driver's limit is checked only when the pod brings at least one new volume
+ * under it, and then the node's volumes plus the new ones must not exceed it.
+ */
+static bool upstream_fits(const struct mix *m)
+{
+    for (int d = 0; d < 2; d++) {
+        if (m->limit[d] >= 0 && m->fresh[d] > 0 && m->attached[d] + m->fresh[d] > m->limit[d])
+            return false;
+    }
+    return true;
+}
+
+static void mix_cluster(char *y, size_t cap, const struct mix *m)
+{
+    size_t off = 0;
+    char vols[4096] = "{name: cfg, configMap: {}}";
+    size_t voff = strlen(vols);
+#define ADD(...) off += (size_t)snprintf(y + off, cap - off, __VA_ARGS__)
+    ADD("---\napiVersion: v1\nkind: Node\nmetadata: {name: " NODE_NAME "}\n");
+    ADD("---\napiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: " NODE_NAME "}\nspec:\n"
+        "  drivers:\n");
+    for (int d = 0; d < 2; d++) {
+        if (m->limit[d] >= 0)
+            ADD("  - {name: %s, nodeID: " NODE_NAME ", allocatable: {count: %d}}\n", mix_driver[d],
+                m->limit[d]);
+    }
+    for (int d = 0; d < 2; d++) {
+        if (m->limit[d] < 0)
+            continue;
+        for (int j = 0; j < m->attached[d] + m->fresh[d]; j++) {
+            ADD("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-%d-%d}\n"
+                "spec: {csi: {driver: %s, volumeHandle: vol-%d-%d}}\n",
+                d, j, mix_driver[d], d, j);
+            ADD("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c-%d-%d, namespace: "
+                "default}\nspec: {volumeName: pv-%d-%d}\n",
+                d, j, d, j);
+        }
+        for (int j = 0; j < m->attached[d]; j++) {
+            ADD("---\napiVersion: v1\nkind: Pod\nmetadata: {name: on-node-%d-%d, namespace: default}\n"
+                "spec: {nodeName: " NODE_NAME ", containers: [{name: c}], volumes: [{name: v, "
+                "persistentVolumeClaim: {claimName: c-%d-%d}}]}\n",
+                d, j, d, j);
+        }
+        if (m->attached[d] > 0) /* a second user of the first volume: still one volume */
+            ADD("---\napiVersion: v1\nkind: Pod\nmetadata: {name: also-on-node-%d, namespace: default}\n"
+                "spec: {nodeName: " NODE_NAME ", containers: [{name: c}], volumes: [{name: v, "
+                "persistentVolumeClaim: {claimName: c-%d-0}}]}\n",
+                d, d);
+        for (int j = 0; j < m->shared[d]; j++)
+            voff += (size_t)snprintf(vols + voff, sizeof(vols) - voff,
+                                     ", {name: s-%d-%d, persistentVolumeClaim: {claimName: c-%d-%d}}", d, j,
+                                     d, j);
+        for (int j = m->attached[d]; j < m->attached[d] + m->fresh[d]; j++)
+            voff += (size_t)snprintf(vols + voff, sizeof(vols) - voff,
+                                     ", {name: n-%d-%d, persistentVolumeClaim: {claimName: c-%d-%d}}", d, j,
+                                     d, j);
+    }
+    cr_assert(voff < sizeof(vols));
+    ADD("---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod, namespace: default}\n"
+        "spec: {containers: [{name: c}], volumes: [%s]}\n",
+        vols);
+#undef ADD
+    cr_assert(off < cap);
+}
+
+/* The plugin's PreFilter and Filter for @m, as one status text ("Skip" when PreFilter skips). */
+static void mix_check(const struct mix *m)
+{
+    char yaml[32768], buf[VFX_MSG], name[256];
+    mix_cluster(yaml, sizeof(yaml), m);
+    struct vfx x;
+    vfx_open(&x, yaml);
+    void *self = vfx_plugin(&x, nvl);
+    const struct ks_pod *pod = vfx_pod(&x, "default", "pod");
+    struct ks_cycle_state cs = {0};
+    struct ks_pre_filter_result res;
+    snprintf(name, sizeof(name), "%s: limit %d/%d, attached %d/%d, shared %d/%d, new %d/%d", m->test,
+             m->limit[0], m->limit[1], m->attached[0], m->attached[1], m->shared[0], m->shared[1],
+             m->fresh[0], m->fresh[1]);
+    const char *pre = vfx_pre_filter(nvl, self, &cs, pod, &res, buf);
+    bool any = false;
+    for (int d = 0; d < 2; d++)
+        any |= m->limit[d] >= 0 && m->shared[d] + m->fresh[d] > 0;
+    cr_expect(eq(str, (char *)pre, (char *)(any ? "Success" : "Skip")), "%s: PreFilter", name);
+    const char *got =
+        strcmp(pre, "Skip") == 0 ? "Success" : vfx_filter(nvl, self, &cs, pod, vfx_node(&x, NODE_NAME), buf);
+    cr_expect(eq(str, (char *)got, (char *)(upstream_fits(m) ? "Success" : EXCEEDED)), "%s: Filter", name);
+    ks_arena_destroy(&cs.arena);
+    nvl->destroy(self);
+    vfx_close(&x);
+}
+
+/* The cluster: one volume allowed, two in use; sharing one fits, one more does not. */
+Test(nodevolumelimits, node_over_limit_admits_pod_without_new_volumes)
+{
+    static const struct mix cases[] = {
+        {"a pod that only shares a volume of the node fits though the node is over its limit",
+         {1, -1},
+         {2, 0},
+         {1, 0},
+         {0, 0}},
+        {"both of the node's volumes: still nothing new", {1, -1}, {2, 0}, {2, 0}, {0, 0}},
+        {"one new volume on the over-limit node does not fit", {1, -1}, {2, 0}, {1, 0}, {1, 0}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        mix_check(&cases[i]);
+}
+
+/*
+ * Every combination of {over, at, under} the limit × {0, 1, 2 new volumes} × {sharing none,
+ * one, all of the node's volumes}, for one driver; then a driver over its limit whose volume
+ * the pod shares next to a second driver {at, under} its limit × {0, 1 new}: each compared with
+ * upstream's rule, so checking a limit the pod adds nothing to fails here.
+ */
+Test(nodevolumelimits, limit_checked_only_for_drivers_with_new_volumes)
+{
+    const int limit = 2;
+    const int attached[] = {limit + 1, limit, limit - 1};
+    for (size_t a = 0; a < sizeof(attached) / sizeof(attached[0]); a++) {
+        const int shared[] = {0, 1, attached[a]};
+        for (size_t s = 0; s < sizeof(shared) / sizeof(shared[0]); s++) {
+            for (int fresh = 0; fresh <= 2; fresh++) {
+                struct mix m = {"one driver", {limit, -1}, {attached[a], 0}, {shared[s], 0}, {fresh, 0}};
+                mix_check(&m);
+            }
+        }
+    }
+    for (int other = limit - 1; other <= limit; other++) {
+        for (int fresh = 0; fresh <= 1; fresh++) {
+            struct mix m = {"two drivers", {limit, limit}, {limit + 1, other}, {1, 0}, {0, fresh}};
+            mix_check(&m);
+        }
+    }
+}

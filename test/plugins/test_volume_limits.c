@@ -391,6 +391,21 @@ Test(volumelimits, default_limits_and_csinode)
     run(&gce, &(struct limit_case){"no relevant volume", "nonApplicablePod", {NULL}, -1, NULL, NULL});
 }
 
+/*
+ * Unlike NodeVolumeLimits (csi.go), the in-tree plugins (non_csi.go) compare the node's
+ * volumes plus the new ones with the limit even when the pod brings nothing new: a node
+ * already over its limit refuses a pod that only uses volumes mounted there.
+ */
+Test(volumelimits, intree_limit_checked_without_new_volumes)
+{
+    run(&ebs, &(struct limit_case){
+                  "over the limit, nothing new", "oneVolPod", {"twoVolPod", "oneVolPod"}, 2, NULL, EXCEEDED});
+    run(&ebs, &(struct limit_case){
+                  "at the limit, nothing new", "oneVolPod", {"twoVolPod", "oneVolPod"}, 3, NULL, NULL});
+    run(&ebs, &(struct limit_case){
+                  "at the limit, one new", "oneVolPod", {"twoVolPod", "twoVolPod"}, 2, NULL, EXCEEDED});
+}
+
 /* EBS: Nitro instance types allow 25, others 39; KUBE_MAX_PD_VOLS overrides both. */
 Test(volumelimits, ebs_instance_types_and_env)
 {
