@@ -353,19 +353,33 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
 
     /*
      * A nominated node (set by an earlier preemption) is likely the only one that fits:
-     * try it alone first, and take it if it passes (evaluateNominatedNode).
+     * try it alone first, and take it if it passes (evaluateNominatedNode). If it is
+     * rejected, its status is the diagnosis's first entry and stays there whether or not
+     * the PreFilter result keeps the node for the pass below (upstream's NodeToStatus
+     * keeps it; the nodes left out only get the absent status); evaluated again there, it
+     * keeps that one entry, with the new status. An Error on it is not recorded.
      */
     uint32_t nominated_name =
         ks_nominator_count(s->nominator) ? ks_nominator_node(s->nominator, pod) : KS_ID_EMPTY;
     if (nominated_name == KS_ID_EMPTY)
         nominated_name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
-    if (nominated_name != KS_ID_EMPTY) {
-        const struct ks_node_snap *nominated = ks_snapshot_find(snap, nominated_name);
+    const struct ks_node_snap *nominated = NULL;
+    if (nominated_name != KS_ID_EMPTY && (nominated = ks_snapshot_find(snap, nominated_name))) {
         struct ks_status nst = {0};
-        if (nominated && ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL) == KS_SUCCESS) {
+        rc = ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL);
+        if (rc == KS_SUCCESS) {
             sc->feasible[0] = nominated;
             out->nfeasible = 1;
             return KS_SUCCESS;
+        }
+        if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+            d->nodes[0] = nominated;
+            d->statuses[0] = nst;
+            d->nfailed = 1;
+            if (nst.plugin != KS_NO_PLUGIN)
+                d->unschedulable_plugins |= 1ull << nst.plugin;
+        } else {
+            nominated = NULL;
         }
     }
 
@@ -391,8 +405,10 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
         d->absent.reasons[0] = plugins_message(fw, pre.narrowed_by, "node(s) didn't satisfy plugin(s) ");
         d->unschedulable_plugins |= pre.narrowed_by;
     }
-    if (n == 0)
+    if (n == 0) {
+        s->next_start = (s->next_start + d->nfailed) % nall;
         return KS_SUCCESS;
+    }
 
     int32_t pct = s->opts.explain ? 100
                   : ks_framework_profile(fw)->has_percentage
@@ -441,14 +457,11 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
         uint32_t end = ks_workers_run(s->workers, n, job.block, filter_block, &job);
         if (job.tallies)
             ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies, true);
-        processed = end;
         for (uint32_t i = 0; i < end; i++) {
             if (sc->ok[i]) {
                 sc->feasible[out->nfeasible++] = sc->evaluated[i];
-                if (out->nfeasible == limit) {
-                    processed = i + 1;
+                if (out->nfeasible == limit)
                     break;
-                }
                 continue;
             }
             if (sc->status[i].code == KS_ERROR) {
@@ -456,11 +469,14 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
                 s->next_start = (s->next_start + i + 1) % nall;
                 return KS_ERROR;
             }
-            d->nodes[d->nfailed] = sc->evaluated[i];
-            d->statuses[d->nfailed++] = sc->status[i];
+            uint32_t k = sc->evaluated[i] == nominated ? 0 : d->nfailed++;
+            d->nodes[k] = sc->evaluated[i];
+            d->statuses[k] = sc->status[i];
             if (sc->status[i].plugin != KS_NO_PLUGIN)
                 d->unschedulable_plugins |= 1ull << sc->status[i].plugin;
         }
+        /* as upstream's processedNodes: the feasible nodes and those with a status */
+        processed = out->nfeasible + d->nfailed;
     }
     s->next_start = (s->next_start + processed) % nall;
     return KS_SUCCESS;
