@@ -51,6 +51,13 @@ int ks_smap_put(struct ks_smap *m, const char *key, void *value, void **old);
 void *ks_smap_del(struct ks_smap *m, const char *key);
 /* ks_smap_each - call @fn on every entry (not changing the map). */
 void ks_smap_each(const struct ks_smap *m, void (*fn)(void *ctx, const char *key, void *value), void *ctx);
+/*
+ * ks_smap_sweep - call @fn on every entry and remove those it returns true for; @fn may free
+ * the value of an entry it removes, and must not otherwise change the map.
+ */
+void ks_smap_sweep(struct ks_smap *m, bool (*fn)(void *ctx, const char *key, void *value), void *ctx);
+/* ks_smap_hash - the map's hash of @s (64-bit FNV-1a). */
+uint64_t ks_smap_hash(const char *s);
 /* ks_smap_clear - remove everything, calling @fn (may be NULL) on each value. */
 void ks_smap_clear(struct ks_smap *m, void (*fn)(void *value));
 
@@ -121,6 +128,12 @@ void ks_intake_discard(const struct ks_watch_event *ev);
 struct ks_pod *ks_intake_find_pod(struct ks_intake *in, const char *namespace_, const char *name);
 
 /* ---- writer (serve_writer.c) ------------------------------------------------------------ */
+
+/*
+ * ks_serve_text_close - close @out, a stream of open_memstream(@buf, ...): *@buf, the text; NULL
+ * when out of memory, and *@buf is then freed and NULL.
+ */
+char *ks_serve_text_close(FILE *out, char **buf);
 
 struct ks_writer;
 

@@ -205,17 +205,6 @@ static bool path_allowed(const struct ks_auth *a, const char *path)
 
 /* ---- answers ---------------------------------------------------------------------------- */
 
-/* Close a memstream; on failure its buffer is freed. 0 or -ENOMEM. */
-static int finish(FILE *f, char **body)
-{
-    if (fclose(f) != 0) {
-        free(*body);
-        *body = NULL;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
 /* Go's %q of @s (strconv.Quote for ASCII; other bytes as \x escapes). */
 static void go_quote(FILE *f, const char *s)
 {
@@ -255,7 +244,7 @@ static char *sanitize(const char *s)
         else
             fputc(*s, f);
     }
-    return finish(f, &out) < 0 ? NULL : out;
+    return ks_serve_text_close(f, &out);
 }
 
 static void set_status_json(struct ks_auth_result *r, int code, const char *reason, const char *message,
@@ -270,7 +259,7 @@ static void set_status_json(struct ks_auth_result *r, int code, const char *reas
           f);
     ks_json_write_cstr(f, message);
     fprintf(f, ",\"reason\":\"%s\",%s\"code\":%d}\n", reason, details ? "\"details\":{}," : "", code);
-    finish(f, &r->body);
+    ks_serve_text_close(f, &r->body);
 }
 
 static void unauthorized(struct ks_auth_result *r)
@@ -293,7 +282,7 @@ static void forbidden(struct ks_auth_result *r, const char *user, const char *ve
     go_quote(f, path);
     if (reason && reason[0])
         fprintf(f, ": %s", reason);
-    if (finish(f, &msg) == 0 && (clean = sanitize(msg)))
+    if (ks_serve_text_close(f, &msg) && (clean = sanitize(msg)))
         set_status_json(r, 403, "Forbidden", clean, true);
     free(msg);
     free(clean);
@@ -311,7 +300,7 @@ static void internal_error(struct ks_auth_result *r, const char *uri, const char
     fputs("Internal Server Error: ", f);
     go_quote(f, uri);
     fprintf(f, ": %s", err);
-    if (finish(f, &msg) == 0 && (clean = sanitize(msg))) {
+    if (ks_serve_text_close(f, &msg) && (clean = sanitize(msg))) {
         size_t n = strlen(clean);
         if ((r->body = malloc(n + 2))) {
             memcpy(r->body, clean, n);
@@ -451,7 +440,7 @@ static int user_blob(const struct ks_yaml_node *st, struct user *u)
         fputs(",\"uid\":", f);
         ks_json_write_cstr(f, uid);
     }
-    if (finish(f, &u->blob) < 0)
+    if (!ks_serve_text_close(f, &u->blob))
         return -ENOMEM;
     user_from_blob(u);
     return 0;
@@ -493,7 +482,7 @@ static enum authn authenticate(struct ks_auth *a, const char *token, size_t tlen
         explicit_bzero(tok, tlen);
         free(tok);
     }
-    if (finish(f, &body) < 0)
+    if (!ks_serve_text_close(f, &body))
         return AUTHN_NOMEM;
     struct ks_yaml_stream *doc = NULL;
     atomic_fetch_add_explicit(&a->token_reviews, 1, memory_order_relaxed);
@@ -535,7 +524,7 @@ static int authorize(struct ks_auth *a, const struct user *u, const char *verb, 
     fputs(",\"verb\":", f);
     ks_json_write_cstr(f, verb);
     fprintf(f, "},%s}", u->fragment);
-    if (finish(f, &spec) < 0)
+    if (!ks_serve_text_close(f, &spec))
         return -ENOMEM;
     size_t alen;
     int rc = ks_auth_cache_get(a->reviews, spec, slen, now, answer, &alen);
@@ -551,7 +540,7 @@ static int authorize(struct ks_auth *a, const struct user *u, const char *verb, 
     }
     fprintf(f, "{\"kind\":\"SubjectAccessReview\",\"apiVersion\":\"authorization.k8s.io/v1\",\"spec\":%s}",
             spec);
-    if (finish(f, &body) < 0) {
+    if (!ks_serve_text_close(f, &body)) {
         free(spec);
         return -ENOMEM;
     }

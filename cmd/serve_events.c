@@ -25,8 +25,8 @@
  * series' second occurrence (upstream keeps the first's); a series is forgotten once its
  * final patch is queued, not when the server has answered.
  *
- * Memory: a single Event costs one entry of the regarding object's name, uid and
- * resourceVersion plus a 64-bit hash of the whole key (the isomorphism test compares both);
+ * Memory: a single Event costs one map entry keyed by a 64-bit hash of the whole key and the
+ * regarding object's name, uid and resourceVersion (the isomorphism test compares both);
  * a series also keeps its Event's body, to patch and re-create it without the regarding
  * object. Thread-safe: one mutex; it is never held while calling out.
  */
@@ -45,22 +45,18 @@
 #define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/"
 
 struct series_entry {
-    struct series_entry *next; /* hash chain */
-    uint64_t hash;             /* of the whole key */
-    int64_t event_time_ns;     /* the first Event's eventTime, the suffix of its name */
-    int64_t last_ns;           /* series.lastObservedTime; 0 while single */
-    uint32_t count;            /* 1 while single */
-    uint32_t sent_count;       /* the count the server was last sent (0: none) */
-    uint32_t id_len;           /* bytes of id, its last NUL included */
-    char *series;              /* a series: namespace, NUL, Event name, NUL, body up to the series */
-    char id[];                 /* regarding name, NUL, uid, NUL, resourceVersion, NUL */
+    int64_t event_time_ns; /* the first Event's eventTime, the suffix of its name */
+    int64_t last_ns;       /* series.lastObservedTime; 0 while single */
+    uint32_t count;        /* 1 while single */
+    uint32_t sent_count;   /* the count the server was last sent (0: none) */
+    char *series;          /* a series: namespace, NUL, Event name, NUL, body up to the series */
 };
 
 struct ks_event_series {
     pthread_mutex_t lock;
     int64_t finish_ns, refresh_ns;
-    struct series_entry **buckets;
-    size_t nbuckets, n, nseries;
+    struct ks_smap events; /* series_key() -> struct series_entry */
+    size_t nseries;
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -144,16 +140,6 @@ static void event_head(FILE *out, const struct ks_serve_event *ev, int64_t event
     ks_json_write_cstr(out, note);
 }
 
-/* Close the stream of open_memstream(&buf, len): the text, or NULL on ENOMEM. */
-static char *close_text(FILE *out, char **buf)
-{
-    if (fclose(out) != 0) {
-        free(*buf);
-        *buf = NULL;
-    }
-    return *buf;
-}
-
 char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len)
 {
     char *buf = NULL;
@@ -162,7 +148,7 @@ char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len)
         return NULL;
     event_head(out, ev, ev->now_ns);
     fputc('}', out);
-    return close_text(out, &buf);
+    return ks_serve_text_close(out, &buf);
 }
 
 static void series_json(FILE *out, uint32_t count, int64_t last_ns)
@@ -174,38 +160,29 @@ static void series_json(FILE *out, uint32_t count, int64_t last_ns)
 
 /* ---- the cache -------------------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
+/*
+ * The map key of @ev: the hash of its key fields (16 hex digits), then the regarding object's
+ * name, uid and resourceVersion, each after a '/', which none of them can hold (names are DNS
+ * subdomains, uids and resourceVersions the API server's). Its length; 0 when it does not fit
+ * in @cap (the Event is then not remembered); -ENOMEM.
+ */
+static int series_key(const struct ks_serve_event *ev, char *buf, size_t cap)
 {
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
-/* The regarding object's identity: name, NUL, uid, NUL, resourceVersion, NUL. */
-static size_t identity(const struct ks_pod *pod, char *buf, size_t cap)
-{
-    int n = snprintf(buf, cap, "%s%c%s%c%s", pod->meta.name, 0, pod->meta.uid ? pod->meta.uid : "", 0,
-                     pod->meta.resource_version ? pod->meta.resource_version : "");
-    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n + 1;
-}
-
-static int grow(struct ks_event_series *s)
-{
-    size_t nb = s->nbuckets ? s->nbuckets * 2 : 256;
-    struct series_entry **b = calloc(nb, sizeof(*b));
-    if (!b)
+    const struct ks_pod *pod = ev->regarding;
+    char *fields = NULL;
+    size_t fields_len = 0;
+    FILE *f = open_memstream(&fields, &fields_len);
+    if (!f)
         return -ENOMEM;
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct series_entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            e->next = b[e->hash & (nb - 1)];
-            b[e->hash & (nb - 1)] = e;
-        }
-    }
-    free(s->buckets);
-    s->buckets = b;
-    s->nbuckets = nb;
-    return 0;
+    key_fields(f, ev);
+    if (!ks_serve_text_close(f, &fields))
+        return -ENOMEM;
+    uint64_t h = ks_smap_hash(fields);
+    free(fields);
+    int n = snprintf(buf, cap, "%016llx/%s/%s/%s", (unsigned long long)h, pod->meta.name,
+                     pod->meta.uid ? pod->meta.uid : "",
+                     pod->meta.resource_version ? pod->meta.resource_version : "");
+    return n < 0 || (size_t)n >= cap ? 0 : n;
 }
 
 int ks_event_series_create(int64_t finish_ns, int64_t refresh_ns, struct ks_event_series **out)
@@ -220,8 +197,9 @@ int ks_event_series_create(int64_t finish_ns, int64_t refresh_ns, struct ks_even
     return 0;
 }
 
-static void entry_free(struct series_entry *e)
+static void entry_free(void *value)
 {
+    struct series_entry *e = value;
     free(e->series);
     free(e);
 }
@@ -230,13 +208,7 @@ void ks_event_series_destroy(struct ks_event_series *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct series_entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            entry_free(e);
-        }
-    }
-    free(s->buckets);
+    ks_smap_clear(&s->events, entry_free);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -278,7 +250,7 @@ static int series_write(const struct series_entry *e, struct ks_event_write *w)
     fputs("{\"series\":", out);
     series_json(out, e->count, e->last_ns);
     fputc('}', out);
-    if (!(w->body = close_text(out, &buf)))
+    if (!(w->body = ks_serve_text_close(out, &buf)))
         goto err;
     w->len = len;
     buf = NULL;
@@ -288,7 +260,7 @@ static int series_write(const struct series_entry *e, struct ks_event_write *w)
     fputs(",\"series\":", out);
     series_json(out, e->count, e->last_ns);
     fputc('}', out);
-    if (!(w->create_body = close_text(out, &buf)))
+    if (!(w->create_body = ks_serve_text_close(out, &buf)))
         goto err;
     w->create_len = len;
     return 0;
@@ -311,7 +283,7 @@ static int promote(struct series_entry *e, const struct ks_serve_event *ev)
     fputs(name, out);
     fputc('\0', out);
     event_head(out, ev, e->event_time_ns);
-    if (!(e->series = close_text(out, &buf)))
+    if (!(e->series = ks_serve_text_close(out, &buf)))
         return -ENOMEM;
     return 0;
 }
@@ -319,27 +291,16 @@ static int promote(struct series_entry *e, const struct ks_serve_event *ev)
 int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_event *ev,
                            struct ks_event_write *out)
 {
-    char id[1200], *key = NULL;
-    size_t id_len = identity(ev->regarding, id, sizeof(id)), key_len = 0;
-    FILE *f = open_memstream(&key, &key_len);
+    char key[1300];
     int rc = -ENOMEM;
 
     memset(out, 0, sizeof(*out));
-    if (!f)
-        return -ENOMEM;
-    key_fields(f, ev);
-    if (!close_text(f, &key))
-        return -ENOMEM;
-    uint64_t h = fnv1a(key, key_len, 0xcbf29ce484222325ull);
-    free(key);
+    int key_len = series_key(ev, key, sizeof(key));
+    if (key_len < 0)
+        return key_len;
 
     pthread_mutex_lock(&s->lock);
-    struct series_entry *e = NULL;
-    if (id_len && s->nbuckets) {
-        for (e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
-            if (e->hash == h && e->id_len == id_len && memcmp(e->id, id, id_len) == 0)
-                break;
-    }
+    struct series_entry *e = key_len ? ks_smap_get(&s->events, key) : NULL;
     if (e && e->series) {
         /* a series already: only counted, written at the next finish or refresh */
         e->count++;
@@ -357,13 +318,14 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
             }
         }
     } else {
-        /* the first: created, and remembered unless the identity does not fit */
+        /* the first: created, and remembered unless its key does not fit */
         char *body = NULL;
         size_t len = 0;
-        if ((f = open_memstream(&body, &len))) {
+        FILE *f = open_memstream(&body, &len);
+        if (f) {
             event_head(f, ev, ev->now_ns);
             fputc('}', f);
-            if (close_text(f, &body) &&
+            if (ks_serve_text_close(f, &body) &&
                 asprintf(&out->path, EVENTS_PATH "%s/events", pod_ns(ev->regarding)) >= 0) {
                 out->method = "POST";
                 out->body = body;
@@ -374,73 +336,72 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
                 out->path = NULL;
             }
         }
-        if (rc == 1 && id_len && (s->n < s->nbuckets || grow(s) == 0) &&
-            (e = calloc(1, sizeof(*e) + id_len))) {
-            memcpy(e->id, id, id_len);
-            e->id_len = (uint32_t)id_len;
-            e->hash = h;
+        if (rc == 1 && key_len && (e = calloc(1, sizeof(*e)))) {
             e->event_time_ns = ev->now_ns;
             e->count = 1;
-            e->next = s->buckets[h & (s->nbuckets - 1)];
-            s->buckets[h & (s->nbuckets - 1)] = e;
-            s->n++;
+            if (ks_smap_put(&s->events, key, e, NULL) < 0)
+                free(e);
         }
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
+/* What a tick gathers, under the lock. */
+struct tick {
+    struct ks_event_series *s;
+    int64_t now_ns;
+    bool refresh;
+    struct ks_event_write *writes;
+    size_t n, cap;
+};
+
+/* ks_smap_sweep() callback: queue @value's patch if it is due; true when it is forgotten. */
+static bool tick_entry(void *ctx, const char *key, void *value)
+{
+    struct tick *t = ctx;
+    struct series_entry *e = value;
+    bool ended = (e->series ? e->last_ns : e->event_time_ns) < t->now_ns - t->s->finish_ns;
+    (void)key;
+    if (e->series && (ended || t->refresh) && e->count != e->sent_count) {
+        if (t->n == t->cap) {
+            size_t ncap = t->cap ? t->cap * 2 : 16;
+            struct ks_event_write *g = realloc(t->writes, ncap * sizeof(*g));
+            if (!g)
+                return false; /* out of memory: the next tick tries again */
+            t->writes = g;
+            t->cap = ncap;
+        }
+        if (series_write(e, &t->writes[t->n]) < 0)
+            return false;
+        t->n++;
+        e->sent_count = e->count;
+    }
+    if (!ended)
+        return false;
+    if (e->series)
+        t->s->nseries--;
+    entry_free(e);
+    return true;
+}
+
 void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refresh,
                           void (*emit)(void *ctx, struct ks_event_write *w), void *ctx)
 {
-    struct ks_event_write *writes = NULL;
-    size_t n = 0, cap = 0;
+    struct tick t = {.s = s, .now_ns = now_ns, .refresh = refresh};
 
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        struct series_entry **pp = &s->buckets[i];
-        while (*pp) {
-            struct series_entry *e = *pp;
-            bool ended = (e->series ? e->last_ns : e->event_time_ns) < now_ns - s->finish_ns;
-            if (e->series && (ended || refresh) && e->count != e->sent_count) {
-                if (n == cap) {
-                    size_t ncap = cap ? cap * 2 : 16;
-                    struct ks_event_write *g = realloc(writes, ncap * sizeof(*g));
-                    if (!g) {
-                        pp = &e->next; /* out of memory: the next tick tries again */
-                        continue;
-                    }
-                    writes = g;
-                    cap = ncap;
-                }
-                if (series_write(e, &writes[n]) < 0) {
-                    pp = &e->next;
-                    continue;
-                }
-                n++;
-                e->sent_count = e->count;
-            }
-            if (!ended) {
-                pp = &e->next;
-                continue;
-            }
-            *pp = e->next;
-            s->n--;
-            if (e->series)
-                s->nseries--;
-            entry_free(e);
-        }
-    }
+    ks_smap_sweep(&s->events, tick_entry, &t);
     pthread_mutex_unlock(&s->lock);
-    for (size_t i = 0; i < n; i++)
-        emit(ctx, &writes[i]);
-    free(writes);
+    for (size_t i = 0; i < t.n; i++)
+        emit(ctx, &t.writes[i]);
+    free(t.writes);
 }
 
 void ks_event_series_stats(struct ks_event_series *s, size_t *events, size_t *series)
 {
     pthread_mutex_lock(&s->lock);
-    *events = s->n;
+    *events = s->events.n;
     *series = s->nseries;
     pthread_mutex_unlock(&s->lock);
 }

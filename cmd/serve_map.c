@@ -1,7 +1,7 @@
 /*
  * serve_map.c - the string-keyed hash map of cmd/serve.h: chained, FNV-1a, doubled when
  * it holds as many entries as buckets. Used off the hot path only (informer events, the
- * writer's bookkeeping).
+ * writer's bookkeeping, Event series).
  */
 #include "serve.h"
 
@@ -16,7 +16,7 @@ struct ks_smap_entry {
     char key[];
 };
 
-static uint64_t fnv1a(const char *s)
+uint64_t ks_smap_hash(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (; *s; s++)
@@ -36,7 +36,7 @@ void *ks_smap_get(const struct ks_smap *m, const char *key)
 {
     if (!m->nbuckets)
         return NULL;
-    struct ks_smap_entry *e = *slot(m, key, fnv1a(key));
+    struct ks_smap_entry *e = *slot(m, key, ks_smap_hash(key));
     return e ? e->value : NULL;
 }
 
@@ -66,7 +66,7 @@ int ks_smap_put(struct ks_smap *m, const char *key, void *value, void **old)
         *old = NULL;
     if (m->n >= m->nbuckets && grow(m) < 0 && !m->nbuckets)
         return -ENOMEM;
-    uint64_t h = fnv1a(key);
+    uint64_t h = ks_smap_hash(key);
     struct ks_smap_entry **s = slot(m, key, h);
     if (*s) {
         if (old)
@@ -91,7 +91,7 @@ void *ks_smap_del(struct ks_smap *m, const char *key)
 {
     if (!m->nbuckets)
         return NULL;
-    struct ks_smap_entry **s = slot(m, key, fnv1a(key));
+    struct ks_smap_entry **s = slot(m, key, ks_smap_hash(key));
     struct ks_smap_entry *e = *s;
     if (!e)
         return NULL;
@@ -107,6 +107,23 @@ void ks_smap_each(const struct ks_smap *m, void (*fn)(void *ctx, const char *key
     for (uint32_t i = 0; i < m->nbuckets; i++) {
         for (struct ks_smap_entry *e = m->buckets[i]; e; e = e->next)
             fn(ctx, e->key, e->value);
+    }
+}
+
+void ks_smap_sweep(struct ks_smap *m, bool (*fn)(void *ctx, const char *key, void *value), void *ctx)
+{
+    for (uint32_t i = 0; i < m->nbuckets; i++) {
+        struct ks_smap_entry **pp = &m->buckets[i];
+        while (*pp) {
+            struct ks_smap_entry *e = *pp;
+            if (!fn(ctx, e->key, e->value)) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            free(e);
+            m->n--;
+        }
     }
 }
 

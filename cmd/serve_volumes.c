@@ -89,11 +89,7 @@ static char *quote(const char *s)
     if (!f)
         return NULL;
     ks_json_write_cstr(f, s ? s : "");
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return ks_serve_text_close(f, &buf);
 }
 
 /* The error of a failed request as client-go prints it: the Status message, or why there is none. */

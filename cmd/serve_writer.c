@@ -109,12 +109,11 @@ static const char *pod_ns(const struct ks_pod *pod)
 
 /* ---- request bodies --------------------------------------------------------------------- */
 
-/* Close the stream of open_memstream(&buf, len): the body, or NULL on ENOMEM. */
-static char *close_body(FILE *out, char **buf)
+char *ks_serve_text_close(FILE *out, char **buf)
 {
     if (fclose(out) != 0) {
         free(*buf);
-        return NULL;
+        *buf = NULL;
     }
     return *buf;
 }
@@ -136,7 +135,7 @@ char *ks_serve_binding_body(const struct ks_pod *pod, const char *node, size_t *
     fputs("},\"target\":{\"kind\":\"Node\",\"name\":", out);
     ks_json_write_cstr(out, node);
     fputs("}}", out);
-    return close_body(out, &buf);
+    return ks_serve_text_close(out, &buf);
 }
 
 char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, const char *message,
@@ -195,7 +194,7 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
         ks_json_write_cstr(out, nominated);
     }
     fputs("}}", out);
-    return close_body(out, &buf);
+    return ks_serve_text_close(out, &buf);
 }
 
 char *ks_serve_nominated_patch(const char *nominated, size_t *len)
@@ -210,7 +209,7 @@ char *ks_serve_nominated_patch(const char *nominated, size_t *len)
     else
         fputs("null", out);
     fputs("}}", out);
-    return close_body(out, &buf);
+    return ks_serve_text_close(out, &buf);
 }
 
 /* ---- the queue -------------------------------------------------------------------------- */

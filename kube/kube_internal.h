@@ -133,6 +133,9 @@ void ks__watch_scan_reset(struct ks__watch_scan *w);
  */
 void ks__watch_scan_detect(struct ks__watch_scan *w, CURL *h);
 
+/* ks__watch_scan_grow - make @w's buffer hold at least @total bytes (it doubles from 16 KiB). 0 or -ENOMEM.
+ */
+int ks__watch_scan_grow(struct ks__watch_scan *w, size_t total);
 /* ks__frame_scan_feed - ks__watch_scan_feed() of a length-prefixed stream (-E2BIG past KS__SCAN_MAX). */
 int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                         int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx);

@@ -22,21 +22,6 @@ static size_t be32(const char *p)
     return (size_t)u[0] << 24 | (size_t)u[1] << 16 | (size_t)u[2] << 8 | (size_t)u[3];
 }
 
-static int reserve(struct ks__watch_scan *w, size_t total)
-{
-    if (w->cap >= total)
-        return 0;
-    size_t cap = w->cap ? w->cap : 16384;
-    while (cap < total)
-        cap *= 2;
-    char *b = realloc(w->buf, cap);
-    if (!b)
-        return -ENOMEM;
-    w->buf = b;
-    w->cap = cap;
-    return 0;
-}
-
 int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                         int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx)
 {
@@ -63,7 +48,7 @@ int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
         if (w->len >= 4 && want - 4 > KS__SCAN_MAX)
             return -E2BIG;
         size_t take = want - w->len < len ? want - w->len : len;
-        if ((rc = reserve(w, w->len + take)))
+        if ((rc = ks__watch_scan_grow(w, w->len + take)))
             return rc;
         memcpy(w->buf + w->len, data, take);
         w->len += take;

@@ -15,14 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int reserve(struct ks__watch_scan *w, size_t more)
+int ks__watch_scan_grow(struct ks__watch_scan *w, size_t total)
 {
-    if (w->cap - w->len >= more)
+    if (w->cap >= total)
         return 0;
-    if (w->len + more > KS__SCAN_MAX)
-        return -E2BIG;
     size_t cap = w->cap ? w->cap : 16384;
-    while (cap - w->len < more)
+    while (cap < total)
         cap *= 2;
     char *b = realloc(w->buf, cap);
     if (!b)
@@ -30,6 +28,15 @@ static int reserve(struct ks__watch_scan *w, size_t more)
     w->buf = b;
     w->cap = cap;
     return 0;
+}
+
+static int reserve(struct ks__watch_scan *w, size_t more)
+{
+    if (w->cap - w->len >= more)
+        return 0;
+    if (w->len + more > KS__SCAN_MAX)
+        return -E2BIG;
+    return ks__watch_scan_grow(w, w->len + more);
 }
 
 static int is_space(char c)

@@ -110,21 +110,75 @@ def pod(name, cpu="100m", mem="128Mi", labels=None, **spec):
                                           "resources": {"requests": {"cpu": cpu, "memory": mem}}}]}, **spec)}
 
 
-class Cluster:
+class ClusterBase:
+    """The test server in a work directory of its own (with the namespace NS), an admin client,
+    and the `ksched serve` processes a scenario starts (self.serves)."""
+
+    def __init__(self, ksched, workdir_prefix, clients, tokens=(), extra=()):
+        self.ksched = ksched
+        self.dir = tempfile.mkdtemp(prefix=workdir_prefix)
+        self.pki = harness.make_pki(os.path.join(self.dir, "pki"), clients=clients)
+        self.server = harness.ApiServer(self.dir, self.pki, tokens=tokens,
+                                        extra=["--bookmark-interval", "1"] + list(extra))
+        self.api = self.server.client("admin")
+        self.serves = []
+        self.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": NS}})
+
+    def poll(self, what, probe, timeout):
+        """probe() every 0.2 s until it returns something true, which is returned; Failure after
+        @timeout seconds (times SLOW) or as soon as a `ksched serve` has died."""
+        deadline = time.monotonic() + timeout * SLOW
+        while True:
+            got = probe()
+            if got:
+                return got
+            for s in self.serves:
+                s.check_alive()
+            if time.monotonic() > deadline:
+                raise Failure("timed out waiting for " + what)
+            time.sleep(0.2)
+
+    def close(self, ok):
+        """Stop everything; the problems the `ksched serve` processes showed. The work directory
+        is removed after a pass, and the logs are printed after a failure."""
+        problems = []
+        for s in self.serves:
+            problems += s.stop()
+        self.api.close()
+        self.server.stop()
+        if not ok or problems:
+            for s in self.serves:
+                s.dump()
+            print("--- apiserver log (tail) ---")
+            print(tail(self.server.log_path))
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return problems
+
+
+def run_scenario(c, name, body):
+    """body() against the cluster @c, which is closed after it: the exit status (0 or 1)."""
+    ok = False
+    try:
+        body()
+        ok = True
+    except Failure as e:
+        print("FAIL: %s: %s" % (name, e))
+    finally:
+        problems = c.close(ok)
+    for p in problems:
+        print("FAIL: %s: %s" % (name, p))
+    return 0 if ok and not problems else 1
+
+
+class Cluster(ClusterBase):
     """The server, an admin client and the `ksched serve` processes of one scenario."""
 
     def __init__(self, ksched, name):
-        self.ksched = ksched
-        self.dir = tempfile.mkdtemp(prefix="ksched-e2e-%s-" % name)
-        self.pki = harness.make_pki(os.path.join(self.dir, "pki"), clients=("admin", "ksched-a", "ksched-b"))
-        self.server = harness.ApiServer(self.dir, self.pki, tokens=TOKENS.values(),
-                                        extra=["--bookmark-interval", "1"])
-        self.api = self.server.client("admin")
-        self.serves = []
+        super().__init__(ksched, "ksched-e2e-%s-" % name, ("admin", "ksched-a", "ksched-b"), TOKENS.values())
         self.flags = serve_flags(ksched)
         self.content_type = None  # --content-type of every `ksched serve` ("json" in the *-json scenarios)
-        self.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": NS}})
 
     def create(self, obj):
         if obj["kind"] == "Node":
@@ -166,16 +220,11 @@ class Cluster:
         return {k: v for k, v in st["objects"]["/pods"].items() if k.startswith(NS + "/")}
 
     def wait(self, what, cond, timeout):
-        deadline = time.monotonic() + timeout * SLOW
-        while True:
+        """The server's state once cond(state) holds (see poll)."""
+        def probe():
             st = self.state()
-            if cond(st):
-                return st
-            for s in self.serves:
-                s.check_alive()
-            if time.monotonic() > deadline:
-                raise Failure("timed out waiting for " + what)
-            time.sleep(0.2)
+            return st if cond(st) else None
+        return self.poll(what, probe, timeout)
 
     def wait_all_bound(self, names, timeout):
         def done(st):
@@ -187,21 +236,6 @@ class Cluster:
             pods = self.pods()
             left = [n for n in names if not pods.get(NS + "/" + n, {}).get("spec", {}).get("nodeName")]
             raise Failure("%d of %d pods never bound (first: %s)" % (len(left), len(names), left[:5]))
-
-    def close(self, ok):
-        problems = []
-        for s in self.serves:
-            problems += s.stop()
-        self.api.close()
-        self.server.stop()
-        if not ok or problems:
-            for s in self.serves:
-                s.dump()
-            print("--- apiserver log (tail) ---")
-            print(tail(self.server.log_path))
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
-        return problems
 
 
 def tail(path, n=60):
@@ -1124,18 +1158,11 @@ def main():
     c = Cluster(ksched, name)
     if name.endswith("-json"):
         c.content_type = "json"
-    ok = False
-    try:
+
+    def body():
         SCENARIOS[name](c)
         check_wire(c)
-        ok = True
-    except Failure as e:
-        print("FAIL: %s: %s" % (name, e))
-    finally:
-        problems = c.close(ok)
-    for p in problems:
-        print("FAIL: %s: %s" % (name, p))
-    return 0 if ok and not problems else 1
+    return run_scenario(c, name, body)
 
 
 if __name__ == "__main__":

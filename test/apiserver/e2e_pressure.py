@@ -24,10 +24,7 @@ ones run by hand. Exit 0 on success, 1 on failure, 77 when this ksched has no `s
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -35,7 +32,6 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e  # noqa: E402
-import harness  # noqa: E402
 from e2e import Failure, check  # noqa: E402
 
 NS = e2e.NS
@@ -43,19 +39,12 @@ NS = e2e.NS
 FAST_CLIENT = "clientConnection:\n  qps: 5000\n  burst: 10000\n"
 
 
-class Cluster:
+class Cluster(e2e.ClusterBase):
     """The server and `ksched serve`, checked through /_test/summary (no full state dumps:
     they would be as large as the cluster)."""
 
     def __init__(self, ksched, name, extra=()):
-        self.ksched = ksched
-        self.dir = tempfile.mkdtemp(prefix="ksched-pressure-%s-" % name)
-        self.pki = harness.make_pki(os.path.join(self.dir, "pki"), clients=("admin", "ksched-a"))
-        self.server = harness.ApiServer(self.dir, self.pki, extra=["--bookmark-interval", "1"] + list(extra))
-        self.api = self.server.client("admin")
-        self.serves = []
-        self.api.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": NS}})
+        super().__init__(ksched, "ksched-pressure-%s-" % name, ("admin", "ksched-a"), extra=extra)
 
     def config(self, text):
         path = os.path.join(self.dir, "config.yaml")
@@ -81,16 +70,7 @@ class Cluster:
         return self.api.test("summary")
 
     def wait(self, what, cond, timeout):
-        deadline = time.monotonic() + timeout * e2e.SLOW
-        while True:
-            got = cond()
-            if got:
-                return got
-            for s in self.serves:
-                s.check_alive()
-            if time.monotonic() > deadline:
-                raise Failure("timed out waiting for " + what)
-            time.sleep(0.2)
+        return self.poll(what, cond, timeout)
 
     def bulk_nodes(self, n, cpu=32):
         node = e2e.node("x", cpu, 64)
@@ -103,21 +83,6 @@ class Cluster:
         del tmpl["metadata"]["name"]
         return self.api.test("bulk", dict({"resource": "pods", "namespace": NS, "count": n, "name": prefix + "-%06d",
                                            "template": tmpl}, **kw))
-
-    def close(self, ok):
-        problems = []
-        for s in self.serves:
-            problems += s.stop()
-        self.api.close()
-        self.server.stop()
-        if not ok or problems:
-            for s in self.serves:
-                s.dump()
-            print("--- apiserver log (tail) ---")
-            print(e2e.tail(self.server.log_path))
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
-        return problems
 
 
 def outcomes(serve, pod, status):
@@ -291,17 +256,7 @@ def main():
         print("SKIP: %s has no serve command" % ksched)
         return 77
     c = Cluster(ksched, name)
-    ok = False
-    try:
-        SCENARIOS[name](c, nodes, pods)
-        ok = True
-    except Failure as e:
-        print("FAIL: %s: %s" % (name, e))
-    finally:
-        problems = c.close(ok)
-    for p in problems:
-        print("FAIL: %s: %s" % (name, p))
-    return 0 if ok and not problems else 1
+    return e2e.run_scenario(c, name, lambda: SCENARIOS[name](c, nodes, pods))
 
 
 if __name__ == "__main__":

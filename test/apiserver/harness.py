@@ -2,18 +2,22 @@
 
 make_pki() makes a CA, a server certificate for 127.0.0.1 and client certificates with the
 openssl CLI; ApiServer runs apiserver.py as a child process on a free port; Client talks to
-it over TLS with a client certificate or a bearer token, through the stdlib only.
+it over TLS with a client certificate or a bearer token, through the stdlib only;
+ServerTestCase is a unittest class with one ApiServer for all its tests.
 """
 
 import http.client
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
 import sys
 import threading
+import tempfile
 import time
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -248,3 +252,36 @@ class Watch:
 
     def close(self):
         self.conn.close()
+
+
+class ServerTestCase(unittest.TestCase):
+    """One test server for all of a class's tests (with the PKI of CLIENTS and the TOKENS and
+    EXTRA flags a subclass sets), an admin client self.c, and a fresh namespace per ns()."""
+
+    WORKDIR_PREFIX = "ksched-apiserver-"
+    CLIENTS = ("admin",)
+    TOKENS = ()
+    EXTRA = ()
+    NS_PREFIX = "t"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix=cls.WORKDIR_PREFIX)
+        cls.pki = make_pki(os.path.join(cls.tmp, "pki"), clients=cls.CLIENTS)
+        cls.server = ApiServer(cls.tmp, cls.pki, tokens=cls.TOKENS, extra=list(cls.EXTRA))
+        cls.c = cls.server.client("admin")
+        cls.nsn = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+        cls.server.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def ns(self):
+        """A fresh namespace for one test."""
+        type(self).nsn += 1
+        name = "%s%d" % (self.NS_PREFIX, self.nsn)
+        self.c.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": name}})
+        return name

@@ -6,9 +6,7 @@ concurrency, patches, Events), over real TLS with client certificates and tokens
 import http.client
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import unittest
 
@@ -33,31 +31,13 @@ def binding(name, node, **extra):
     return b
 
 
-class ServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="ksched-apiserver-test-")
-        cls.pki = harness.make_pki(os.path.join(cls.tmp, "pki"), clients=("admin", "other"))
-        cls.server = harness.ApiServer(cls.tmp, cls.pki, tokens=("sekret:token-user", "grp:gina:readers,ops"),
-                                       extra=["--bookmark-interval", "0.3",
-                                              "--nonresource-rule", "readers:get:/metrics",
-                                              "--nonresource-rule", "token-user:*:/debug/*"])
-        cls.c = cls.server.client("admin")
-        cls.nsn = 0
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
-        cls.server.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def ns(self):
-        """A fresh namespace for one test."""
-        type(self).nsn += 1
-        name = "t%d" % self.nsn
-        self.c.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                    "metadata": {"name": name}})
-        return name
+class ServerTest(harness.ServerTestCase):
+    WORKDIR_PREFIX = "ksched-apiserver-test-"
+    CLIENTS = ("admin", "other")
+    TOKENS = ("sekret:token-user", "grp:gina:readers,ops")
+    EXTRA = ("--bookmark-interval", "0.3",
+             "--nonresource-rule", "readers:get:/metrics",
+             "--nonresource-rule", "token-user:*:/debug/*")
 
     def assertStatus(self, r, code, reason=None, message=None):
         self.assertEqual(r.status, code, r)

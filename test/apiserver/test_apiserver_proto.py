@@ -7,10 +7,8 @@ refusals of the real server (400 for a body that does not decode or names anothe
 
 import json
 import os
-import shutil
 import struct
 import sys
-import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
@@ -40,27 +38,10 @@ class Reply:
         return "<%d %s %r>" % (self.status, self.ctype, self.obj)
 
 
-class ProtoServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="ksched-apiserver-proto-")
-        cls.pki = harness.make_pki(os.path.join(cls.tmp, "pki"), clients=("admin",))
-        cls.server = harness.ApiServer(cls.tmp, cls.pki, extra=["--bookmark-interval", "0.3"])
-        cls.c = cls.server.client("admin")
-        cls.nsn = 0
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
-        cls.server.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def ns(self):
-        type(self).nsn += 1
-        name = "p%d" % self.nsn
-        self.c.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                    "metadata": {"name": name}})
-        return name
+class ProtoServerTest(harness.ServerTestCase):
+    WORKDIR_PREFIX = "ksched-apiserver-proto-"
+    EXTRA = ("--bookmark-interval", "0.3")
+    NS_PREFIX = "p"
 
     def req(self, method, path, body=None, ctype=None, accept=ACCEPT):
         conn = self.c.connect()

@@ -9,6 +9,7 @@
 
 #include "../../kube/kube_internal.h"
 #include "http_script.h"
+#include "line_recorder.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -138,24 +139,6 @@ Test(informer, resource_path_for_every_kind)
 
 /* ---- informers against the scripted server ---- */
 
-struct recorder {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    char lines[128][160];
-    int n;
-    int errors;
-    char last_error[512];
-};
-
-static void record(struct recorder *r, const char *line)
-{
-    pthread_mutex_lock(&r->lock);
-    if (r->n < 128)
-        snprintf(r->lines[r->n++], sizeof(r->lines[0]), "%s", line);
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-}
-
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED"};
 
 static void on_event(void *ctx, const struct ks_watch_event *ev)
@@ -206,17 +189,6 @@ static void on_error(void *ctx, enum ks_kind kind, const char *msg)
     }
     *o = '\0';
     record(ctx, line);
-}
-
-static void wait_lines(struct recorder *r, int n)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 20; /* a deadlock guard, not a timing assertion */
-    pthread_mutex_lock(&r->lock);
-    while (r->n < n && pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0)
-        ;
-    pthread_mutex_unlock(&r->lock);
 }
 
 static struct ks_kube_client *client_for(struct ks_script_server *s, struct ks_kubeconfig *kc)
@@ -316,7 +288,7 @@ Test(informer, lists_watches_resumes_and_relists_without_loss_or_duplicates)
     struct ks_script_server *s = ks_script_start(steps, sizeof(steps) / sizeof(steps[0]));
     struct ks_kubeconfig kc = {0};
     struct ks_kube_client *c = client_for(s, &kc);
-    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct recorder r = RECORDER_INIT;
     struct ks_informers *inf = start(c, 1u << KS_KIND_NODE, 2, &r);
 
     static const char *const want[] = {
@@ -381,7 +353,7 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
     struct ks_script_server *s = ks_script_start(steps, 5);
     struct ks_kubeconfig kc = {.token = "t0k"};
     struct ks_kube_client *c = client_for(s, &kc);
-    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct recorder r = RECORDER_INIT;
     struct ks_informers *inf = start(c, 1u << KS_KIND_POD, 0, &r);
     static const char *const want[] = {
         "Pod ADDED ns/p rv=5 node=",
@@ -427,7 +399,7 @@ Test(informer, an_expired_continue_token_lists_everything_at_once)
     struct ks_script_server *s = ks_script_start(steps, 4);
     struct ks_kubeconfig kc = {0};
     struct ks_kube_client *c = client_for(s, &kc);
-    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct recorder r = RECORDER_INIT;
     struct ks_informers *inf = start(c, 1u << KS_KIND_POD, 1, &r);
     static const char *const want[] = {"Pod ADDED ns/p1 rv=5 node=", "Pod ADDED ns/p2 rv=6 node=", "synced"};
     wait_lines(&r, 3);
@@ -463,7 +435,7 @@ Test(informer, synced_waits_for_every_kind_and_bad_list_items_are_skipped)
     struct ks_script_server *s = ks_script_start(steps, 5);
     struct ks_kubeconfig kc = {0};
     struct ks_kube_client *c = client_for(s, &kc);
-    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct recorder r = RECORDER_INIT;
     struct ks_informers *inf = start(c, 1u << KS_KIND_NODE | 1u << KS_KIND_POD, 0, &r);
     cr_assert_eq(ks_script_wait_requests(s, 5, 20000), 5);
     wait_lines(&r, 5);

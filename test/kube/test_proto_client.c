@@ -9,6 +9,7 @@
 
 #include "../../kube/kube_internal.h"
 #include "http_script.h"
+#include "line_recorder.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -216,22 +217,6 @@ Test(proto_client, content_type_must_be_json_or_protobuf)
 
 /* ---- informers ---- */
 
-struct recorder {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    char lines[32][128];
-    int n;
-};
-
-static void record(struct recorder *r, const char *line)
-{
-    pthread_mutex_lock(&r->lock);
-    if (r->n < 32)
-        snprintf(r->lines[r->n++], sizeof(r->lines[0]), "%s", line);
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-}
-
 static void on_event(void *ctx, const struct ks_watch_event *ev)
 {
     static const char *const types[] = {"ADDED", "MODIFIED", "DELETED"};
@@ -255,17 +240,6 @@ static void on_error(void *ctx, enum ks_kind kind, const char *msg)
 {
     (void)kind;
     record(ctx, strstr(msg, "malformed watch event") ? "error: malformed watch event" : msg);
-}
-
-static void wait_lines(struct recorder *r, int n)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 20; /* a deadlock guard, not a timing assertion */
-    pthread_mutex_lock(&r->lock);
-    while (r->n < n && pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0)
-        ;
-    pthread_mutex_unlock(&r->lock);
 }
 
 /* A watch frame: 4-byte length, then the WatchEvent of @type carrying @object_json (NULL: none). */
@@ -336,7 +310,7 @@ Test(proto_client, informer_lists_and_watches_protobuf)
     struct ks_script_server *s = ks_script_start(steps, 2);
     struct ks_kubeconfig kc = {0};
     struct ks_kube_client *c = client_for(s, &kc, KS_PROTO_MEDIA_TYPE, NULL);
-    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct recorder r = RECORDER_INIT;
     struct ks_informer_opts o = {.client = c,
                                  .kinds = 1u << KS_KIND_NODE,
                                  .on_event = on_event,

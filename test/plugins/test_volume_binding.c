@@ -431,19 +431,6 @@ Test(volumebinding, ephemeral_volumes)
         run_case(&cases[i]);
 }
 
-/* One scheduling cycle of @pod through PreFilter, Filter on @node, Reserve; returns Reserve's code. */
-static int cycle_to_reserve(void *self, struct vfx *x, const struct ks_pod *pod, const char *node,
-                            struct ks_cycle_state *cs)
-{
-    char buf[VFX_MSG];
-    struct ks_pre_filter_result res;
-    struct ks_status st = {0};
-    cr_assert(eq(str, (char *)vfx_pre_filter(vb, self, cs, pod, &res, buf), "Success"));
-    cr_assert(eq(str, (char *)vfx_filter(vb, self, cs, pod, vfx_node(x, node), buf), "Success"));
-    vfx_unlock(x); /* Reserve runs after the scheduling cycle left its read section */
-    return vb->reserve(self, cs, pod, ks_intern(node), &st);
-}
-
 #define TWO_PODS_ONE_PV                                                                                      \
     CLASSES ZONE_NODES PVC("pvc-a", "wait-sc", "1Gi") PVC("pvc-b", "wait-sc", "1Gi")                         \
         PV("pv-1", "wait-sc", "Available", "1Gi",                                                            \
@@ -464,7 +451,7 @@ Test(volumebinding, reserve_assumes_and_unreserve_reverts)
     struct ks_cycle_state cs_a = {0}, cs_b = {0};
     struct ks_pre_filter_result res;
 
-    cr_assert(eq(int, cycle_to_reserve(self, &x, a, "node-a", &cs_a), KS_SUCCESS));
+    cr_assert(eq(int, vfx_cycle_to_reserve(vb, self, &x, a, "node-a", &cs_a), KS_SUCCESS));
     cr_expect(eq(str, (char *)vfx_pre_filter(vb, self, &cs_b, b, &res, buf), "Success"));
     cr_expect(eq(str, (char *)vfx_filter(vb, self, &cs_b, b, vfx_node(&x, "node-a"), buf), UU BIND_CONFLICT),
               "pv-1 is assumed for pvc-a");
@@ -503,7 +490,7 @@ Test(volumebinding, pre_bind_binds_the_claim)
     struct ks_pre_filter_result res;
     struct ks_status st = {0};
 
-    cr_assert(eq(int, cycle_to_reserve(self, &x, a, "node-b", &cs_a), KS_SUCCESS));
+    cr_assert(eq(int, vfx_cycle_to_reserve(vb, self, &x, a, "node-b", &cs_a), KS_SUCCESS));
     cr_expect(eq(int, vb->pre_bind(self, &cs_a, a, ks_intern("node-b"), &st), KS_SUCCESS));
     vb->unreserve(self, &cs_a, a, ks_intern("node-b")); /* after a successful bind: no effect */
 
@@ -543,7 +530,7 @@ Test(volumebinding, provisioned_claim_keeps_the_selected_node)
     struct ks_pre_filter_result res;
     struct ks_status st = {0};
 
-    cr_assert(eq(int, cycle_to_reserve(self, &x, a, "node-a2", &cs_a), KS_SUCCESS));
+    cr_assert(eq(int, vfx_cycle_to_reserve(vb, self, &x, a, "node-a2", &cs_a), KS_SUCCESS));
     cr_expect(eq(int, vb->pre_bind(self, &cs_a, a, ks_intern("node-a2"), &st), KS_SUCCESS));
     cr_expect(eq(str, (char *)vfx_pre_filter(vb, self, &cs_c, c, &res, buf), "Success"));
     cr_expect(eq(str, (char *)vfx_filter(vb, self, &cs_c, c, vfx_node(&x, "node-a"), buf), UU BIND_CONFLICT));

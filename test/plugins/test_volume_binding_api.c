@@ -63,13 +63,9 @@ static void logf_(struct fake_api *f, const char *fmt, ...)
     va_end(ap);
 }
 
-static int fake_update_pv(void *ctx, const struct ks_persistent_volume *pv,
-                          const struct ks_persistent_volume_claim *claim, bool claim_ref, bool bbc, char *rv,
-                          size_t rv_len, char *msg, size_t msg_len)
+/* An update's answer: fail_msg at the fail_at-th, else the next resourceVersion. */
+static int answer(struct fake_api *f, char *rv, size_t rv_len, char *msg, size_t msg_len)
 {
-    struct fake_api *f = ctx;
-    logf_(f, "PUT pv %s claim=%s ref=%d bbc=%d at %s; ", pv->meta.name, claim->meta.name, claim_ref, bbc,
-          pv->meta.resource_version);
     if (++f->calls == f->fail_at) {
         snprintf(msg, msg_len, "%s", f->fail_msg);
         return -1;
@@ -78,17 +74,22 @@ static int fake_update_pv(void *ctx, const struct ks_persistent_volume *pv,
     return 0;
 }
 
+static int fake_update_pv(void *ctx, const struct ks_persistent_volume *pv,
+                          const struct ks_persistent_volume_claim *claim, bool claim_ref, bool bbc, char *rv,
+                          size_t rv_len, char *msg, size_t msg_len)
+{
+    struct fake_api *f = ctx;
+    logf_(f, "PUT pv %s claim=%s ref=%d bbc=%d at %s; ", pv->meta.name, claim->meta.name, claim_ref, bbc,
+          pv->meta.resource_version);
+    return answer(f, rv, rv_len, msg, msg_len);
+}
+
 static int fake_update_pvc(void *ctx, const struct ks_persistent_volume_claim *pvc, const char *node,
                            char *rv, size_t rv_len, char *msg, size_t msg_len)
 {
     struct fake_api *f = ctx;
     logf_(f, "PUT pvc %s selected-node=%s at %s; ", pvc->meta.name, node, pvc->meta.resource_version);
-    if (++f->calls == f->fail_at) {
-        snprintf(msg, msg_len, "%s", f->fail_msg);
-        return -1;
-    }
-    snprintf(rv, rv_len, "%llu", (unsigned long long)f->next_rv++);
-    return 0;
+    return answer(f, rv, rv_len, msg, msg_len);
 }
 
 static int fake_wait(void *ctx, struct ks_vol_wait *w)
@@ -136,16 +137,35 @@ static void *plugin_with_api(struct vfx *x, const struct ks_volume_api *api, str
     return self;
 }
 
-static int cycle_to_reserve(void *self, struct vfx *x, const struct ks_pod *pod, const char *node,
-                            struct ks_cycle_state *cs)
+/* One PreBind case: the objects loaded, the plugin on a fake API, a pod through Reserve. */
+struct api_case {
+    struct vfx x;
+    struct fake_api f;
+    struct ks_framework *fw;
+    void *self;
+    const struct ks_pod *pod;
+    struct resumed r;
+    struct ks_cycle_state cs;
+    struct ks_status st;
+};
+
+static void case_open(struct api_case *c, const char *yaml, const char *pod, const char *node)
 {
-    char buf[VFX_MSG];
-    struct ks_pre_filter_result res;
-    struct ks_status st = {0};
-    cr_assert(eq(str, (char *)vfx_pre_filter(vb, self, cs, pod, &res, buf), "Success"));
-    cr_assert(eq(str, (char *)vfx_filter(vb, self, cs, pod, vfx_node(x, node), buf), "Success"));
-    vfx_unlock(x);
-    return vb->reserve(self, cs, pod, ks_intern(node), &st);
+    memset(c, 0, sizeof(*c));
+    c->r.w.done = on_resume;
+    vfx_open(&c->x, yaml);
+    fake_api_init(&c->f);
+    c->self = plugin_with_api(&c->x, &c->f.api, &c->fw);
+    c->pod = vfx_pod(&c->x, "default", pod);
+    cr_assert(eq(int, vfx_cycle_to_reserve(vb, c->self, &c->x, c->pod, node, &c->cs), KS_SUCCESS));
+}
+
+static void case_close(struct api_case *c)
+{
+    ks_arena_destroy(&c->cs.arena);
+    vb->destroy(c->self);
+    ks_framework_destroy(c->fw);
+    vfx_close(&c->x);
 }
 
 /* ---- PreBind ------------------------------------------------------------------------------------ */
@@ -156,32 +176,19 @@ static int cycle_to_reserve(void *self, struct vfx *x, const struct ks_pod *pod,
 
 Test(volumebinding_api, pre_bind_updates_pvs_then_claims_and_waits)
 {
-    struct vfx x;
-    struct fake_api f;
-    struct ks_framework *fw;
-    struct resumed r = {.w = {.done = on_resume}};
-    struct ks_cycle_state cs = {0};
-    struct ks_status st = {0};
-    vfx_open(&x, TWO_CLAIMS);
-    fake_api_init(&f);
-    void *self = plugin_with_api(&x, &f.api, &fw);
-    const struct ks_pod *pod = vfx_pod(&x, "default", "pod-a");
-
-    cr_assert(eq(int, cycle_to_reserve(self, &x, pod, "node-a", &cs), KS_SUCCESS));
-    cs.bind_wait = &r.w;
-    cr_expect(eq(int, vb->pre_bind(self, &cs, pod, ks_intern("node-a"), &st), KS_WAIT));
-    cr_expect(eq(str, f.log,
+    struct api_case c;
+    case_open(&c, TWO_CLAIMS, "pod-a", "node-a");
+    c.cs.bind_wait = &c.r.w;
+    cr_expect(eq(int, vb->pre_bind(c.self, &c.cs, c.pod, ks_intern("node-a"), &c.st), KS_WAIT));
+    cr_expect(eq(str, c.f.log,
                  "PUT pv pv-1 claim=pvc-a ref=1 bbc=1 at 5; PUT pvc pvc-b selected-node=node-a at 8; "
                  "wait default/pod-a 600s"));
-    cr_assert(f.w != NULL);
-    cr_expect(eq(int, r.calls, 0), "nothing resumed before the wait ends");
-    f.w->done(f.w, KS_VOL_BOUND, NULL);
-    cr_expect(eq(int, r.calls, 1));
-    cr_expect(eq(int, r.code, KS_SUCCESS));
-    ks_arena_destroy(&cs.arena);
-    vb->destroy(self);
-    ks_framework_destroy(fw);
-    vfx_close(&x);
+    cr_assert(c.f.w != NULL);
+    cr_expect(eq(int, c.r.calls, 0), "nothing resumed before the wait ends");
+    c.f.w->done(c.f.w, KS_VOL_BOUND, NULL);
+    cr_expect(eq(int, c.r.calls, 1));
+    cr_expect(eq(int, c.r.code, KS_SUCCESS));
+    case_close(&c);
 }
 
 Test(volumebinding_api, wait_endings_carry_upstream_messages)
@@ -196,26 +203,14 @@ Test(volumebinding_api, wait_endings_carry_upstream_messages)
          "binding volumes: ClaimRef got reset for pv \"pv-1\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct vfx x;
-        struct fake_api f;
-        struct ks_framework *fw;
-        struct resumed r = {.w = {.done = on_resume}};
-        struct ks_cycle_state cs = {0};
-        struct ks_status st = {0};
-        vfx_open(&x, TWO_CLAIMS);
-        fake_api_init(&f);
-        void *self = plugin_with_api(&x, &f.api, &fw);
-        const struct ks_pod *pod = vfx_pod(&x, "default", "pod-a");
-        cr_assert(eq(int, cycle_to_reserve(self, &x, pod, "node-a", &cs), KS_SUCCESS));
-        cs.bind_wait = &r.w;
-        cr_assert(eq(int, vb->pre_bind(self, &cs, pod, ks_intern("node-a"), &st), KS_WAIT));
-        f.w->done(f.w, cases[i].result, cases[i].msg);
-        cr_expect(eq(int, r.code, KS_ERROR));
-        cr_expect(eq(str, r.msg, (char *)cases[i].want));
-        ks_arena_destroy(&cs.arena);
-        vb->destroy(self);
-        ks_framework_destroy(fw);
-        vfx_close(&x);
+        struct api_case c;
+        case_open(&c, TWO_CLAIMS, "pod-a", "node-a");
+        c.cs.bind_wait = &c.r.w;
+        cr_assert(eq(int, vb->pre_bind(c.self, &c.cs, c.pod, ks_intern("node-a"), &c.st), KS_WAIT));
+        c.f.w->done(c.f.w, cases[i].result, cases[i].msg);
+        cr_expect(eq(int, c.r.code, KS_ERROR));
+        cr_expect(eq(str, c.r.msg, (char *)cases[i].want));
+        case_close(&c);
     }
 }
 
@@ -226,44 +221,34 @@ Test(volumebinding_api, wait_endings_carry_upstream_messages)
 /* A PV taken between Reserve and PreBind: the update at the old version answers 409. */
 Test(volumebinding_api, failed_update_fails_pre_bind_and_unreserve_frees_the_pv)
 {
-    struct vfx x;
-    struct fake_api f;
-    struct ks_framework *fw;
-    struct resumed r = {.w = {.done = on_resume}};
-    struct ks_cycle_state cs = {0}, cs2 = {0};
-    struct ks_status st = {0};
+    struct api_case c;
+    struct ks_cycle_state cs2 = {0};
     char buf[VFX_MSG];
-    vfx_open(&x, TWO_CLAIMS PVC("pvc-c", "local", "9", "") POD("pod-b", CLAIM("pvc-c")));
-    fake_api_init(&f);
-    f.fail_at = 1;
-    f.fail_msg = CONFLICT;
-    void *self = plugin_with_api(&x, &f.api, &fw);
-    const struct ks_pod *a = vfx_pod(&x, "default", "pod-a"), *b = vfx_pod(&x, "default", "pod-b");
+    case_open(&c, TWO_CLAIMS PVC("pvc-c", "local", "9", "") POD("pod-b", CLAIM("pvc-c")), "pod-a", "node-a");
+    c.f.fail_at = 1;
+    c.f.fail_msg = CONFLICT;
+    const struct ks_pod *a = c.pod, *b = vfx_pod(&c.x, "default", "pod-b");
 
-    cr_assert(eq(int, cycle_to_reserve(self, &x, a, "node-a", &cs), KS_SUCCESS));
-    cs.bind_wait = &r.w;
-    cr_expect(eq(int, vb->pre_bind(self, &cs, a, ks_intern("node-a"), &st), KS_ERROR));
-    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &st, buf, sizeof(buf)), "Error: " CONFLICT));
-    cr_expect(eq(str, f.log, "PUT pv pv-1 claim=pvc-a ref=1 bbc=1 at 5; "), "no claim update, no wait");
-    cr_expect(eq(int, r.calls, 0));
+    c.cs.bind_wait = &c.r.w;
+    cr_expect(eq(int, vb->pre_bind(c.self, &c.cs, a, ks_intern("node-a"), &c.st), KS_ERROR));
+    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &c.st, buf, sizeof(buf)), "Error: " CONFLICT));
+    cr_expect(eq(str, c.f.log, "PUT pv pv-1 claim=pvc-a ref=1 bbc=1 at 5; "), "no claim update, no wait");
+    cr_expect(eq(int, c.r.calls, 0));
 
     /* while pod-a holds its assumption pv-1 is not pod-b's; after Unreserve it is */
     struct ks_pre_filter_result res;
-    cr_expect(eq(str, (char *)vfx_pre_filter(vb, self, &cs2, b, &res, buf), "Success"));
-    cr_expect(eq(str, (char *)vfx_filter(vb, self, &cs2, b, vfx_node(&x, "node-a"), buf),
+    cr_expect(eq(str, (char *)vfx_pre_filter(vb, c.self, &cs2, b, &res, buf), "Success"));
+    cr_expect(eq(str, (char *)vfx_filter(vb, c.self, &cs2, b, vfx_node(&c.x, "node-a"), buf),
                  "UnschedulableAndUnresolvable: node(s) didn't find available persistent volumes to bind"));
-    vfx_unlock(&x);
+    vfx_unlock(&c.x);
     ks_arena_reset(&cs2.arena);
     memset(cs2.slot, 0, sizeof(cs2.slot));
-    vb->unreserve(self, &cs, a, ks_intern("node-a"));
-    cr_expect(eq(str, (char *)vfx_pre_filter(vb, self, &cs2, b, &res, buf), "Success"));
-    cr_expect(eq(str, (char *)vfx_filter(vb, self, &cs2, b, vfx_node(&x, "node-a"), buf), "Success"));
-    vfx_unlock(&x);
-    ks_arena_destroy(&cs.arena);
+    vb->unreserve(c.self, &c.cs, a, ks_intern("node-a"));
+    cr_expect(eq(str, (char *)vfx_pre_filter(vb, c.self, &cs2, b, &res, buf), "Success"));
+    cr_expect(eq(str, (char *)vfx_filter(vb, c.self, &cs2, b, vfx_node(&c.x, "node-a"), buf), "Success"));
+    vfx_unlock(&c.x);
     ks_arena_destroy(&cs2.arena);
-    vb->destroy(self);
-    ks_framework_destroy(fw);
-    vfx_close(&x);
+    case_close(&c);
 }
 
 /* GetBindVolumeToClaim: a PV prebound to the claim keeps its claimRef (by uid) and gets no annotation. */
@@ -285,57 +270,33 @@ Test(volumebinding_api, prebound_pvs_keep_their_claim_ref)
                  "spec: {storageClassName: local, capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce]%s}\n"
                  "status: {phase: Available}\n",
                  cases[i].ref);
-        struct vfx x;
-        struct fake_api f;
-        struct ks_framework *fw;
-        struct resumed r = {.w = {.done = on_resume}};
-        struct ks_cycle_state cs = {0};
-        struct ks_status st = {0};
-        vfx_open(&x, yaml);
-        fake_api_init(&f);
-        void *self = plugin_with_api(&x, &f.api, &fw);
-        const struct ks_pod *pod = vfx_pod(&x, "default", "pod-a");
-        cr_assert(eq(int, cycle_to_reserve(self, &x, pod, "node-b", &cs), KS_SUCCESS));
-        cs.bind_wait = &r.w;
-        cr_expect(eq(int, vb->pre_bind(self, &cs, pod, ks_intern("node-b"), &st), KS_WAIT));
-        cr_expect(strstr(f.log, cases[i].want) != NULL, "case %zu: %s", i, f.log);
-        f.w->done(f.w, KS_VOL_BOUND, NULL);
-        ks_arena_destroy(&cs.arena);
-        vb->destroy(self);
-        ks_framework_destroy(fw);
-        vfx_close(&x);
+        struct api_case c;
+        case_open(&c, yaml, "pod-a", "node-b");
+        c.cs.bind_wait = &c.r.w;
+        cr_expect(eq(int, vb->pre_bind(c.self, &c.cs, c.pod, ks_intern("node-b"), &c.st), KS_WAIT));
+        cr_expect(strstr(c.f.log, cases[i].want) != NULL, "case %zu: %s", i, c.f.log);
+        c.f.w->done(c.f.w, KS_VOL_BOUND, NULL);
+        case_close(&c);
     }
 }
 
 Test(volumebinding_api, pre_bind_needs_a_way_to_wait)
 {
-    struct vfx x;
-    struct fake_api f;
-    struct ks_framework *fw;
-    struct resumed r = {.w = {.done = on_resume}};
-    struct ks_cycle_state cs = {0};
-    struct ks_status st = {0};
+    struct api_case c;
     char buf[VFX_MSG];
-    vfx_open(&x, TWO_CLAIMS);
-    fake_api_init(&f);
-    void *self = plugin_with_api(&x, &f.api, &fw);
-    const struct ks_pod *pod = vfx_pod(&x, "default", "pod-a");
-    cr_assert(eq(int, cycle_to_reserve(self, &x, pod, "node-a", &cs), KS_SUCCESS));
-    cr_expect(eq(int, vb->pre_bind(self, &cs, pod, ks_intern("node-a"), &st), KS_ERROR));
-    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &st, buf, sizeof(buf)),
+    case_open(&c, TWO_CLAIMS, "pod-a", "node-a");
+    cr_expect(eq(int, vb->pre_bind(c.self, &c.cs, c.pod, ks_intern("node-a"), &c.st), KS_ERROR));
+    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &c.st, buf, sizeof(buf)),
                  "Error: binding volumes: the binding cycle cannot wait"));
-    cr_expect(eq(str, f.log, ""), "no update without a way to wait");
+    cr_expect(eq(str, c.f.log, ""), "no update without a way to wait");
     /* a shutting-down API refuses the wait: the updates are made, the wait is not */
-    f.wait_rc = -ECANCELED;
-    cs.bind_wait = &r.w;
-    cr_expect(eq(int, vb->pre_bind(self, &cs, pod, ks_intern("node-a"), &st), KS_ERROR));
-    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &st, buf, sizeof(buf)),
+    c.f.wait_rc = -ECANCELED;
+    c.cs.bind_wait = &c.r.w;
+    cr_expect(eq(int, vb->pre_bind(c.self, &c.cs, c.pod, ks_intern("node-a"), &c.st), KS_ERROR));
+    cr_expect(eq(str, (char *)vfx_status(KS_ERROR, &c.st, buf, sizeof(buf)),
                  "Error: binding volumes: context canceled"));
-    cr_expect(eq(int, r.calls, 0));
-    ks_arena_destroy(&cs.arena);
-    vb->destroy(self);
-    ks_framework_destroy(fw);
-    vfx_close(&x);
+    cr_expect(eq(int, c.r.calls, 0));
+    case_close(&c);
 }
 
 /* ---- checkBindings -------------------------------------------------------------------------------- */

@@ -5,7 +5,7 @@
  * plugin's ops the way the framework does and render statuses as text.
  *
  * Used by test_volume_restrictions.c, test_volume_zone.c, test_volume_binding.c,
- * test_volume_limits.c and test_node_volume_limits.c.
+ * test_volume_binding_api.c, test_volume_limits.c and test_node_volume_limits.c.
  *
  * Context: test code, one thread, registered with RCU by vfx_setup(). A fixture holds the
  * RCU read lock from vfx_node() until vfx_close() (or vfx_unlock()), as a scheduling cycle does.
@@ -196,6 +196,23 @@ static inline const char *vfx_filter(const struct ks_plugin *p, void *self, cons
     struct ks_status st = {0};
     int code = p->filter(self, cs, pod, node, &st);
     return vfx_status(code, &st, buf, VFX_MSG);
+}
+
+/*
+ * vfx_cycle_to_reserve - one scheduling cycle of @pod through @p's PreFilter and its Filter on
+ * @node (both must succeed), then, out of the read section as the framework runs it, Reserve:
+ * Reserve's code.
+ */
+static inline int vfx_cycle_to_reserve(const struct ks_plugin *p, void *self, struct vfx *x,
+                                       const struct ks_pod *pod, const char *node, struct ks_cycle_state *cs)
+{
+    char buf[VFX_MSG];
+    struct ks_pre_filter_result res;
+    struct ks_status st = {0};
+    cr_assert(eq(str, (char *)vfx_pre_filter(p, self, cs, pod, &res, buf), "Success"));
+    cr_assert(eq(str, (char *)vfx_filter(p, self, cs, pod, vfx_node(x, node), buf), "Success"));
+    vfx_unlock(x);
+    return p->reserve(self, cs, pod, ks_intern(node), &st);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "serve.h"
+#include "serve_fixtures.h"
 
 #include "ksched/api.h"
 #include "ksched/decode.h"
@@ -22,18 +23,6 @@
 #define SEC INT64_C(1000000000)
 #define T0  (INT64_C(1700000000) * SEC) /* 2023-11-14T22:13:20Z */
 
-static struct ks_pod *pod_from(const char *yaml)
-{
-    struct ks_yaml_stream *st;
-    struct ks_error err = {0};
-    struct ks_pod *pod;
-    cr_assert_eq(ks_api_init(), 0);
-    cr_assert_eq(ks_yaml_parse("pod.yaml", yaml, strlen(yaml), &st, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_decode_pod("pod.yaml", st->docs[0], &pod, &err), 0, "%s: %s", err.field, err.msg);
-    ks_yaml_stream_destroy(st);
-    return pod;
-}
-
 static struct ks_pod *pod_rv(const char *name, const char *uid, const char *rv)
 {
     char yaml[512];
@@ -43,22 +32,6 @@ static struct ks_pod *pod_rv(const char *name, const char *uid, const char *rv)
         "spec: {containers: [{name: c, image: i}]}\n",
         name, uid, rv);
     return pod_from(yaml);
-}
-
-/* The JSON text at dotted @path of @body, "" when absent. */
-static const char *field(const char *body, const char *path, char *buf, size_t len)
-{
-    struct ks_yaml_stream *st;
-    struct ks_error err = {0};
-    cr_assert_eq(ks_json_parse("body", body, strlen(body), &st, &err), 0, "%s in %s", err.msg, body);
-    const struct ks_yaml_node *n = st->docs[0];
-    char p[256];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *save = NULL, *tok = strtok_r(p, ".", &save); tok && n; tok = strtok_r(NULL, ".", &save))
-        n = ks_yaml_get(n, tok);
-    snprintf(buf, len, "%s", n && n->kind == KS_YAML_SCALAR ? n->str : n ? "<composite>" : "");
-    ks_yaml_stream_destroy(st);
-    return buf;
 }
 
 static struct ks_serve_event failed(const struct ks_pod *pod, const char *note, int64_t now)

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "serve.h"
+#include "serve_fixtures.h"
 
 #include "ksched/api.h"
 #include "ksched/decode.h"
@@ -18,43 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct ks_pod *pod_from(const char *yaml)
-{
-    struct ks_yaml_stream *st;
-    struct ks_error err = {0};
-    struct ks_pod *pod;
-    cr_assert_eq(ks_api_init(), 0);
-    cr_assert_eq(ks_yaml_parse("pod.yaml", yaml, strlen(yaml), &st, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_decode_pod("pod.yaml", st->docs[0], &pod, &err), 0, "%s: %s", err.field, err.msg);
-    ks_yaml_stream_destroy(st);
-    return pod;
-}
-
 #define POD_HEAD                                                                                             \
     "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: prod, uid: u-1, resourceVersion: '42'}\n" \
     "spec: {containers: [{name: c, image: i}]}\n"
-
-/* The JSON text at dotted @path ("status.conditions.0.reason") of @body, "" when absent. */
-static const char *field(const char *body, const char *path, char *buf, size_t len)
-{
-    struct ks_yaml_stream *st;
-    struct ks_error err = {0};
-    cr_assert_eq(ks_json_parse("body", body, strlen(body), &st, &err), 0, "%s in %s", err.msg, body);
-    const struct ks_yaml_node *n = st->docs[0];
-    char p[256];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *save = NULL, *tok = strtok_r(p, ".", &save); tok && n; tok = strtok_r(NULL, ".", &save)) {
-        if (n->kind == KS_YAML_SEQ) {
-            unsigned i = (unsigned)atoi(tok);
-            n = i < n->n ? n->items[i] : NULL;
-        } else {
-            n = ks_yaml_get(n, tok);
-        }
-    }
-    snprintf(buf, len, "%s", n && n->kind == KS_YAML_SCALAR ? n->str : n ? "<composite>" : "");
-    ks_yaml_stream_destroy(st);
-    return buf;
-}
 
 Test(writer, binding_body)
 {
