@@ -14,10 +14,12 @@ alternate the variants (A B A B ...), so a machine whose speed drifts affects bo
 reports:
   - pods/s: M over the time from the scheduler's start to the last binding seen by the watch (the
     backlog as a whole, list and sync included), and the rate between the first and the last binding;
-  - the API server's CPU (utime+stime of its process) over the same span, per bound pod, and etcd's;
-  - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at the end;
+  - the API server's CPU (utime+stime of its process) per bound pod, and etcd's, from the scheduler's
+    start until its Events are written too (the namespace's Event count has not grown for 3 s;
+    events_drained_s: how long after the last binding that was);
+  - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at that point;
   - the requests the API server served meanwhile, by verb and resource (apiserver_request_total).
-The pods are deleted (grace period 0) after each run. Medians per variant, and the per-pair ratios of
+The pods are deleted (grace period 0) after each run, and the next run starts once none is left. Medians per variant, and the per-pair ratios of
 each variant against the first, are printed at the end; --json writes every run and the medians.
 
 The variant's ARGS are added to `ksched serve`'s command line, e.g.
@@ -332,6 +334,10 @@ def one_run(cl, args, name, kind, extra, index):
                f"{cl.work}/config.yaml"] + shlex.split(extra)
     sched = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out)
     finished = watch.done.wait(args.timeout)
+    bound_at = time.monotonic()
+    # the scheduler's writes trail its bindings (Events go out after the pod is bound): the
+    # costs run until it has written nothing for 3 s, so every scheduler pays for its Events
+    drained = wait_events_quiet(cl.api, 3.0, args.timeout)
     api_cpu1, etcd_cpu1 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
     sched_cpu, sched_rss = cpu_seconds(sched.pid), peak_rss_mib(sched.pid)
     req1 = request_counts(cl.api)
@@ -346,6 +352,7 @@ def one_run(cl, args, name, kind, extra, index):
            "pods_per_second": round(n / (watch.last - start), 1) if watch.last else None,
            "bind_rate": (round((n - 1) / (watch.last - watch.first), 1)
                          if watch.last and watch.last > watch.first else None),
+           "events_drained_s": round(drained - bound_at, 1),
            "apiserver_cpu_s": round(api_cpu1 - api_cpu0, 2),
            "apiserver_ms_per_pod": round(1000 * (api_cpu1 - api_cpu0) / n, 3) if n else None,
            "etcd_cpu_s": round(etcd_cpu1 - etcd_cpu0, 2),
@@ -356,10 +363,49 @@ def one_run(cl, args, name, kind, extra, index):
     if not finished:
         log(f"run {index} ({name}): only {n} of {args.pods} pods bound in {args.timeout} s")
     print(json.dumps(res), flush=True)
-    status, data = cl.api.call("DELETE", "/api/v1/namespaces/default/pods?gracePeriodSeconds=0")
-    if status != 200:
-        log(f"deleting the pods: HTTP {status}: {data[:200]}")
+    delete_pods(cl.api)
     return res
+
+
+def event_count(api):
+    """Events in the namespace, from a LIST of one (the server counts the rest)."""
+    status, data = api.call("GET", "/apis/events.k8s.io/v1/namespaces/default/events?limit=1")
+    if status != 200:
+        return None
+    d = json.loads(data)
+    return len(d["items"]) + d["metadata"].get("remainingItemCount", 0)
+
+
+def wait_events_quiet(api, quiet, timeout):
+    """Returns the time at which the namespace's Event count stopped growing, once it has not
+    grown for @quiet seconds (or after @timeout)."""
+    t0 = time.monotonic()
+    last, since = event_count(api), time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        time.sleep(0.5)
+        n = event_count(api)
+        if n != last:
+            last, since = n, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return since
+
+
+def delete_pods(api, timeout=900):
+    """Deletes every pod of the namespace and returns once none is left, so that the next run
+    pays nothing for this one. A DELETE of a collection of thousands outlives the API server's
+    request deadline (504) and stops where it got to, so it is sent again until none is left."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        status, data = api.call("GET", "/api/v1/namespaces/default/pods?limit=1")
+        if status == 200 and not json.loads(data)["items"]:
+            log(f"pods deleted in {time.monotonic() - t0:.1f} s")
+            return
+        status, data = api.call("DELETE", "/api/v1/namespaces/default/pods?gracePeriodSeconds=0")
+        if status not in (200, 504):
+            log(f"deleting the pods: HTTP {status}: {data[:200]}")
+            time.sleep(1)
+    raise RuntimeError(f"pods still there {timeout} s after the first DELETE")
 
 
 def main():
