@@ -655,9 +655,16 @@ bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
 
 uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod)
 {
+    bool assumed;
+    return ks_cache_pod_binding(c, pod, &assumed);
+}
+
+uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool *assumed)
+{
     cache_lock(c);
     struct pod_entry *e = pod_find(c, pod);
     uint32_t node = e ? e->node : KS_ID_NONE;
+    *assumed = e && e->assumed;
     pthread_mutex_unlock(&c->lock);
     return node;
 }

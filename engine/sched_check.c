@@ -72,9 +72,10 @@ void ks_sched_pod_where(struct ks_scheduler *s, const struct ks_pod *pod, struct
 {
     struct ks_queue_pod_info info;
     out->places = 0;
-    out->node = ks_cache_pod_node(s->cache, pod);
+    bool assumed;
+    out->node = ks_cache_pod_binding(s->cache, pod, &assumed);
     if (out->node != KS_ID_NONE)
-        out->places |= ks_cache_is_assumed(s->cache, pod) ? KS_PLACE_ASSUMED : KS_PLACE_BOUND;
+        out->places |= assumed ? KS_PLACE_ASSUMED : KS_PLACE_BOUND;
     if (ks_queue_pod_info(s->queue, pod, &info)) {
         switch (info.where) {
         case KS_WHERE_ACTIVE:

@@ -422,10 +422,14 @@ int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod
      * caller saw it (upstream skips updates of assumed pods). It keeps no nomination, and a
      * bound pod must not come back to the queue as a new pending one: checked after the
      * update, since the binder may confirm it and leave the queue at any moment before.
+     * Bound or only assumed is read at one instant: a binding that failed between two
+     * reads would make the assumed pod look bound, and the pod the failure requeues (with
+     * this update) would be deleted - in neither the cache nor the queue.
      */
-    if (ks_cache_pod_node(s->cache, new_pod) != KS_ID_NONE) {
+    bool assumed;
+    if (ks_cache_pod_binding(s->cache, new_pod, &assumed) != KS_ID_NONE) {
         ks_nominator_remove(s->nominator, new_pod);
-        if (!ks_cache_is_assumed(s->cache, new_pod))
+        if (!assumed)
             ks_queue_delete(s->queue, new_pod);
     }
     return rc;

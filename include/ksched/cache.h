@@ -78,6 +78,13 @@ bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod);
 /* ks_cache_pod_node - the node @pod (namespace/name) is on or assumed on, KS_ID_NONE when unknown. */
 uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod);
 
+/*
+ * ks_cache_pod_binding - ks_cache_pod_node() and, in *@assumed, ks_cache_is_assumed(),
+ * both read under one lock. A binder thread may confirm or forget an assumption at any
+ * moment: a caller that decides on both facts must read them here, not in two calls.
+ */
+uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool *assumed);
+
 /* ks_cache_counts - nodes and pods (assumed included) held. */
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods);
 
