@@ -189,9 +189,9 @@ int main(void)
          */
         struct ks_queue *q = ks_scheduler_queue(s);
         int again = rc < 0 ? rc : ks_queue_add(q, ks_pod_get(cur[i]), ks_queue_now(q));
+        if (again < 0 && rc >= 0)
+            ks_pod_put(cur[i]); /* refused: the reference is still ours */
         if (again != -EEXIST) {
-            if (again < 0)
-                ks_pod_put(cur[i]);
             fprintf(stderr,
                     "stress_update_in_flight: pod p%u lost by update %" PRIu64 " (update %d, add %d): "
                     "expected in the queue, found nowhere\n",
