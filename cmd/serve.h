@@ -217,6 +217,13 @@ struct ks_serve_event {
     int64_t now_ns;
 };
 char *ks_serve_event_body(const struct ks_serve_event *ev, size_t *len); /* serve_events.c */
+/*
+ * ks_serve_object_ref - a v1.ObjectReference on @out as reference.GetReference makes it: kind,
+ * namespace, name, uid and resourceVersion (the last two omitted when empty), apiVersion "v1".
+ * serve_events.c.
+ */
+void ks_serve_object_ref(FILE *out, const char *kind, const char *namespace_, const char *name,
+                         const char *uid, const char *resource_version);
 
 /* ---- Event series (serve_events.c) ------------------------------------------------------ */
 

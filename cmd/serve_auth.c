@@ -30,6 +30,7 @@
 
 #include "ksched/json_tree.h"
 #include "ksched/json_write.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -67,13 +68,6 @@ struct user {
     const char *name;
     const char *fragment; /* "user":...,"groups":[...],"extra":{...},"uid":... of a review's spec */
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -574,7 +568,7 @@ int ks_auth_check(struct ks_auth *a, const struct ks_auth_request *req, unsigned
 {
     memset(out, 0, sizeof(*out));
     if (!now_ns)
-        now_ns = mono_ns();
+        now_ns = ks__mono_ns();
     char verb[32];
     size_t i = 0;
     for (; req->method[i] && i < sizeof(verb) - 1; i++)

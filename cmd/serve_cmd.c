@@ -28,6 +28,7 @@
 #include "ksched/lease.h"
 #include "ksched/queue.h"
 #include "ksched/rcu.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <pthread.h>
@@ -83,13 +84,6 @@ struct serve {
     _Atomic bool lost;  /* the lease was lost: exit 1 */
     _Atomic int failed; /* the intake thread could not start the scheduler: exit 1 */
 };
-
-static int64_t mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int fail_input(const struct ks_error *err)
 {
@@ -190,7 +184,7 @@ static void log_event(const struct ks_sched_event *ev)
 static void on_sched_event(void *ctx, const struct ks_sched_event *ev)
 {
     struct serve *sv = ctx;
-    ks_serve_metrics_event(sv->metrics, ev, mono_now());
+    ks_serve_metrics_event(sv->metrics, ev, ks__mono_ns());
     ks_writer_on_sched_event(sv->writer, ev);
     log_event(ev);
 }
@@ -200,7 +194,7 @@ static void on_cycle(void *ctx, const struct ks_queued_pod *qp)
 {
     struct serve *sv = ctx;
     ks_intake_apply_objects(sv->intake);
-    ks_serve_metrics_cycle(sv->metrics, qp, mono_now());
+    ks_serve_metrics_cycle(sv->metrics, qp, ks__mono_ns());
 }
 
 static int evict(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node)
@@ -462,7 +456,7 @@ static int start_lease(struct serve *sv)
         .lease_duration_ns = le->lease_duration_ns,
         .renew_deadline_ns = le->renew_deadline_ns,
         .retry_period_ns = le->retry_period_ns,
-        .jitter_seed = (uint64_t)mono_now(),
+        .jitter_seed = (uint64_t)ks__mono_ns(),
         .on_started_leading = on_started_leading,
         .on_stopped_leading = on_stopped_leading,
         .ctx = sv,

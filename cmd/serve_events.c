@@ -76,23 +76,30 @@ static const char *pod_ns(const struct ks_pod *pod)
     return ks_intern_str(pod->meta.namespace_id);
 }
 
-/* v1.ObjectReference of a pod, as reference.GetReference makes it. */
-static void object_ref(FILE *out, const struct ks_pod *pod)
+void ks_serve_object_ref(FILE *out, const char *kind, const char *namespace_, const char *name,
+                         const char *uid, const char *resource_version)
 {
-    fputs("{\"kind\":\"Pod\",\"namespace\":", out);
-    ks_json_write_cstr(out, pod_ns(pod));
+    fputs("{\"kind\":", out);
+    ks_json_write_cstr(out, kind);
+    fputs(",\"namespace\":", out);
+    ks_json_write_cstr(out, namespace_ ? namespace_ : "");
     fputs(",\"name\":", out);
-    ks_json_write_cstr(out, pod->meta.name);
-    if (pod->meta.uid && pod->meta.uid[0]) {
+    ks_json_write_cstr(out, name ? name : "");
+    if (uid && uid[0]) {
         fputs(",\"uid\":", out);
-        ks_json_write_cstr(out, pod->meta.uid);
+        ks_json_write_cstr(out, uid);
     }
     fputs(",\"apiVersion\":\"v1\"", out);
-    if (pod->meta.resource_version && pod->meta.resource_version[0]) {
+    if (resource_version && resource_version[0]) {
         fputs(",\"resourceVersion\":", out);
-        ks_json_write_cstr(out, pod->meta.resource_version);
+        ks_json_write_cstr(out, resource_version);
     }
     fputc('}', out);
+}
+
+static void object_ref(FILE *out, const struct ks_pod *pod)
+{
+    ks_serve_object_ref(out, "Pod", pod_ns(pod), pod->meta.name, pod->meta.uid, pod->meta.resource_version);
 }
 
 /* The fields that make the key: "reportingController":...,"type":... (no braces). */
@@ -319,22 +326,16 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
         }
     } else {
         /* the first: created, and remembered unless its key does not fit */
-        char *body = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&body, &len);
-        if (f) {
-            event_head(f, ev, ev->now_ns);
-            fputc('}', f);
-            if (ks_serve_text_close(f, &body) &&
-                asprintf(&out->path, EVENTS_PATH "%s/events", pod_ns(ev->regarding)) >= 0) {
-                out->method = "POST";
-                out->body = body;
-                out->len = len;
-                rc = 1;
-            } else {
-                free(body);
-                out->path = NULL;
-            }
+        char *body = ks_serve_event_body(ev, &len);
+        if (body && asprintf(&out->path, EVENTS_PATH "%s/events", pod_ns(ev->regarding)) >= 0) {
+            out->method = "POST";
+            out->body = body;
+            out->len = len;
+            rc = 1;
+        } else {
+            free(body);
+            out->path = NULL;
         }
         if (rc == 1 && key_len && (e = calloc(1, sizeof(*e)))) {
             e->event_time_ns = ev->now_ns;

@@ -24,6 +24,8 @@
  */
 #include "serve.h"
 
+#include "ksched/spin.h" /* ks__mono_ns */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -37,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 enum conn_state { C_FREE, C_HANDSHAKE, C_HEAD, C_AUTH, C_ANSWER };
@@ -90,13 +91,6 @@ struct ks_http {
     pthread_t *workers;
     uint32_t nworkers;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static const char *status_text(int status)
 {
@@ -488,7 +482,7 @@ static void *http_main(void *arg)
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     for (;;) {
-        int64_t now = mono_ns();
+        int64_t now = ks__mono_ns();
         if (h->tls)
             ks_tls_refresh(h->tls, now, false);
         int64_t next = now + INT64_C(30000000000);
@@ -518,7 +512,7 @@ static void *http_main(void *arg)
                 continue;
             break;
         }
-        now = mono_ns();
+        now = ks__mono_ns();
         if (h->pfds[0].revents)
             break;
         if (h->pfds[1].revents)

@@ -25,6 +25,8 @@
  */
 #include "serve.h"
 
+#include "ksched/spin.h" /* ks__mono_ns */
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -71,13 +73,6 @@ static const char *ssl_reason(char *buf, size_t len, const char *fallback)
     snprintf(buf, len, "%s", r ? r : fallback);
     ERR_clear_error();
     return buf;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- a self-signed pair ------------------------------------------------------------------ */
@@ -453,7 +448,7 @@ int ks_tls_create(const struct ks_tls_opts *o, struct ks_tls **out)
     size_t n = strlen(t->describe);
     describe_leaf(t->ctx, t->describe + n, sizeof(t->describe) - n - 1);
     strncat(t->describe, ")", sizeof(t->describe) - strlen(t->describe) - 1);
-    t->next_check_ns = mono_ns() + KS_TLS_REFRESH_NS;
+    t->next_check_ns = ks__mono_ns() + KS_TLS_REFRESH_NS;
     *out = t;
     return 0;
 bad_input:

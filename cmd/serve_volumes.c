@@ -33,6 +33,7 @@
 #include "ksched/json_write.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <pthread.h>
@@ -70,13 +71,6 @@ struct ks_serve_volumes {
     pthread_t thread;
     bool started;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- updates ------------------------------------------------------------------------------ */
 
@@ -169,26 +163,18 @@ static int update_pv(void *ctx, const struct ks_persistent_volume *pv,
     char path[512];
     snprintf(path, sizeof(path), "/api/v1/persistentvolumes/%s", pv->meta.name);
 
-    /* reference.GetReference of the claim: ObjectReference's fields in its order, empty ones omitted */
-    char *cns = quote(ns_name(claim->meta.namespace_id)), *cname = quote(claim->meta.name);
-    char *cuid = quote(claim->meta.uid), *crv = quote(claim->meta.resource_version);
     char *version = quote(pv->meta.resource_version);
     char *ref = NULL;
     size_t ref_len = 0;
     int rc = -1;
-    if (!cns || !cname || !cuid || !crv || !version)
+    if (!version)
         goto out;
     FILE *f = open_memstream(&ref, &ref_len);
     if (!f)
         goto out;
-    fprintf(f, "{\"kind\":\"PersistentVolumeClaim\",\"namespace\":%s,\"name\":%s", cns, cname);
-    if (claim->meta.uid && claim->meta.uid[0])
-        fprintf(f, ",\"uid\":%s", cuid);
-    fputs(",\"apiVersion\":\"v1\"", f);
-    if (claim->meta.resource_version && claim->meta.resource_version[0])
-        fprintf(f, ",\"resourceVersion\":%s", crv);
-    fputc('}', f);
-    if (fclose(f) != 0)
+    ks_serve_object_ref(f, "PersistentVolumeClaim", ns_name(claim->meta.namespace_id), claim->meta.name,
+                        claim->meta.uid, claim->meta.resource_version);
+    if (!ks_serve_text_close(f, &ref))
         goto out;
     struct ks_json_edit edits[3] = {{.path = rv_path, .value = version}};
     size_t n = 1;
@@ -201,10 +187,6 @@ out:
     if (rc < 0 && !msg[0])
         snprintf(msg, msg_len, "out of memory");
     free(ref);
-    free(cns);
-    free(cname);
-    free(cuid);
-    free(crv);
     free(version);
     return rc;
 }
@@ -269,7 +251,7 @@ static int start_wait(void *ctx, struct ks_vol_wait *w)
     if (!rec)
         return -ENOMEM;
     rec->w = w;
-    rec->deadline_ns = mono_ns() + (w->timeout_ns > 0 ? w->timeout_ns : 0);
+    rec->deadline_ns = ks__mono_ns() + (w->timeout_ns > 0 ? w->timeout_ns : 0);
     pthread_mutex_lock(&v->lock);
     if (v->closing) {
         pthread_mutex_unlock(&v->lock);
@@ -331,7 +313,7 @@ static void *waiter_main(void *arg)
     ks_rcu_register_thread();
     pthread_mutex_lock(&v->lock);
     while (!v->quit) {
-        int64_t now = mono_ns();
+        int64_t now = ks__mono_ns();
         int64_t wake = INT64_MAX;
         for (const struct wait_rec *r = v->waits; r; r = r->next)
             wake = r->deadline_ns < wake ? r->deadline_ns : wake;
@@ -341,11 +323,8 @@ static void *waiter_main(void *arg)
             if (wake == INT64_MAX) {
                 pthread_cond_wait(&v->cond, &v->lock);
             } else {
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                int64_t at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (wake - now);
-                ts.tv_sec = at / 1000000000;
-                ts.tv_nsec = at % 1000000000;
+                /* wake is a CLOCK_MONOTONIC time, the clock of cond */
+                struct timespec ts = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000};
                 pthread_cond_timedwait(&v->cond, &v->lock, &ts);
             }
             continue;

@@ -36,6 +36,7 @@
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
 #include "ksched/json_write.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -74,13 +75,6 @@ struct ks_writer {
     const struct ks_pod *nominated_pod;
     uint32_t nominated_node;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int64_t wall_ns(void)
 {
@@ -300,7 +294,7 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
     for (int attempt = 0; attempt < 3; attempt++) {
         if (attempt) {
             pthread_mutex_lock(&w->lock);
-            bool late = w->quit && w->drain_deadline && mono_ns() > w->drain_deadline;
+            bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
             pthread_mutex_unlock(&w->lock);
             if (late)
                 break;
@@ -342,7 +336,7 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
 /* finishSeries (and refreshExistingEventSeries when due) when a finish period has passed. Lock held. */
 static void series_tick(struct ks_writer *w)
 {
-    int64_t now = mono_ns();
+    int64_t now = ks__mono_ns();
     bool refresh = now >= w->next_refresh;
     w->next_finish = now + ks_event_series_period(w->series, false);
     if (refresh)
@@ -357,18 +351,18 @@ static void *writer_main(void *arg)
     struct ks_writer *w = arg;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->quit && mono_ns() < w->next_finish) {
+        while (!w->head && !w->quit && ks__mono_ns() < w->next_finish) {
             struct timespec until = {.tv_sec = w->next_finish / 1000000000,
                                      .tv_nsec = w->next_finish % 1000000000};
             pthread_cond_timedwait(&w->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
         }
-        if (!w->quit && mono_ns() >= w->next_finish) {
+        if (!w->quit && ks__mono_ns() >= w->next_finish) {
             series_tick(w);
             continue;
         }
         if (!w->head)
             break;
-        if (w->quit && w->drain_deadline && mono_ns() > w->drain_deadline) {
+        if (w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline) {
             /* shutting down and out of time: drop the rest */
             while (w->head) {
                 struct write_job *j = w->head;
@@ -419,8 +413,8 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
         free(w);
         return rc;
     }
-    w->next_finish = mono_ns() + ks_event_series_period(w->series, false);
-    w->next_refresh = mono_ns() + ks_event_series_period(w->series, true);
+    w->next_finish = ks__mono_ns() + ks_event_series_period(w->series, false);
+    w->next_refresh = ks__mono_ns() + ks_event_series_period(w->series, true);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -455,7 +449,7 @@ void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
         return;
     pthread_mutex_lock(&w->lock);
     w->quit = true;
-    w->drain_deadline = mono_ns() + drain_ms * 1000000;
+    w->drain_deadline = ks__mono_ns() + drain_ms * 1000000;
     pthread_cond_broadcast(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);

@@ -103,7 +103,6 @@ static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_stat
         job->wait_st = (struct ks_status){.code = (enum ks_code)code, .plugin = KS_NO_PLUGIN};
     if (job->wait_state == KS_JOB_PARKED) {
         job->resumed = true;
-        s->bind_parked--;
         fifo_push(s, job);
         /* as for an urgent job: wake a binder unless one is awake to find it */
         if (s->bind_sleeping && s->bind_sleeping + s->bind_stuck >= s->nbinders)
@@ -119,10 +118,8 @@ static bool park(struct ks_scheduler *s, struct ks_bind_job *job)
 {
     pthread_mutex_lock(&s->bind_lock);
     bool parked = job->wait_state == KS_JOB_RUNNING;
-    if (parked) {
+    if (parked)
         job->wait_state = KS_JOB_PARKED;
-        s->bind_parked++;
-    }
     pthread_mutex_unlock(&s->bind_lock);
     return parked;
 }

@@ -330,9 +330,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     if (!ks_framework_has_filter(fw))
         return filter_phase(s, fw, cs, pod, snap, &pre, out, st);
     int64_t t0 = ks__fw_point_start(fw);
-    rc = filter_phase(s, fw, cs, pod, snap, &pre, out, st);
-    ks__fw_point_end(fw, KS_FWL_FILTER, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_FILTER, filter_phase(s, fw, cs, pod, snap, &pre, out, st), t0);
 }
 
 /* ks__find_nodes() after a PreFilter that let the pod through: Filter, from the nominated node on. */
@@ -456,7 +454,7 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
         atomic_init(&job.prefix, 0);
         uint32_t end = ks_workers_run(s->workers, n, job.block, filter_block, &job);
         if (job.tallies)
-            ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies, true);
+            ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies);
         for (uint32_t i = 0; i < end; i++) {
             if (sc->ok[i]) {
                 sc->feasible[out->nfeasible++] = sc->evaluated[i];

@@ -48,12 +48,6 @@ static bool has_evals(enum ks_fw_list l)
     return l == KS_FWL_PRE_FILTER || l == KS_FWL_FILTER || l == KS_FWL_PRE_SCORE || l == KS_FWL_SCORE;
 }
 
-static const char *const code_label[KS_CODE_COUNT] = {
-#define KS_X(id, text) [KS_##id] = text,
-    KS_CODE_MAP(KS_X)
-#undef KS_X
-};
-
 int ks__fw_metrics_create(struct ks_framework *fw, struct ks_sched_metrics *sm)
 {
     struct ks_fw_metrics *m = calloc(1, sizeof(*m));
@@ -66,7 +60,7 @@ int ks__fw_metrics_create(struct ks_framework *fw, struct ks_sched_metrics *sm)
     for (int l = 0; l < KS_FWL_COUNT; l++) {
         const struct ks_fw_calls *calls = &fw->list[l];
         for (int c = 0; has_point(l) && c < KS_CODE_COUNT; c++) {
-            const char *labels[] = {point_names[l], code_label[c], profile};
+            const char *labels[] = {point_names[l], ks_code_name(c), profile};
             if (!(m->point[l][c] = ks_metric_series(sm->point, labels)))
                 goto err;
         }
@@ -79,7 +73,7 @@ int ks__fw_metrics_create(struct ks_framework *fw, struct ks_sched_metrics *sm)
         for (uint32_t i = 0; i < calls->n; i++) {
             const char *plugin = calls->v[i].plugin->name;
             for (int c = 0; c < KS_CODE_COUNT; c++) {
-                const char *labels[] = {plugin, point_names[l], code_label[c]};
+                const char *labels[] = {plugin, point_names[l], ks_code_name(c)};
                 if (!(m->plugin[l][i * KS_CODE_COUNT + c] = ks_metric_series(sm->plugin, labels)))
                     goto err;
             }
@@ -117,7 +111,7 @@ void ks__fw_tally_reset(struct ks_fw_tally *t, uint32_t n, bool timed)
 }
 
 void ks__fw_tally_merge(const struct ks_framework *fw, enum ks_fw_list l, const struct ks_fw_tally *t,
-                        uint32_t nt, bool evals)
+                        uint32_t nt)
 {
     const struct ks_fw_metrics *m = fw->metrics;
     const uint32_t n = fw->list[l].n;
@@ -133,7 +127,7 @@ void ks__fw_tally_merge(const struct ks_framework *fw, enum ks_fw_list l, const 
             for (int c = 0; c < KS_CODE_COUNT; c++)
                 calls[c] += t[w].calls[i][c];
         }
-        if (evals && e && m->evals[l])
+        if (e && m->evals[l])
             ks_metric_count_sw(m->evals[l][i], e);
         for (int c = 0; timed && c < KS_CODE_COUNT; c++)
             total += calls[c];

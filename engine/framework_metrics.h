@@ -34,11 +34,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "framework_internal.h"
 #include "ksched/metrics.h"
 #include "ksched/metrics_sched.h"
+#include "ksched/spin.h"
 
 struct ks_scheduler;
 
@@ -95,11 +95,11 @@ void ks__fw_tally_reset(struct ks_fw_tally *t, uint32_t n, bool timed);
 
 /*
  * ks__fw_tally_merge - the @nt tallies of a pass over list @l into @fw's series: the
- * evaluations when @evals, and when timed the plugin durations (see above). Scheduling
+ * evaluations they counted, and when timed the plugin durations (see above). Scheduling
  * thread, after the join.
  */
 void ks__fw_tally_merge(const struct ks_framework *fw, enum ks_fw_list l, const struct ks_fw_tally *t,
-                        uint32_t nt, bool evals);
+                        uint32_t nt);
 
 /*
  * Attaching a scheduler (metrics_sched.c): the collector reads its cache and queue until
@@ -107,13 +107,6 @@ void ks__fw_tally_merge(const struct ks_framework *fw, enum ks_fw_list l, const 
  */
 int ks__sched_metrics_attach(struct ks_sched_metrics *sm, struct ks_scheduler *s, uint32_t nprofiles);
 void ks__sched_metrics_detach(struct ks_sched_metrics *sm);
-
-static inline int64_t ks__metrics_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline double ks__metrics_secs(int64_t ns)
 {
@@ -136,32 +129,32 @@ static inline bool ks__fw_list_sched_only(enum ks_fw_list l)
 /* The start of an extension point: 0 when @fw records nothing. */
 static inline int64_t ks__fw_point_start(const struct ks_framework *fw)
 {
-    return fw->metrics ? ks__metrics_now() : 0;
+    return fw->metrics ? ks__mono_ns() : 0;
 }
 
 /*
  * ks__fw_point_end - extension point @l ran from @t0 until now and returned @code
- * (framework_extension_point_duration_seconds). Returns now (0 when @fw records nothing),
- * for a point that starts where this one ends.
+ * (framework_extension_point_duration_seconds). Returns @code, so a Run function can
+ * return ks__fw_point_end(fw, l, run_x(...), t0).
  */
-static inline int64_t ks__fw_point_end(const struct ks_framework *fw, enum ks_fw_list l, int code, int64_t t0)
+static inline int ks__fw_point_end(const struct ks_framework *fw, enum ks_fw_list l, int code, int64_t t0)
 {
     const struct ks_fw_metrics *m = fw->metrics;
     if (!m)
-        return 0;
-    int64_t t1 = ks__metrics_now();
+        return code;
+    double secs = ks__metrics_secs(ks__mono_ns() - t0);
     struct ks_metric *s = m->point[l][ks__code_index(code)];
     if (ks__fw_list_sched_only(l))
-        ks_metric_observe_sw(s, ks__metrics_secs(t1 - t0));
+        ks_metric_observe_sw(s, secs);
     else
-        ks_metric_observe(s, ks__metrics_secs(t1 - t0));
-    return t1;
+        ks_metric_observe(s, secs);
+    return code;
 }
 
 /* The start of one plugin call: 0 unless @cs's cycle times its plugins. */
 static inline int64_t ks__fw_plugin_start(const struct ks_framework *fw, const struct ks_cycle_state *cs)
 {
-    return fw->metrics && cs->record_plugin_metrics ? ks__metrics_now() : 0;
+    return fw->metrics && cs->record_plugin_metrics ? ks__mono_ns() : 0;
 }
 
 /* Call @i of list @l, started at @t0 (ks__fw_plugin_start), returned @code. Any thread. */
@@ -170,7 +163,7 @@ static inline void ks__fw_plugin_end(const struct ks_framework *fw, enum ks_fw_l
 {
     if (t0)
         ks_metric_observe(fw->metrics->plugin[l][i * KS_CODE_COUNT + ks__code_index(code)],
-                          ks__metrics_secs(ks__metrics_now() - t0));
+                          ks__metrics_secs(ks__mono_ns() - t0));
 }
 
 /* Call @i of list @l evaluated @n times (plugin_evaluation_total). Scheduling thread. */

@@ -227,9 +227,7 @@ int ks_fw_run_permit(struct ks_framework *fw, struct ks_cycle_state *cs, const s
                      uint32_t node, struct ks_status *st)
 {
     int64_t t0 = ks__fw_point_start(fw);
-    int rc = run_permit(fw, cs, pod, node, st);
-    ks__fw_point_end(fw, KS_FWL_PERMIT, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_PERMIT, run_permit(fw, cs, pod, node, st), t0);
 }
 
 int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, struct ks_status *st)

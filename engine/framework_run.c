@@ -215,9 +215,7 @@ int ks_fw_run_pre_filter(struct ks_framework *fw, struct ks_cycle_state *cs, con
                          struct ks_pre_filter_result *res, struct ks_status *st)
 {
     int64_t t0 = ks__fw_point_start(fw);
-    int rc = run_pre_filter(fw, cs, pod, res, st);
-    ks__fw_point_end(fw, KS_FWL_PRE_FILTER, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_PRE_FILTER, run_pre_filter(fw, cs, pod, res, st), t0);
 }
 
 /* ---- PreFilterExtensions -------------------------------------------------------------------- */
@@ -282,12 +280,12 @@ run_filter_recorded(const struct ks_framework *fw, const struct ks_cycle_state *
         const struct ks_fw_call *c = &l->v[i];
         if (cs->skip_filter & c->bit)
             continue;
-        int64_t t0 = timed ? ks__metrics_now() : 0;
+        int64_t t0 = timed ? ks__mono_ns() : 0;
         int code = c->op.filter(c->self, cs, pod, node, st);
         if (t) {
             t->evals[i]++;
             if (timed) {
-                t->ns[i] += (uint64_t)(ks__metrics_now() - t0);
+                t->ns[i] += (uint64_t)(ks__mono_ns() - t0);
                 t->calls[i][ks__code_index(code)]++;
             }
         } else {
@@ -423,33 +421,22 @@ static void count_failed(const struct ks_fw_call *c, uint32_t n, const uint8_t *
     }
 }
 
-/* ks__fw_plan_filter_nodes_tally() in a sampled cycle: each plugin's call over the block timed. */
-__attribute__((noinline)) static uint32_t
-filter_nodes_timed(const struct ks_fw_plan *p, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                   const struct ks_node_snap *const *nodes, uint32_t n, uint8_t *ok, struct ks_status *st,
-                   struct ks_fw_tally *t)
+/*
+ * A sampled cycle's plugin call @c (call @i of the list) over a block, which began at @t0:
+ * its time and the codes of its @passed node calls, @failed of which failed, into @t.
+ * Returns now, when the next call begins.
+ */
+__attribute__((noinline)) static int64_t filter_timed(struct ks_fw_tally *t, uint32_t i,
+                                                      const struct ks_fw_call *c, uint32_t n,
+                                                      const uint8_t *ok, const struct ks_status *st,
+                                                      uint32_t passed, uint32_t failed, int64_t t0)
 {
-    uint32_t passed = n;
-    int64_t t0 = ks__metrics_now();
-    for (uint32_t k = 0; k < p->n && passed; k++) {
-        const struct ks_fw_call *c = &p->v[k];
-        const uint32_t i = p->col[k];
-        uint32_t failed;
-        t->evals[i] += passed;
-        if (!c->plugin->filter_nodes) {
-            failed = filter_each(c, cs, pod, nodes, n, ok, st);
-        } else if ((failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st))) {
-            stamp_failed(c, n, ok, st);
-        }
-        int64_t t1 = ks__metrics_now();
-        t->ns[i] += (uint64_t)(t1 - t0);
-        t0 = t1;
-        t->calls[i][KS_SUCCESS] += passed - failed;
-        if (failed)
-            count_failed(c, n, ok, st, t->calls[i]);
-        passed -= failed;
-    }
-    return passed;
+    int64_t t1 = ks__mono_ns();
+    t->ns[i] += (uint64_t)(t1 - t0);
+    t->calls[i][KS_SUCCESS] += passed - failed;
+    if (failed)
+        count_failed(c, n, ok, st, t->calls[i]);
+    return t1;
 }
 
 uint32_t ks__fw_plan_filter_nodes(const struct ks_fw_plan *p, const struct ks_cycle_state *cs,
@@ -463,22 +450,21 @@ uint32_t ks__fw_plan_filter_nodes_tally(const struct ks_fw_plan *p, const struct
                                         const struct ks_pod *pod, const struct ks_node_snap *const *nodes,
                                         uint32_t n, uint8_t *ok, struct ks_status *st, struct ks_fw_tally *t)
 {
-    if (t && t->timed)
-        return filter_nodes_timed(p, cs, pod, nodes, n, ok, st, t);
+    const bool timed = t && t->timed;
+    int64_t t0 = timed ? ks__mono_ns() : 0;
     uint32_t passed = n;
     for (uint32_t k = 0; k < p->n && passed; k++) {
         const struct ks_fw_call *c = &p->v[k];
+        uint32_t failed;
         if (t)
             t->evals[p->col[k]] += passed;
-        if (!c->plugin->filter_nodes) {
-            passed -= filter_each(c, cs, pod, nodes, n, ok, st);
-            continue;
-        }
-        uint32_t failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st);
-        if (failed) {
+        if (!c->plugin->filter_nodes)
+            failed = filter_each(c, cs, pod, nodes, n, ok, st);
+        else if ((failed = c->plugin->filter_nodes(c->self, cs, pod, nodes, n, ok, st)))
             stamp_failed(c, n, ok, st);
-            passed -= failed;
-        }
+        if (__builtin_expect(timed, 0))
+            t0 = filter_timed(t, p->col[k], c, n, ok, st, passed, failed, t0);
+        passed -= failed;
     }
     return passed;
 }
@@ -537,9 +523,7 @@ int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, co
                           struct ks_status *st)
 {
     int64_t t0 = ks__fw_point_start(fw);
-    int rc = run_post_filter(fw, cs, pod, diag, res, st);
-    ks__fw_point_end(fw, KS_FWL_POST_FILTER, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_POST_FILTER, run_post_filter(fw, cs, pod, diag, res, st), t0);
 }
 
 /* ---- PreScore, Score, NormalizeScore -------------------------------------------------------- */
@@ -579,9 +563,7 @@ int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, cons
                         const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
 {
     int64_t t0 = ks__fw_point_start(fw);
-    int rc = run_pre_score(fw, cs, pod, nodes, n, st);
-    ks__fw_point_end(fw, KS_FWL_PRE_SCORE, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_PRE_SCORE, run_pre_score(fw, cs, pod, nodes, n, st), t0);
 }
 
 __attribute__((noinline, cold)) static int score_failed(const struct ks_fw_call *c, struct ks_status *st)
@@ -682,9 +664,9 @@ static inline int score_call(const struct ks_fw_plan *p, uint32_t k, const struc
 {
     if (__builtin_expect(!t || !t->timed, 1))
         return (k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col);
-    int64_t t0 = ks__metrics_now();
+    int64_t t0 = ks__mono_ns();
     int rc = (k ? score_column : score_column_first)(&p->v[k], cs, pod, nodes, n, col);
-    t->ns[p->col[k]] += (uint64_t)(ks__metrics_now() - t0);
+    t->ns[p->col[k]] += (uint64_t)(ks__mono_ns() - t0);
     t->calls[p->col[k]][rc == KS_SUCCESS ? KS_SUCCESS : KS_ERROR] += n;
     return rc;
 }
@@ -902,8 +884,7 @@ static int run_node_ops(const struct ks_framework *fw, enum ks_fw_list list, str
     }
     if (rc == KS_SUCCESS)
         ks__status_clear(st);
-    ks__fw_point_end(fw, list, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, list, rc, t0);
 }
 
 int ks_fw_run_reserve(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -975,9 +956,7 @@ static int pre_bind_from(struct ks_framework *fw, uint32_t from, struct ks_cycle
 /* The PreBind point ends (unless it waits): its duration runs from the first plugin's call. */
 static int pre_bind_end(struct ks_framework *fw, const struct ks_cycle_state *cs, int rc)
 {
-    if (rc != KS_WAIT)
-        ks__fw_point_end(fw, KS_FWL_PRE_BIND, rc, cs->pre_bind_start_ns);
-    return rc;
+    return rc == KS_WAIT ? rc : ks__fw_point_end(fw, KS_FWL_PRE_BIND, rc, cs->pre_bind_start_ns);
 }
 
 int ks_fw_run_pre_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -1039,9 +1018,7 @@ int ks_fw_run_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const str
                    uint32_t node, struct ks_status *st)
 {
     int64_t t0 = ks__fw_point_start(fw);
-    int rc = run_bind(fw, cs, pod, node, st);
-    ks__fw_point_end(fw, KS_FWL_BIND, rc, t0);
-    return rc;
+    return ks__fw_point_end(fw, KS_FWL_BIND, run_bind(fw, cs, pod, node, st), t0);
 }
 
 void ks_fw_run_post_bind(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,

@@ -31,12 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const code_label[KS_CODE_COUNT] = {
-#define KS_X(id, text) [KS_##id] = text,
-    KS_CODE_MAP(KS_X)
-#undef KS_X
-};
-
 static const char *const cache_types[3] = {"nodes", "pods", "assumed_pods"};
 
 static void collect(void *ctx);
@@ -106,7 +100,7 @@ int ks_sched_metrics_create(struct ks_metrics *reg, struct ks_sched_metrics **ou
     ks_metrics_family_hide_unused(m->plugin);
     ks_metrics_family_hide_unused(permit);
     for (int c = 0; c < KS_CODE_COUNT; c++) {
-        if (!(m->permit_wait[c] = ks_metric_series(permit, (const char *const[]){code_label[c]})))
+        if (!(m->permit_wait[c] = ks_metric_series(permit, (const char *const[]){ks_code_name(c)})))
             goto err;
     }
     for (int n = 0; n < 2; n++) {

@@ -125,7 +125,7 @@ static int score(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycl
     ks_workers_run(s->workers, n, ks__block_size(s->workers, n, SCORE_BLOCK_MIN, SCORE_BLOCK_MAX),
                    score_block, &job);
     if (timed)
-        ks__fw_tally_merge(fw, KS_FWL_SCORE, sc->tallies, sc->ntallies, false);
+        ks__fw_tally_merge(fw, KS_FWL_SCORE, sc->tallies, sc->ntallies);
     for (uint32_t k = 0; k < plan.n; k++)
         ks__fw_evaluated(fw, KS_FWL_SCORE, plan.col[k], n);
     if (atomic_load_explicit(&job.failed, memory_order_acquire)) {
@@ -165,9 +165,7 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         if ((rc = ks_fw_run_pre_score(fw, cs, pod, found->feasible, n, st)) != KS_SUCCESS)
             return rc;
         int64_t t0 = ks__fw_point_start(fw);
-        rc = score(s, fw, cs, pod, found, st);
-        ks__fw_point_end(fw, KS_FWL_SCORE, rc, t0);
-        if (rc != KS_SUCCESS)
+        if ((rc = ks__fw_point_end(fw, KS_FWL_SCORE, score(s, fw, cs, pod, found, st), t0)) != KS_SUCCESS)
             return rc;
     }
     if (s->opts.on_attempt) {

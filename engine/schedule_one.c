@@ -89,7 +89,7 @@ static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const 
 static void algorithm_done(const struct ks_framework *fw, int64_t start)
 {
     if (fw->metrics)
-        ks_metric_observe_sw(fw->metrics->algorithm, ks__metrics_secs(ks__metrics_now() - start));
+        ks_metric_observe_sw(fw->metrics->algorithm, ks__metrics_secs(ks__mono_ns() - start));
 }
 
 /* No node fits: PostFilter (preemption), then the FitError message. */
@@ -220,7 +220,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     job->cs.seed = ks__rand(s);
     int64_t start = 0;
     if (fw->metrics) {
-        start = ks__metrics_now();
+        start = ks__mono_ns();
         job->cs.record_plugin_metrics = ks__xorshift(&s->sample_rng) % 100 < s->opts.metrics->sample_percent;
     }
 

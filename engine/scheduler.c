@@ -272,8 +272,6 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
             goto err;
         memset(s->scratch.tallies, 0, s->scratch.ntallies * sizeof(*s->scratch.tallies));
         if ((rc = ks__sched_metrics_attach(opts->metrics, s, s->nfw)) < 0) {
-            free(s->scratch.tallies);
-            s->scratch.tallies = NULL;
             if (rc == -EBUSY && err)
                 ks_error_set(err, NULL, 0, NULL, "the metrics already serve another scheduler");
             goto err;

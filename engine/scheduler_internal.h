@@ -121,7 +121,6 @@ struct ks_scheduler {
     uint32_t bind_sleeping;                    /* (bind) binders waiting on bind_ready */
     uint32_t bind_stuck;                       /* (bind) binders inside an urgent job */
     bool bind_spinner;                         /* (bind) a binder polls bind_queued instead of sleeping */
-    uint32_t bind_parked;                      /* (bind) jobs whose PreBind waits (counted in in_flight) */
     atomic_uint bind_queued;                   /* bind_len, for the polling binder (relaxed) */
     bool bind_quit;
     uint32_t nbinders;

@@ -2,14 +2,17 @@
  * json_edit.c - set a few fields of an API object's JSON text, keeping everything else
  * (see include/ksched/json_edit.h).
  *
- * The text is parsed into yajl's tree (numbers keep their literal text, so nothing is
- * reformatted) and written back compactly by a walk that applies the edits: at each object
- * it replaces (or, for if_absent edits, keeps) the members an edit names, descends into
- * the members an edit's path goes through, and appends at the object's end what is still
- * missing, creating the objects on the way. Edits are few (an update sets two or three
- * fields), so matching them by walking their paths at each object is cheap.
+ * The text is parsed into the tree API objects are read as (ksched/json_tree.h: numbers
+ * keep their literal text, so nothing is reformatted) and written back compactly by a
+ * walk that applies the edits: at each object it replaces (or, for if_absent edits,
+ * keeps) the members an edit names, descends into the members an edit's path goes
+ * through, writes every other member as it is (ks_yaml_write_json), and appends at the
+ * object's end what is still missing, creating the objects on the way. Edits are few (an
+ * update sets two or three fields), so matching them by walking their paths at each
+ * object is cheap.
  */
 #include "ksched/json_edit.h"
+#include "ksched/json_tree.h"
 #include "ksched/json_write.h"
 
 #include <errno.h>
@@ -17,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_tree.h>
 
 enum { KS_JSON_EDIT_MAX_DEPTH = 64 };
 
@@ -55,54 +57,6 @@ static long find(const struct writer *w, const char *key, bool *through)
             set = (long)i;
     }
     return set;
-}
-
-/* A value outside every edit's path, as it was. */
-static int write_plain(FILE *out, yajl_val v)
-{
-    switch (v->type) {
-    case yajl_t_string:
-        ks_json_write_cstr(out, v->u.string);
-        return 0;
-    case yajl_t_number:
-        fputs(v->u.number.r, out);
-        return 0;
-    case yajl_t_true:
-        fputs("true", out);
-        return 0;
-    case yajl_t_false:
-        fputs("false", out);
-        return 0;
-    case yajl_t_null:
-        fputs("null", out);
-        return 0;
-    case yajl_t_array:
-        fputc('[', out);
-        for (size_t i = 0; i < v->u.array.len; i++) {
-            if (i)
-                fputc(',', out);
-            int rc = write_plain(out, v->u.array.values[i]);
-            if (rc)
-                return rc;
-        }
-        fputc(']', out);
-        return 0;
-    case yajl_t_object:
-        fputc('{', out);
-        for (size_t i = 0; i < v->u.object.len; i++) {
-            if (i)
-                fputc(',', out);
-            ks_json_write_cstr(out, v->u.object.keys[i]);
-            fputc(':', out);
-            int rc = write_plain(out, v->u.object.values[i]);
-            if (rc)
-                return rc;
-        }
-        fputc('}', out);
-        return 0;
-    default:
-        return -EINVAL;
-    }
 }
 
 /*
@@ -148,19 +102,19 @@ static int write_missing(struct writer *w, bool first)
     return 0;
 }
 
-static int write_object(struct writer *w, yajl_val v)
+static int write_object(struct writer *w, const struct ks_yaml_node *v)
 {
     bool first = true;
     fputc('{', w->out);
-    for (size_t k = 0; k < v->u.object.len; k++) {
-        const char *key = v->u.object.keys[k];
-        yajl_val val = v->u.object.values[k];
+    for (uint32_t k = 0; k < v->n; k++) {
+        const struct ks_yaml_node *kn = v->pairs[k].key, *val = v->pairs[k].value;
+        const char *key = kn->str;
         bool through;
         long set = find(w, key, &through);
         if (!first)
             fputc(',', w->out);
         first = false;
-        ks_json_write_cstr(w->out, key);
+        ks_json_write_str(w->out, key, kn->len);
         fputc(':', w->out);
         if (set >= 0) {
             w->done[set] = 1;
@@ -172,11 +126,11 @@ static int write_object(struct writer *w, yajl_val v)
         if (through && set < 0) {
             if (w->depth + 1 >= KS_JSON_EDIT_MAX_DEPTH)
                 return -EINVAL;
-            if (!YAJL_IS_OBJECT(val) && !YAJL_IS_NULL(val))
+            if (val->kind != KS_YAML_MAP && !ks_yaml_is_null(val))
                 return -EINVAL;
             w->path[w->depth++] = key;
             int rc;
-            if (YAJL_IS_OBJECT(val)) {
+            if (val->kind == KS_YAML_MAP) {
                 rc = write_object(w, val);
             } else {
                 fputc('{', w->out);
@@ -188,40 +142,37 @@ static int write_object(struct writer *w, yajl_val v)
                 return rc;
             continue;
         }
-        int rc = write_plain(w->out, val);
-        if (rc)
-            return rc;
+        if (ks_yaml_write_json(w->out, val))
+            return -ENOMEM; /* a memory stream fails to write only when it cannot grow */
     }
     int rc = write_missing(w, first);
     fputc('}', w->out);
     return rc;
 }
 
-/* yajl_tree_parse wants a NUL-terminated text. */
-static yajl_val parse(const char *in, size_t len)
+/* @in as a tree in *@s: 0, -EINVAL (not JSON) or -ENOMEM. */
+static int parse(const char *in, size_t len, struct ks_yaml_stream **s)
 {
-    char *text = malloc(len + 1);
-    if (!text)
-        return NULL;
-    memcpy(text, in, len);
-    text[len] = '\0';
-    yajl_val v = yajl_tree_parse(text, NULL, 0);
-    free(text);
-    return v;
+    struct ks_error err = {0};
+    int rc = ks_json_parse("", in, len, s, &err);
+    return rc == -ENOMEM ? rc : rc ? -EINVAL : 0;
 }
 
 int ks_json_edit(const char *in, size_t len, const struct ks_json_edit *edits, size_t n, char **out,
                  size_t *out_len)
 {
-    yajl_val root = parse(in, len);
-    if (!root || !YAJL_IS_OBJECT(root)) {
-        yajl_tree_free(root);
-        return -EINVAL;
-    }
+    struct ks_yaml_stream *s = NULL;
+    int rc = parse(in, len, &s);
+    if (rc)
+        return rc;
+    const struct ks_yaml_node *root = s->docs[0];
     struct writer w = {.edits = edits, .n = n};
     char *buf = NULL;
     size_t blen = 0;
-    int rc = -ENOMEM;
+    rc = -EINVAL;
+    if (root->kind != KS_YAML_MAP)
+        goto out;
+    rc = -ENOMEM;
     if (!(w.done = calloc(n ? n : 1, 1)) || !(w.out = open_memstream(&buf, &blen)))
         goto out;
     rc = write_object(&w, root);
@@ -236,19 +187,21 @@ int ks_json_edit(const char *in, size_t len, const struct ks_json_edit *edits, s
 out:
     free(buf);
     free(w.done);
-    yajl_tree_free(root);
+    ks_yaml_stream_destroy(s);
     return rc;
 }
 
 bool ks_json_get_string(const char *in, size_t len, const char *const *path, char *buf, size_t buf_len)
 {
-    yajl_val root = parse(in, len);
-    if (!root)
+    struct ks_yaml_stream *s = NULL;
+    if (parse(in, len, &s))
         return false;
-    yajl_val v = yajl_tree_get(root, (const char **)path, yajl_t_string);
-    bool found = v != NULL && buf_len > 0;
+    const struct ks_yaml_node *v = s->docs[0];
+    for (size_t i = 0; v && path[i]; i++)
+        v = ks_yaml_get(v, path[i]);
+    bool found = v && v->kind == KS_YAML_SCALAR && !v->plain && buf_len > 0;
     if (found)
-        snprintf(buf, buf_len, "%s", v->u.string);
-    yajl_tree_free(root);
+        snprintf(buf, buf_len, "%s", v->str);
+    ks_yaml_stream_destroy(s);
     return found;
 }

@@ -13,6 +13,7 @@
 #include "kube_internal.h"
 
 #include "ksched/json_tree.h"
+#include "ksched/json_write.h"
 #include "ksched/kube_proto.h"
 
 #include <errno.h>

@@ -71,20 +71,6 @@ static void pop(struct enc *e, size_t len)
     e->path[len] = '\0';
 }
 
-static bool is_inline(const ProtobufCFieldDescriptor *f)
-{
-    static const char suffix[] = "_inline";
-    size_t n = strlen(f->name);
-    return f->type == PROTOBUF_C_TYPE_MESSAGE && n > sizeof(suffix) - 1 &&
-           memcmp(f->name + n - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0;
-}
-
-static bool is_entry(const ProtobufCMessageDescriptor *d)
-{
-    return d == &ks__meta__string_entry__descriptor || d == &ks__meta__quantity_entry__descriptor ||
-           d == &ks__meta__time_entry__descriptor;
-}
-
 static ProtobufCMessage *new_message(struct enc *e, const ProtobufCMessageDescriptor *d)
 {
     ProtobufCMessage *m = ks_arena_alloc(e->arena, d->sizeof_message);
@@ -227,28 +213,6 @@ static int encode_value(struct enc *e, const ProtobufCFieldDescriptor *f, const 
     }
 }
 
-static size_t element_size(const ProtobufCFieldDescriptor *f)
-{
-    switch (f->type) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    default:
-        return 4;
-    }
-}
-
 /* A map node into repeated entries of @f. */
 static int encode_entries(struct enc *e, const ProtobufCFieldDescriptor *f, const struct ks_yaml_node *n,
                           ProtobufCMessage *m)
@@ -294,11 +258,11 @@ static int encode_field(struct enc *e, const ProtobufCFieldDescriptor *f, const 
             *(uint32_t *)((char *)m + f->quantifier_offset) = f->id;
         return 0;
     }
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE && is_entry(f->descriptor))
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE && ks__proto_is_entry(f->descriptor))
         return encode_entries(e, f, n, m);
     if (n->kind != KS_YAML_SEQ)
         return fail(e, n, -EINVAL, "expected a list, found %s", ks_yaml_kind_name(n));
-    size_t size = element_size(f);
+    size_t size = ks__proto_element_size(f);
     char *array = ks_arena_calloc(e->arena, n->n ? n->n : 1, size);
     if (!array)
         return nomem(e);
@@ -322,13 +286,13 @@ static const ProtobufCFieldDescriptor *find_field(struct enc *e, ProtobufCMessag
     const ProtobufCMessageDescriptor *d = m->descriptor;
     const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, key);
     *rc = 0;
-    if (f && !is_inline(f)) {
+    if (f && !ks__proto_is_inline(f)) {
         *owner = m;
         return f;
     }
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *in = &d->fields[i];
-        if (!is_inline(in) || !protobuf_c_message_descriptor_get_field_by_name(in->descriptor, key))
+        if (!ks__proto_is_inline(in) || !protobuf_c_message_descriptor_get_field_by_name(in->descriptor, key))
             continue;
         ProtobufCMessage **sub = (ProtobufCMessage **)((char *)m + in->offset);
         if (!*sub && !(*sub = new_message(e, in->descriptor))) {

@@ -44,9 +44,7 @@ int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                 return 0;
         }
         /* a cut frame: complete its prefix, then its body */
-        size_t want = w->len < 4 ? 4 : 4 + be32(w->buf);
-        if (w->len >= 4 && want - 4 > KS__SCAN_MAX)
-            return -E2BIG;
+        size_t want = w->len < 4 ? 4 : 4 + be32(w->buf); /* a held prefix was checked on arrival */
         size_t take = want - w->len < len ? want - w->len : len;
         if ((rc = ks__watch_scan_grow(w, w->len + take)))
             return rc;

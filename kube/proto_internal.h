@@ -13,6 +13,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "ksched/arena.h"
 #include "ksched/error.h"
@@ -27,6 +28,45 @@
 #include "runtime.pb-c.h"
 #include "scheduling.pb-c.h"
 #include "storage.pb-c.h"
+
+/* A `<name>_inline` message field: its fields are the enclosing object's in JSON (Go's inline struct). */
+static inline bool ks__proto_is_inline(const ProtobufCFieldDescriptor *f)
+{
+    static const char suffix[] = "_inline";
+    size_t n = strlen(f->name);
+    return f->type == PROTOBUF_C_TYPE_MESSAGE && n > sizeof(suffix) - 1 &&
+           memcmp(f->name + n - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0;
+}
+
+/* A `...Entry` message: a repeated field of it is a JSON map. */
+static inline bool ks__proto_is_entry(const ProtobufCMessageDescriptor *d)
+{
+    return d == &ks__meta__string_entry__descriptor || d == &ks__meta__quantity_entry__descriptor ||
+           d == &ks__meta__time_entry__descriptor;
+}
+
+/* The bytes of one element of repeated field @f's array in its message. */
+static inline size_t ks__proto_element_size(const ProtobufCFieldDescriptor *f)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return 8;
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return sizeof(void *);
+    case PROTOBUF_C_TYPE_BYTES:
+        return sizeof(ProtobufCBinaryData);
+    case PROTOBUF_C_TYPE_BOOL:
+        return sizeof(protobuf_c_boolean);
+    default:
+        return 4;
+    }
+}
 
 /* A protobuf-c allocator that takes from @arena and never frees (the arena is freed whole). */
 ProtobufCAllocator ks__proto_arena_allocator(struct ks_arena *arena);

@@ -91,20 +91,6 @@ static int fail(struct conv *c, const char *field, const char *fmt, ...)
     return ks_error_set(c->err, c->file, 1, field, "%s", msg);
 }
 
-static bool is_entry(const ProtobufCMessageDescriptor *d)
-{
-    return d == &ks__meta__string_entry__descriptor || d == &ks__meta__quantity_entry__descriptor ||
-           d == &ks__meta__time_entry__descriptor;
-}
-
-static bool is_inline(const ProtobufCFieldDescriptor *f)
-{
-    static const char suffix[] = "_inline";
-    size_t n = strlen(f->name);
-    return f->type == PROTOBUF_C_TYPE_MESSAGE && n > sizeof(suffix) - 1 &&
-           memcmp(f->name + n - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0;
-}
-
 /* Years 0000-9999: what Go's time.Time marshals to JSON (and the API server can send). */
 #define KS_PROTO_MIN_SECONDS (-62167219200LL) /* 0000-01-01T00:00:00Z */
 #define KS_PROTO_MAX_SECONDS 253402300799LL   /* 9999-12-31T23:59:59Z */
@@ -303,26 +289,7 @@ static int entries_node(struct conv *c, const ProtobufCFieldDescriptor *f, Proto
 static int repeated_node(struct conv *c, const ProtobufCFieldDescriptor *f, const void *array, size_t count,
                          struct ks_yaml_node **out)
 {
-    static const size_t sizes[] = {
-        [PROTOBUF_C_TYPE_INT32] = 4,
-        [PROTOBUF_C_TYPE_SINT32] = 4,
-        [PROTOBUF_C_TYPE_SFIXED32] = 4,
-        [PROTOBUF_C_TYPE_INT64] = 8,
-        [PROTOBUF_C_TYPE_SINT64] = 8,
-        [PROTOBUF_C_TYPE_SFIXED64] = 8,
-        [PROTOBUF_C_TYPE_UINT32] = 4,
-        [PROTOBUF_C_TYPE_FIXED32] = 4,
-        [PROTOBUF_C_TYPE_UINT64] = 8,
-        [PROTOBUF_C_TYPE_FIXED64] = 8,
-        [PROTOBUF_C_TYPE_FLOAT] = 4,
-        [PROTOBUF_C_TYPE_DOUBLE] = 8,
-        [PROTOBUF_C_TYPE_BOOL] = sizeof(protobuf_c_boolean),
-        [PROTOBUF_C_TYPE_ENUM] = 4,
-        [PROTOBUF_C_TYPE_STRING] = sizeof(char *),
-        [PROTOBUF_C_TYPE_BYTES] = sizeof(ProtobufCBinaryData),
-        [PROTOBUF_C_TYPE_MESSAGE] = sizeof(ProtobufCMessage *),
-    };
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE && is_entry(f->descriptor))
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE && ks__proto_is_entry(f->descriptor))
         return entries_node(c, f, array, count, out);
     struct ks_yaml_node *seq = ks_arena_alloc(c->arena, sizeof(*seq));
     if (!seq || !(seq->items = ks_arena_calloc(c->arena, count, sizeof(*seq->items))))
@@ -331,7 +298,7 @@ static int repeated_node(struct conv *c, const ProtobufCFieldDescriptor *f, cons
     seq->line = 1;
     for (size_t i = 0; i < count; i++) {
         struct ks_yaml_node *item = NULL;
-        int rc = value_node(c, f, (const char *)array + i * sizes[f->type], &item);
+        int rc = value_node(c, f, (const char *)array + i * ks__proto_element_size(f), &item);
         if (rc)
             return rc;
         if (!item && !(item = scalar_ref(c, "null", 4, 1))) /* a zero Time in a list */
@@ -347,7 +314,8 @@ static uint32_t max_pairs(const ProtobufCMessageDescriptor *d, int depth)
 {
     uint32_t n = 0;
     for (unsigned i = 0; i < d->n_fields; i++)
-        n += is_inline(&d->fields[i]) && depth < 8 ? max_pairs(d->fields[i].descriptor, depth + 1) : 1;
+        n += ks__proto_is_inline(&d->fields[i]) && depth < 8 ? max_pairs(d->fields[i].descriptor, depth + 1)
+                                                             : 1;
     return n;
 }
 
@@ -371,7 +339,7 @@ static int add_pairs(struct conv *c, const ProtobufCMessage *m, struct ks_yaml_n
             } else if (is_zero(f, member)) {
                 continue;
             }
-            if (is_inline(f)) {
+            if (ks__proto_is_inline(f)) {
                 const ProtobufCMessage *sub = *(ProtobufCMessage *const *)member;
                 if (sub && (rc = add_pairs(c, sub, map)))
                     return rc;

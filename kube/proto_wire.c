@@ -1,6 +1,6 @@
 /*
  * proto_wire.c - the envelope of Kubernetes' protobuf encoding, the kinds ksched speaks it
- * for, watch events, and trees back to JSON (include/ksched/kube_proto.h).
+ * for, and watch events (include/ksched/kube_proto.h).
  *
  * Mirrors k8s.io/apimachinery pkg/runtime/serializer/protobuf (Serializer: the "k8s\0"
  * prefix and runtime.Unknown; RawSerializer: a watch frame's WatchEvent carries no prefix)
@@ -11,7 +11,6 @@
 #include "proto_internal.h"
 
 #include "ksched/json_tree.h"
-#include "ksched/json_write.h"
 #include "ksched/kube_proto.h"
 
 #include <errno.h>
@@ -277,79 +276,4 @@ nomem:
 out:
     ks_arena_destroy(&arena);
     return rc;
-}
-
-/* ---- JSON text from a tree ---- */
-
-/* A JSON number, true, false or null: what a plain scalar may be written as. */
-static bool json_literal(const char *s)
-{
-    if (!strcmp(s, "true") || !strcmp(s, "false") || !strcmp(s, "null"))
-        return true;
-    const char *p = s + (*s == '-');
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        while (*p >= '0' && *p <= '9')
-            p++;
-    else
-        return false;
-    if (*p == '.') {
-        if (*++p < '0' || *p > '9')
-            return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p == 'e' || *p == 'E') {
-        p += p[1] == '+' || p[1] == '-' ? 2 : 1;
-        if (*p < '0' || *p > '9')
-            return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return *p == '\0';
-}
-
-static void write_node(FILE *out, const struct ks_yaml_node *n)
-{
-    if (!n) {
-        fputs("null", out);
-        return;
-    }
-    switch (n->kind) {
-    case KS_YAML_SCALAR:
-        if (n->plain && json_literal(n->str))
-            fputs(n->str, out);
-        else if (n->plain && ks_yaml_is_null(n))
-            fputs("null", out);
-        else
-            ks_json_write_str(out, n->str, n->len);
-        return;
-    case KS_YAML_SEQ:
-        fputc('[', out);
-        for (uint32_t i = 0; i < n->n; i++) {
-            if (i)
-                fputc(',', out);
-            write_node(out, n->items[i]);
-        }
-        fputc(']', out);
-        return;
-    case KS_YAML_MAP:
-        fputc('{', out);
-        for (uint32_t i = 0; i < n->n; i++) {
-            if (i)
-                fputc(',', out);
-            ks_json_write_str(out, n->pairs[i].key->str, n->pairs[i].key->len);
-            fputc(':', out);
-            write_node(out, n->pairs[i].value);
-        }
-        fputc('}', out);
-        return;
-    }
-}
-
-int ks_yaml_write_json(FILE *out, const struct ks_yaml_node *n)
-{
-    write_node(out, n);
-    return ferror(out) ? -EIO : 0;
 }

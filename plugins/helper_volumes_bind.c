@@ -127,6 +127,17 @@ int ks_vol_bind_start(const struct ks_volume_api *api, struct ks_vol_bind *b, st
     return KS_WAIT;
 }
 
+/* CheckNodeAffinity of @pv against the node; false with checkBindings' message in @msg. */
+static bool affinity_ok(const struct ks_persistent_volume *pv, const struct ks_labels *labels,
+                        const char *node, char *msg, size_t len)
+{
+    if (ks_pv_node_affinity_ok(pv, labels))
+        return true;
+    snprintf(msg, len, "pv \"%s\" node affinity doesn't match node \"%s\": no matching NodeSelectorTerms",
+             pv->meta.name, node);
+    return false;
+}
+
 /* checkBindings' per-claim part, inside the RCU read section that holds @labels. */
 static enum ks_vol_wait_result check_claims(const struct ks_vol_bind *b, const struct ks_vol_lookup *l,
                                             const struct ks_labels *labels, const char *node, char *msg,
@@ -148,12 +159,8 @@ static enum ks_vol_wait_result check_claims(const struct ks_vol_bind *b, const s
         }
         if (it->rv > parse_rv(pv->meta.resource_version))
             return KS_VOL_PENDING; /* our update has not reached the informer yet */
-        if (!ks_pv_node_affinity_ok(pv, labels)) {
-            snprintf(msg, len,
-                     "pv \"%s\" node affinity doesn't match node \"%s\": no matching NodeSelectorTerms",
-                     pv->meta.name, node);
+        if (!affinity_ok(pv, labels, node, msg, len))
             return KS_VOL_FAILED;
-        }
         if (!pv->claim_name || !pv->claim_uid || !pv->claim_uid[0]) {
             snprintf(msg, len, "ClaimRef got reset for pv \"%s\"", pv->meta.name);
             return KS_VOL_FAILED;
@@ -186,12 +193,8 @@ static enum ks_vol_wait_result check_claims(const struct ks_vol_bind *b, const s
             const struct ks_persistent_volume *pv = l->pv(l, pvc->volume_name);
             if (!pv)
                 return KS_VOL_PENDING; /* not delivered yet (or deleted: the claim will be unbound) */
-            if (!ks_pv_node_affinity_ok(pv, labels)) {
-                snprintf(msg, len,
-                         "pv \"%s\" node affinity doesn't match node \"%s\": no matching NodeSelectorTerms",
-                         pv->meta.name, node);
+            if (!affinity_ok(pv, labels, node, msg, len))
                 return KS_VOL_FAILED;
-            }
         }
         if (!ks_pvc_fully_bound(pvc))
             return KS_VOL_PENDING;

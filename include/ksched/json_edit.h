@@ -21,8 +21,9 @@ struct ks_json_edit {
  * compact JSON text in *@out (malloc'ed, NUL-terminated, *@out_len bytes). A member that
  * exists keeps its place; a new one is appended to its object; objects on the way to a
  * path are created when absent or null. Strings are re-escaped, numbers written as they
- * were. Returns 0, -EINVAL (not a JSON object, or a path through a value that is neither
- * an object nor null) or -ENOMEM. Any thread; allocates.
+ * were. Returns 0, -EINVAL (not a JSON object - a key twice in one object included, as
+ * ks_json_parse() - or a path through a value that is neither an object nor null) or
+ * -ENOMEM. Any thread; allocates.
  */
 int ks_json_edit(const char *in, size_t len, const struct ks_json_edit *edits, size_t n, char **out,
                  size_t *out_len);

@@ -18,7 +18,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "ksched/error.h"
 #include "ksched/yaml_tree.h"
@@ -69,11 +68,5 @@ int ks_proto_encode(const char *file, const struct ks_yaml_node *doc, const char
 
 /* ks_proto_kind_known - ksched has a protobuf message for (@api_version, @kind). */
 bool ks_proto_kind_known(const char *api_version, const char *kind);
-
-/*
- * ks_yaml_write_json - @n as compact JSON on @out (plain scalars as written, quoted ones as
- * strings). 0, or -EIO when writing failed.
- */
-int ks_yaml_write_json(FILE *out, const struct ks_yaml_node *n);
 
 #endif

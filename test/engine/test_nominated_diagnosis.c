@@ -139,6 +139,15 @@ static void run(const char *yaml, const struct ks_config *cfg, struct capture *c
     pthread_mutex_destroy(&c->lock);
 }
 
+/* run() under the default configuration. */
+static void run_default(const char *yaml, struct capture *c)
+{
+    struct ks_config *cfg;
+    cr_assert_eq(ks_config_load_default(&cfg), 0);
+    run(yaml, cfg, c);
+    ks_config_destroy(cfg);
+}
+
 static const struct entry *entry_of(const struct capture *c, const char *node)
 {
     const struct entry *hit = NULL;
@@ -185,11 +194,8 @@ static const char tainted_nominated[] =
 
 Test(nominated_diagnosis, nominated_node_left_out_by_prefilter_keeps_its_filter_status)
 {
-    struct ks_config *cfg;
     struct capture c;
-    cr_assert_eq(ks_config_load_default(&cfg), 0);
-    run(tainted_nominated, cfg, &c);
-    ks_config_destroy(cfg);
+    run_default(tainted_nominated, &c);
 
     cr_assert(c.attempted);
     cr_expect_eq(c.nfailed, 2, "node1 (first pass) and node2 (the narrowed pass): got %u", c.nfailed);
@@ -235,11 +241,8 @@ static const char volume_pinned[] =
 
 Test(nominated_diagnosis, preemption_reads_the_kept_status_of_the_nominated_node)
 {
-    struct ks_config *cfg;
     struct capture c;
-    cr_assert_eq(ks_config_load_default(&cfg), 0);
-    run(volume_pinned, cfg, &c);
-    ks_config_destroy(cfg);
+    run_default(volume_pinned, &c);
 
     cr_assert(c.attempted);
     cr_expect_eq(c.nfailed, 2, "got %u", c.nfailed);

@@ -11,6 +11,7 @@
  * Standard error gets "roundtripped N of M documents". Exit 2 when FILE does not parse.
  */
 #include "ksched/error.h"
+#include "ksched/json_write.h"
 #include "ksched/kube_proto.h"
 #include "ksched/yaml_tree.h"
 

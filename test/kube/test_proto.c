@@ -13,6 +13,7 @@
 #include "ksched/api.h"
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
+#include "ksched/json_write.h"
 #include "ksched/kube_proto.h"
 #include "ksched/loader.h"
 

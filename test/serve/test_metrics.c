@@ -130,27 +130,44 @@ Test(metrics, rejects_bad_families)
     ks_metrics_destroy(m);
 }
 
-/* The scheduler's families: upstream names, labels, buckets; an attempt timed from its cycle. */
-Test(metrics, scheduler_attempts_and_durations)
-{
+/* serve's metrics over a registry of their own, under the default configuration. */
+struct serve_metrics {
     struct ks_metrics *reg;
     struct ks_config *cfg;
     struct ks_serve_metrics *sm;
+};
+
+static void serve_metrics_open(struct serve_metrics *t)
+{
     cr_assert_eq(ks_api_init(), 0);
-    cr_assert_eq(ks_config_load_default(&cfg), 0);
-    cr_assert_eq(ks_metrics_create(&reg), 0);
-    cr_assert_eq(ks_serve_metrics_create(reg, cfg, &sm), 0);
+    cr_assert_eq(ks_config_load_default(&t->cfg), 0);
+    cr_assert_eq(ks_metrics_create(&t->reg), 0);
+    cr_assert_eq(ks_serve_metrics_create(t->reg, t->cfg, &t->sm), 0);
+}
+
+static void serve_metrics_close(struct serve_metrics *t)
+{
+    ks_serve_metrics_destroy(t->sm);
+    ks_metrics_destroy(t->reg);
+    ks_config_destroy(t->cfg);
+}
+
+/* The scheduler's families: upstream names, labels, buckets; an attempt timed from its cycle. */
+Test(metrics, scheduler_attempts_and_durations)
+{
+    struct serve_metrics t;
+    serve_metrics_open(&t);
 
     struct ks_pod pod = {.scheduler_name = ks_intern("default-scheduler")};
     struct ks_queued_pod qp = {.pod = &pod, .attempts = 2, .initial_attempt_ns = 1000000000};
-    ks_serve_metrics_cycle(sm, &qp, 2000000000);
+    ks_serve_metrics_cycle(t.sm, &qp, 2000000000);
     struct ks_sched_event ev = {.kind = KS_SCHED_UNSCHEDULABLE, .pod = &pod, .message = "no"};
-    ks_serve_metrics_event(sm, &ev, 2003000000); /* 3 ms */
-    ks_serve_metrics_cycle(sm, &qp, 3000000000);
+    ks_serve_metrics_event(t.sm, &ev, 2003000000); /* 3 ms */
+    ks_serve_metrics_cycle(t.sm, &qp, 3000000000);
     ev.kind = KS_SCHED_SCHEDULED;
-    ks_serve_metrics_event(sm, &ev, 3000500000); /* 0.5 ms */
+    ks_serve_metrics_event(t.sm, &ev, 3000500000); /* 0.5 ms */
 
-    char *text = exposition(reg);
+    char *text = exposition(t.reg);
     const char *want[] = {
         "scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default-scheduler\"} 1\n",
         "scheduler_schedule_attempts_total{result=\"unschedulable\",profile=\"default-scheduler\"} 1\n",
@@ -175,29 +192,22 @@ Test(metrics, scheduler_attempts_and_durations)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         cr_expect(strstr(text, want[i]), "missing line %s in\n%s", want[i], text);
     free(text);
-    ks_serve_metrics_destroy(sm);
-    ks_metrics_destroy(reg);
-    ks_config_destroy(cfg);
+    serve_metrics_close(&t);
 }
 
 Test(metrics, attempts_label_caps_at_15_as_upstream)
 {
-    struct ks_metrics *reg;
-    struct ks_config *cfg;
-    struct ks_serve_metrics *sm;
-    cr_assert_eq(ks_api_init(), 0);
-    cr_assert_eq(ks_config_load_default(&cfg), 0);
-    cr_assert_eq(ks_metrics_create(&reg), 0);
-    cr_assert_eq(ks_serve_metrics_create(reg, cfg, &sm), 0);
+    struct serve_metrics t;
+    serve_metrics_open(&t);
     struct ks_pod pod = {.scheduler_name = ks_intern("default-scheduler")};
     struct ks_sched_event ev = {.kind = KS_SCHED_SCHEDULED, .pod = &pod};
     uint32_t attempts[] = {14, 15, 30};
     for (int i = 0; i < 3; i++) {
         struct ks_queued_pod qp = {.pod = &pod, .attempts = attempts[i], .initial_attempt_ns = 1000000000};
-        ks_serve_metrics_cycle(sm, &qp, 2000000000);
-        ks_serve_metrics_event(sm, &ev, 2000000000);
+        ks_serve_metrics_cycle(t.sm, &qp, 2000000000);
+        ks_serve_metrics_event(t.sm, &ev, 2000000000);
     }
-    char *text = exposition(reg);
+    char *text = exposition(t.reg);
     cr_expect(strstr(text, "scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"14\"} 1\n"), "%s",
               text);
     cr_expect(strstr(text, "scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"15+\"} 2\n"), "%s",
@@ -211,9 +221,7 @@ Test(metrics, attempts_label_caps_at_15_as_upstream)
     cr_expect(strstr(text, "# TYPE scheduler_framework_extension_point_duration_seconds histogram\n"),
               "serve's registry holds the engine's families too");
     free(text);
-    ks_serve_metrics_destroy(sm);
-    ks_metrics_destroy(reg);
-    ks_config_destroy(cfg);
+    serve_metrics_close(&t);
 }
 
 /* The value of the sample written as @series ("name{labels}"), -1 when there is none. */
