@@ -504,18 +504,6 @@ void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource re
     ks__event(s, resource, actions, old_obj, new_obj);
 }
 
-void ks_scheduler_notify(struct ks_scheduler *s, unsigned events)
-{
-    progress(s);
-    ks_queue_move(s->queue, events, ks_queue_now(s->queue));
-}
-
-void ks_scheduler_flush(struct ks_scheduler *s)
-{
-    ks_queue_flush_backoff(s->queue);
-    ks_queue_flush_unschedulable(s->queue);
-}
-
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)
 {
     return s->queue;

@@ -704,12 +704,6 @@ void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *p)
     pthread_mutex_unlock(&q->lock);
 }
 
-void ks_queued_pod_free(struct ks_queued_pod *p)
-{
-    if (p)
-        ks_queue_done(qpod_of(p)->q, p);
-}
-
 /* isEventOfInterest over every profile. Under lock. */
 static bool interested(const struct ks_queue *q, const struct ks_cluster_event *ev)
 {
