@@ -176,6 +176,36 @@ uint32_t ks_intern_find(const char *s, size_t len)
     return id;
 }
 
+/* @fn applied to "@ns/@name", or to @name alone when @ns is KS_ID_NONE. */
+static uint32_t with_ns_name(uint32_t ns, const char *name, uint32_t (*fn)(const char *s, size_t len))
+{
+    if (ns == KS_ID_NONE)
+        return fn(name, strlen(name));
+    const char *nss = ks_intern_str(ns);
+    size_t a = strlen(nss), b = strlen(name);
+    char small[256];
+    char *buf = a + b + 2 <= sizeof(small) ? small : malloc(a + b + 2);
+    if (!buf)
+        return KS_ID_NONE;
+    memcpy(buf, nss, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b);
+    uint32_t id = fn(buf, a + b + 1);
+    if (buf != small)
+        free(buf);
+    return id;
+}
+
+uint32_t ks_intern_ns_name(uint32_t ns, const char *name)
+{
+    return with_ns_name(ns, name, ks_intern_n);
+}
+
+uint32_t ks_intern_find_ns_name(uint32_t ns, const char *name)
+{
+    return with_ns_name(ns, name, ks_intern_find);
+}
+
 const char *ks_intern_str(uint32_t id)
 {
     if (id >= atomic_load_explicit(&count, memory_order_acquire))

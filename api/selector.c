@@ -44,22 +44,6 @@ bool ks_labels_get(const struct ks_labels *labels, uint32_t key, uint32_t *value
     return false;
 }
 
-/* Whether the sorted id array @ids holds @id. */
-static bool ids_contain(const uint32_t *ids, uint32_t n, uint32_t id)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] == id)
-            return true;
-        if (ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
 /*
  * Parse @s as Go's strconv.ParseInt(s, 10, 64) does: an optional sign, then one or more
  * decimal digits, no spaces, no underscores, no base prefix, and within int64.
@@ -98,12 +82,12 @@ static bool requirement_matches(const struct ks_requirement *r, const struct ks_
     case KS_OP_IN:
         if (r->nvalues == 0)
             return false;
-        return ks_labels_get(labels, r->key, &value) && ids_contain(r->values, r->nvalues, value);
+        return ks_labels_get(labels, r->key, &value) && ks_ids_contain(r->values, r->nvalues, value);
     case KS_OP_NOT_IN:
         if (r->nvalues == 0)
             return false;
         /* An absent key satisfies NotIn. */
-        return !ks_labels_get(labels, r->key, &value) || !ids_contain(r->values, r->nvalues, value);
+        return !ks_labels_get(labels, r->key, &value) || !ks_ids_contain(r->values, r->nvalues, value);
     case KS_OP_EXISTS:
         return r->nvalues == 0 && ks_labels_get(labels, r->key, NULL);
     case KS_OP_DOES_NOT_EXIST:

@@ -157,24 +157,6 @@ static uint32_t fill_host_ports(struct ks_host_port *out, const struct ks_contai
     return k;
 }
 
-/* The interned "namespace/claim" key of a PVC, KS_ID_NONE on ENOMEM. */
-static uint32_t pvc_key(uint32_t ns, const char *claim)
-{
-    const char *nss = ks_intern_str(ns);
-    size_t a = strlen(nss), b = strlen(claim);
-    char small[256];
-    char *buf = a + b + 2 <= sizeof(small) ? small : malloc(a + b + 2);
-    if (!buf)
-        return KS_ID_NONE;
-    memcpy(buf, nss, a);
-    buf[a] = '/';
-    memcpy(buf + a + 1, claim, b);
-    uint32_t id = ks_intern_n(buf, a + b + 1);
-    if (buf != small)
-        free(buf);
-    return id;
-}
-
 struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, uint32_t any_ip)
 {
     /* GetHostPorts: restartable init containers first, then containers */
@@ -203,7 +185,7 @@ struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, ui
         const struct ks_volume *v = &pod->volumes[i];
         if ((v->kind != KS_VOLUME_PVC && v->kind != KS_VOLUME_EPHEMERAL) || !v->source)
             continue;
-        uint32_t id = pvc_key(pod->meta.namespace_id, v->source);
+        uint32_t id = ks_intern_ns_name(pod->meta.namespace_id, v->source);
         if (id == KS_ID_NONE) {
             free(e);
             return NULL;

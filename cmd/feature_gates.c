@@ -1,7 +1,7 @@
 /*
  * feature_gates.c - the --feature-gates flag shared by the subcommands; see
  * feature_gates.h. The syntax and the messages are those of kube-scheduler's flag
- * (k8s.io/component-base/featuregate), implemented in engine/features.c.
+ * (k8s.io/component-base/featuregate), implemented in config/features.c.
  */
 #include "feature_gates.h"
 #include "flag.h"

@@ -107,16 +107,15 @@ static inline void prefetch_record(const struct ks_node_snap *n)
 }
 
 /*
- * Stopping inside a block. Blocks are claimed in order, but the one holding the
- * numFeasibleNodesToFind-th feasible node used to be finished whole, and so was the block
- * another thread had claimed after it: at 50,000 nodes a cycle evaluated 2,809 nodes for
- * the 2,500 it needs. Each block records what passed in it when it is done, and the done
- * blocks before the first one not done form a prefix whose count is kept in j->prefix. A
- * block may stop (at a sub-block boundary, or before it starts) when the prefix before it
- * already holds enough feasible nodes, or when it is the first block after the prefix and
- * the prefix with what this block passed so far does: either way the limit-th feasible
- * node lies before the stop, every position before it was evaluated, and the result loop
- * (ks__find_nodes) never reads past it.
+ * Stopping inside a block. Blocks are claimed in order; so that a cycle evaluates few
+ * nodes past the numFeasibleNodesToFind-th feasible one (neither the rest of the block
+ * holding it nor a block another thread claimed after it), each block records what passed
+ * in it when it is done, and the done blocks before the first one not done form a prefix
+ * whose count is kept in j->prefix. A block may stop (at a sub-block boundary, or before
+ * it starts) when the prefix before it already holds enough feasible nodes, or when it is
+ * the first block after the prefix and the prefix with what this block passed so far does:
+ * either way the limit-th feasible node lies before the stop, every position before it was
+ * evaluated, and the result loop (ks__find_nodes) never reads past it.
  */
 enum { FILTER_SUB_BLOCK = 64 };
 

@@ -27,6 +27,7 @@
 #include "ksched/intern.h"
 #include "ksched/lock.h"
 #include "ksched/rcu.h"
+#include "ksched/spin.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -47,19 +48,12 @@ const char *ks_sched_event_name(enum ks_sched_event_kind k)
     return event_names[k];
 }
 
-static int64_t mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The default clock: monotonic time moved forward by batch runs. Any thread. */
 static int64_t warped_now(void *ctx)
 {
     struct ks_scheduler *s = ctx;
     /* relaxed: the offset only grows; a reader that sees an older one reads an earlier time */
-    return mono_now() + atomic_load_explicit(&s->warp_ns, memory_order_relaxed);
+    return ks__mono_ns() + atomic_load_explicit(&s->warp_ns, memory_order_relaxed);
 }
 
 static void warp_to(struct ks_scheduler *s, int64_t t)
@@ -163,7 +157,7 @@ static int build_map(const struct ks_framework *fw, struct ks_event_map **out)
 static void *flusher_main(void *arg)
 {
     struct ks_scheduler *s = arg;
-    int64_t last_unschedulable = mono_now();
+    int64_t last_unschedulable = ks__mono_ns();
 
     ks_rcu_register_thread();
     pthread_mutex_lock(&s->flush_lock);
@@ -176,9 +170,9 @@ static void *flusher_main(void *arg)
             break;
         pthread_mutex_unlock(&s->flush_lock);
         ks_queue_flush_backoff(s->queue);
-        if (mono_now() - last_unschedulable >= KS_QUEUE_UNSCHEDULABLE_FLUSH_NS) {
+        if (ks__mono_ns() - last_unschedulable >= KS_QUEUE_UNSCHEDULABLE_FLUSH_NS) {
             ks_queue_flush_unschedulable(s->queue);
-            last_unschedulable = mono_now();
+            last_unschedulable = ks__mono_ns();
         }
         pthread_mutex_lock(&s->flush_lock);
     }
@@ -213,7 +207,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         return -ENOMEM;
     s->opts = *opts;
     s->cache = cache;
-    s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)mono_now() | 1;
+    s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)ks__mono_ns() | 1;
     s->sample_rng = (s->rng ^ 0x5851f42d4c957f2dull) | 1;
     atomic_init(&s->warp_ns, 0);
     atomic_init(&s->progress, 0);
@@ -500,18 +494,6 @@ void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource re
     progress(s);
     uint32_t actions = !old_obj ? KS_ACT_ADD : !new_obj ? KS_ACT_DELETE : KS_ACT_UPDATE;
     ks__event(s, resource, actions, old_obj, new_obj);
-}
-
-void ks_scheduler_notify(struct ks_scheduler *s, unsigned events)
-{
-    progress(s);
-    ks_queue_move(s->queue, events, ks_queue_now(s->queue));
-}
-
-void ks_scheduler_flush(struct ks_scheduler *s)
-{
-    ks_queue_flush_backoff(s->queue);
-    ks_queue_flush_unschedulable(s->queue);
 }
 
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)

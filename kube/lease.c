@@ -450,11 +450,3 @@ bool ks_lease_healthy(const struct ks_lease *l, int64_t grace_ns)
     int64_t last = atomic_load_explicit(&l->last_renew_ns, memory_order_relaxed);
     return l->o.clock.mono_ns(l->o.clock.ctx) - last <= l->o.lease_duration_ns + grace_ns;
 }
-
-void ks_lease_observed(const struct ks_lease *l, struct ks_lease_record *out)
-{
-    if (l->have_observed)
-        *out = l->observed;
-    else
-        memset(out, 0, sizeof(*out));
-}

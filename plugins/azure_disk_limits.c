@@ -8,7 +8,7 @@
  * against KUBE_MAX_PD_VOLS or 16 (node allocatable attachable-volumes-azure-disk replaces
  * it); "node(s) exceed max volume count" when exceeded; nodes with a CSINode defer to
  * NodeVolumeLimits. Inline azureDisk volumes and in-tree PV sources are not part of ksched's
- * object model. See ebs_limits.c for the shared semantics (plugins/helper_volumes.c). No args.
+ * object model. See ebs_limits.c for the shared semantics (plugins/helpers/helper_volumes.c). No args.
  */
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"

@@ -3,7 +3,7 @@
  * lower-priority victims whose eviction makes room and nominate that node (PostFilter).
  *
  * Mirrors pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go with the
- * evaluator of framework/preemption (plugins/helper_preemption.c):
+ * evaluator of framework/preemption (engine/preemption.c):
  *   - PodEligibleToPreemptOthers: preemptionPolicy Never, or a lower-priority pod on the
  *     pod's nominated node terminating because of an earlier preemption (deletionTimestamp
  *     and a DisruptionTarget condition with reason PreemptionByScheduler), unless that node
@@ -32,7 +32,7 @@
 #include "ksched/loader.h"
 #include "ksched/nominator.h"
 #include "ksched/plugin_args.h"
-#include "ksched/plugin_helpers_preemption.h"
+#include "ksched/preemption.h"
 #include "ksched/registry.h"
 
 #include <errno.h>

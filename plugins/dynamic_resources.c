@@ -4,8 +4,8 @@
  * PreFilter, Filter, PostFilter, Reserve, PreBind).
  *
  * Mirrors pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go. It takes no args.
- * Its extension-point ops join this table with the framework runtime; the points it implements are
- * listed in ksched/registry.h.
+ * With the gate off its ops table is empty: ks_registry_points() (plugins/registry.c) gives it
+ * upstream's points, so a configuration may enable it where upstream's may.
  */
 #include "ksched/registry.h"
 

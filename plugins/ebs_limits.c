@@ -21,7 +21,7 @@
  * PersistentVolumes with in-tree sources are not part of ksched's object model, so a bound
  * claim never counts here. The node's claims come from the cache's per-node pvc_refs, so an
  * existing pod's ephemeral claim it does not own is counted instead of failing the node with
- * an Error. The shared implementation is in plugins/helper_volumes.c. No args.
+ * an Error. The shared implementation is in plugins/helpers/helper_volumes.c. No args.
  */
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"

@@ -8,7 +8,7 @@
  * provisioned by kubernetes.io/gce-pd, against KUBE_MAX_PD_VOLS or 16 (node allocatable
  * attachable-volumes-gce-pd replaces it); "node(s) exceed max volume count" when exceeded;
  * nodes with a CSINode defer to NodeVolumeLimits. See ebs_limits.c for the shared semantics
- * (implemented in plugins/helper_volumes.c). No args.
+ * (implemented in plugins/helpers/helper_volumes.c). No args.
  */
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"

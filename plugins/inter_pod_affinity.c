@@ -19,7 +19,7 @@
  * with required terms needs every pod of the cluster; those counts are kept across cycles
  * in a memo (struct ks_tp_memo, one node's share per snapshot index; which record each
  * share came from is kept by the node memo shared with PodTopologySpread,
- * plugins/helper_node_memo.c): while consecutive such pods ask the same question
+ * plugins/helpers/helper_node_memo.c): while consecutive such pods ask the same question
  * (namespace, labels, required terms), PreFilter skips the snapshot chunks whose generation
  * did not move and recounts only the nodes that changed, O(nodes / 256) + O(pods on
  * changed nodes); the cycle state borrows
@@ -60,6 +60,7 @@
 #include "ksched/framework.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_topology.h"
 #include "ksched/registry.h"
 
@@ -791,14 +792,6 @@ static bool satisfies_existing_anti_affinity(const struct ipa_filter_state *f, c
     return true;
 }
 
-static inline int reject(struct ks_status *st, enum ks_code code, uint32_t msg)
-{
-    st->code = code;
-    st->nreasons = 1;
-    st->reasons[0] = msg;
-    return code;
-}
-
 /* filter_node - Filter. Worker threads; reads the cycle state only; allocation-free. */
 static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
@@ -813,11 +806,11 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
         return no_filter_state(st);
     const struct ks_labels *labels = ks_tp_node_labels(node);
     if (!satisfies_affinity(f, labels))
-        return reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_affinity);
+        return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_affinity);
     if (!satisfies_anti_affinity(f, labels))
-        return reject(st, KS_UNSCHEDULABLE, p->msg_anti);
+        return ks_status_reject(st, KS_UNSCHEDULABLE, p->msg_anti);
     if (!satisfies_existing_anti_affinity(f, labels))
-        return reject(st, KS_UNSCHEDULABLE, p->msg_existing);
+        return ks_status_reject(st, KS_UNSCHEDULABLE, p->msg_existing);
     return KS_SUCCESS;
 }
 

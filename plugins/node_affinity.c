@@ -512,14 +512,6 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
 
 /* ---- Filter ----------------------------------------------------------------------------------- */
 
-static inline int reject(struct ks_status *st, uint32_t msg)
-{
-    st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    st->nreasons = 1;
-    st->reasons[0] = msg;
-    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-}
-
 /*
  * filter - the added required affinity, then the pod's nodeSelector and required terms
  * (RequiredNodeAffinity.Match, terms that do not parse never matching). Without PreFilter
@@ -537,16 +529,16 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
     const struct ks_node_selector *required = pod_required(pod);
 
     if (p->added_required && !ks_node_selector_matches(p->added_required, labels, node->name))
-        return reject(st, p->msg_enforced);
+        return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_enforced);
     if (!ks_labels_superset(&pod->node_selector, labels))
-        return reject(st, p->msg_pod);
+        return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_pod);
     if (!required)
         return KS_SUCCESS;
     bool match = s && s->filtered && !s->valid
                      ? ks_node_selector_matches(required, labels, node->name)
                      : ks_node_selector_matches_parsed(required, s && s->filtered ? s->valid : NULL, labels,
                                                        node->name);
-    return match ? KS_SUCCESS : reject(st, p->msg_pod);
+    return match ? KS_SUCCESS : ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_pod);
 }
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
@@ -630,20 +622,6 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
-/* normalize_score - DefaultNormalizeScore(MaxNodeScore, false). Scheduling thread. */
-static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                           const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
-                           struct ks_status *st)
-{
-    (void)self;
-    (void)cs;
-    (void)pod;
-    (void)nodes;
-    (void)st;
-    ks_default_normalize_score(KS_MAX_NODE_SCORE, false, scores, n);
-    return KS_SUCCESS;
-}
-
 const struct ks_plugin ks_plugin_node_affinity = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeAffinity",
@@ -658,5 +636,5 @@ const struct ks_plugin ks_plugin_node_affinity = {
     .pre_score = pre_score,
     .score = score,
     .score_nodes = score_nodes,
-    .normalize_score = normalize_score,
+    .normalize_score = ks_normalize_score_default,
 };

@@ -17,6 +17,7 @@
 #include "ksched/framework_types.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
 
 struct node_unschedulable {
@@ -53,14 +54,6 @@ static void destroy(void *self)
     free(self);
 }
 
-static int reject(struct ks_status *st, uint32_t reason)
-{
-    st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    st->nreasons = 1;
-    st->reasons[0] = reason;
-    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-}
-
 /* filter_node - Context: worker threads; reads the pod and the node record only. */
 static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
@@ -71,14 +64,14 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
     (void)cs;
     /* the flag answers for the node object without reading its pointer (the record's second line) */
     if (!(node->flags & KS_SNAP_HAS_NODE) && !node->node)
-        return reject(st, p->unknown);
+        return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->unknown);
     if (!(node->flags & KS_SNAP_UNSCHEDULABLE))
         return KS_SUCCESS;
     for (uint32_t i = 0; i < pod->ntolerations; i++) {
         if (ks_toleration_tolerates(&pod->tolerations[i], &p->taint))
             return KS_SUCCESS;
     }
-    return reject(st, p->unschedulable);
+    return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->unschedulable);
 }
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)

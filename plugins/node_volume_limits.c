@@ -46,6 +46,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -398,7 +399,7 @@ static int new_volumes(const struct node_volume_limits *p, struct ks_cycle_state
         struct nvl_vol vol = {.key = KS_ID_NONE};
         const char *claim = ks_volume_claim_name(v);
         if (claim) {
-            uint32_t key = ks_vol_key_find(pod->meta.namespace_id, claim);
+            uint32_t key = ks_intern_find_ns_name(pod->meta.namespace_id, claim);
             const struct ks_vol_entry *e = key == KS_ID_NONE ? NULL : ks_vol_table_find(&p->ix.pvcs, key);
             if (!e) {
                 snprintf(msg, sizeof(msg), "looking up PVC %s/%s: persistentvolumeclaim \"%s\" not found", ns,
@@ -585,14 +586,6 @@ static bool node_limit(const struct nvl_csinode *cn, uint32_t key, int64_t *limi
     return false;
 }
 
-static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
-{
-    st->code = code;
-    st->nreasons = 1;
-    st->reasons[0] = reason;
-    return code;
-}
-
 /* filter_node - Workers; allocation-free below NVL_STACK attached volumes. */
 static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
@@ -604,13 +597,13 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
     if (pod->nvolumes == 0)
         return KS_SUCCESS;
     if (__builtin_expect(!s, 0))
-        return reject(p->msg_nostate, KS_ERROR, st);
+        return ks_status_reject(st, KS_ERROR, p->msg_nostate);
     const struct ks_vol_entry *ce = ks_vol_table_find(&p->ix.csinodes, node->name);
     const struct nvl_csinode *cn = ce ? &p->csinodes[ce - p->ix.csinodes.items] : NULL;
     int ctx = !cn ? CTX_NO_CSINODE : cn->px_migrated ? CTX_CSINODE_PX : CTX_CSINODE;
     const struct nvl_ctx *c = &s->ctx[ctx];
     if (c->err_code != KS_SUCCESS)
-        return reject(c->err, c->err_code, st);
+        return ks_status_reject(st, c->err_code, c->err);
     if (c->n == 0)
         return KS_SUCCESS;
     bool any_limit = false;
@@ -630,7 +623,7 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
         goto out;
     }
     if (__builtin_expect(set.invalid, 0)) {
-        rc = reject(p->msg_ebs_invalid, KS_ERROR, st);
+        rc = ks_status_reject(st, KS_ERROR, p->msg_ebs_invalid);
         goto out;
     }
     for (uint32_t i = 0; i < c->n && rc == KS_SUCCESS; i++) {
@@ -655,7 +648,7 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
         }
         /* a driver is checked only when the pod brings a volume the node does not use yet */
         if (add > 0 && current + add > limit)
-            rc = reject(p->msg_exceeded, KS_UNSCHEDULABLE, st);
+            rc = ks_status_reject(st, KS_UNSCHEDULABLE, p->msg_exceeded);
     }
 out:
     if (set.heap)

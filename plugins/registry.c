@@ -3,11 +3,10 @@
  *
  * Mirrors pkg/scheduler/framework/plugins/registry.go (NewInTreeRegistry) merged with the
  * out-of-tree registry that kube-scheduler's app.WithPlugin() adds: an explicit,
- * NULL-terminated table of every in-tree plugin, built from KS_INTREE_PLUGIN_MAP so the
- * table and the per-plugin extension points cannot drift apart, followed by the plugins
- * added at run time (loaded shared objects, test fakes, embedders). Lookups by name
- * happen at configuration load only; the scheduling cycle dispatches through resolved
- * pointers.
+ * NULL-terminated table of every in-tree plugin, built from KS_INTREE_PLUGIN_MAP, followed
+ * by the plugins added at run time (loaded shared objects, test fakes, embedders). Lookups
+ * by name happen at configuration load only; the scheduling cycle dispatches through
+ * resolved pointers. A plugin's extension points come from its ops (points_of_ops()).
  *
  * Added plugins live in a fixed array published through an atomic count: a writer fills
  * the next entry under add_lock and then stores the count with release order; readers
@@ -20,22 +19,18 @@
 #include <string.h>
 
 const struct ks_plugin *const ks_registry[] = {
-#define KS_X(suffix, points) &ks_plugin_##suffix,
+#define KS_X(suffix) &ks_plugin_##suffix,
     KS_INTREE_PLUGIN_MAP(KS_X)
 #undef KS_X
         NULL,
 };
 
-static const struct {
-    const struct ks_plugin *plugin;
-    unsigned points;
-} points_table[] = {
-#define KS_X(suffix, points) {&ks_plugin_##suffix, (points)},
-    KS_INTREE_PLUGIN_MAP(KS_X)
-#undef KS_X
-};
+#define NINTREE (sizeof(ks_registry) / sizeof(ks_registry[0]) - 1)
 
-#define NINTREE (sizeof(points_table) / sizeof(points_table[0]))
+/* DynamicResources' points upstream (dynamicresources.go), which its empty ops table cannot show. */
+#define DYNAMIC_RESOURCES_POINTS                                                                             \
+    (KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) | KS_EXT_BIT(POST_FILTER) |       \
+     KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))
 
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct ks_plugin *added[KS_REGISTRY_MAX_ADDED];
@@ -73,6 +68,8 @@ static unsigned points_of_ops(const struct ks_plugin *p)
 {
     unsigned m = 0;
 
+    if (p->pre_enqueue)
+        m |= KS_EXT_BIT(PRE_ENQUEUE);
     if (p->less)
         m |= KS_EXT_BIT(QUEUE_SORT);
     if (p->pre_filter)
@@ -102,10 +99,8 @@ unsigned ks_registry_points(const struct ks_plugin *plugin)
 {
     if (!plugin)
         return 0;
-    for (size_t i = 0; i < NINTREE; i++) {
-        if (points_table[i].plugin == plugin)
-            return points_table[i].points;
-    }
+    if (plugin == &ks_plugin_dynamic_resources)
+        return DYNAMIC_RESOURCES_POINTS;
     return points_of_ops(plugin);
 }
 

@@ -7,7 +7,7 @@
  * 1.22-1.26). It takes no args.
  *  - A pod with topologySpreadConstraints of its own is left to PodTopologySpread: every
  *    node scores 0 and NormalizeScore leaves the scores alone (skipSelectorSpread).
- *  - PreScore keeps helper.DefaultSelector(pod) (plugins/helper_spread.c) in the cycle
+ *  - PreScore keeps helper.DefaultSelector(pod) (plugins/helpers/helper_spread.c) in the cycle
  *    state; it never skips.
  *  - Score counts the node's pods of the pod's namespace, not terminating, that the
  *    selector matches (0 for an empty selector).

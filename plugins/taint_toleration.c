@@ -156,20 +156,6 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
-/* normalize_score - reverse default normalization. Scheduling thread. */
-static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
-                           const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
-                           struct ks_status *st)
-{
-    (void)self;
-    (void)cs;
-    (void)pod;
-    (void)nodes;
-    (void)st;
-    ks_default_normalize_score(KS_MAX_NODE_SCORE, true, scores, n);
-    return KS_SUCCESS;
-}
-
 const struct ks_plugin ks_plugin_taint_toleration = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "TaintToleration",
@@ -180,5 +166,5 @@ const struct ks_plugin ks_plugin_taint_toleration = {
     .pre_score = pre_score,
     .score = score,
     .score_nodes = score_nodes,
-    .normalize_score = normalize_score,
+    .normalize_score = ks_normalize_score_reverse,
 };

@@ -251,7 +251,8 @@ static int views_init(const struct ks_vol_index *ix, struct pv_view *pv_api, str
         if (pv->claim_name) {
             uint32_t ns = ks_intern(pv->claim_namespace ? pv->claim_namespace : "");
             const struct ks_vol_entry *e =
-                ns == KS_ID_NONE ? NULL : ks_vol_table_find(&ix->pvcs, ks_vol_key_find(ns, pv->claim_name));
+                ns == KS_ID_NONE ? NULL
+                                 : ks_vol_table_find(&ix->pvcs, ks_intern_find_ns_name(ns, pv->claim_name));
             v->claim = e ? (uint32_t)(e - ix->pvcs.items) : CLAIM_OTHER;
             /* IsVolumeBoundToClaim: a claimRef uid must be the claim's (a recreated claim is another) */
             const struct ks_persistent_volume_claim *c = e ? e->obj : NULL;
@@ -584,7 +585,7 @@ static int check_claims(const struct volume_binding *p, const struct ks_pod *pod
         if (!claim)
             continue;
         *has = true;
-        uint32_t key = ks_vol_key_find(pod->meta.namespace_id, claim);
+        uint32_t key = ks_intern_find_ns_name(pod->meta.namespace_id, claim);
         const struct ks_vol_entry *e = key == KS_ID_NONE ? NULL : ks_vol_table_find(&p->ix.pvcs, key);
         if (!e) {
             if (v->kind == KS_VOLUME_EPHEMERAL)
@@ -641,12 +642,12 @@ static int classify(const struct volume_binding *p, struct ks_cycle_state *cs, c
         if (!claim)
             continue;
         const struct ks_vol_entry *e =
-            ks_vol_table_find(&p->ix.pvcs, ks_vol_key_find(pod->meta.namespace_id, claim));
+            ks_vol_table_find(&p->ix.pvcs, ks_intern_find_ns_name(pod->meta.namespace_id, claim));
         uint32_t idx = (uint32_t)(e - p->ix.pvcs.items);
         const struct pvc_view *v = &p->pvc_cur[idx];
         if (v->volume_name[0] && v->bind_completed) {
             const struct ks_vol_entry *pe =
-                ks_vol_table_find(&p->ix.pvs, ks_vol_key_find(KS_ID_NONE, v->volume_name));
+                ks_vol_table_find(&p->ix.pvs, ks_intern_find_ns_name(KS_ID_NONE, v->volume_name));
             s->bound_pv[s->nbound++] = pe ? pe->obj : NULL;
             continue;
         }
@@ -934,7 +935,7 @@ static bool all_bound(const struct volume_binding *p, const struct ks_pod *pod)
         if (!claim)
             continue;
         const struct ks_vol_entry *e =
-            ks_vol_table_find(&p->ix.pvcs, ks_vol_key_find(pod->meta.namespace_id, claim));
+            ks_vol_table_find(&p->ix.pvcs, ks_intern_find_ns_name(pod->meta.namespace_id, claim));
         if (!e)
             return false;
         const struct pvc_view *v = &p->pvc_cur[e - p->ix.pvcs.items];

@@ -30,6 +30,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -198,7 +199,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     const struct ks_snapshot *snap = p->cache ? ks_cache_snapshot(p->cache) : NULL;
     for (uint32_t k = 0; k < s->nrwop; k++) {
         /* there can be at most one pod using a ReadWriteOncePod claim */
-        uint32_t key = ks_vol_key_find(pod->meta.namespace_id, s->rwop[k]);
+        uint32_t key = ks_intern_find_ns_name(pod->meta.namespace_id, s->rwop[k]);
         s->conflicts += key != KS_ID_NONE && in_use(snap, key);
     }
     if (!check && s->conflicts == 0)
@@ -263,14 +264,6 @@ static int state_clone(void *self, const void *src, struct ks_arena *arena, void
     return 0;
 }
 
-static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
-{
-    st->code = code;
-    st->nreasons = 1;
-    st->reasons[0] = reason;
-    return code;
-}
-
 /* filter_node - satisfyVolumeConflicts, then satisfyReadWriteOncePod. Workers; allocation-free. */
 static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
@@ -285,13 +278,13 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
             continue;
         for (uint32_t j = 0; j < node->npods; j++) {
             if (volume_conflict(v, node->pods[j]))
-                return reject(p->msg_disk, KS_UNSCHEDULABLE, st);
+                return ks_status_reject(st, KS_UNSCHEDULABLE, p->msg_disk);
         }
     }
     if (__builtin_expect(!s, 0))
-        return reject(p->msg_nostate, KS_ERROR, st);
+        return ks_status_reject(st, KS_ERROR, p->msg_nostate);
     if (s->conflicts > 0)
-        return reject(p->msg_rwop, KS_UNSCHEDULABLE, st);
+        return ks_status_reject(st, KS_UNSCHEDULABLE, p->msg_rwop);
     return KS_SUCCESS;
 }
 

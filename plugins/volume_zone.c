@@ -29,6 +29,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -195,14 +196,6 @@ static uint32_t ga_of(uint32_t k)
     return k == BETA_REGION ? GA_REGION : k == BETA_ZONE ? GA_ZONE : k;
 }
 
-static int reject(uint32_t reason, enum ks_code code, struct ks_status *st)
-{
-    st->code = code;
-    st->nreasons = 1;
-    st->reasons[0] = reason;
-    return code;
-}
-
 /* filter_node - Workers; allocation-free. */
 static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle_state *cs,
                                                const struct ks_pod *pod, const struct ks_node_snap *node,
@@ -215,7 +208,7 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
     if (pod->nvolumes == 0)
         return KS_SUCCESS;
     if (__builtin_expect(!s, 0))
-        return reject(p->msg_nostate, KS_ERROR, st);
+        return ks_status_reject(st, KS_ERROR, p->msg_nostate);
     bool constrained = false;
     for (int k = 0; labels && k < NTOPO && !constrained; k++)
         constrained = ks_labels_get(labels, p->labels[k], NULL);
@@ -230,7 +223,7 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
         while (ok && j < t->nvalues && t->values[j] != v)
             j++;
         if (!ok || j == t->nvalues)
-            return reject(p->msg_conflict, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, st);
+            return ks_status_reject(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, p->msg_conflict);
     }
     return KS_SUCCESS;
 }

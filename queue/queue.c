@@ -40,6 +40,7 @@
 #include "ksched/nominator.h"
 #include "ksched/rcu.h"
 #include "ksched/status_types.h"
+#include "ksched/spin.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -95,16 +96,9 @@ static inline struct qpod *qpod_of(const struct ks_queued_pod *p)
     return (struct qpod *)((char *)p - offsetof(struct qpod, pub));
 }
 
-static int64_t mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int64_t ks_queue_now(const struct ks_queue *q)
 {
-    return q->opts.clock.now ? q->opts.clock.now(q->opts.clock.ctx) : mono_now();
+    return q->opts.clock.now ? q->opts.clock.now(q->opts.clock.ctx) : ks__mono_ns();
 }
 
 static enum ks_queue_where where_of(const struct qpod *qp)
@@ -702,12 +696,6 @@ void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *p)
     table_remove(q, qp);
     qpod_unref(qp);
     pthread_mutex_unlock(&q->lock);
-}
-
-void ks_queued_pod_free(struct ks_queued_pod *p)
-{
-    if (p)
-        ks_queue_done(qpod_of(p)->q, p);
 }
 
 /* isEventOfInterest over every profile. Under lock. */

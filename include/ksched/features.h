@@ -10,7 +10,7 @@
  * Which gates ksched honours: DefaultPodTopologySpread (beta, on) is the one whose other
  * value ksched implements: off, the v1beta2 and v1beta3 default plugins add SelectorSpread
  * (PreScore, and Score with weight 1) and v1beta2's PodTopologySpreadArgs default to
- * defaultingType List (engine/config_defaults.c, plugins/pod_topology_spread.c). Every
+ * defaultingType List (config/config_defaults.c, plugins/pod_topology_spread.c). Every
  * other listed gate is locked to its 1.22 default in ksched: naming it with that value is
  * accepted, asking for the other value is an error (as upstream's locked GA gates are).
  * A name not listed is an error, as it is for kube-scheduler.

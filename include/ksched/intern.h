@@ -13,6 +13,7 @@
 #ifndef KSCHED_INTERN_H
 #define KSCHED_INTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +29,39 @@ uint32_t ks_intern(const char *s);
 /* ks_intern_find - id of @s if already interned, else KS_ID_NONE; never inserts. */
 uint32_t ks_intern_find(const char *s, size_t len);
 
+/*
+ * ks_intern_ns_name - id of "NAMESPACE/@name" for the interned namespace @ns (the key of a
+ * namespaced object, such as the PersistentVolumeClaims the cache and the volume plugins
+ * look up), or of @name alone when @ns is KS_ID_NONE (a cluster-scoped object); interns it
+ * if new. KS_ID_NONE when out of memory.
+ */
+uint32_t ks_intern_ns_name(uint32_t ns, const char *name);
+
+/*
+ * ks_intern_find_ns_name - the id ks_intern_ns_name() would give, if that string is already
+ * interned, else KS_ID_NONE (so no object has that key); never inserts. Both take the
+ * intern lock, as ks_intern_find() does: not for the per-node loop.
+ */
+uint32_t ks_intern_find_ns_name(uint32_t ns, const char *name);
+
 /* ks_intern_str - the NUL-terminated string of @id ("" for KS_ID_NONE). */
 const char *ks_intern_str(uint32_t id);
+
+/* ks_ids_contain - whether @id is among the @n ids of @ids, sorted ascending. Any thread. */
+static inline bool ks_ids_contain(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] == id)
+            return true;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
 
 /* ks_intern_count - number of interned strings (memory accounting and tests). */
 uint32_t ks_intern_count(void);

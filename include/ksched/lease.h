@@ -103,9 +103,6 @@ bool ks_lease_is_leader(const struct ks_lease *l);
  */
 bool ks_lease_healthy(const struct ks_lease *l, int64_t grace_ns);
 
-/* ks_lease_observed - the record observed last (tests, logs). Context: as ks_lease_tick. */
-void ks_lease_observed(const struct ks_lease *l, struct ks_lease_record *out);
-
 /* ks_lease_format_micro_time - unix @ns as MicroTime ("2006-01-02T15:04:05.000000Z"). */
 void ks_lease_format_micro_time(int64_t ns, char *buf, size_t len);
 

@@ -52,7 +52,7 @@ struct ks_objvec {
  * Objects by kind, in input order. Owned: ks_objects_destroy() frees every object.
  *
  * gen[kind] counts the changes made to of[kind] after the set was handed to a scheduler:
- * whoever changes a vector (ksched serve's intake, cmd/serve_intake.c, applying informer
+ * whoever changes a vector (ksched serve's intake, serve/serve_intake.c, applying informer
  * events on the scheduling thread from the scheduler's on_cycle hook) bumps the kind's
  * counter in the same step, on the same thread. Plugins that index a kind compare the
  * counter with the one their index was built at, on the scheduling thread (PreFilter), and

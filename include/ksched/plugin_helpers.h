@@ -6,7 +6,7 @@
  * NodeResourcesFit and NodeResourcesBalancedAllocation score with.
  *
  * Context: every function here is pure, allocation-free and lock-free unless it says
- * otherwise, so Score and NormalizeScore may call them from any thread.
+ * otherwise, so Filter, Score and NormalizeScore may call them from any thread.
  */
 #ifndef KSCHED_PLUGIN_HELPERS_H
 #define KSCHED_PLUGIN_HELPERS_H
@@ -16,6 +16,22 @@
 
 #include "ksched/api_types.h"
 #include "ksched/cache_types.h"
+#include "ksched/status_types.h"
+
+/* ---- statuses ------------------------------------------------------------------------------ */
+
+/*
+ * ks_status_reject - fill @st with @code and the one reason @msg (a message interned at
+ * init) and return @code: how a Filter rejects a node without formatting or allocating.
+ * Writes @st only.
+ */
+static inline int ks_status_reject(struct ks_status *st, enum ks_code code, uint32_t msg)
+{
+    st->code = code;
+    st->nreasons = 1;
+    st->reasons[0] = msg;
+    return code;
+}
 
 /* ---- scores -------------------------------------------------------------------------------- */
 
@@ -26,6 +42,21 @@
  * stay 0, or all become @max_priority with @reverse.
  */
 void ks_default_normalize_score(int64_t max_priority, bool reverse, int64_t *scores, uint32_t n);
+
+struct ks_cycle_state;
+
+/*
+ * ks_normalize_score_default, ks_normalize_score_reverse - NormalizeScore ops (plugin_types.h)
+ * for a plugin whose normalisation is DefaultNormalizeScore(MaxNodeScore, false) or
+ * (MaxNodeScore, true): ks_default_normalize_score() over @scores; nothing else is read.
+ * Success always. Scheduling thread; allocation-free.
+ */
+int ks_normalize_score_default(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                               const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
+                               struct ks_status *st);
+int ks_normalize_score_reverse(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                               const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
+                               struct ks_status *st);
 
 /* One point of a broken linear function (helper.FunctionShapePoint). */
 struct ks_fn_point {

@@ -232,22 +232,6 @@ const struct ks_labels *ks_ns_index_find(const struct ks_ns_index *idx, uint32_t
 
 /* ---- selectors ------------------------------------------------------------------------------ */
 
-/* ks_ids_contain - whether @id is among the @n sorted ids of @ids. */
-static inline bool ks_ids_contain(const uint32_t *ids, uint32_t n, uint32_t id)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] == id)
-            return true;
-        if (ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
 /*
  * ks_selector_matches_keys - @sel matches @labels, with `key in (owner's value)` for every
  * key of @match_keys and `key notin (owner's value)` for every key of @mismatch_keys that

@@ -14,10 +14,11 @@
  * ksched serve changes the objects between cycles (loader.h, gen): a plugin refreshes its
  * index at PreFilter, on the scheduling thread, before the cycle's Filter workers read it. Keys are interned
  * strings: "namespace/name" for claims (the same key the cache interns for pvcs_in_use and pvc_refs), the
- * name for the cluster-scoped kinds.
+ * name for the cluster-scoped kinds, built by ks_intern_ns_name() (ksched/intern.h) and looked up with
+ * ks_intern_find_ns_name(), which takes the intern lock (init and PreFilter only).
  *
- * Context: building interns and allocates (init, or PreFilter when the objects changed); ks_vol_key_find()
- * takes the intern lock (init and PreFilter only); every other function is pure and allocation-free.
+ * Context: building interns and allocates (init, or PreFilter when the objects changed); every
+ * function here is otherwise pure and allocation-free.
  */
 #ifndef KSCHED_PLUGIN_HELPERS_VOLUMES_H
 #define KSCHED_PLUGIN_HELPERS_VOLUMES_H
@@ -101,13 +102,6 @@ const struct ks_objects *ks_vol_objects(const struct ks_framework *fw);
 
 /* ks_vol_table_find - the entry of @key, NULL when absent. Any thread. */
 const struct ks_vol_entry *ks_vol_table_find(const struct ks_vol_table *t, uint32_t key);
-
-/*
- * ks_vol_key_find - the interned id of "@ns/@name" (@ns an interned namespace, KS_ID_NONE
- * for a cluster-scoped name), KS_ID_NONE when that string was never interned (so no object
- * has it). Takes the intern lock: init and PreFilter only.
- */
-uint32_t ks_vol_key_find(uint32_t ns, const char *name);
 
 /* Typed lookups by name (ns: interned namespace of the pod). NULL when absent. PreFilter/init. */
 const struct ks_persistent_volume_claim *ks_vol_find_pvc(const struct ks_vol_index *ix, uint32_t ns,

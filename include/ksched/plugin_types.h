@@ -6,6 +6,45 @@
  * extension points, NULL meaning "not at this point". abi_version comes first and new
  * ops are only ever appended, so an out-of-tree plugin built against an older table keeps
  * working (SQLite's iVersion rule).
+ *
+ * The contract of each op - which thread calls it, whether it runs inside the RCU read
+ * section that holds the cycle's node snapshot, whether it may allocate or block, what it
+ * may do with the cycle state - is written above the op, and summed up here. "Scheduling"
+ * is the one thread that runs scheduling cycles; "workers" are the Filter/Score pool
+ * (engine/workers.c), in which the scheduling thread takes part; "binder" is one of the
+ * binding threads (engine/binder.c), several of which run binding cycles of different pods
+ * at once, concurrently with the scheduling thread's cycles.
+ *
+ *   op                       thread                      RCU   allocates   blocks
+ *   args_parse/print/destroy configuration load           no    yes         no
+ *   init, destroy            start-up / shutdown          no    yes         no
+ *   events_to_register       start-up                     no    no          no
+ *   less, pre_enqueue        any thread that queues pods  no    no          no
+ *   pre_filter               scheduling                   yes   yes         no
+ *   add_pod, remove_pod      scheduling                   yes   yes         no
+ *   filter, filter_nodes     workers, in parallel         yes   no          no
+ *   post_filter              scheduling                   yes   yes         no
+ *   pre_score                scheduling                   yes   yes         no
+ *   score, score_nodes       workers, in parallel         yes   no          no
+ *   normalize_score          scheduling                   yes   no          no
+ *   state_clone              scheduling                   yes   yes         no
+ *   reserve, permit          scheduling                   no    yes         no
+ *   unreserve                scheduling or a binder       no    yes         no
+ *   pre_bind, bind           a binder                     no    yes         yes
+ *   post_bind                a binder                     no    yes         no
+ *
+ * Inside the RCU read section an op reads node records of the snapshot freely and must not
+ * wait for a grace period; locks it takes there are leaves, held briefly. "blocks: no" means
+ * no waiting on I/O, other threads or timers: the op delays every pod behind it.
+ *
+ * Cycle state: each op that receives @cs may keep data in its own slot (cs->slot[i], i its
+ * index in the profile), allocated from cs->arena or owned by the plugin instance; the
+ * framework never frees slot data. The arena is reset when the state is reused, after the
+ * pod's cycles are over (binding done, or the pod handed back to the queue), so slot data
+ * lives from PreFilter through the binding cycle: Reserve, Permit, PreBind, Bind, PostBind
+ * and Unreserve read what PreFilter and PreScore stored. Filter and Score get @cs const
+ * and only read it. add_pod / remove_pod change a clone made through state_clone (nominated
+ * pods, preemption's dry runs), whose arena is freed when the clone is done.
  */
 #ifndef KSCHED_PLUGIN_TYPES_H
 #define KSCHED_PLUGIN_TYPES_H
@@ -64,49 +103,92 @@ struct ks_plugin {
 
     /*
      * The extension points. Every op returns a code (enum ks_code) and, for anything but
-     * Success, fills @st (reasons are interned ids; see status_types.h). Unless said
-     * otherwise ops run on the scheduling thread and may write @cs; none may block.
+     * Success, fills @st (reasons are interned ids; see status_types.h). Each op's context
+     * is in the table at the top of this file.
      */
 
-    /* QueueSort: true when @a must be popped before @b. Any thread, under the queue's rules. */
+    /*
+     * QueueSort: true when @a must be popped before @b. Called by whichever thread adds to
+     * or pops the active queue (event intake, binders requeueing a pod, the scheduling
+     * thread, the backoff flush), possibly concurrently: pure, reads the two pods only, and
+     * assumes no lock held; no allocation, no blocking, no calls into the queue.
+     */
     bool (*less)(void *self, const struct ks_queued_pod *a, const struct ks_queued_pod *b);
 
-    /* PreFilter: compute per-pod state into @cs; may narrow the nodes through @res; Skip skips Filter. */
+    /*
+     * PreFilter: compute per-pod state into @cs; may narrow the nodes through @res; Skip
+     * skips Filter. Scheduling thread, inside the cycle's RCU read section; may allocate
+     * (from cs->arena preferably) and take leaf locks.
+     */
     int (*pre_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st);
-    /* PreFilterExtensions: update the state in @cs as if @other were added to / removed from @node. */
+    /*
+     * PreFilterExtensions: update the state in @cs as if @other were added to / removed from
+     * @node. Scheduling thread, inside the RCU read section, on a clone of the cycle state
+     * (pods nominated to @node before Filter; preemption's dry runs in PostFilter).
+     */
     int (*add_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                    const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
     int (*remove_pod)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       const struct ks_pod *other, const struct ks_node_snap *node, struct ks_status *st);
-    /* Filter: does @pod fit @node? Worker threads, in parallel; reads @cs only; allocation-free. */
+    /*
+     * Filter: does @pod fit @node? Worker threads (the scheduling thread among them), in
+     * parallel, inside the scheduling thread's RCU read section; reads @cs only;
+     * allocation-free, lock-free, never blocks.
+     */
     int (*filter)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                   const struct ks_node_snap *node, struct ks_status *st);
-    /* PostFilter: run when no node fits (preemption); may nominate a node in @res. */
+    /*
+     * PostFilter: run when no node fits (preemption); may nominate a node in @res.
+     * Scheduling thread, inside the RCU read section; may allocate (dry runs). Victims leave
+     * through the framework's evictor, which queues their deletion and does not block.
+     */
     int (*post_filter)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                        const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
                        struct ks_status *st);
-    /* PreScore: per-pod state for Score over the @n feasible @nodes; Skip skips Score. */
+    /*
+     * PreScore: per-pod state for Score over the @n feasible @nodes; Skip skips Score.
+     * Scheduling thread, inside the RCU read section; may allocate.
+     */
     int (*pre_score)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st);
-    /* Score: @node's raw score. Worker threads, in parallel; reads @cs only; allocation-free. */
+    /* Score: @node's raw score. As Filter: workers in parallel, RCU, reads @cs only, allocation-free. */
     int (*score)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                  const struct ks_node_snap *node, int64_t *score, struct ks_status *st);
-    /* NormalizeScore: rescale @scores (parallel to @nodes) into [0, KS_MAX_NODE_SCORE]. */
+    /*
+     * NormalizeScore: rescale @scores (parallel to @nodes) into [0, KS_MAX_NODE_SCORE].
+     * Scheduling thread, inside the RCU read section; allocation-free.
+     */
     int (*normalize_score)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
                            struct ks_status *st);
-    /* Reserve / Unreserve (Unreserve runs in reverse order and must be idempotent). */
+    /*
+     * Reserve: claim what the pod will use on @node before the binding cycle. Scheduling
+     * thread, outside the RCU read section (after the host was chosen); may allocate and take
+     * the plugin's locks.
+     * Unreserve: give back what Reserve claimed; runs in reverse plugin order, must be
+     * idempotent and cannot fail. Called on the scheduling thread when Reserve or Permit
+     * fails, and on a binder thread when the binding cycle fails (Permit rejected or timed
+     * out, PreBind or Bind failed), concurrently with the scheduling thread's cycles for
+     * other pods: state it shares across pods needs the plugin's own lock. Outside RCU.
+     */
     int (*reserve)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                    struct ks_status *st);
     void (*unreserve)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node);
-    /* Permit: Success, Unschedulable, or Wait with *timeout_ns set. */
+    /*
+     * Permit: Success, Unschedulable, or Wait with *timeout_ns set. Scheduling thread,
+     * outside the RCU read section; never waits itself (the binder waits on a Wait).
+     */
     int (*permit)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                   int64_t *timeout_ns, struct ks_status *st);
     /*
-     * PreBind / Bind / PostBind: binding threads; Bind returns Skip to let the next binder act.
-     * PreBind may return Wait after handing cs->bind_wait to whatever ends the wait
-     * (framework_types.h): the binding is parked, no thread blocks.
+     * PreBind / Bind / PostBind: a binder thread, outside the RCU read section, one binding
+     * cycle per pod at a time (binders run different pods' cycles in parallel). PreBind and
+     * Bind may block on the API server (VolumeBinding's PV/PVC updates, DefaultBinder's
+     * Binding POST): that holds up only this binder. PreBind may instead return Wait after
+     * handing cs->bind_wait to whatever ends the wait (framework_types.h): the binding is
+     * parked, no thread blocks. Bind returns Skip to let the next binder plugin act.
+     * PostBind is informational and should not block.
      */
     int (*pre_bind)(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                     struct ks_status *st);
@@ -121,7 +203,8 @@ struct ks_plugin {
      * @arena for a dry run that changes it through add_pod / remove_pod (preemption, pods
      * nominated to a node), as upstream's StateData.Clone(). *dst receives the copy (NULL
      * stays NULL). NULL op: the plugin never changes its data after PreFilter, and the
-     * clone shares @src. Returns 0 or -ENOMEM. Context: scheduling thread; may allocate.
+     * clone shares @src. Returns 0 or -ENOMEM. Context: scheduling thread, inside the RCU
+     * read section; may allocate (from @arena).
      */
     int (*state_clone)(void *self, const void *src, struct ks_arena *arena, void **dst);
 
@@ -146,7 +229,9 @@ struct ks_plugin {
      * pre_enqueue - PreEnqueue: may @pod enter the active queue? Success, or a rejection
      * (UnschedulableAndUnresolvable) with the reason in @st: the pod then waits among the
      * unschedulable pods until an event this plugin registers (events_to_register) lets it
-     * through. Context: any thread, under the queue's lock: pure, no blocking, no queue calls.
+     * through. Context: the thread adding the pod to the queue (event intake, a binder
+     * requeueing it, the flushers), under the queue's lock today: pure, no allocation, no
+     * blocking, no queue calls.
      */
     int (*pre_enqueue)(void *self, const struct ks_pod *pod, struct ks_status *st);
 

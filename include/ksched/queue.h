@@ -294,10 +294,9 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *qp, uin
 
 /*
  * ks_queue_done - the scheduler is finished with an in-flight pod (bound, or skipped):
- * forget it and drop its reference. ks_queued_pod_free(qp) is the same for @qp's queue.
+ * forget it and drop its reference.
  */
 void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *qp);
-void ks_queued_pod_free(struct ks_queued_pod *qp);
 
 /*
  * ks_queue_move_event - MoveAllToActiveOrBackoffQueue for cluster event @ev, which

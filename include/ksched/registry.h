@@ -1,12 +1,12 @@
 /*
  * registry.h - the in-tree plugins, as kube-scheduler's NewInTreeRegistry().
  *
- * KS_INTREE_PLUGIN_MAP lists every in-tree plugin once: the suffix of its ops table
- * (plugins/<suffix>.c exports ks_plugin_<suffix>) and the extension points it implements.
- * The point masks follow upstream's plugins as the framework expands them from MultiPoint
- * (pkg/scheduler/apis/config/testing/defaults: ExpandedPluginsV1); once the ops tables
- * carry extension-point ops the masks can be derived from the non-NULL ops instead, as
- * they already are for plugins added at run time (ks_registry_add(), ks_registry_load()).
+ * KS_INTREE_PLUGIN_MAP lists every in-tree plugin once, by the suffix of its ops table
+ * (plugins/<suffix>.c exports ks_plugin_<suffix>). The extension points a plugin implements
+ * are not listed: they are derived from its non-NULL ops (ks_registry_points()), for in-tree
+ * and added plugins alike, so they match upstream's plugins as the framework expands them
+ * from MultiPoint (pkg/scheduler/apis/config/testing/defaults: ExpandedPluginsV1) as long as
+ * the ops tables do.
  *
  * Names that upstream removed from every version ksched reads (NodeLabel, ServiceAffinity,
  * NodePreferAvoidPods, NodeResourcesLeastAllocated, ...) are not plugins here; the
@@ -20,37 +20,33 @@
 #include "ksched/config_types.h"
 #include "ksched/plugin_types.h"
 
-#define KS_PT_FILTERS (KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER))
-#define KS_PT_SCORES  (KS_EXT_BIT(PRE_SCORE) | KS_EXT_BIT(SCORE))
-
 #define KS_INTREE_PLUGIN_MAP(X)                                                                              \
-    X(scheduling_gates, KS_EXT_BIT(PRE_ENQUEUE))                                                             \
-    X(priority_sort, KS_EXT_BIT(QUEUE_SORT))                                                                 \
-    X(node_unschedulable, KS_EXT_BIT(FILTER))                                                                \
-    X(node_name, KS_EXT_BIT(FILTER))                                                                         \
-    X(taint_toleration, KS_EXT_BIT(FILTER) | KS_PT_SCORES)                                                   \
-    X(node_affinity, KS_PT_FILTERS | KS_PT_SCORES)                                                           \
-    X(node_ports, KS_PT_FILTERS)                                                                             \
-    X(node_resources_fit, KS_PT_FILTERS | KS_PT_SCORES)                                                      \
-    X(volume_restrictions, KS_PT_FILTERS)                                                                    \
-    X(node_volume_limits, KS_PT_FILTERS)                                                                     \
-    X(ebs_limits, KS_PT_FILTERS)                                                                             \
-    X(gce_pd_limits, KS_PT_FILTERS)                                                                          \
-    X(azure_disk_limits, KS_PT_FILTERS)                                                                      \
-    X(cinder_limits, KS_PT_FILTERS)                                                                          \
-    X(volume_binding, KS_PT_FILTERS | KS_PT_SCORES | KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))             \
-    X(volume_zone, KS_PT_FILTERS)                                                                            \
-    X(pod_topology_spread, KS_PT_FILTERS | KS_PT_SCORES)                                                     \
-    X(inter_pod_affinity, KS_PT_FILTERS | KS_PT_SCORES)                                                      \
-    X(default_preemption, KS_EXT_BIT(POST_FILTER))                                                           \
-    X(node_resources_balanced_allocation, KS_PT_SCORES)                                                      \
-    X(image_locality, KS_EXT_BIT(SCORE))                                                                     \
-    X(default_binder, KS_EXT_BIT(BIND))                                                                      \
-    X(selector_spread, KS_PT_SCORES)                                                                         \
-    X(dynamic_resources, KS_EXT_BIT(PRE_ENQUEUE) | KS_PT_FILTERS | KS_EXT_BIT(POST_FILTER) |                 \
-                             KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))
+    X(scheduling_gates)                                                                                      \
+    X(priority_sort)                                                                                         \
+    X(node_unschedulable)                                                                                    \
+    X(node_name)                                                                                             \
+    X(taint_toleration)                                                                                      \
+    X(node_affinity)                                                                                         \
+    X(node_ports)                                                                                            \
+    X(node_resources_fit)                                                                                    \
+    X(volume_restrictions)                                                                                   \
+    X(node_volume_limits)                                                                                    \
+    X(ebs_limits)                                                                                            \
+    X(gce_pd_limits)                                                                                         \
+    X(azure_disk_limits)                                                                                     \
+    X(cinder_limits)                                                                                         \
+    X(volume_binding)                                                                                        \
+    X(volume_zone)                                                                                           \
+    X(pod_topology_spread)                                                                                   \
+    X(inter_pod_affinity)                                                                                    \
+    X(default_preemption)                                                                                    \
+    X(node_resources_balanced_allocation)                                                                    \
+    X(image_locality)                                                                                        \
+    X(default_binder)                                                                                        \
+    X(selector_spread)                                                                                       \
+    X(dynamic_resources)
 
-#define KS_X(suffix, points) extern const struct ks_plugin ks_plugin_##suffix;
+#define KS_X(suffix) extern const struct ks_plugin ks_plugin_##suffix;
 KS_INTREE_PLUGIN_MAP(KS_X)
 #undef KS_X
 
@@ -68,10 +64,12 @@ extern const struct ks_plugin *const ks_registry[];
 const struct ks_plugin *ks_registry_find(const char *name);
 
 /*
- * ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements: the
- * table above for in-tree plugins, derived from the non-NULL ops for any other plugin
- * (less, pre_filter, filter, post_filter, pre_score, score, reserve or unreserve,
- * permit, pre_bind, bind, post_bind). Any thread.
+ * ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements,
+ * derived from its non-NULL ops (pre_enqueue, less, pre_filter, filter, post_filter,
+ * pre_score, score, reserve or unreserve, permit, pre_bind, bind, post_bind). The one
+ * exception is DynamicResources, which has no ops (its feature gate is off in ksched, so it
+ * never rejects a pod) and is given upstream's points so configurations naming it load.
+ * 0 for NULL. Any thread.
  */
 unsigned ks_registry_points(const struct ks_plugin *plugin);
 

@@ -1,7 +1,7 @@
 /*
  * sched_check.h - invariant checks over a running scheduler: where every pod is, that
  * nothing is lost or held twice, that the cache and its snapshot agree, that nominations
- * belong to waiting pods. Used by `ksched soak` (cmd/soak_run.c), its TSan driver and
+ * belong to waiting pods. Used by `ksched soak` (bench/harness/soak_run.c), its TSan driver and
  * unit tests.
  *
  * A violation is reported as one line naming the invariant, the pod or node, and what

@@ -202,12 +202,6 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block);
  */
 uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s);
 
-/* ks_scheduler_flush - run both queue flushes now (backoffQ, then the unschedulable leftovers). */
-void ks_scheduler_flush(struct ks_scheduler *s);
-
-/* ks_scheduler_notify - coarse cluster events (enum ks_cluster_event_kind bits) without objects. */
-void ks_scheduler_notify(struct ks_scheduler *s, unsigned events);
-
 /* ks_scheduler_queue - the scheduling queue (inspection, tests). */
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);
 

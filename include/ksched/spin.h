@@ -11,9 +11,9 @@
  *
  * The yield period matters on a two-core machine, where the worker pool's idle thread and
  * the polling binder share the core the scheduling thread does not use: the one the next
- * job is for waits for the other's yield. Paired SchedulingBasic runs at 5,000 nodes: a
- * yield every 8 polls against every 64, pods/s x1.09 (50,000 nodes: x1.05); every 16
- * is as good as 8, every 2 loses 18% to the system calls.
+ * job is for waits for the other's yield, so a long period (64 polls) delays it, and a
+ * short one (2) spends the core in system calls; 8 is between the two (paired
+ * SchedulingBasic runs).
  *
  * Context: any thread; no allocation, no locks.
  */

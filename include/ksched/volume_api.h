@@ -3,7 +3,7 @@
  * volumes as kube-scheduler does (binder.go BindPodVolumes): the two updates of
  * bindAPIUpdate, and somewhere to wait until the PV controller has finished.
  *
- * `ksched serve` implements it (cmd/serve_volumes.c) and hands it to the scheduler
+ * `ksched serve` implements it (serve/serve_volumes.c) and hands it to the scheduler
  * (ks_scheduler_opts.volume_api, then ks_framework_deps.volume_api); without one (`ksched
  * schedule`, bench, soak) the plugin binds in process. The plugin owns the semantics
  * (which updates, in which order, what "bound" means, every message); the implementation

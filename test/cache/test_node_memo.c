@@ -1,6 +1,6 @@
 /*
  * test_node_memo.c - chunk generations of the snapshot (cache/snapshot.c) and the node
- * memo that skips unchanged chunks (plugins/helper_node_memo.c).
+ * memo that skips unchanged chunks (plugins/helpers/helper_node_memo.c).
  *
  * The memo's update function here keeps a per-position copy of what a count cache would
  * derive from a record (its pod count and requested cpu) and their totals; after every

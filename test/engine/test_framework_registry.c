@@ -55,6 +55,14 @@ static void noop_unreserve(void *self, struct ks_cycle_state *cs, const struct k
     (void)self, (void)cs, (void)pod, (void)node;
 }
 
+static int noop_pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *st)
+{
+    (void)self;
+    (void)pod;
+    (void)st;
+    return KS_SUCCESS;
+}
+
 static void add_fails(const struct ks_plugin *p, const char *want)
 {
     struct ks_error err = {0};
@@ -123,13 +131,71 @@ Test(registry, points_from_ops)
 
     cr_assert_eq(ks_registry_points(&p), KS_EXT_BIT(FILTER) | KS_EXT_BIT(SCORE) | KS_EXT_BIT(RESERVE));
     cr_assert_eq(ks_registry_points(NULL), 0u);
-    /* in-tree plugins keep their table */
+    /* in-tree plugins: from their ops too; DynamicResources, without ops, has upstream's points */
+    cr_assert_eq(ks_registry_points(ks_registry_find("DynamicResources")),
+                 KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) |
+                     KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND));
     cr_assert_eq(ks_registry_points(ks_registry_find("NodeName")), KS_EXT_BIT(FILTER));
     cr_assert_eq(ks_registry_points(&ks_fake_plugins[0]),
                  KS_EXT_BIT(QUEUE_SORT) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) |
                      KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(PRE_SCORE) | KS_EXT_BIT(SCORE) |
                      KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PERMIT) | KS_EXT_BIT(PRE_BIND) | KS_EXT_BIT(BIND) |
                      KS_EXT_BIT(POST_BIND));
+}
+
+Test(registry, pre_enqueue_op_is_the_pre_enqueue_point)
+{
+    static const struct ks_plugin p = {
+        .abi_version = KS_PLUGIN_ABI_VERSION, .name = "Gate", .pre_enqueue = noop_pre_enqueue};
+    cr_assert_eq(ks_registry_points(&p), KS_EXT_BIT(PRE_ENQUEUE));
+}
+
+/* The points every in-tree plugin has upstream (ExpandedPluginsV1), which its ops must give. */
+Test(registry, intree_points_are_upstreams)
+{
+    const unsigned filters = KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER);
+    const unsigned scores = KS_EXT_BIT(PRE_SCORE) | KS_EXT_BIT(SCORE);
+    const struct {
+        const char *name;
+        unsigned points;
+    } want[] = {
+        {"SchedulingGates", KS_EXT_BIT(PRE_ENQUEUE)},
+        {"PrioritySort", KS_EXT_BIT(QUEUE_SORT)},
+        {"NodeUnschedulable", KS_EXT_BIT(FILTER)},
+        {"NodeName", KS_EXT_BIT(FILTER)},
+        {"TaintToleration", KS_EXT_BIT(FILTER) | scores},
+        {"NodeAffinity", filters | scores},
+        {"NodePorts", filters},
+        {"NodeResourcesFit", filters | scores},
+        {"VolumeRestrictions", filters},
+        {"NodeVolumeLimits", filters},
+        {"EBSLimits", filters},
+        {"GCEPDLimits", filters},
+        {"AzureDiskLimits", filters},
+        {"CinderLimits", filters},
+        {"VolumeBinding", filters | scores | KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND)},
+        {"VolumeZone", filters},
+        {"PodTopologySpread", filters | scores},
+        {"InterPodAffinity", filters | scores},
+        {"DefaultPreemption", KS_EXT_BIT(POST_FILTER)},
+        {"NodeResourcesBalancedAllocation", scores},
+        {"ImageLocality", KS_EXT_BIT(SCORE)},
+        {"DefaultBinder", KS_EXT_BIT(BIND)},
+        {"SelectorSpread", scores},
+        {"DynamicResources", KS_EXT_BIT(PRE_ENQUEUE) | filters | KS_EXT_BIT(POST_FILTER) |
+                                 KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND)},
+    };
+    size_t n = 0;
+    for (const struct ks_plugin *const *p = ks_registry; *p; p++)
+        n++;
+    cr_assert_eq(n, sizeof(want) / sizeof(want[0]), "%zu in-tree plugins, %zu expected", n,
+                 sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const struct ks_plugin *p = ks_registry_find(want[i].name);
+        cr_assert_not_null(p, "%s", want[i].name);
+        cr_expect_eq(ks_registry_points(p), want[i].points, "%s: points %#x, want %#x", want[i].name,
+                     ks_registry_points(p), want[i].points);
+    }
 }
 
 Test(registry, config_rejects_a_point_the_plugin_lacks)

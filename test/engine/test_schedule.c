@@ -156,7 +156,7 @@ Test(queue, pops_highest_priority_then_oldest)
         cr_assert_not_null(qp);
         cr_expect_eq(qp->pod, &pods[want[i]], "pop %d", i);
         cr_expect_eq(qp->attempts, 1u);
-        ks_queued_pod_free(qp);
+        ks_queue_done(q, qp);
     }
     cr_expect_null(ks_queue_pop(q, false));
     ks_queue_destroy(q);
@@ -184,7 +184,7 @@ Test(queue, unschedulable_pods_wait_for_their_events)
     cr_assert_eq(ks_queue_add_unschedulable(q, qp, cycle, KS_EVENT_NODE_ADD), 0);
     qp = ks_queue_pop(q, false);
     cr_expect_not_null(qp);
-    ks_queued_pod_free(qp);
+    ks_queue_done(q, qp);
     ks_queue_destroy(q);
 }
 

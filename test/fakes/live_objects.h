@@ -1,6 +1,6 @@
 /*
  * live_objects.h - change a loaded struct ks_objects after plugins indexed it, the way
- * `ksched serve`'s intake does between cycles (cmd/serve_intake.c): the objects join their
+ * `ksched serve`'s intake does between cycles (serve/serve_intake.c): the objects join their
  * kind's vector and the kind's change counter (loader.h, gen) moves.
  *
  * Used by test/plugins/test_live_objects.c and test/stress/stress_live_objects.c.

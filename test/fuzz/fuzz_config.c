@@ -1,7 +1,7 @@
 /*
  * fuzz_config.c - libFuzzer target: a KubeSchedulerConfiguration file through
  * ks_config_load_yaml() (strict decoding, defaulting, plugin args, validation,
- * framework checks: engine/config_*.c) and, when it loads, ks_config_print().
+ * framework checks: config/config_*.c) and, when it loads, ks_config_print().
  *
  * Checked beyond sanitizers: the failure contract of fuzz_common.h, and that the printed
  * effective configuration loads again (what `ksched config --print` shows is a configuration

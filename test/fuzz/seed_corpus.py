@@ -2,7 +2,7 @@
 """seed_corpus.py - (re)build the seed corpora of test/fuzz/corpus/<target>/.
 
 Seeds come from the conformance scenarios (test/conformance), test/data, the config
-tests' inline YAML (test/engine/test_config*.c) and hand-written edge cases. Files are
+tests' inline YAML (test/config/test_config*.c) and hand-written edge cases. Files are
 named seed-<sha1 prefix> so identical inputs collapse; files named crash-* (regressions)
 are never touched. Usage: test/fuzz/seed_corpus.py [SCENARIO_DIR]
 """
@@ -165,7 +165,7 @@ def config():
             text = f.read()
         if is_config(text):
             put("config", text)
-    for p in sorted(glob.glob(os.path.join(ROOT, "test", "engine", "test_config*.c"))):
+    for p in sorted(glob.glob(os.path.join(ROOT, "test", "config", "test_config*.c"))):
         with open(p) as f:
             src = f.read()
         for m in CONCAT.finditer(src):

@@ -1,6 +1,6 @@
 /*
  * test_default_preemption.c - the DefaultPreemption plugin (plugins/default_preemption.c)
- * and the preemption evaluator (plugins/helper_preemption.c).
+ * and the preemption evaluator (engine/preemption.c).
  *
  * Cases from upstream's defaultpreemption/default_preemption_test.go: TestPostFilter (the
  * extender and pod-group rows left out: ksched has neither), TestDryRunPreemption,
@@ -30,7 +30,7 @@
 #include "ksched/loader.h"
 #include "ksched/nominator.h"
 #include "ksched/plugin_args.h"
-#include "ksched/plugin_helpers_preemption.h"
+#include "ksched/preemption.h"
 #include "ksched/rcu.h"
 #include "ksched/registry.h"
 #include "ksched/yaml_tree.h"

@@ -1,5 +1,5 @@
 /*
- * test_helpers.c - the shared plugin helpers (plugins/helper_*.c).
+ * test_helpers.c - the shared plugin helpers (plugins/helpers/helper_*.c).
  *
  * Cases from upstream's helper/normalize_score_test.go (TestDefaultNormalizeScore) and
  * noderesources/requested_to_capacity_ratio_test.go (TestBrokenLinearFunction), plus
@@ -37,6 +37,29 @@ Test(pluginhelpers, upstream_default_normalize_score)
 Test(pluginhelpers, normalize_no_scores)
 {
     ks_default_normalize_score(100, true, NULL, 0);
+}
+
+Test(pluginhelpers, normalize_ops_are_the_default_normalization)
+{
+    int64_t fwd[4] = {1000, 10, 20, 30}, rev[4] = {1000, 10, 20, 30};
+    const int64_t want_fwd[4] = {100, 1, 2, 3}, want_rev[4] = {0, 99, 98, 97};
+    struct ks_status st = {0};
+    cr_assert(eq(int, ks_normalize_score_default(NULL, NULL, NULL, NULL, fwd, 4, &st), KS_SUCCESS));
+    cr_assert(eq(int, ks_normalize_score_reverse(NULL, NULL, NULL, NULL, rev, 4, &st), KS_SUCCESS));
+    for (int i = 0; i < 4; i++) {
+        cr_expect(eq(i64, fwd[i], want_fwd[i]), "default[%d]", i);
+        cr_expect(eq(i64, rev[i], want_rev[i]), "reverse[%d]", i);
+    }
+}
+
+Test(pluginhelpers, status_reject_sets_one_reason)
+{
+    struct ks_status st = {.code = KS_SUCCESS, .plugin = 3, .nreasons = 2};
+    cr_assert(eq(int, ks_status_reject(&st, KS_UNSCHEDULABLE, 42), KS_UNSCHEDULABLE));
+    cr_expect(eq(int, st.code, KS_UNSCHEDULABLE));
+    cr_expect(eq(u16, st.nreasons, 1));
+    cr_expect(eq(u32, st.reasons[0], 42));
+    cr_expect(eq(u16, st.plugin, 3), "the framework stamps the plugin, not the helper");
 }
 
 Test(pluginhelpers, upstream_broken_linear_function)

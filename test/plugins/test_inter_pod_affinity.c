@@ -1,6 +1,6 @@
 /*
  * test_inter_pod_affinity.c - the InterPodAffinity plugin (plugins/inter_pod_affinity.c)
- * and the topology helpers it shares (plugins/helper_topology_pairs.c).
+ * and the topology helpers it shares (plugins/helpers/helper_topology_pairs.c).
  *
  * Ports upstream's interpodaffinity tests with their expectations:
  *  - filtering_test.go: TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes,

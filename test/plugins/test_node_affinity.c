@@ -1,6 +1,6 @@
 /*
  * test_node_affinity.c - the NodeAffinity plugin (plugins/node_affinity.c) and its
- * helper (plugins/helper_node_affinity.c).
+ * helper (plugins/helpers/helper_node_affinity.c).
  *
  * Cases from upstream's nodeaffinity/node_affinity_test.go: TestNodeAffinity (PreFilter
  * status and result, then Filter, with and without PreFilter, with addedAffinity) and

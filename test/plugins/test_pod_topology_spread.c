@@ -1,6 +1,6 @@
 /*
  * test_pod_topology_spread.c - the PodTopologySpread plugin (plugins/pod_topology_spread.c)
- * and the counting helpers it shares (plugins/helper_spread.c).
+ * and the counting helpers it shares (plugins/helpers/helper_spread.c).
  *
  * Cases from upstream's podtopologyspread/filtering_test.go (TestPreFilterState,
  * TestPreFilterStateAddPod, TestPreFilterStateRemovePod, TestSingleConstraint,
@@ -2150,7 +2150,7 @@ static void expect_prefilter_counts(struct env *e, const struct ks_pod *pod, con
 
 /*
  * 800 nodes (four chunks of the snapshot): after one assume, forget or node update the
- * counter walks only the chunk that changed (plugins/helper_node_memo.c), and the counts
+ * counter walks only the chunk that changed (plugins/helpers/helper_node_memo.c), and the counts
  * must follow every change (never the stale value of the skipped chunks).
  */
 Test(podtopologyspread, counts_follow_changes_in_one_chunk_of_many)

@@ -1,6 +1,6 @@
 /*
  * test_volume_binding_api.c - VolumeBinding's PreBind through a volume API (ksched serve's
- * path: plugins/volume_binding.c pre_bind_api, plugins/helper_volumes_bind.c) with a fake
+ * path: plugins/volume_binding.c pre_bind_api, plugins/helpers/helper_volumes_bind.c) with a fake
  * API: the updates in upstream's order at the versions Reserve saw, the flags of
  * GetBindVolumeToClaim, a failed update failing PreBind with the server's message and
  * Unreserve giving the PV back, the wait handed out (KS_WAIT) and ended through the cycle's

@@ -1,7 +1,7 @@
 /*
  * test_volume_limits.c - the in-tree volume limit plugins EBSLimits, GCEPDLimits,
  * AzureDiskLimits and CinderLimits (plugins/{ebs,gce_pd,azure_disk,cinder}_limits.c, shared
- * code in plugins/helper_volumes.c).
+ * code in plugins/helpers/helper_volumes.c).
  *
  * Cases from upstream's nodevolumelimits/non_csi_test.go (TestEphemeralLimits, TestEBSLimits,
  * TestGCEPDLimits, TestAzureDiskLimits, TestGetMaxVols) on the same fixtures: the node's

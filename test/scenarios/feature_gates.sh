@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --feature-gates on the ksched subcommands (engine/features.c): kube-scheduler's syntax,
+# --feature-gates on the ksched subcommands (config/features.c): kube-scheduler's syntax,
 # exit 2 with one message and no output for an unknown gate or a bad value, and the
 # configuration defaults following DefaultPodTopologySpread (v1beta2: SelectorSpread at
 # PreScore and Score with weight 1, PodTopologySpreadArgs defaultingType List).

@@ -1,6 +1,6 @@
 /*
  * test_auth.c - the secure port's delegated authentication and authorization
- * (cmd/serve_auth.c) and their cache (cmd/serve_auth_cache.c): the bearer token as
+ * (serve/serve_auth.c) and their cache (serve/serve_auth_cache.c): the bearer token as
  * upstream reads it, the TokenReview and SubjectAccessReview bodies, upstream's 401/403/500
  * answers, the always-allowed paths and system:masters, and what is cached for how long.
  */

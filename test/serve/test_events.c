@@ -1,8 +1,8 @@
 /*
- * test_events.c - Event series (cmd/serve_events.c) with a fake clock: which Events are
+ * test_events.c - Event series (serve/serve_events.c) with a fake clock: which Events are
  * isomorphic, the POST of the first, the PATCH that makes the second a series, counting
  * without writes, finishSeries and refreshExistingEventSeries, expiry of single Events;
- * and the writer's side (cmd/serve_writer.c): a series PATCH answered 404 creates the
+ * and the writer's side (serve/serve_writer.c): a series PATCH answered 404 creates the
  * Event whole, and a 409 on that create patches again.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * test_flags.c - `ksched serve`'s flags (cmd/serve_flags.c): Go durations, kube-scheduler's
+ * test_flags.c - `ksched serve`'s flags (serve/serve_flags.c): Go durations, kube-scheduler's
  * flag names, and the errors a bad flag gives.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * test_http.c - the probe/metrics endpoint (cmd/serve_http.c, serve_http_request.c): the
+ * test_http.c - the probe/metrics endpoint (serve/serve_http.c, serve_http_request.c): the
  * request head as it is parsed; plain HTTP (GET and HEAD answered by the handler with
  * Content-Length and Connection: close, other methods 405, a free port for ":0"); HTTPS
  * with authentication and authorization in front (upstream's 401/403, probes open, a slow

@@ -1,5 +1,5 @@
 /*
- * test_intake.c - informer events into the scheduler (cmd/serve_intake.c), as
+ * test_intake.c - informer events into the scheduler (serve/serve_intake.c), as
  * eventhandlers.go wires them: what is recorded before the caches sync, nodes and bound
  * pods into the cache, pending pods into the queue, pending -> bound, deletes with and
  * without the object, terminal pods, pods of other schedulers, and the object changes

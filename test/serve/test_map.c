@@ -1,5 +1,5 @@
 /*
- * test_map.c - the string-keyed hash map of cmd/serve.h (cmd/serve_map.c): its hash is
+ * test_map.c - the string-keyed hash map of serve/serve.h (serve/serve_map.c): its hash is
  * 64-bit FNV-1a, and a sweep removes exactly the entries its callback picks, across growth.
  */
 #include <criterion/criterion.h>

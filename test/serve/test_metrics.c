@@ -1,6 +1,6 @@
 /*
  * test_metrics.c - the metrics registry (include/ksched/metrics.h): Prometheus text format
- * 0.0.4 as client_golang writes it; `ksched serve`'s scheduler metrics (cmd/serve_metrics.c);
+ * 0.0.4 as client_golang writes it; `ksched serve`'s scheduler metrics (serve/serve_metrics.c);
  * the engine's families (ksched/metrics_sched.h) recorded by a scheduler over a small cluster.
  */
 #include <criterion/criterion.h>

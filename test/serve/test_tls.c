@@ -1,5 +1,5 @@
 /*
- * test_tls.c - the secure port's certificate (cmd/serve_tls.c): the self-signed pair as
+ * test_tls.c - the secure port's certificate (serve/serve_tls.c): the self-signed pair as
  * client-go makes it (names, validity, key type, chain), given files used (and bad ones
  * refused as bad input), --cert-dir's pair made once and reused, and a changed pair
  * reloaded.

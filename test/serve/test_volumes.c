@@ -1,5 +1,5 @@
 /*
- * test_volumes.c - ksched serve's volume API (cmd/serve_volumes.c) over a fake transport:
+ * test_volumes.c - ksched serve's volume API (serve/serve_volumes.c) over a fake transport:
  * an update GETs the object, sets claimRef / the annotations / the resourceVersion the
  * scheduler saw and PUTs everything else back as the server sent it; failures carry the
  * server's Status message; waits are checked when a wait starts and when the intake

@@ -1,5 +1,5 @@
 /*
- * test_writer.c - what `ksched serve` writes to the API server (cmd/serve_writer.c): the
+ * test_writer.c - what `ksched serve` writes to the API server (serve/serve_writer.c): the
  * Binding, the PodScheduled=False status patch (and when it is skipped), nominations,
  * Events, victim deletions, and the binder's answer to 201 / 409.
  */
@@ -264,7 +264,7 @@ Test(writer, outcomes_become_patches_events_and_deletes)
     cr_expect_eq(find(&r, "PATCH", "/status"), 1, "an unchanged condition is not patched again");
     cr_expect_eq(find(&r, "POST", "/events"), 2, "the same Event again is no new Event...");
     cr_expect_eq(find(&r, "PATCH", "/apis/events.k8s.io/v1/namespaces/prod/events/web-1."), 1,
-                 "...but the first one's series (cmd/serve_events.c)");
+                 "...but the first one's series (serve/serve_events.c)");
 
     /* bound elsewhere than nominated: the nomination is cleared, and Scheduled recorded */
     struct ks_sched_event ok = {.kind = KS_SCHED_SCHEDULED, .pod = seen, .node = ks_intern("n2")};

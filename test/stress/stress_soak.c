@@ -1,5 +1,5 @@
 /*
- * stress_soak.c - the churn soak (cmd/soak_run.c, the code behind `ksched soak`) as a
+ * stress_soak.c - the churn soak (bench/harness/soak_run.c, the code behind `ksched soak`) as a
  * plain driver, so that it also runs under ThreadSanitizer: generator, scheduling thread,
  * binder threads with injected failures and delays, flusher, workers and call_rcu all
  * at once, with the invariant checks every few thousand events.
@@ -9,7 +9,7 @@
  * KSCHED_SOAK_SECONDS (default 30 under TSan, 8 otherwise: the release and ASan builds
  * also run the full `ksched soak` ctest entry). Exit status 1 on any violation.
  */
-#include "../../cmd/soak.h"
+#include "soak.h"
 
 #include "ksched/api.h"
 #include "ksched/rcu.h"

@@ -1,5 +1,5 @@
 /*
- * serve_writer.c - scheduling decisions written to the API server (cmd/serve.h).
+ * serve_writer.c - scheduling decisions written to the API server (serve/serve.h).
  *
  * Mirrors, for v1.22:
  *   - defaultbinder.Bind: POST a v1 Binding to pods/NAME/binding on the binder thread
@@ -17,7 +17,7 @@
  *     "Successfully assigned NS/NAME to NODE"), Preempted on each victim (Normal, action
  *     Preempting, "Preempted by NS/NAME on node NODE"); reportingController is the
  *     profile's schedulerName, reportingInstance "<controller>-<hostname>". Repeated Events
- *     become series as the events library makes them (cmd/serve_events.c): this thread
+ *     become series as the events library makes them (serve/serve_events.c): this thread
  *     ticks the series every finish period, and a series PATCH answered 404 creates the
  *     Event whole (409 on that create: the PATCH again).
  *   - Preemption's victims are DELETEd (v1.22 sets no DisruptionTarget condition).

@@ -9,8 +9,8 @@
  *
  * Context: one thread, configuration load only.
  */
-#ifndef KSCHED_ENGINE_CONFIG_INTERNAL_H
-#define KSCHED_ENGINE_CONFIG_INTERNAL_H
+#ifndef KSCHED_CONFIG_CONFIG_INTERNAL_H
+#define KSCHED_CONFIG_CONFIG_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

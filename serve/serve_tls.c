@@ -1,6 +1,6 @@
 /*
  * serve_tls.c - the serving certificate and TLS settings of `ksched serve`'s secure port
- * (cmd/serve.h), chosen as kube-scheduler chooses them (k8s.io/apiserver
+ * (serve/serve.h), chosen as kube-scheduler chooses them (k8s.io/apiserver
  * pkg/server/options/serving.go MaybeDefaultWithSelfSignedCerts):
  *   1. --tls-cert-file and --tls-private-key-file (the certificate file may carry the
  *      chain after the leaf);

@@ -1,5 +1,5 @@
 /*
- * serve_http.c - the probe and metrics endpoint of `ksched serve` (cmd/serve.h): a small
+ * serve_http.c - the probe and metrics endpoint of `ksched serve` (serve/serve.h): a small
  * HTTP/1.1 server, plain or TLS (OpenSSL), with kube-scheduler's delegated authentication
  * and authorization in front of the handler when it serves the secure port.
  *
@@ -15,7 +15,7 @@
  * bytes (431 past it); one request per connection (Connection: close); no request body is
  * read; when every connection slot is taken, a new connection displaces the oldest one
  * still in its handshake or head, so idle or slow clients cannot lock probes out. Reviews
- * go through their own API client with its own rate limit (see serve_cmd.c). The server
+ * go through their own API client with its own rate limit (see serve_run.c). The server
  * shares nothing with the scheduler but what the handler reads.
  *
  * Connection states: HANDSHAKE (TLS only) -> HEAD -> [AUTH, owned by a worker] -> ANSWER

@@ -1,5 +1,5 @@
 /*
- * serve.h - the parts of `ksched serve` (cmd/serve_*.c), each usable and testable alone.
+ * serve.h - the parts of `ksched serve` (serve/serve_*.c), each usable and testable alone.
  *
  *   serve_intake.c   informer events -> the scheduler, the cache and the live objects
  *                    (kube-scheduler's eventhandlers.go)
@@ -12,7 +12,8 @@
  *   serve_http.c     /healthz, /readyz, /metrics over HTTP or HTTPS (serve_http_request.c:
  *                    the request head; serve_tls.c: the serving certificate; serve_auth.c:
  *                    TokenReview/SubjectAccessReview delegation, serve_auth_cache.c its caches)
- *   serve_cmd.c      flags, start-up, leader election, the scheduling thread, shutdown
+ *   serve_flags.c    the flags (the command, cmd/serve_cmd.c, parses them and calls ks_serve_run)
+ *   serve_run.c      start-up, leader election, the scheduling thread, shutdown
  *
  * Threads: the informer thread (kube.h) only queues events; the intake thread applies
  * them (the scheduler's one event-intake thread, registered with RCU); the scheduling
@@ -20,8 +21,8 @@
  * write (and ticks the Event series); the HTTP thread answers probes and scrapes (its workers wait on the
  * reviews that authenticate and authorize them); the lease thread renews.
  */
-#ifndef KSCHED_CMD_SERVE_H
-#define KSCHED_CMD_SERVE_H
+#ifndef KSCHED_SERVE_SERVE_H
+#define KSCHED_SERVE_SERVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -546,5 +547,15 @@ int ks_serve_parse_args(int argc, char **argv, struct ks_serve_args *a);
 
 /* ks_serve_usage - the usage text. */
 void ks_serve_usage(FILE *out);
+
+/* ---- running (serve_run.c) -------------------------------------------------------------- */
+
+/*
+ * ks_serve_run - serve with the flags @a until SIGTERM/SIGINT (exit status 0), a lost lease
+ * or a failed start (1), or bad input (2: the configuration or the kubeconfig, one line
+ * FILE:LINE: FIELD: MESSAGE on standard error). Blocks every signal in the calling thread
+ * and the threads it starts. Context: the process's main thread, once.
+ */
+int ks_serve_run(const struct ks_serve_args *a);
 
 #endif

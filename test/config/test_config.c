@@ -5,7 +5,7 @@
  */
 #include "config_helpers.h"
 
-#include "../../engine/config_internal.h"
+#include "../../config/config_internal.h"
 #include "ksched/plugin_args.h"
 #include "ksched/registry.h"
 

@@ -1,5 +1,5 @@
 /*
- * serve_events.c - events.k8s.io/v1 Events and their series (cmd/serve.h), as client-go's
+ * serve_events.c - events.k8s.io/v1 Events and their series (serve/serve.h), as client-go's
  * tools/events broadcaster records them for kube-scheduler.
  *
  * Mirrors staging/src/k8s.io/client-go/tools/events (event_recorder.go makeEvent,
@@ -18,7 +18,7 @@
  *     with its count. The caller drives both (ks_event_series_tick).
  *   - A series patch answered 404 (the Event expired or was deleted) creates the Event whole,
  *     series included; that create answered 409 AlreadyExists means it was just created
- *     again, so the patch is retried (the writer does both, cmd/serve_writer.c).
+ *     again, so the patch is retried (the writer does both, serve/serve_writer.c).
  *
  * Deviations: a patch that would write the count the server already has is not sent (the
  * server would write nothing); an Event created again after a 404 carries the note of the

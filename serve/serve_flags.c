@@ -1,5 +1,5 @@
 /*
- * serve_flags.c - the flags of `ksched serve` (cmd/serve.h). Leader-election flags take
+ * serve_flags.c - the flags of `ksched serve` (serve/serve.h). Leader-election flags take
  * kube-scheduler's names (--leader-elect-lease-duration...) as well as the short ones;
  * values may follow as the next argument or after '='. Durations are Go durations.
  * --feature-gates (cmd/feature_gates.c) is applied while parsing, before the

@@ -1,5 +1,5 @@
 /*
- * serve_auth.c - who may read the secure port of `ksched serve` (cmd/serve.h): the
+ * serve_auth.c - who may read the secure port of `ksched serve` (serve/serve.h): the
  * delegated authentication and authorization of kube-scheduler (k8s.io/apiserver
  * pkg/server/options DelegatingAuthenticationOptions/DelegatingAuthorizationOptions, the
  * webhook token authenticator and webhook authorizer, pkg/endpoints/filters).

@@ -1,5 +1,5 @@
 /*
- * serve_map.c - the string-keyed hash map of cmd/serve.h: chained, FNV-1a, doubled when
+ * serve_map.c - the string-keyed hash map of serve/serve.h: chained, FNV-1a, doubled when
  * it holds as many entries as buckets. Used off the hot path only (informer events, the
  * writer's bookkeeping, Event series).
  */

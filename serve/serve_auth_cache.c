@@ -1,6 +1,6 @@
 /*
  * serve_auth_cache.c - the answers of TokenReviews and SubjectAccessReviews kept for a
- * while (cmd/serve.h), as k8s.io/apiserver's token cache and the webhook authorizer's
+ * while (serve/serve.h), as k8s.io/apiserver's token cache and the webhook authorizer's
  * LRU expiring cache keep them.
  *
  * A bounded map from a key to a byte string with an expiry time. Keys are kept only as a

@@ -1,5 +1,5 @@
 /*
- * soak_run.c - the churn soak (cmd/soak.h): a generator that plays the API server and
+ * soak_run.c - the churn soak (bench/harness/soak.h): a generator that plays the API server and
  * the informers against the real scheduler, and checks that nothing is lost.
  *
  * Threads: the caller is the event-intake thread (the generator); one scheduling thread

@@ -1,5 +1,5 @@
 /*
- * serve_metrics.c - kube-scheduler's metrics for `ksched serve` (cmd/serve.h), with the
+ * serve_metrics.c - kube-scheduler's metrics for `ksched serve` (serve/serve.h), with the
  * names, labels, help texts (component-base's stability prefix first) and buckets of
  * pkg/scheduler/metrics/metrics.go:
  *   scheduler_schedule_attempts_total{result,profile}

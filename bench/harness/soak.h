@@ -1,5 +1,5 @@
 /*
- * soak.h - the churn soak of `ksched soak` (cmd/soak_run.c), shared with its TSan
+ * soak.h - the churn soak of `ksched soak` (bench/harness/soak_run.c), shared with its TSan
  * driver (test/stress/stress_soak.c), which links soak_run.c directly.
  *
  * A generator on the calling thread (the event-intake thread) keeps adding, updating
@@ -9,8 +9,8 @@
  * point, bindings drain, and the invariants of ksched/sched_check.h are checked against
  * the generator's own record of every pod. docs/soak.md describes the mix and the checks.
  */
-#ifndef KSCHED_CMD_SOAK_H
-#define KSCHED_CMD_SOAK_H
+#ifndef KSCHED_BENCH_HARNESS_SOAK_H
+#define KSCHED_BENCH_HARNESS_SOAK_H
 
 #include <stdbool.h>
 #include <stdint.h>

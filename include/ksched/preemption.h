@@ -1,5 +1,5 @@
 /*
- * plugin_helpers_preemption.h - the preemption evaluator that PostFilter plugins share.
+ * preemption.h - the preemption evaluator that PostFilter plugins share.
  *
  * Mirrors pkg/scheduler/framework/preemption/preemption.go (Evaluator: DryRunPreemption,
  * SelectCandidate, pickOneNodeForPreemption, prepareCandidate, getLowerPriorityNominatedPods),
@@ -12,8 +12,8 @@
  * RCU read section that holds the snapshot the node records come from. They allocate (dry
  * runs copy node records and cycle states), so none is for the Filter or Score hot path.
  */
-#ifndef KSCHED_PLUGIN_HELPERS_PREEMPTION_H
-#define KSCHED_PLUGIN_HELPERS_PREEMPTION_H
+#ifndef KSCHED_PREEMPTION_H
+#define KSCHED_PREEMPTION_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -50,43 +50,6 @@ static void table_finish(struct ks_vol_table *t)
     t->n = kept;
 }
 
-uint32_t ks_vol_key_find(uint32_t ns, const char *name)
-{
-    if (ns == KS_ID_NONE)
-        return ks_intern_find(name, strlen(name));
-    const char *nss = ks_intern_str(ns);
-    size_t a = strlen(nss), b = strlen(name);
-    char small[256];
-    char *buf = a + b + 2 <= sizeof(small) ? small : malloc(a + b + 2);
-    if (!buf)
-        return KS_ID_NONE;
-    memcpy(buf, nss, a);
-    buf[a] = '/';
-    memcpy(buf + a + 1, name, b);
-    uint32_t id = ks_intern_find(buf, a + b + 1);
-    if (buf != small)
-        free(buf);
-    return id;
-}
-
-/* Intern "@ns/@name" (the cache's PVC key) or @name when @ns is KS_ID_NONE. */
-static uint32_t key_intern(uint32_t ns, const char *name)
-{
-    if (ns == KS_ID_NONE)
-        return ks_intern(name);
-    const char *nss = ks_intern_str(ns);
-    size_t a = strlen(nss), b = strlen(name);
-    char *buf = malloc(a + b + 2);
-    if (!buf)
-        return KS_ID_NONE;
-    memcpy(buf, nss, a);
-    buf[a] = '/';
-    memcpy(buf + a + 1, name, b);
-    uint32_t id = ks_intern_n(buf, a + b + 1);
-    free(buf);
-    return id;
-}
-
 static int table_build(struct ks_vol_table *t, const struct ks_objects *objs, enum ks_kind kind,
                        bool namespaced)
 {
@@ -100,7 +63,7 @@ static int table_build(struct ks_vol_table *t, const struct ks_objects *objs, en
     for (uint32_t i = 0; i < n; i++) {
         /* every kind indexed here starts with its struct ks_object_meta */
         const struct ks_object_meta *m = v->items[i];
-        uint32_t key = key_intern(namespaced ? m->namespace_id : KS_ID_NONE, m->name);
+        uint32_t key = ks_intern_ns_name(namespaced ? m->namespace_id : KS_ID_NONE, m->name);
         if (key == KS_ID_NONE)
             return -ENOMEM;
         t->items[t->n++] = (struct ks_vol_entry){.key = key, .pos = i, .obj = v->items[i]};
@@ -190,17 +153,17 @@ static const void *find_obj(const struct ks_vol_table *t, uint32_t key)
 const struct ks_persistent_volume_claim *ks_vol_find_pvc(const struct ks_vol_index *ix, uint32_t ns,
                                                          const char *name)
 {
-    return find_obj(&ix->pvcs, ks_vol_key_find(ns, name));
+    return find_obj(&ix->pvcs, ks_intern_find_ns_name(ns, name));
 }
 
 const struct ks_persistent_volume *ks_vol_find_pv(const struct ks_vol_index *ix, const char *name)
 {
-    return find_obj(&ix->pvs, ks_vol_key_find(KS_ID_NONE, name));
+    return find_obj(&ix->pvs, ks_intern_find_ns_name(KS_ID_NONE, name));
 }
 
 const struct ks_storage_class *ks_vol_find_class(const struct ks_vol_index *ix, const char *name)
 {
-    return find_obj(&ix->classes, ks_vol_key_find(KS_ID_NONE, name));
+    return find_obj(&ix->classes, ks_intern_find_ns_name(KS_ID_NONE, name));
 }
 
 const struct ks_csi_node *ks_vol_find_csinode(const struct ks_vol_index *ix, uint32_t node_name)
@@ -540,7 +503,7 @@ int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_
         const char *claim = ks_volume_claim_name(v);
         if (!claim)
             continue;
-        uint32_t key = ks_vol_key_find(pod->meta.namespace_id, claim);
+        uint32_t key = ks_intern_find_ns_name(pod->meta.namespace_id, claim);
         const struct ks_vol_entry *e = key == KS_ID_NONE ? NULL : ks_vol_table_find(&p->ix.pvcs, key);
         char msg[1024];
         if (!e) {

@@ -1,6 +1,6 @@
 /*
- * test_config_features.c - kube-scheduler's feature gates (engine/features.c) and the
- * configuration defaults that follow them (engine/config_defaults.c,
+ * test_config_features.c - kube-scheduler's feature gates (config/features.c) and the
+ * configuration defaults that follow them (config/config_defaults.c,
  * plugins/pod_topology_spread.c): with DefaultPodTopologySpread off, v1beta2 and v1beta3
  * default to SelectorSpread at PreScore and at Score with weight 1 (1.22's and 1.23's
  * applyFeatureGates, as kube-scheduler's server_test expects for
@@ -9,7 +9,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "engine/config_helpers.h"
+#include "config/config_helpers.h"
 #include "ksched/features.h"
 #include "ksched/plugin_args.h"
 

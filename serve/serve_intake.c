@@ -1,5 +1,5 @@
 /*
- * serve_intake.c - informer events into the scheduler (cmd/serve.h), as kube-scheduler's
+ * serve_intake.c - informer events into the scheduler (serve/serve.h), as kube-scheduler's
  * pkg/scheduler/eventhandlers.go wires its informers:
  *   - Node add/update/delete -> the cache (ks_scheduler_node_event), which takes the node
  *     over; `nodes` remembers the object the cache holds for each name, because the cache

@@ -1,5 +1,5 @@
 /*
- * serve_http_request.c - reading an HTTP/1.x request head (cmd/serve.h) for the probe and
+ * serve_http_request.c - reading an HTTP/1.x request head (serve/serve.h) for the probe and
  * metrics endpoint: the request line (method, target, version), the target's path
  * percent-decoded as Go's net/url gives it to kube-scheduler's handlers (query cut off;
  * origin form "/p" or absolute form "http://host/p"), and the Authorization header.

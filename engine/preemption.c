@@ -1,5 +1,6 @@
 /*
- * helper_preemption.c - the preemption evaluator shared by PostFilter plugins.
+ * preemption.c - the framework's preemption evaluator, which PostFilter plugins call
+ * (include/ksched/preemption.h).
  *
  * Mirrors pkg/scheduler/framework/preemption/preemption.go (DryRunPreemption,
  * SelectCandidate, pickOneNodeForPreemption, prepareCandidate, getLowerPriorityNominatedPods),
@@ -17,7 +18,8 @@
  * scratch memory never outlive the dry run; candidates and failure statuses live in the
  * result's arena. Nominated pods are held by a reference while a node is tried.
  */
-#include "ksched/plugin_helpers_preemption.h"
+#include "ksched/preemption.h"
+#include "scheduler_internal.h"
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -28,9 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The engine's FitError.Error() (engine/fit_error.c), reused for preemption's own FitError. */
-char *ks__fit_error_message(const struct ks_diagnosis *d);
 
 /* ---- pod order ----------------------------------------------------------------------------------- */
 

@@ -1,18 +1,19 @@
 /*
- * bench.h - the parts of `ksched bench` shared between its files.
+ * bench.h - the harness behind `ksched bench` (bench/harness/bench_*.c; the command,
+ * cmd/bench_cmd.c, parses the flags).
  *
  * bench_workload.c reads a workload file (bench/workloads/NAME.yaml, modelled on
  * kube-scheduler's scheduler_perf performance-config.yaml: a workloadTemplate of opcodes,
  * named pod and node templates that are v1 objects, and sized workloads that bind the
  * template's $params); bench_cluster.c builds the generated cluster and the objects the
  * templates describe; bench_stats.c holds the latency histogram and the process's
- * resource figures; bench_cmd.c runs the opcodes through the real scheduler and reports.
+ * resource figures; bench_run.c runs the opcodes through the real scheduler and reports.
  *
  * Context: everything here runs on the command's main thread, except the event callback
- * in bench_cmd.c (binder threads).
+ * in bench_run.c (binder threads).
  */
-#ifndef KSCHED_CMD_BENCH_H
-#define KSCHED_CMD_BENCH_H
+#ifndef KSCHED_BENCH_HARNESS_BENCH_H
+#define KSCHED_BENCH_HARNESS_BENCH_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -166,5 +167,29 @@ uint64_t ks_bench_peak_rss(void);
 
 /* ks_bench_rss - current resident set size in bytes (/proc/self/statm), 0 when unknown. */
 uint64_t ks_bench_rss(void);
+
+/* ---- the run (bench_run.c) ------------------------------------------------------------------ */
+
+/* `ksched bench`'s flags (cmd/bench_cmd.c parses them; its usage text says what each means). */
+struct ks_bench_args {
+    const char *workload;
+    const char *config;
+    const char *size;
+    uint32_t nodes;
+    int64_t pods, existing;
+    uint32_t parallelism, binders;
+    bool have_nodes, seeded, json, check, quiet, list;
+    uint64_t seed;
+};
+
+/*
+ * ks_bench_run - run what @a asks for: with list and no workload the workloads' names, with
+ * list the workload's sizes, else the workload at its size, reported on standard output
+ * (progress on standard error). @argv0 locates bench/workloads/ (ks_bench_workload_find).
+ * Returns the exit status: 0, 1 (a failure, or --check found a problem), 2 (bad input, with
+ * one FILE:LINE: FIELD: MESSAGE line or a usage message on standard error).
+ * Context: the process's main thread, which becomes the scheduling thread.
+ */
+int ks_bench_run(const struct ks_bench_args *a, const char *argv0);
 
 #endif

@@ -1,0 +1,804 @@
+/*
+ * bench_run.c - what `ksched bench` runs once its flags are parsed (bench.h ks_bench_run;
+ * the command, cmd/bench_cmd.c, parses them and lists every flag): `--list`, or one workload.
+ *
+ * Runs one workload (bench/workloads/NAME.yaml, see bench_workload.c) the way
+ * scheduler_perf does, through the real pipeline: a generated cluster handed to the
+ * scheduler as node events (the cache takes the nodes), the unmeasured pods scheduled to
+ * completion, then the measured pods added to the queue and
+ * scheduled by ks_scheduler_schedule_one() with parallel Filter/Score workers, RCU
+ * snapshots and the asynchronous binder threads confirming each pod into the cache.
+ *
+ * Measured: from just before the first measured pod enters the queue until the last
+ * measured pod is bound (its Scheduled event, sent by a binder thread after the cache took
+ * the pod): pods/s; every scheduling cycle of the measured phase timed around
+ * ks_scheduler_schedule_one() into a log-linear histogram (p50/p90/p99); CPU time of the
+ * process over the window (getrusage: all threads, so 2.0 means two cores busy); peak RSS
+ * of the whole run, and the resident bytes the cluster (nodes, cache, first snapshot)
+ * added, per node. Cycles that ks_scheduler_run_until_idle() runs after the queue first
+ * ran dry (pods a binding or an event sent back) count towards pods/s but are not timed
+ * one by one: their number is reported as untimed_cycles.
+ *
+ * Objects: every pod of every op is decoded before anything runs (so the event callback,
+ * which binder threads call, reads a pod table that never changes), nodes are generated
+ * when their op runs. Pods are never freed before the scheduler and the cache are gone.
+ * The churn op creates and deletes its node and pod through the scheduler's events between
+ * two timed cycles, every intervalPods cycles.
+ *
+ * Context: the main thread is the scheduling thread and the only event source; the event
+ * callback runs on binder threads (and the scheduling thread) and touches only atomics.
+ */
+#include "bench.h"
+
+#include "ksched/api.h"
+#include "ksched/cache.h"
+#include "ksched/config.h"
+#include "ksched/intern.h"
+#include "ksched/json_write.h"
+#include "ksched/queue.h"
+#include "ksched/rcu.h"
+#include "ksched/scheduler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Outcome of one pod, as its last event said. */
+enum pod_state {
+    POD_PENDING,
+    POD_BOUND,
+    POD_UNSCHEDULABLE,
+    POD_PREEMPTED,
+    POD_ERROR,
+};
+
+struct bench_pod {
+    struct ks_pod *pod;
+    uint32_t op;             /* index of the op that created it */
+    _Atomic uint8_t state;   /* enum pod_state */
+    _Atomic uint32_t node;   /* the node it was bound to */
+    _Atomic uint32_t events; /* Unschedulable events: attempts that failed */
+};
+
+struct bench_run {
+    struct ks_bench_args a;
+    const struct ks_bench_workload *w;
+    const struct ks_bench_size *size;
+    struct ks_cache *cache;
+    struct ks_scheduler *s;
+    /* the engine records its metrics as under `ksched serve`, so the figures include their cost */
+    struct ks_metrics *reg;
+    struct ks_sched_metrics *metrics;
+
+    struct bench_pod *pods;
+    uint32_t npods;
+    uint32_t *op_first, *op_count;  /* per op: its pods in pods[] */
+    const struct bench_pod **index; /* open addressing by pod pointer, NULL when empty */
+    uint32_t index_mask;
+
+    uint32_t measured_op;
+    uint32_t nmeasured;
+    uint32_t nodes_total; /* nodes in the cache after every createNodes op */
+    uint32_t next_node;   /* generated node names: node-<i> */
+
+    /* written by the event callback (binder and scheduling threads), read by the main thread */
+    _Atomic uint32_t measured_bound;
+    _Atomic int64_t last_bound_ns;
+    _Atomic bool measuring;
+
+    /* results */
+    struct ks_hist hist;
+    int64_t t0, t_end, t_idle; /* window start, last measured bind, queue idle */
+    int64_t cpu_ns;
+    uint64_t cycles, untimed_cycles;
+    uint64_t cluster_bytes;
+    uint32_t churn_steps;
+    bool tty;
+};
+
+/* ---- the pod table ------------------------------------------------------------------------------ */
+
+static uint32_t ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    return (uint32_t)((x * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static int index_build(struct bench_run *r)
+{
+    uint32_t cap = 16;
+    while (cap < 2 * r->npods)
+        cap *= 2;
+    if (!(r->index = calloc(cap, sizeof(*r->index))))
+        return -ENOMEM;
+    r->index_mask = cap - 1;
+    for (uint32_t i = 0; i < r->npods; i++) {
+        uint32_t h = ptr_hash(r->pods[i].pod) & r->index_mask;
+        while (r->index[h])
+            h = (h + 1) & r->index_mask;
+        r->index[h] = &r->pods[i];
+    }
+    return 0;
+}
+
+static struct bench_pod *index_find(const struct bench_run *r, const struct ks_pod *pod)
+{
+    for (uint32_t h = ptr_hash(pod) & r->index_mask; r->index[h]; h = (h + 1) & r->index_mask) {
+        if (r->index[h]->pod == pod)
+            return (struct bench_pod *)r->index[h];
+    }
+    return NULL;
+}
+
+/* Scheduler events (binder threads, and the scheduling thread for failures; serialised by the scheduler). */
+static void on_event(void *ctx, const struct ks_sched_event *ev)
+{
+    struct bench_run *r = ctx;
+    struct bench_pod *bp = index_find(r, ev->pod);
+    if (!bp)
+        return;
+    switch (ev->kind) {
+    case KS_SCHED_SCHEDULED:
+        atomic_store_explicit(&bp->node, ev->node, memory_order_relaxed);
+        atomic_store_explicit(&bp->state, POD_BOUND, memory_order_relaxed);
+        if (bp->op == r->measured_op && atomic_load_explicit(&r->measuring, memory_order_relaxed)) {
+            atomic_store_explicit(&r->last_bound_ns, ks_bench_now_ns(), memory_order_relaxed);
+            atomic_fetch_add_explicit(&r->measured_bound, 1, memory_order_relaxed);
+        }
+        break;
+    case KS_SCHED_UNSCHEDULABLE:
+        atomic_fetch_add_explicit(&bp->events, 1, memory_order_relaxed);
+        atomic_store_explicit(&bp->state, POD_UNSCHEDULABLE, memory_order_relaxed);
+        break;
+    case KS_SCHED_PREEMPTED:
+        atomic_store_explicit(&bp->state, POD_PREEMPTED, memory_order_relaxed);
+        break;
+    case KS_SCHED_ERROR:
+        atomic_store_explicit(&bp->state, POD_ERROR, memory_order_relaxed);
+        break;
+    case KS_SCHED_NOMINATED:
+        break;
+    }
+}
+
+/* ---- progress ------------------------------------------------------------------------------------ */
+
+static void progress(struct bench_run *r, const char *phase, uint64_t done, uint64_t total, int64_t t0)
+{
+    if (!r->tty || r->a.quiet)
+        return;
+    enum { WIDTH = 30 };
+    uint32_t fill = total ? (uint32_t)(done * WIDTH / total) : 0;
+    char bar[WIDTH + 1];
+    for (uint32_t i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[WIDTH] = '\0';
+    double secs = (double)(ks_bench_now_ns() - t0) / 1e9;
+    fprintf(stderr, "\r%-8s [%s] %" PRIu64 "/%" PRIu64 " %8.0f/s\033[K", phase, bar, done, total,
+            secs > 0 ? (double)done / secs : 0.0);
+    fflush(stderr);
+}
+
+static void progress_done(struct bench_run *r)
+{
+    if (r->tty && !r->a.quiet) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
+/* ---- profiling -------------------------------------------------------------------------------------- */
+
+/*
+ * Under `perf record --control fifo:CTL,ACK -D -1` (perf/flamegraph.sh sets KSCHED_PERF_CTL and
+ * KSCHED_PERF_ACK to the two fifos), record only the measured phase: write "enable" before the
+ * first measured pod is queued and "disable" once the queue is idle, each acknowledged by perf.
+ */
+static void perf_ctl(const char *cmd)
+{
+    const char *ctl = getenv("KSCHED_PERF_CTL"), *ack = getenv("KSCHED_PERF_ACK");
+    char buf[16];
+    if (!ctl || !*ctl)
+        return;
+    int fd = open(ctl, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, cmd, strlen(cmd));
+    close(fd);
+    if (w > 0 && ack && *ack && (fd = open(ack, O_RDONLY | O_CLOEXEC)) >= 0) {
+        if (read(fd, buf, sizeof(buf)) < 0)
+            buf[0] = '\0';
+        close(fd);
+    }
+}
+
+/* ---- ops ------------------------------------------------------------------------------------------- */
+
+static int64_t op_count(const struct bench_run *r, const struct ks_bench_op *op)
+{
+    if (!op->count_param)
+        return op->count;
+    if (strcmp(op->count_param, "initNodes") == 0)
+        return r->a.nodes;
+    if (strcmp(op->count_param, "measurePods") == 0 && r->a.pods >= 0)
+        return r->a.pods;
+    if (strcmp(op->count_param, "initPods") == 0 && r->a.existing >= 0)
+        return r->a.existing;
+    return ks_bench_param(r->size, op->count_param, -1);
+}
+
+/* Churn steps the measured phase can reach: one every interval_pods cycles, with slack for retries. */
+static uint32_t churn_creates(const struct bench_run *r, const struct ks_bench_op *op)
+{
+    uint64_t cycles = (uint64_t)r->nmeasured * 2 + 16;
+    return (uint32_t)(cycles / op->interval_pods / 2 + 1);
+}
+
+static int fail_input(const struct ks_error *err)
+{
+    char msg[KS_ERROR_FILE_MAX + KS_ERROR_FIELD_MAX + KS_ERROR_MSG_MAX + 32];
+    ks_error_format(err, msg, sizeof(msg));
+    fprintf(stderr, "ksched bench: %s\n", msg);
+    return -EINVAL;
+}
+
+/* Decode every pod of every op (and the churn pods) before anything runs. */
+static int decode_pods(struct bench_run *r)
+{
+    const struct ks_bench_workload *w = r->w;
+    uint64_t total = 0;
+    struct ks_error err = {0};
+    char name[256];
+
+    if (!(r->op_first = calloc(w->nops, sizeof(*r->op_first))) ||
+        !(r->op_count = calloc(w->nops, sizeof(*r->op_count))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < w->nops; i++) {
+        const struct ks_bench_op *op = &w->ops[i];
+        if (op->collect_metrics) {
+            r->measured_op = i;
+            int64_t n = op_count(r, op);
+            r->nmeasured = n > 0 ? (uint32_t)n : 0;
+        }
+    }
+    for (uint32_t i = 0; i < w->nops; i++) {
+        const struct ks_bench_op *op = &w->ops[i];
+        int64_t n = op->code == KS_BENCH_CREATE_PODS ? op_count(r, op)
+                    : op->code == KS_BENCH_CHURN     ? (int64_t)churn_creates(r, op) * op->number
+                                                     : 0;
+        if (n < 0) {
+            fprintf(stderr, "ksched bench: %s:%d: size %s does not define $%s\n", w->file, op->line,
+                    r->size->name, op->count_param);
+            return -EINVAL;
+        }
+        r->op_count[i] = (uint32_t)n;
+        total += (uint64_t)n;
+    }
+    if (total > UINT32_MAX / 4 || !(r->pods = calloc(total ? total : 1, sizeof(*r->pods))))
+        return -ENOMEM;
+    int64_t t0 = ks_bench_now_ns();
+    for (uint32_t i = 0; i < w->nops; i++) {
+        const struct ks_bench_op *op = &w->ops[i];
+        const char *prefix = op->pod_template ? ks_bench_template_prefix(op->pod_template, "pod-") : "";
+        r->op_first[i] = r->npods;
+        for (uint32_t k = 0; k < r->op_count[i]; k++) {
+            struct bench_pod *bp = &r->pods[r->npods];
+            if (op->code == KS_BENCH_CHURN)
+                snprintf(name, sizeof(name), "%schurn-%u", prefix, k);
+            else
+                snprintf(name, sizeof(name), "%s%u-%u", prefix, i, k);
+            int rc = ks_bench_pod(op->pod_template, w->file, name, op->namespace, &bp->pod, &err);
+            if (rc == -EINVAL)
+                return fail_input(&err);
+            if (rc < 0)
+                return rc;
+            bp->op = i;
+            r->npods++;
+            if ((r->npods & 4095) == 0)
+                progress(r, "decode", r->npods, total, t0);
+        }
+    }
+    progress_done(r);
+    return index_build(r);
+}
+
+/*
+ * Add @n generated (or templated) nodes through the scheduler's node events (the cache
+ * takes them, the queue hears Node/Add); each one is also stored in @out when given.
+ */
+static int create_nodes(struct bench_run *r, const struct ks_bench_op *op, uint32_t n, const char *prefix,
+                        struct ks_node **out)
+{
+    struct ks_error err = {0};
+    char name[128];
+    int64_t t0 = ks_bench_now_ns();
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = r->next_node++;
+        struct ks_node *node = NULL;
+        snprintf(name, sizeof(name), "%s%u", prefix, id);
+        if (op->node_template) {
+            int rc = ks_bench_node_from(op->node_template, r->w->file, name, &node, &err);
+            if (rc == -EINVAL)
+                return fail_input(&err);
+            if (rc < 0)
+                return rc;
+        } else if (!(node = ks_bench_node(name, id, op))) {
+            return -ENOMEM;
+        }
+        int rc = ks_scheduler_node_event(r->s, NULL, node);
+        if (rc < 0) {
+            fprintf(stderr, "ksched bench: adding node %s: %s\n", node->meta.name, strerror(-rc));
+            ks_node_destroy(node);
+            return rc;
+        }
+        if (out)
+            out[i] = node;
+        if ((i & 4095) == 4095)
+            progress(r, "nodes", i + 1, n, t0);
+    }
+    progress_done(r);
+    r->nodes_total += n;
+    return 0;
+}
+
+static int queue_pods(struct bench_run *r, uint32_t op)
+{
+    for (uint32_t k = 0; k < r->op_count[op]; k++) {
+        int rc = ks_scheduler_add_pod(r->s, r->pods[r->op_first[op] + k].pod);
+        if (rc != 0) {
+            fprintf(stderr, "ksched bench: %s\n",
+                    rc > 0 ? "no profile serves the pods' schedulerName" : strerror(-rc));
+            return rc > 0 ? -EINVAL : rc;
+        }
+    }
+    return 0;
+}
+
+/* The unmeasured pods of @op, scheduled to completion. */
+static int create_pods(struct bench_run *r, uint32_t op)
+{
+    int rc = queue_pods(r, op);
+    if (rc < 0)
+        return rc;
+    int64_t t0 = ks_bench_now_ns();
+    uint64_t n = 0;
+    while (ks_scheduler_schedule_one(r->s, false)) {
+        if ((++n & 1023) == 0)
+            progress(r, "init", n, r->op_count[op], t0);
+    }
+    ks_scheduler_run_until_idle(r->s);
+    progress_done(r);
+    return 0;
+}
+
+/* State of the churn op (mode recreate): its objects exist, or not, and how many steps ran. */
+struct churn {
+    const struct ks_bench_op *op;
+    uint32_t opi;
+    uint32_t creates; /* create steps done (pods used: creates * number) */
+    bool alive;
+    struct ks_node **nodes; /* the op's nodes while alive (the cache owns them) */
+};
+
+/*
+ * One churn step: create the op's nodes and pods, or delete the ones the previous step
+ * created, through the scheduler's events as an informer would deliver them.
+ */
+static int churn_step(struct bench_run *r, struct churn *c)
+{
+    const struct ks_bench_op *op = c->op;
+    uint32_t base = r->op_first[c->opi] + (c->creates - (c->alive ? 1 : 0)) * op->number;
+    int rc;
+
+    if (c->alive) {
+        for (uint32_t i = 0; i < op->number; i++) {
+            /* a pod in flight or already gone (its node deleted first) needs nothing more */
+            ks_scheduler_delete_pod(r->s, r->pods[base + i].pod);
+            if ((rc = ks_scheduler_node_event(r->s, c->nodes[i], NULL)) < 0)
+                return rc;
+        }
+        c->alive = false;
+    } else {
+        if (c->creates >= churn_creates(r, op))
+            return 0;
+        rc = create_nodes(r, op, op->number, "churn-node-", c->nodes);
+        r->nodes_total -= op->number; /* churn nodes are not part of the cluster's size */
+        if (rc < 0)
+            return rc;
+        for (uint32_t i = 0; i < op->number; i++) {
+            if ((rc = ks_scheduler_add_pod(r->s, r->pods[base + i].pod)) < 0)
+                return rc;
+        }
+        c->creates++;
+        c->alive = true;
+    }
+    r->churn_steps++;
+    return 0;
+}
+
+/* The measured pods: queue them all, then time every scheduling cycle until the queue is idle. */
+static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
+{
+    uint32_t total = r->op_count[op];
+    perf_ctl("enable\n");
+    int64_t cpu0 = ks_bench_cpu_ns();
+    r->t0 = ks_bench_now_ns();
+    atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
+    int rc = queue_pods(r, op);
+    if (rc < 0)
+        return rc;
+    int64_t next_report = r->t0;
+    for (;;) {
+        int64_t a = ks_bench_now_ns();
+        int got = ks_scheduler_schedule_one(r->s, false);
+        int64_t b = ks_bench_now_ns();
+        if (!got)
+            break;
+        ks_hist_record(&r->hist, (uint64_t)(b - a));
+        r->cycles++;
+        if (churn && r->cycles % churn->op->interval_pods == 0 && (rc = churn_step(r, churn)) < 0)
+            return rc;
+        if ((r->cycles & 255) == 0 && b >= next_report) {
+            progress(r, "measure", atomic_load_explicit(&r->measured_bound, memory_order_relaxed), total,
+                     r->t0);
+            next_report = b + 50 * 1000 * 1000;
+        }
+    }
+    /* bindings still in flight, and whatever they or events sent back to the queue */
+    r->untimed_cycles = ks_scheduler_run_until_idle(r->s);
+    int64_t end = ks_bench_now_ns();
+    atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
+    r->cpu_ns = ks_bench_cpu_ns() - cpu0;
+    int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
+    r->t_end = atomic_load_explicit(&r->measured_bound, memory_order_relaxed) && last > r->t0 ? last : end;
+    r->t_idle = end;
+    perf_ctl("disable\n");
+    progress_done(r);
+    return 0;
+}
+
+/* ---- checks (--check) -------------------------------------------------------------------------------- */
+
+static const char *const state_names[] = {"pending", "bound", "unschedulable", "preempted", "failed"};
+
+/* Every pod ended as its op expects, and no node holds more than it can. Returns the number of problems. */
+static uint32_t check(struct bench_run *r)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        uint32_t count[5] = {0};
+        const struct bench_pod *example[5] = {0};
+        for (uint32_t k = 0; k < r->op_count[i]; k++) {
+            const struct bench_pod *bp = &r->pods[r->op_first[i] + k];
+            uint8_t st = atomic_load_explicit(&bp->state, memory_order_relaxed);
+            count[st]++;
+            if (!example[st])
+                example[st] = bp;
+        }
+        if (op->code == KS_BENCH_CHURN)
+            continue; /* churn pods come and go; their outcome is not the benchmark's subject */
+        bool ok = count[POD_ERROR] == 0 && count[POD_PENDING] == 0;
+        if (op->expect == KS_BENCH_EXPECT_BOUND)
+            ok = ok && count[POD_BOUND] == r->op_count[i];
+        else if (op->expect == KS_BENCH_EXPECT_UNSCHEDULABLE)
+            ok = ok && count[POD_UNSCHEDULABLE] == r->op_count[i];
+        if (ok)
+            continue;
+        bad++;
+        fprintf(stderr, "ksched bench: check: %s:%d: %u pods:", r->w->file, op->line, r->op_count[i]);
+        for (int st = 0; st < 5; st++) {
+            if (count[st])
+                fprintf(stderr, " %u %s (e.g. %s/%s)", count[st], state_names[st],
+                        ks_intern_str(example[st]->pod->meta.namespace_id), example[st]->pod->meta.name);
+        }
+        fprintf(stderr, "; expected all %s\n",
+                op->expect == KS_BENCH_EXPECT_BOUND           ? "bound"
+                : op->expect == KS_BENCH_EXPECT_UNSCHEDULABLE ? "unschedulable"
+                                                              : "bound, unschedulable or preempted");
+    }
+    /* no node may be overcommitted, whichever plugins ran */
+    ks_cache_refresh(r->cache);
+    ks_rcu_read_lock();
+    const struct ks_snapshot *snap = ks_cache_snapshot(r->cache);
+    uint64_t placed = 0;
+    for (uint32_t i = 0; i < snap->nnodes; i++) {
+        const struct ks_node_snap *n = ks_snapshot_node(snap, i);
+        placed += n->npods;
+        if (n->req_milli_cpu > n->alloc_milli_cpu || n->req_memory > n->alloc_memory ||
+            (int64_t)n->npods > (int64_t)n->alloc_pods) {
+            if (bad++ < 10)
+                fprintf(stderr,
+                        "ksched bench: check: node %s overcommitted: cpu %" PRId64 "/%" PRId64
+                        "m, memory %" PRId64 "/%" PRId64 ", pods %u/%d\n",
+                        ks_intern_str(n->name), n->req_milli_cpu, n->alloc_milli_cpu, n->req_memory,
+                        n->alloc_memory, n->npods, n->alloc_pods);
+        }
+    }
+    /* every pod the events call bound is on its node, unless that node was deleted (churn) */
+    uint64_t bound = 0;
+    for (uint32_t k = 0; k < r->npods; k++) {
+        const struct bench_pod *bp = &r->pods[k];
+        if (atomic_load_explicit(&bp->state, memory_order_relaxed) == POD_BOUND &&
+            ks_snapshot_find(snap, atomic_load_explicit(&bp->node, memory_order_relaxed)))
+            bound++;
+    }
+    ks_rcu_read_unlock();
+    if (placed != bound) {
+        bad++;
+        fprintf(stderr,
+                "ksched bench: check: %" PRIu64 " pods bound to existing nodes, %" PRIu64
+                " in the snapshot\n",
+                bound, placed);
+    }
+    return bad;
+}
+
+/* ---- output ----------------------------------------------------------------------------------------------
+ */
+
+struct bench_result {
+    uint32_t bound, unschedulable, failed;
+    uint64_t rejections; /* Unschedulable events of the measured pods: failed attempts, retried or not */
+    double seconds, pods_per_second, cpu_cores;
+    uint64_t p50, p90, p99, max, peak_rss;
+};
+
+static void summarise(const struct bench_run *r, struct bench_result *o)
+{
+    uint32_t first = r->op_first[r->measured_op];
+    memset(o, 0, sizeof(*o));
+    for (uint32_t k = 0; k < r->op_count[r->measured_op]; k++) {
+        uint8_t st = atomic_load_explicit(&r->pods[first + k].state, memory_order_relaxed);
+        o->bound += st == POD_BOUND;
+        o->unschedulable += st == POD_UNSCHEDULABLE;
+        o->failed += st == POD_ERROR;
+        o->rejections += atomic_load_explicit(&r->pods[first + k].events, memory_order_relaxed);
+    }
+    uint32_t measured_bound = atomic_load_explicit(&r->measured_bound, memory_order_relaxed);
+    o->seconds = (double)(r->t_end - r->t0) / 1e9;
+    o->pods_per_second = o->seconds > 0 ? measured_bound / o->seconds : 0;
+    double window = (double)(r->t_idle - r->t0) / 1e9;
+    o->cpu_cores = window > 0 ? (double)r->cpu_ns / 1e9 / window : 0;
+    o->p50 = ks_hist_quantile(&r->hist, 0.50);
+    o->p90 = ks_hist_quantile(&r->hist, 0.90);
+    o->p99 = ks_hist_quantile(&r->hist, 0.99);
+    o->max = r->hist.max;
+    o->peak_rss = ks_bench_peak_rss();
+}
+
+static void human_duration(char *buf, size_t len, uint64_t ns)
+{
+    if (ns < 10000)
+        snprintf(buf, len, "%.2f µs", (double)ns / 1e3);
+    else if (ns < 10000000)
+        snprintf(buf, len, "%.0f µs", (double)ns / 1e3);
+    else
+        snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+}
+
+static void print_human(const struct bench_run *r, const struct bench_result *o)
+{
+    char p50[32], p90[32], p99[32], max[32];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    human_duration(p50, sizeof(p50), o->p50);
+    human_duration(p90, sizeof(p90), o->p90);
+    human_duration(p99, sizeof(p99), o->p99);
+    human_duration(max, sizeof(max), o->max);
+    printf("%s (size %s): %u nodes, %u measured pods\n", r->w->name, r->size->name, r->nodes_total,
+           r->op_count[r->measured_op]);
+    printf("  bound %u, unschedulable %u, failed %u in %.1f ms: %.0f pods/s\n", o->bound, o->unschedulable,
+           o->failed, o->seconds * 1e3, o->pods_per_second);
+    printf("  scheduling cycle: p50 %s, p90 %s, p99 %s, max %s over %" PRIu64 " cycles", p50, p90, p99, max,
+           r->cycles);
+    if (r->untimed_cycles)
+        printf(" (+%" PRIu64 " untimed)", r->untimed_cycles);
+    if (o->rejections)
+        printf(", %" PRIu64 " attempts rejected", o->rejections);
+    printf("\n  memory: peak RSS %.1f MB, %.0f bytes per node\n", (double)o->peak_rss / 1e6,
+           r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
+    printf("  cpu: %.2f cores busy (%.0f%% of %ld)\n", o->cpu_cores,
+           cores > 0 ? 100 * o->cpu_cores / cores : 0.0, cores);
+    if (r->churn_steps)
+        printf("  churn: %u steps\n", r->churn_steps);
+}
+
+static void print_json(const struct bench_run *r, const struct bench_result *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    fputs("{\"workload\":", stdout);
+    ks_json_write_cstr(stdout, r->w->name);
+    fputs(",\"size\":", stdout);
+    ks_json_write_cstr(stdout, r->size->name);
+    printf(",\"nodes\":%u,\"pods\":%u,\"existing_pods\":%" PRId64
+           ",\"bound\":%u,\"unschedulable\":%u,\"failed\":%u",
+           r->nodes_total, r->op_count[r->measured_op],
+           r->a.existing >= 0 ? r->a.existing : ks_bench_param(r->size, "initPods", 0), o->bound,
+           o->unschedulable, o->failed);
+    printf(",\"seconds\":%.6f,\"pods_per_second\":%.1f", o->seconds, o->pods_per_second);
+    printf(",\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f}", o->p50 / 1e3,
+           o->p90 / 1e3, o->p99 / 1e3, o->max / 1e3);
+    printf(",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"rejections\":%" PRIu64, r->cycles,
+           r->untimed_cycles, o->rejections);
+    printf(",\"peak_rss_bytes\":%" PRIu64 ",\"bytes_per_node\":%.0f", o->peak_rss,
+           r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
+    printf(",\"cpu_cores\":%.3f,\"cpu_utilisation\":%.3f,\"online_cores\":%ld", o->cpu_cores,
+           cores > 0 ? o->cpu_cores / cores : 0.0, cores);
+    if (r->a.seeded)
+        printf(",\"seed\":%" PRIu64, r->a.seed);
+    printf("}\n");
+}
+
+/* ---- the run ----------------------------------------------------------------------------------------- */
+
+/* The size run without --nodes or --size: the first labelled "performance", else the first. */
+static const struct ks_bench_size *default_size(const struct ks_bench_workload *w)
+{
+    for (uint32_t i = 0; i < w->nsizes; i++) {
+        for (uint32_t l = 0; l < w->sizes[i].nlabels; l++) {
+            if (strcmp(w->sizes[i].labels[l], "performance") == 0)
+                return &w->sizes[i];
+        }
+    }
+    return &w->sizes[0];
+}
+
+/* Run every op of the workload in order. */
+static int run_ops(struct bench_run *r)
+{
+    struct churn churn = {0};
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        switch (op->code) {
+        case KS_BENCH_CREATE_NODES: {
+            int64_t n = op_count(r, op);
+            if (n < 0) {
+                fprintf(stderr, "ksched bench: %s:%d: size %s does not define $%s\n", r->w->file, op->line,
+                        r->size->name, op->count_param);
+                rc = -EINVAL;
+                break;
+            }
+            uint64_t before = ks_bench_rss();
+            if ((rc = create_nodes(r, op, (uint32_t)n, "node-", NULL)) < 0 ||
+                (rc = ks_cache_refresh(r->cache)) < 0)
+                break;
+            rc = 0;
+            uint64_t after = ks_bench_rss();
+            r->cluster_bytes += after > before ? after - before : 0;
+            break;
+        }
+        case KS_BENCH_CREATE_PODS:
+            rc = op->collect_metrics ? measure(r, i, churn.op ? &churn : NULL) : create_pods(r, i);
+            break;
+        case KS_BENCH_CHURN:
+            free(churn.nodes);
+            churn = (struct churn){.op = op, .opi = i};
+            if (!(churn.nodes = calloc(op->number, sizeof(*churn.nodes))))
+                rc = -ENOMEM;
+            break;
+        }
+    }
+    free(churn.nodes);
+    return rc;
+}
+
+int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
+{
+    struct bench_run r = {.a = *a, .measured_op = UINT32_MAX};
+    struct ks_error err = {0};
+    struct ks_bench_workload *w = NULL;
+    struct ks_config *cfg = NULL;
+    char *path = NULL;
+    int status = 1, rc;
+
+    if (r.a.list && !r.a.workload) {
+        ks_bench_workload_list(stdout, argv0);
+        return 0;
+    }
+    if (!(path = ks_bench_workload_find(r.a.workload, argv0)))
+        goto out;
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "ksched bench: no workload \"%s\" (%s); `ksched bench --list` shows them\n",
+                r.a.workload, path);
+        status = 2;
+        goto out;
+    }
+    rc = ks_bench_workload_load(path, &w, &err);
+    if (rc == 0)
+        rc = r.a.config ? ks_config_load_file(r.a.config, &cfg, &err) : ks_config_load_default(&cfg);
+    if (rc < 0) {
+        if (err.set)
+            fail_input(&err);
+        else
+            fprintf(stderr, "ksched bench: %s\n", strerror(-rc));
+        status = rc == -ENOMEM ? 1 : 2;
+        goto out;
+    }
+    r.w = w;
+    if (r.a.list) {
+        /* the workload's sizes: name, initNodes, labels */
+        for (uint32_t i = 0; i < w->nsizes; i++) {
+            printf("%s %" PRId64, w->sizes[i].name, ks_bench_param(&w->sizes[i], "initNodes", 0));
+            for (uint32_t l = 0; l < w->sizes[i].nlabels; l++)
+                printf("%c%s", l ? ',' : ' ', w->sizes[i].labels[l]);
+            printf("\n");
+        }
+        status = 0;
+        goto out;
+    }
+    if (r.a.size) {
+        for (uint32_t i = 0; i < w->nsizes && !r.size; i++)
+            r.size = strcmp(w->sizes[i].name, r.a.size) == 0 ? &w->sizes[i] : NULL;
+        if (!r.size) {
+            fprintf(stderr, "ksched bench: workload %s has no size \"%s\" (--list shows them)\n", w->name,
+                    r.a.size);
+            status = 2;
+            goto out;
+        }
+        if (!r.a.have_nodes)
+            r.a.nodes = (uint32_t)ks_bench_param(r.size, "initNodes", 0);
+    } else {
+        if (!r.a.have_nodes)
+            r.a.nodes = (uint32_t)ks_bench_param(default_size(w), "initNodes", 0);
+        r.size = ks_bench_size_for(w, r.a.nodes);
+    }
+    r.tty = isatty(STDERR_FILENO);
+
+    struct ks_scheduler_opts opts = {
+        .config = cfg,
+        .parallelism = r.a.parallelism,
+        .binders = r.a.binders,
+        .seed = r.a.seed,
+        .seeded = r.a.seeded,
+        .on_event = on_event,
+        .ctx = &r,
+    };
+    if ((rc = ks_metrics_create(&r.reg)) < 0 || (rc = ks_sched_metrics_create(r.reg, &r.metrics)) < 0)
+        rc = -ENOMEM;
+    opts.metrics = r.metrics;
+    if (rc < 0 || (rc = decode_pods(&r)) < 0 || (rc = ks_cache_create(0, &r.cache)) < 0 ||
+        (rc = ks_scheduler_create(&opts, r.cache, &r.s, &err)) < 0) {
+        if (err.set)
+            fail_input(&err);
+        else if (rc != -EINVAL)
+            fprintf(stderr, "ksched bench: %s\n", strerror(-rc));
+        status = rc == -EINVAL ? 2 : 1;
+        goto out;
+    }
+    if ((rc = run_ops(&r)) < 0) {
+        if (rc != -EINVAL)
+            fprintf(stderr, "ksched bench: %s\n", strerror(-rc));
+        status = rc == -EINVAL ? 2 : 1;
+        goto out;
+    }
+    struct bench_result res;
+    summarise(&r, &res);
+    print_human(&r, &res);
+    if (r.a.json)
+        print_json(&r, &res);
+    fflush(stdout);
+    status = 0;
+    if (r.a.check && check(&r) > 0)
+        status = 1;
+out:
+    ks_scheduler_destroy(r.s);
+    ks_sched_metrics_destroy(r.metrics);
+    ks_metrics_destroy(r.reg);
+    ks_cache_destroy(r.cache);
+    for (uint32_t i = 0; i < r.npods; i++)
+        ks_pod_put(r.pods[i].pod);
+    free(r.pods);
+    free(r.index);
+    free(r.op_first);
+    free(r.op_count);
+    ks_config_destroy(cfg);
+    ks_bench_workload_destroy(w);
+    free(path);
+    return status;
+}
