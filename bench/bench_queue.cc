@@ -4,20 +4,20 @@
 //   BM_ActiveQ_LockFree   the Lindén-Jonsson skiplist (queue/activeq.c)
 //   BM_ActiveQ_MutexHeap  a binary heap under one mutex (the interim queue's design)
 //
-// The threads play the roles they have in the scheduler: consumers (the scheduling loop:
-// with 2 threads one consumer using ks_activeq_pop_sc, with 4 two using pop_mc) and
-// producers (event and binder threads adding pods with ks_activeq_push_mp), half and
-// half. A popped pod goes back to the producers through a ring and comes back as a new
-// arrival (a fresh queue timestamp, a priority drawn again), so pushes and pops are as
-// many and the queue holds 10,000 pods (less what is in the ring, at most 1,024). With one
-// thread it pops and pushes in turn. Priorities come from four classes, most pods in the lowest, as
-// clusters use PriorityClasses; within a class the queue is FIFO, so arrivals mostly go
-// behind the pods already waiting while pops take the front.
+// The threads play the roles they have in the scheduler: one consumer (the scheduling
+// loop, ks_activeq_pop_sc) and the rest producers (the informer, binder-failure and flusher
+// threads adding pods with ks_activeq_push_mp): 1 consumer and 1 or 3 producers. A popped
+// pod goes back to the producers through a ring and comes back as a new arrival (a fresh
+// queue timestamp, a priority drawn again), so pushes and pops are as many and the queue
+// holds 10,000 pods (less what is in the ring, at most 1,024). With one thread it pops and
+// pushes in turn. Priorities come from four classes, most pods in the lowest, as clusters
+// use PriorityClasses; within a class the queue is FIFO, so arrivals mostly go behind the
+// pods already waiting while pops take the front.
 //
 // items_per_second counts pushes and pops, all threads together, over wall-clock time; the
 // mutex heap runs the same roles, ring included.
-// BM_ActiveQ_LockFreeMC / BM_ActiveQ_MutexHeapMC are the paper's own setting: every
-// thread pops (pop_mc) and pushes in turn.
+// BM_ActiveQ_LockFreeMC / BM_ActiveQ_MutexHeapMC are the mixed case, the paper's own
+// setting: every thread pops (pop_mc) and pushes in turn.
 extern "C" {
 #include "ksched/queue.h"
 }
@@ -158,25 +158,26 @@ template <typename Q> struct Shared {
     Ring *ring = nullptr;
 };
 
-// The loop of one thread. One thread pops and pushes in turn. Otherwise the first half of
-// the threads are consumers and the rest producers, one operation per iteration each, so
-// every thread does as much: a consumer waits for room in the ring, a producer for a pod.
+// The loop of one thread. One thread pops and pushes in turn. Otherwise thread 0 is the
+// consumer and pops one pod per producer each iteration, and each producer pushes one, so
+// pops and pushes are as many: the consumer waits for room in the ring, a producer for a pod.
 template <typename Q, typename Ops> void run(benchmark::State &state, Shared<Q> &sh, Ops ops)
 {
     const int t = state.thread_index(), n = state.threads();
-    const bool consumer = t < n / 2, single = n / 2 == 1;
     uint64_t rng = 0x2545F4914F6CDD1Dull * static_cast<uint64_t>(t + 1);
     for (auto _ : state) {
         if (n == 1) {
-            ks_queued_pod *qp = ops.pop(sh.queue, true);
+            ks_queued_pod *qp = ops.pop(sh.queue);
             as_new_arrival(sh.pods, qp, t, &rng);
             ops.push(sh.queue, qp);
-        } else if (consumer) {
-            ks_queued_pod *qp;
-            while (!(qp = ops.pop(sh.queue, single)))
-                std::this_thread::yield();
-            while (!sh.ring->put(qp))
-                std::this_thread::yield();
+        } else if (t == 0) {
+            for (int k = 1; k < n; k++) {
+                ks_queued_pod *qp;
+                while (!(qp = ops.pop(sh.queue)))
+                    std::this_thread::yield();
+                while (!sh.ring->put(qp))
+                    std::this_thread::yield();
+            }
         } else {
             ks_queued_pod *qp;
             while (!(qp = sh.ring->get()))
@@ -185,16 +186,21 @@ template <typename Q, typename Ops> void run(benchmark::State &state, Shared<Q> 
             ops.push(sh.queue, qp);
         }
     }
-    state.SetItemsProcessed(state.iterations() * (n == 1 ? 2 : 1));
+    state.SetItemsProcessed(state.iterations() * (n == 1 ? 2 : t == 0 ? n - 1 : 1));
 }
 
 // ---- lock-free ---------------------------------------------------------------------------------
 
 struct LockFreeOps {
-    // the one consumer pops with pop_sc; two or more with pop_mc
-    static ks_queued_pod *pop(ks_activeq *q, bool single)
+    // the one consumer pops with pop_sc
+    static ks_queued_pod *pop(ks_activeq *q)
     {
-        return single ? ks_activeq_pop_sc(q, false) : ks_activeq_pop_mc(q);
+        return ks_activeq_pop_sc(q, false);
+    }
+    // every thread pops (the mixed case) with pop_mc
+    static ks_queued_pod *pop_any(ks_activeq *q)
+    {
+        return ks_activeq_pop_mc(q);
     }
     static void push(ks_activeq *q, ks_queued_pod *qp)
     {
@@ -237,7 +243,11 @@ struct HeapQueue {
 };
 
 struct HeapOps {
-    static ks_queued_pod *pop(HeapQueue *q, bool)
+    static ks_queued_pod *pop_any(HeapQueue *q)
+    {
+        return pop(q);
+    }
+    static ks_queued_pod *pop(HeapQueue *q)
     {
         std::lock_guard<std::mutex> g(q->lock);
         if (q->heap.empty())
@@ -282,7 +292,7 @@ template <typename Q, typename Ops> void run_symmetric(benchmark::State &state, 
 {
     uint64_t rng = 0x2545F4914F6CDD1Dull * static_cast<uint64_t>(state.thread_index() + 1);
     for (auto _ : state) {
-        ks_queued_pod *qp = ops.pop(sh.queue, false);
+        ks_queued_pod *qp = ops.pop_any(sh.queue);
         if (!qp)
             std::abort(); // 10,000 held, at most 4 in flight
         as_new_arrival(sh.pods, qp, state.thread_index(), &rng);

@@ -4,22 +4,25 @@
  *
  * ks_rcu_barrier() is ours rather than urcu_memb_barrier(): liburcu's barrier hands
  * memory between threads through its own uninstrumented queues, which ThreadSanitizer
- * reports as races inside the library. A count of pending callbacks under a mutex gives
- * the same guarantee ("every callback queued before the call has run") in terms TSan
- * understands, at the cost of one uncontended lock per retired object.
+ * reports as races inside the library. An atomic count of pending callbacks gives the
+ * same guarantee ("every callback queued before the call has run") in terms TSan
+ * understands. ks_rcu_call() only increments it (it never blocks: liburcu's enqueue is
+ * wait-free); the callback that brings it to zero takes the barrier's mutex to wake a
+ * waiter, on liburcu's call_rcu thread.
  */
 #include "ksched/rcu.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #ifdef KS_TSAN
 char ks_rcu_grace_token;
 #endif
 
-static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pending_done = PTHREAD_COND_INITIALIZER;
-static unsigned long pending; /* callbacks queued and not yet run; guarded by pending_lock */
+static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t barrier_done = PTHREAD_COND_INITIALIZER;
+static atomic_ulong pending; /* callbacks queued and not yet run */
 
 static void trampoline(struct rcu_head *head)
 {
@@ -29,26 +32,29 @@ static void trampoline(struct rcu_head *head)
     /* the grace period has elapsed: every read section that could see the object ended */
     KS_TSAN_ACQUIRE(&ks_rcu_grace_token);
     h->fn(h);
-    pthread_mutex_lock(&pending_lock);
-    if (--pending == 0)
-        pthread_cond_broadcast(&pending_done);
-    pthread_mutex_unlock(&pending_lock);
+    /* release: what fn did happens before the barrier's caller returns (its acquire load) */
+    if (atomic_fetch_sub_explicit(&pending, 1, memory_order_release) == 1) {
+        /* under the lock: a barrier between its check and its wait cannot miss the broadcast */
+        pthread_mutex_lock(&barrier_lock);
+        pthread_cond_broadcast(&barrier_done);
+        pthread_mutex_unlock(&barrier_lock);
+    }
 }
 
 void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
 {
     head->fn = fn;
     KS_TSAN_RELEASE(head);
-    pthread_mutex_lock(&pending_lock);
-    pending++;
-    pthread_mutex_unlock(&pending_lock);
+    /* relaxed: the callback's decrement follows this increment through liburcu's queue */
+    atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
     urcu_memb_call_rcu(&head->head, trampoline);
 }
 
 void ks_rcu_barrier(void)
 {
-    pthread_mutex_lock(&pending_lock);
-    while (pending)
-        pthread_cond_wait(&pending_done, &pending_lock);
-    pthread_mutex_unlock(&pending_lock);
+    pthread_mutex_lock(&barrier_lock);
+    /* acquire: pairs with the callbacks' release decrements */
+    while (atomic_load_explicit(&pending, memory_order_acquire))
+        pthread_cond_wait(&barrier_done, &barrier_lock);
+    pthread_mutex_unlock(&barrier_lock);
 }

@@ -43,8 +43,9 @@
  *     word; a producer that links a node and sees `waiting` bumps the word and wakes it.
  *
  * Memory: nodes keep what the traversals read (the key, the claim word, the tower) in
- * their first cache line and the bookkeeping in front of it. Nodes up to POOL_HEIGHT
- * levels are recycled through a pool instead of freed (see pool_take). Reclamation is RCU
+ * their first cache line and the bookkeeping in front of it. Nodes are recycled through a
+ * pool per size instead of freed (see the node pools): push allocates only while the
+ * queue holds more entries than it ever did. Reclamation is RCU
  * (liburcu memb, ksched/rcu.h): every traversal runs inside a read section, retired
  * batches are handed to ks_rcu_call, and after the grace period `release` tells the owner
  * that the entry's struct is no longer referenced. Every pointer a reader follows is
@@ -71,8 +72,8 @@
 #define AQ_MAX_LEVEL 20
 /* Pops a thread makes between two attempts to unlink the deleted prefix (~ the paper's BoundOffset). */
 #define AQ_RESTRUCTURE_EVERY 128
-/* Nodes up to this height (94% of them) are recycled through the node pool. */
-#define AQ_POOL_HEIGHT 4
+/* Nodes up to this height (94% of them) are short: the others are allocated AQ_MAX_LEVEL high. */
+#define AQ_SHORT_HEIGHT 4
 /* The hint packs the queue's generation above the 48 bits of a user-space pointer. */
 #define GEN_SHIFT 48
 
@@ -85,21 +86,23 @@ struct aq_node {
     struct ks_queued_pod key; /* immutable copy the comparison reads */
     _Atomic uint32_t claim;   /* AQ_LIVE -> AQ_TAKEN (popped) or AQ_DEAD (removed) */
     _Atomic bool inserting;   /* the tower is still being linked */
-    bool pooled;              /* allocated with POOL_HEIGHT levels: recycled, not freed */
+    uint8_t size;             /* enum aq_size: the tower it was allocated with */
     uint16_t height;
     _Atomic uintptr_t next[]; /* next[0] low bit: the successor is deleted */
 };
+
+/* Node sizes: a tower of AQ_SHORT_HEIGHT levels, or of AQ_MAX_LEVEL. Each has its pool. */
+enum aq_size { AQ_SHORT, AQ_TALL, AQ_SIZES };
 
 /* The cold part, in front of the hot one: read by the winner of `claim`, the reclaimer and the pool. */
 struct aq_cold {
     struct ks_queued_pod *qp; /* the live entry */
     struct ks_activeq_handle *handle;
     struct ks_activeq *aq;
-    struct aq_node *retired_next; /* next poolable node of the same retired batch, or of the pool */
-    struct aq_node *tall_next;    /* next too-tall node of the same retired batch */
-    struct aq_node *batch_first;  /* the batch's carrier only: its poolable chain, first and last */
-    struct aq_node *batch_last;
-    struct aq_node *batch_tall; /* the batch's carrier only: its chain of nodes too tall for the pool */
+    struct aq_node *retired_next; /* next node of its size in the same retired batch, or in the pool */
+    /* the batch's carrier only: its chain of nodes of each size, first and last */
+    struct aq_node *batch_first[AQ_SIZES];
+    struct aq_node *batch_last[AQ_SIZES];
     struct ks_rcu_head rcu;
 };
 
@@ -177,40 +180,45 @@ static uint32_t random_height(void)
     return h > AQ_MAX_LEVEL ? AQ_MAX_LEVEL : h;
 }
 
-/* ---- the node pool ------------------------------------------------------------------------------ */
+/* ---- the node pools ----------------------------------------------------------------------------- */
 
 /*
- * Push allocates and reclamation frees a node per entry, on different threads: recycling
- * the short nodes keeps the allocator and its cross-thread frees off both paths.
- * Reclaimed nodes are pushed onto one global stack a batch at a time (a CAS: safe for any
- * number of pushers); an allocating thread takes the whole stack at once (an exchange, so
- * there is no ABA) into its own cache, which goes back to the stack when the thread exits.
+ * Push would allocate and reclamation free a node per entry, on different threads: the
+ * nodes are recycled instead, through one pool per size, so once the queue has held its
+ * largest number of entries neither path calls the allocator. Reclaimed nodes are pushed
+ * onto a pool's global stack a batch at a time (a CAS: safe for any number of pushers); an
+ * allocating thread takes the whole stack at once (an exchange, so there is no ABA) into
+ * its own cache, which goes back to the stack when the thread exits. Pooled nodes live as
+ * long as the process.
  */
-static _Atomic(struct aq_node *) pool;
-static _Thread_local struct aq_node *pool_cache;
+static _Atomic(struct aq_node *) pool[AQ_SIZES];
+static _Thread_local struct aq_node *pool_cache[AQ_SIZES];
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
-static void pool_give(struct aq_node *first, struct aq_node *last)
+static void pool_give(enum aq_size size, struct aq_node *first, struct aq_node *last)
 {
     /* relaxed load: the CAS below orders it */
-    struct aq_node *top = atomic_load_explicit(&pool, memory_order_relaxed);
+    struct aq_node *top = atomic_load_explicit(&pool[size], memory_order_relaxed);
     do
         cold(last)->retired_next = top;
     /* release: the chain's links (and everything written to the nodes) come with it */
-    while (!atomic_compare_exchange_weak_explicit(&pool, &top, first, memory_order_release,
+    while (!atomic_compare_exchange_weak_explicit(&pool[size], &top, first, memory_order_release,
                                                   memory_order_relaxed));
 }
 
-/* pthread key destructor: the exiting thread's cache goes back to the pool (its TLS is still there). */
+/* pthread key destructor: the exiting thread's caches go back to the pools (its TLS is still there). */
 static void pool_thread_exit(void *arg)
 {
-    struct aq_node **cache = arg, *first = *cache, *last = first;
-    while (last && cold(last)->retired_next)
-        last = cold(last)->retired_next;
-    if (first)
-        pool_give(first, last);
-    *cache = NULL;
+    struct aq_node **cache = arg;
+    for (int size = 0; size < AQ_SIZES; size++) {
+        struct aq_node *first = cache[size], *last = first;
+        while (last && cold(last)->retired_next)
+            last = cold(last)->retired_next;
+        if (first)
+            pool_give((enum aq_size)size, first, last);
+        cache[size] = NULL;
+    }
 }
 
 static void pool_init(void)
@@ -218,43 +226,45 @@ static void pool_init(void)
     pthread_key_create(&pool_key, pool_thread_exit);
 }
 
-static struct aq_node *pool_take(void)
+static struct aq_node *pool_take(enum aq_size size)
 {
     static _Thread_local bool keyed;
-    struct aq_node *n = pool_cache;
+    struct aq_node *n = pool_cache[size];
     if (!n) {
         /* acquire: pairs with the release in pool_give(); the nodes are this thread's now */
-        n = atomic_exchange_explicit(&pool, NULL, memory_order_acquire);
+        n = atomic_exchange_explicit(&pool[size], NULL, memory_order_acquire);
         if (!n)
             return NULL;
         if (!keyed) {
             pthread_once(&pool_once, pool_init);
-            pthread_setspecific(pool_key, &pool_cache);
+            pthread_setspecific(pool_key, pool_cache);
             keyed = true;
         }
     }
-    pool_cache = cold(n)->retired_next;
+    struct aq_node *next = pool_cache[size] = cold(n)->retired_next;
     /* pooled nodes are cold: fetch the next one's lines now, for the next push */
-    if (pool_cache) {
-        __builtin_prefetch(cold(pool_cache), 1);
-        __builtin_prefetch(pool_cache, 1);
+    if (next) {
+        __builtin_prefetch(cold(next), 1);
+        __builtin_prefetch(next, 1);
     }
     return n;
 }
 
+/* A node @height levels high: from its size's pool, or allocated when the pool is empty. */
 static struct aq_node *node_new(struct ks_activeq *aq, uint32_t height)
 {
-    bool pooled = height <= AQ_POOL_HEIGHT;
-    struct aq_node *n = pooled ? pool_take() : NULL;
+    enum aq_size size = height <= AQ_SHORT_HEIGHT ? AQ_SHORT : AQ_TALL;
+    struct aq_node *n = pool_take(size);
     if (!n) {
-        size_t size = COLD_SIZE + sizeof(*n) + (pooled ? AQ_POOL_HEIGHT : height) * sizeof(n->next[0]);
-        char *block = aligned_alloc(64, (size + 63) / 64 * 64);
+        size_t bytes =
+            COLD_SIZE + sizeof(*n) + (size == AQ_SHORT ? AQ_SHORT_HEIGHT : AQ_MAX_LEVEL) * sizeof(n->next[0]);
+        char *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
         if (!block)
             return NULL;
         n = (struct aq_node *)(block + COLD_SIZE);
     }
     *cold(n) = (struct aq_cold){.aq = aq};
-    n->pooled = pooled;
+    n->size = (uint8_t)size;
     n->height = (uint16_t)height;
     atomic_init(&n->claim, AQ_LIVE);
     atomic_init(&n->inserting, false);
@@ -263,9 +273,10 @@ static struct aq_node *node_new(struct ks_activeq *aq, uint32_t height)
     return n;
 }
 
-static void node_free(struct aq_node *n)
+/* @n back to its pool (a node no reader can reach). */
+static void node_put(struct aq_node *n)
 {
-    free((char *)n - COLD_SIZE);
+    pool_give((enum aq_size)n->size, n, n);
 }
 
 /* The entry is gone for good: tell the owner. */
@@ -305,12 +316,12 @@ int ks_activeq_create(ks_queue_less_fn less, const void *less_ctx, ks_activeq_re
     atomic_init(&aq->waiting, 0);
     atomic_init(&aq->closed, false);
     aq->head = node_new(aq, AQ_MAX_LEVEL);
-    aq->tail = node_new(aq, AQ_MAX_LEVEL); /* not pooled: freed with the queue */
+    aq->tail = node_new(aq, AQ_MAX_LEVEL);
     if (!aq->head || !aq->tail) {
         if (aq->head)
-            node_free(aq->head);
+            node_put(aq->head);
         if (aq->tail)
-            node_free(aq->tail);
+            node_put(aq->tail);
         free(aq);
         return -ENOMEM;
     }
@@ -329,14 +340,11 @@ void ks_activeq_destroy(struct ks_activeq *aq)
     while (n != aq->tail) {
         struct aq_node *next = ref(atomic_load_explicit(&n->next[0], memory_order_acquire));
         release_node(n);
-        if (n->pooled)
-            pool_give(n, n);
-        else
-            node_free(n);
+        node_put(n);
         n = next;
     }
-    node_free(aq->head);
-    node_free(aq->tail);
+    node_put(aq->head);
+    node_put(aq->tail);
     free(aq);
 }
 
@@ -467,61 +475,55 @@ static bool claim(struct aq_node *n)
 
 /*
  * A grace period after retire(): every node of the batch is unreachable for every reader.
- * Without a release callback the poolable nodes go back as the chain retire() built,
- * without touching them again.
+ * Without a release callback the nodes go back to their pools as the chains retire()
+ * built, without touching them again.
  */
 static void reclaim_batch(struct ks_rcu_head *h)
 {
     const struct aq_cold *carrier = cold(node_of_rcu(h));
-    struct aq_node *first = carrier->batch_first, *last = carrier->batch_last, *tall = carrier->batch_tall;
+    struct aq_node *first[AQ_SIZES], *last[AQ_SIZES];
     const struct ks_activeq *aq = carrier->aq;
 
-    /* nothing of the carrier is read below: it is one of the nodes pooled or freed */
-    if (aq->release) {
-        for (struct aq_node *n = first; n; n = n == last ? NULL : cold(n)->retired_next)
-            release_node(n);
-        for (struct aq_node *n = tall; n; n = cold(n)->tall_next)
-            release_node(n);
+    /* nothing of the carrier is read below: it is one of the nodes pooled */
+    for (int size = 0; size < AQ_SIZES; size++) {
+        first[size] = carrier->batch_first[size];
+        last[size] = carrier->batch_last[size];
     }
-    while (tall) {
-        struct aq_node *next = cold(tall)->tall_next;
-        node_free(tall);
-        tall = next;
+    for (int size = 0; size < AQ_SIZES; size++) {
+        for (struct aq_node *n = first[size]; aq->release && n;
+             n = n == last[size] ? NULL : cold(n)->retired_next)
+            release_node(n);
+        if (first[size])
+            pool_give((enum aq_size)size, first[size], last[size]);
     }
-    if (first)
-        pool_give(first, last);
 }
 
 /*
  * Retire the unlinked nodes from @first up to @stop (exclusive) as one batch carried by
- * @first: the poolable ones chained in order through retired_next, the others through
- * tall_next, so the reclaimer pools the chain without walking it.
+ * @first: the nodes of each size chained in order through retired_next, so the reclaimer
+ * pools each chain without walking it.
  */
 static void retire(struct aq_node *first, struct aq_node *stop)
 {
-    struct aq_node *pool_first = NULL, *pool_last = NULL, *tall = NULL;
+    struct aq_node *head[AQ_SIZES] = {NULL}, *tail[AQ_SIZES] = {NULL};
     if (first == stop)
         return;
     for (struct aq_node *n = first; n != stop;) {
         /* acquire: the next pointers of deleted nodes are final (marked) */
         struct aq_node *next = ref(atomic_load_explicit(&n->next[0], memory_order_acquire));
-        if (n->pooled) {
-            cold(n)->retired_next = NULL;
-            if (pool_last)
-                cold(pool_last)->retired_next = n;
-            else
-                pool_first = n;
-            pool_last = n;
-        } else {
-            cold(n)->tall_next = tall;
-            tall = n;
-        }
+        cold(n)->retired_next = NULL;
+        if (tail[n->size])
+            cold(tail[n->size])->retired_next = n;
+        else
+            head[n->size] = n;
+        tail[n->size] = n;
         n = next;
     }
     struct aq_cold *c = cold(first);
-    c->batch_first = pool_first;
-    c->batch_last = pool_last;
-    c->batch_tall = tall;
+    for (int size = 0; size < AQ_SIZES; size++) {
+        c->batch_first[size] = head[size];
+        c->batch_last[size] = tail[size];
+    }
     ks_rcu_call(&c->rcu, reclaim_batch);
 }
 

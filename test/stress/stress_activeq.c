@@ -1,6 +1,7 @@
 /*
  * stress_activeq.c - the lock-free activeQ under ThreadSanitizer: 3 producers push, remove
- * some entries through their handles, and one consumer pops, all at once.
+ * some entries through their handles, and consumers pop, all at once: one with
+ * ks_activeq_pop_sc (no argument), or N with ks_activeq_pop_mc (argument N).
  *
  * Checked: every entry is popped exactly once or removed exactly once, never both and
  * never neither; at each quiescent point (producers done for the round) the entries left
@@ -32,6 +33,7 @@ static atomic_uchar *popped, *removed, *released;
 static struct ks_activeq *aq;
 static pthread_barrier_t round_start, round_end;
 static atomic_int producers_done; /* producers finished with the current round */
+static int consumers = 1;
 static atomic_uint failures;
 
 static void fail(const char *what, long i)
@@ -106,20 +108,22 @@ static void drain_sorted(void)
     }
 }
 
+/* Consumer @arg (an int): pops during each round; the first also drains after it. */
 static void *consume(void *arg)
 {
-    (void)arg;
+    const int id = *(const int *)arg;
     ks_rcu_register_thread();
     for (int r = 0; r < ROUNDS; r++) {
         pthread_barrier_wait(&round_start);
-        /* pop concurrently with the producers until they are done */
+        /* pop concurrently with the producers (and the other consumers) until they are done */
         while (atomic_load(&producers_done) < PRODUCERS) {
-            struct ks_queued_pod *qp = ks_activeq_pop_sc(aq, false);
+            struct ks_queued_pod *qp = consumers == 1 ? ks_activeq_pop_sc(aq, false) : ks_activeq_pop_mc(aq);
             if (qp)
                 take(qp);
         }
         pthread_barrier_wait(&round_end);
-        drain_sorted();
+        if (id == 0)
+            drain_sorted();
     }
     ks_rcu_unregister_thread();
     return NULL;
@@ -137,8 +141,12 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && ((consumers = atoi(argv[1])) < 1 || consumers > 8)) {
+        fprintf(stderr, "usage: stress_activeq [CONSUMERS (1-8)]\n");
+        return 2;
+    }
     long all = TOTAL + EXTRA;
     pods = calloc(all, sizeof(*pods));
     items = calloc(all, sizeof(*items));
@@ -157,16 +165,20 @@ int main(void)
     ks_rcu_register_thread();
     if (ks_activeq_create(less, NULL, on_release, NULL, &aq) < 0)
         return 1;
-    pthread_barrier_init(&round_start, NULL, PRODUCERS + 2);
-    pthread_barrier_init(&round_end, NULL, PRODUCERS + 2);
+    pthread_barrier_init(&round_start, NULL, PRODUCERS + consumers + 1);
+    pthread_barrier_init(&round_end, NULL, PRODUCERS + consumers + 1);
 
-    pthread_t prod[PRODUCERS], cons;
+    pthread_t prod[PRODUCERS], cons[8];
     struct producer args[PRODUCERS];
+    int ids[8];
     for (int i = 0; i < PRODUCERS; i++) {
         args[i] = (struct producer){.id = i};
         pthread_create(&prod[i], NULL, produce, &args[i]);
     }
-    pthread_create(&cons, NULL, consume, NULL);
+    for (int i = 0; i < consumers; i++) {
+        ids[i] = i;
+        pthread_create(&cons[i], NULL, consume, &ids[i]);
+    }
     for (int r = 0; r < ROUNDS; r++) {
         atomic_store(&producers_done, 0); /* before anyone passes round_start */
         pthread_barrier_wait(&round_start);
@@ -174,7 +186,8 @@ int main(void)
     }
     for (int i = 0; i < PRODUCERS; i++)
         pthread_join(prod[i], NULL);
-    pthread_join(cons, NULL);
+    for (int i = 0; i < consumers; i++)
+        pthread_join(cons[i], NULL);
 
     long npopped = 0, nremoved = 0;
     for (long i = 0; i < TOTAL; i++) {
@@ -205,8 +218,9 @@ int main(void)
         if (atomic_load(&released[i]) != 1)
             fail("not released exactly once", i);
     }
-    printf("stress_activeq: %d producers, 1 consumer, %ld operations: %ld popped, %ld removed, %u failures\n",
-           PRODUCERS, (long)TOTAL + npopped + nremoved, npopped, nremoved, atomic_load(&failures));
+    printf("stress_activeq: %d producers, %d consumer(s), %ld operations: %ld popped, %ld removed, %u "
+           "failures\n",
+           PRODUCERS, consumers, (long)TOTAL + npopped + nremoved, npopped, nremoved, atomic_load(&failures));
     ks_rcu_unregister_thread();
     return atomic_load(&failures) ? 1 : 0;
 }
