@@ -10,6 +10,7 @@
  * release store before the id is returned to any caller.
  */
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -150,9 +151,9 @@ static uint32_t insert_locked(const char *s, size_t len)
 
 uint32_t ks_intern_n(const char *s, size_t len)
 {
-    pthread_mutex_lock(&lock);
+    ks_mutex_lock(&lock, KS_LOCK_INTERN);
     uint32_t id = insert_locked(s, len);
-    pthread_mutex_unlock(&lock);
+    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
     return id;
 }
 
@@ -164,7 +165,7 @@ uint32_t ks_intern(const char *s)
 uint32_t ks_intern_find(const char *s, size_t len)
 {
     uint32_t id = KS_ID_NONE;
-    pthread_mutex_lock(&lock);
+    ks_mutex_lock(&lock, KS_LOCK_INTERN);
     if (len == 0 && atomic_load_explicit(&count, memory_order_relaxed) > 0) {
         id = KS_ID_EMPTY;
     } else if (nslots) {
@@ -172,7 +173,7 @@ uint32_t ks_intern_find(const char *s, size_t len)
         if (slot)
             id = slot - 1;
     }
-    pthread_mutex_unlock(&lock);
+    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
     return id;
 }
 
@@ -220,7 +221,7 @@ uint32_t ks_intern_count(void)
 
 void ks_intern_reset(void)
 {
-    pthread_mutex_lock(&lock);
+    ks_mutex_lock(&lock, KS_LOCK_INTERN);
     for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
         const char **chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
         if (!chunk)
@@ -237,5 +238,5 @@ void ks_intern_reset(void)
     slots = NULL;
     nslots = 0;
     atomic_store_explicit(&count, 0, memory_order_release);
-    pthread_mutex_unlock(&lock);
+    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
 }

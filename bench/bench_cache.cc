@@ -96,7 +96,8 @@ ks_cache *make_cluster(uint32_t n, std::vector<uint32_t> &names)
 
 } // namespace
 
-// Assume one pod on a pseudo-random node and publish: DESIGN.md's serial-path budget.
+// Assume one pod on a pseudo-random node and publish: the cache work every scheduling cycle
+// does on the scheduling thread alone (assume, then the next cycle's refresh).
 static void BM_Cache_AssumeRefresh(benchmark::State &state)
 {
     ksbench::rcu_thread();

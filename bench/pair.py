@@ -60,14 +60,12 @@ def main(argv):
     failed = False
     for b in (old, new):  # warm-up: page cache, CPU frequency
         failed |= run(b, workload, nodes, extra) is None
-    results = {old: [], new: []}
+    pairs = []
     for _ in range(runs):
-        for b in (old, new):
-            r = run(b, workload, nodes, extra)
-            if r is None:
-                failed = True
-            results[b].append(r)
-    pairs = [(o, n) for o, n in zip(results[old], results[new]) if o and n]
+        o, n = (run(b, workload, nodes, extra) for b in (old, new))
+        failed |= o is None or n is None
+        if o and n:
+            pairs.append((o, n))
     if not pairs:
         return 1
     print("%s, %d nodes, %d pairs (medians)" % (workload, nodes, len(pairs)))

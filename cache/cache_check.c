@@ -18,6 +18,7 @@
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -427,7 +428,7 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
         check_snapshot_lists(c, &k, snap);
 out:
     ks_rcu_read_unlock();
-    pthread_mutex_unlock(&c->lock);
+    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
     free(s.scalar);
     free(s.ports);
     free(s.pvcs);

@@ -223,7 +223,7 @@ struct snap_version {
 /* ---- the cache ------------------------------------------------------------------------------- */
 
 struct ks_cache {
-    pthread_mutex_t lock; /* guards everything below; a leaf lock */
+    pthread_mutex_t lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
     int64_t ttl_ns;
     uint64_t generation; /* last generation handed out; monotonic */
 
@@ -275,7 +275,7 @@ struct ks_cache {
  */
 static inline void cache_lock(struct ks_cache *c)
 {
-    ks_mutex_lock_polling(&c->lock, 50000);
+    ks_mutex_lock_polling(&c->lock, KS_LOCK_CACHE, 50000);
 }
 
 /* snapshot.c */

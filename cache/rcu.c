@@ -12,6 +12,8 @@
  */
 #include "ksched/rcu.h"
 
+#include "ksched/lock.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -35,9 +37,9 @@ static void trampoline(struct rcu_head *head)
     /* release: what fn did happens before the barrier's caller returns (its acquire load) */
     if (atomic_fetch_sub_explicit(&pending, 1, memory_order_release) == 1) {
         /* under the lock: a barrier between its check and its wait cannot miss the broadcast */
-        pthread_mutex_lock(&barrier_lock);
+        ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
         pthread_cond_broadcast(&barrier_done);
-        pthread_mutex_unlock(&barrier_lock);
+        ks_mutex_unlock(&barrier_lock, KS_LOCK_RCU_BARRIER);
     }
 }
 
@@ -52,9 +54,9 @@ void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
 
 void ks_rcu_barrier(void)
 {
-    pthread_mutex_lock(&barrier_lock);
+    ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
     /* acquire: pairs with the callbacks' release decrements */
     while (atomic_load_explicit(&pending, memory_order_acquire))
         pthread_cond_wait(&barrier_done, &barrier_lock);
-    pthread_mutex_unlock(&barrier_lock);
+    ks_mutex_unlock(&barrier_lock, KS_LOCK_RCU_BARRIER);
 }

@@ -29,8 +29,8 @@
  * reach from a version it loaded therefore stays valid until its read section ends.
  *
  * Context: ks__snapshot_refresh() under the cache lock, one caller at a time (the
- * scheduling thread); ks__snapshot_retire() after the lock is released (ks_rcu_call takes
- * a lock of its own, and the cache lock is a leaf). ks_snapshot_find() on the read path.
+ * scheduling thread); ks__snapshot_retire() after the lock is released (the cache lock is
+ * a leaf of include/ksched/lock.h's order). ks_snapshot_find() on the read path.
  */
 #include "cache_internal.h"
 

@@ -24,6 +24,7 @@
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -718,7 +719,7 @@ int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t
 void ks_explain_table_on_cycle(void *ctx, const struct ks_queued_pod *qp)
 {
     struct ks_explain_table *t = ctx;
-    pthread_mutex_lock(&t->lock);
+    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     struct section *prev = find_open(t, qp->pod);
     if (prev) {
         /* nothing reported: the earlier cycle skipped the pod; else it ended without a terminal outcome */
@@ -737,17 +738,17 @@ void ks_explain_table_on_cycle(void *ctx, const struct ks_queued_pod *qp)
     open_section(t, qp->pod, qp->attempts);
     if (t->explain)
         flush(t, false);
-    pthread_mutex_unlock(&t->lock);
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
 }
 
 void ks_explain_table_on_attempt(void *ctx, const struct ks_attempt *a)
 {
     struct ks_explain_table *t = ctx;
-    pthread_mutex_lock(&t->lock);
+    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     struct section *s = section_for(t, a->pod);
     if (s && !s->view && record_attempt(t, s, a) < 0)
         t->failed = true;
-    pthread_mutex_unlock(&t->lock);
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
 }
 
 void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
@@ -755,7 +756,7 @@ void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
     struct ks_explain_table *t = ctx;
     /* a victim's eviction belongs to its preemptor's cycle */
     const struct ks_pod *owner = ev->kind == KS_SCHED_PREEMPTED && ev->by ? ev->by : ev->pod;
-    pthread_mutex_lock(&t->lock);
+    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     struct section *s = section_for(t, owner);
     struct outcome *o = s ? calloc(1, sizeof(*o)) : NULL;
     if (!o)
@@ -775,21 +776,21 @@ void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
         if (t->explain)
             flush(t, false);
     }
-    pthread_mutex_unlock(&t->lock);
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     return;
 fail:
     t->failed = true;
-    pthread_mutex_unlock(&t->lock);
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
 }
 
 int ks_explain_table_finish(struct ks_explain_table *t)
 {
-    pthread_mutex_lock(&t->lock);
+    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     if (!t->explain)
         write_outcome_table(t);
     flush(t, true);
     bool failed = t->failed;
-    pthread_mutex_unlock(&t->lock);
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
     return failed ? -ENOMEM : 0;
 }
 

@@ -27,7 +27,8 @@ int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t
 /*
  * The scheduler's callbacks (ksched/scheduler.h), each given the writer as ctx. on_cycle
  * and on_attempt come from the scheduling thread, on_event from it or from binder threads;
- * an internal lock orders them (taken inside the scheduler's event lock, never around it).
+ * an internal lock orders them (KS_LOCK_EXPLAIN_TABLE, taken inside the scheduler's event
+ * lock: ksched/lock.h).
  * on_attempt is for --explain writers only.
  */
 void ks_explain_table_on_cycle(void *t, const struct ks_queued_pod *qp);

@@ -42,6 +42,7 @@
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/rcu.h"
 
 #include <errno.h>
@@ -50,11 +51,11 @@
 
 struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
 {
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     struct ks_bind_job *job = s->free_jobs;
     if (job)
         s->free_jobs = job->next;
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     if (!job) {
         if (!(job = calloc(1, sizeof(*job))))
             return NULL;
@@ -70,10 +71,10 @@ struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
 
 void ks__job_put(struct ks_scheduler *s, struct ks_bind_job *job)
 {
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     job->next = s->free_jobs;
     s->free_jobs = job;
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
 }
 
 /* Queue @job at the FIFO's tail. Under bind_lock. */
@@ -89,13 +90,13 @@ static void fifo_push(struct ks_scheduler *s, struct ks_bind_job *job)
     atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
 }
 
-/* job->wait.done: the PreBind wait is over (any thread; takes bind_lock, a leaf here). */
+/* job->wait.done: the PreBind wait is over (any thread; takes bind_lock, a leaf: ksched/lock.h). */
 static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_status *st)
 {
     struct ks_bind_job *job = (struct ks_bind_job *)((char *)w - offsetof(struct ks_bind_job, wait));
     struct ks_scheduler *s = job->s;
 
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     job->wait_code = code;
     if (st)
         job->wait_st = *st;
@@ -110,17 +111,17 @@ static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_stat
     } else {
         job->wait_state = KS_JOB_RESOLVED; /* the binder has not parked it yet: it goes on itself */
     }
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
 }
 
 /* PreBind returned KS_WAIT: park @job, or false when the wait already ended (go on). */
 static bool park(struct ks_scheduler *s, struct ks_bind_job *job)
 {
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     bool parked = job->wait_state == KS_JOB_RUNNING;
     if (parked)
         job->wait_state = KS_JOB_PARKED;
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     return parked;
 }
 
@@ -210,17 +211,17 @@ static void poll_for_job(struct ks_scheduler *s)
 {
     struct ks_spin sp = {0};
     s->bind_spinner = true;
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     for (;;) {
         /* relaxed: a hint; the FIFO is read again under the lock */
         if (atomic_load_explicit(&s->bind_queued, memory_order_relaxed) &&
-            pthread_mutex_trylock(&s->bind_lock) == 0) {
+            ks_mutex_trylock(&s->bind_lock, KS_LOCK_BIND) == 0) {
             if (s->bind_head || s->bind_quit)
                 break;
-            pthread_mutex_unlock(&s->bind_lock);
+            ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
         }
         if (!ks__spin_step(&sp, KS_BIND_SPIN_NS)) {
-            pthread_mutex_lock(&s->bind_lock);
+            ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
             break;
         }
     }
@@ -231,7 +232,7 @@ static void *binder_main(void *arg)
 {
     struct ks_scheduler *s = arg;
     ks_rcu_register_thread();
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     for (;;) {
         bool polled = false;
         while (!s->bind_head && !s->bind_quit) {
@@ -255,14 +256,14 @@ static void *binder_main(void *arg)
         atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
         bool urgent = job->urgent && !job->resumed;
         s->bind_stuck += urgent;
-        pthread_mutex_unlock(&s->bind_lock);
+        ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
         bool done = bind_one(s, job);
-        pthread_mutex_lock(&s->bind_lock);
+        ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
         s->bind_stuck -= urgent;
         if (done && --s->in_flight == 0)
             pthread_cond_broadcast(&s->bind_idle);
     }
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -283,10 +284,10 @@ int ks__binders_start(struct ks_scheduler *s)
 
 void ks__binders_stop(struct ks_scheduler *s)
 {
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     s->bind_quit = true;
     pthread_cond_broadcast(&s->bind_ready);
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     for (uint32_t i = 0; i < s->nbinders; i++)
         pthread_join(s->binders[i], NULL);
     free(s->binders);
@@ -297,7 +298,7 @@ void ks__binders_stop(struct ks_scheduler *s)
 bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent)
 {
     bool deferred = false;
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     job->urgent = urgent;
     fifo_push(s, job);
     s->in_flight++;
@@ -309,13 +310,13 @@ bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent
     } else {
         deferred = true;
     }
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     return deferred;
 }
 
 void ks__bind_flush(struct ks_scheduler *s)
 {
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     /* a polling binder finds up to KS_BIND_BATCH jobs by itself */
     if (s->bind_head && s->bind_sleeping && (!s->bind_spinner || s->bind_len > KS_BIND_BATCH)) {
         /* one binder per KS_BIND_BATCH jobs: more would only contend for the cache */
@@ -324,14 +325,14 @@ void ks__bind_flush(struct ks_scheduler *s)
         else
             pthread_cond_signal(&s->bind_ready);
     }
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
 }
 
 void ks__wait_bindings(struct ks_scheduler *s)
 {
     ks__bind_flush(s);
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     while (s->in_flight)
         pthread_cond_wait(&s->bind_idle, &s->bind_lock);
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
 }

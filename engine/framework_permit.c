@@ -18,9 +18,9 @@
  * applies the deadlines that have passed, so a timeout that fired before a late allow
  * still wins.
  *
- * Locking: fw->wait_lock guards the list and every entry. Lock order: wait_lock, then
- * the intern table's lock (messages are interned while deciding). Plugin ops never run
- * under wait_lock, so a Permit plugin may allow or reject other waiting pods.
+ * Locking: fw->wait_lock (KS_LOCK_PERMIT_WAIT, include/ksched/lock.h) guards the list
+ * and every entry; messages are interned under it. Plugin ops never run under wait_lock,
+ * so a Permit plugin may allow or reject other waiting pods.
  *
  * Metrics: the Permit point and its plugins as the other Run functions record them
  * (framework_run.c); a pod that waited adds how long to permit_wait_duration_seconds
@@ -39,6 +39,7 @@
 #include "framework_metrics.h"
 #include "ksched/config_decode.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 /* Upstream's maxTimeout: the longest a Permit plugin may make a pod wait. */
 #define KS_PERMIT_MAX_TIMEOUT_NS (15LL * 60 * 1000000000LL)
@@ -170,12 +171,12 @@ static int add_waiting(struct ks_framework *fw, const struct ks_pod *pod, const 
         wp->pending[i] = pending[i];
         wp->pending[i].deadline_ns = now + pending[i].timeout_ns;
     }
-    pthread_mutex_lock(&fw->wait_lock);
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     /* newest first, so a pod that waits again is found before a stale entry */
     wp->next = fw->waiting;
     fw->waiting = wp;
     fw->nwaiting++;
-    pthread_mutex_unlock(&fw->wait_lock);
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     return 0;
 }
 
@@ -234,10 +235,10 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
 {
     struct ks_waiting_pod **pp, *wp;
 
-    pthread_mutex_lock(&fw->wait_lock);
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     pp = find(fw, pod);
     if (!pp) {
-        pthread_mutex_unlock(&fw->wait_lock);
+        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
         ks__status_clear(st);
         return KS_SUCCESS;
     }
@@ -264,7 +265,7 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
         ;
     *pp = wp->next;
     fw->nwaiting--;
-    pthread_mutex_unlock(&fw->wait_lock);
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
 
     *st = wp->result;
     pthread_cond_destroy(&wp->cond);
@@ -279,10 +280,10 @@ int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *p
 {
     struct ks_waiting_pod **pp;
 
-    pthread_mutex_lock(&fw->wait_lock);
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     pp = find(fw, pod);
     if (!pp) {
-        pthread_mutex_unlock(&fw->wait_lock);
+        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
         return -ENOENT;
     }
     struct ks_waiting_pod *wp = *pp;
@@ -300,7 +301,7 @@ int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *p
         ks__status_clear(&ok);
         decide(wp, &ok);
     }
-    pthread_mutex_unlock(&fw->wait_lock);
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     return 0;
 }
 
@@ -309,24 +310,24 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
     struct ks_waiting_pod **pp;
     struct ks_status st;
 
-    pthread_mutex_lock(&fw->wait_lock);
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     pp = find(fw, pod);
     if (!pp) {
-        pthread_mutex_unlock(&fw->wait_lock);
+        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
         return -ENOENT;
     }
     expire(fw, *pp, now_ns());
     ks_status_set(&st, KS_UNSCHEDULABLE, "%s", msg ? msg : "");
     st.plugin = slot_named(fw, plugin);
     decide(*pp, &st);
-    pthread_mutex_unlock(&fw->wait_lock);
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     return 0;
 }
 
 uint32_t ks_fw_waiting_count(struct ks_framework *fw)
 {
-    pthread_mutex_lock(&fw->wait_lock);
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     uint32_t n = fw->nwaiting;
-    pthread_mutex_unlock(&fw->wait_lock);
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
     return n;
 }

@@ -15,9 +15,11 @@
  * Families and series are appended under the registry mutex and never removed; the
  * writer holds the mutex too, so it never sees a half-built series. Collectors run under
  * collect_lock, outside the mutex (they create series); removing one takes collect_lock,
- * so no collector runs after its removal returns. Lock order: collect_lock, then lock.
+ * so no collector runs after its removal returns. collect_lock and lock are
+ * KS_LOCK_METRICS_COLLECT and KS_LOCK_METRICS_REGISTRY in include/ksched/lock.h's order.
  */
 #include "ksched/metrics.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -113,18 +115,18 @@ void ks_metrics_destroy(struct ks_metrics *m)
 int ks_metrics_add_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
 {
     int rc = -ENOSPC;
-    pthread_mutex_lock(&m->collect_lock);
+    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
     if (m->ncollectors < KS_METRICS_MAX_COLLECTORS) {
         m->collectors[m->ncollectors++] = (struct ks_collector){fn, ctx};
         rc = 0;
     }
-    pthread_mutex_unlock(&m->collect_lock);
+    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
     return rc;
 }
 
 void ks_metrics_remove_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
 {
-    pthread_mutex_lock(&m->collect_lock);
+    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
     for (uint32_t i = 0; i < m->ncollectors; i++) {
         if (m->collectors[i].fn == fn && m->collectors[i].ctx == ctx) {
             memmove(&m->collectors[i], &m->collectors[i + 1],
@@ -133,7 +135,7 @@ void ks_metrics_remove_collector(struct ks_metrics *m, ks_metrics_collect_fn fn,
             break;
         }
     }
-    pthread_mutex_unlock(&m->collect_lock);
+    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
 }
 
 struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_type type, const char *name,
@@ -164,18 +166,18 @@ struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_
     if (nbuckets)
         memcpy(f->bounds, buckets, nbuckets * sizeof(*buckets));
     f->series_tail = &f->series;
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     *m->families_tail = f;
     m->families_tail = &f->next;
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     return f;
 }
 
 void ks_metrics_family_hide_unused(struct ks_metric_family *f)
 {
-    pthread_mutex_lock(&f->registry->lock);
+    ks_mutex_lock(&f->registry->lock, KS_LOCK_METRICS_REGISTRY);
     f->hide_unused = true;
-    pthread_mutex_unlock(&f->registry->lock);
+    ks_mutex_unlock(&f->registry->lock, KS_LOCK_METRICS_REGISTRY);
 }
 
 static bool series_matches(const struct ks_metric_family *f, const struct ks_metric *s,
@@ -193,7 +195,7 @@ struct ks_metric *ks_metric_series(struct ks_metric_family *f, const char *const
     struct ks_metrics *m = f->registry;
     struct ks_metric *s;
 
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     for (s = f->series; s; s = s->next) {
         if (series_matches(f, s, values))
             goto out;
@@ -213,7 +215,7 @@ struct ks_metric *ks_metric_series(struct ks_metric_family *f, const char *const
     *f->series_tail = s;
     f->series_tail = &s->next;
 out:
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     return s;
 }
 
@@ -386,12 +388,12 @@ static const char *const type_names[] = {"counter", "gauge", "histogram"};
 int ks_metrics_write(struct ks_metrics *m, FILE *out)
 {
     /* outside the registry lock: collectors may create series */
-    pthread_mutex_lock(&m->collect_lock);
+    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
     for (uint32_t i = 0; i < m->ncollectors; i++)
         m->collectors[i].fn(m->collectors[i].ctx);
-    pthread_mutex_unlock(&m->collect_lock);
+    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
 
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     for (const struct ks_metric_family *f = m->families; f; f = f->next) {
         fprintf(out, "# HELP %s ", f->name);
         write_escaped(out, f->help, false);
@@ -420,6 +422,6 @@ int ks_metrics_write(struct ks_metrics *m, FILE *out)
             write_sample(out, f, s, "_count", NULL, (double)count);
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
     return ferror(out) ? -EIO : 0;
 }

@@ -17,14 +17,15 @@
  *
  * Locking: `lock` guards the attached scheduler and the unschedulable series; the
  * collector holds it while it reads the scheduler, and detaching takes it, so the
- * scheduler is never read after its ks_scheduler_destroy() began. Lock order: the
- * registry's collect lock, this lock, the registry's lock (series creation), the cache's.
+ * scheduler is never read after its ks_scheduler_destroy() began. `lock` is
+ * KS_LOCK_SCHED_METRICS in the lock order of include/ksched/lock.h.
  */
 #include "framework_metrics.h"
 #include "scheduler_internal.h"
 
 #include "ksched/cache.h"
 #include "ksched/config.h"
+#include "ksched/lock.h"
 #include "ksched/queue.h"
 
 #include <errno.h>
@@ -137,7 +138,7 @@ void ks_sched_metrics_sample_percent(struct ks_sched_metrics *m, uint32_t percen
 int ks__sched_metrics_attach(struct ks_sched_metrics *sm, struct ks_scheduler *s, uint32_t nprofiles)
 {
     int rc = 0;
-    pthread_mutex_lock(&sm->lock);
+    ks_mutex_lock(&sm->lock, KS_LOCK_SCHED_METRICS);
     if (sm->sched) {
         rc = -EBUSY;
     } else {
@@ -152,25 +153,25 @@ int ks__sched_metrics_attach(struct ks_sched_metrics *sm, struct ks_scheduler *s
             sm->sched = s;
         }
     }
-    pthread_mutex_unlock(&sm->lock);
+    ks_mutex_unlock(&sm->lock, KS_LOCK_SCHED_METRICS);
     return rc;
 }
 
 void ks__sched_metrics_detach(struct ks_sched_metrics *sm)
 {
-    pthread_mutex_lock(&sm->lock);
+    ks_mutex_lock(&sm->lock, KS_LOCK_SCHED_METRICS);
     sm->sched = NULL;
-    pthread_mutex_unlock(&sm->lock);
+    ks_mutex_unlock(&sm->lock, KS_LOCK_SCHED_METRICS);
 }
 
 /* The registry's collector (scrape thread): cache sizes and unschedulable pods from the scheduler. */
 static void collect(void *ctx)
 {
     struct ks_sched_metrics *m = ctx;
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_SCHED_METRICS);
     struct ks_scheduler *s = m->sched;
     if (!s) {
-        pthread_mutex_unlock(&m->lock);
+        ks_mutex_unlock(&m->lock, KS_LOCK_SCHED_METRICS);
         return;
     }
     uint32_t sizes[3];
@@ -194,5 +195,5 @@ static void collect(void *ctx)
                 ks_metric_set(series[slot], counts[slot]);
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_SCHED_METRICS);
 }

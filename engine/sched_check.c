@@ -17,6 +17,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/sched_check.h"
 
 #include <stdarg.h>
@@ -174,9 +175,9 @@ uint64_t ks_sched_check(struct ks_scheduler *s, unsigned flags, uint64_t live_po
     uint64_t before = r->nviolations;
     char msg[KS_CHECK_MSG_LEN];
 
-    pthread_mutex_lock(&s->bind_lock);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
     uint32_t in_flight = s->in_flight;
-    pthread_mutex_unlock(&s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     if (in_flight)
         ks_check_fail(r, "bindings: expected none in flight at a quiescent point, found %u", in_flight);
 

@@ -74,9 +74,9 @@ void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struc
     if (!s->opts.on_event)
         return;
     struct ks_sched_event ev = {.kind = kind, .pod = pod, .node = node, .message = message};
-    pthread_mutex_lock(&s->event_lock);
+    ks_mutex_lock(&s->event_lock, KS_LOCK_SCHED_EVENT);
     s->opts.on_event(s->opts.ctx, &ev);
-    pthread_mutex_unlock(&s->event_lock);
+    ks_mutex_unlock(&s->event_lock, KS_LOCK_SCHED_EVENT);
 }
 
 void ks__event(struct ks_scheduler *s, enum ks_event_resource resource, uint32_t actions, const void *old_obj,
@@ -118,9 +118,9 @@ static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct
         return rc;
     if (s->opts.on_event) {
         struct ks_sched_event ev = {.kind = KS_SCHED_PREEMPTED, .pod = victim, .node = node, .by = preemptor};
-        pthread_mutex_lock(&s->event_lock);
+        ks_mutex_lock(&s->event_lock, KS_LOCK_SCHED_EVENT);
         s->opts.on_event(s->opts.ctx, &ev);
-        pthread_mutex_unlock(&s->event_lock);
+        ks_mutex_unlock(&s->event_lock, KS_LOCK_SCHED_EVENT);
     }
     atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
     ks__assigned_pod_event(s, KS_ACT_DELETE, victim, node);
@@ -160,7 +160,7 @@ static void *flusher_main(void *arg)
     int64_t last_unschedulable = ks__mono_ns();
 
     ks_rcu_register_thread();
-    pthread_mutex_lock(&s->flush_lock);
+    ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
     while (!s->flush_quit) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -168,15 +168,15 @@ static void *flusher_main(void *arg)
         pthread_cond_timedwait(&s->flush_wake, &s->flush_lock, &until);
         if (s->flush_quit)
             break;
-        pthread_mutex_unlock(&s->flush_lock);
+        ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
         ks_queue_flush_backoff(s->queue);
         if (ks__mono_ns() - last_unschedulable >= KS_QUEUE_UNSCHEDULABLE_FLUSH_NS) {
             ks_queue_flush_unschedulable(s->queue);
             last_unschedulable = ks__mono_ns();
         }
-        pthread_mutex_lock(&s->flush_lock);
+        ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
     }
-    pthread_mutex_unlock(&s->flush_lock);
+    ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -290,10 +290,10 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
     if (s->metrics_attached)
         ks__sched_metrics_detach(s->opts.metrics); /* no scrape reads this scheduler from here on */
     if (s->flusher_started) {
-        pthread_mutex_lock(&s->flush_lock);
+        ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
         s->flush_quit = true;
         pthread_cond_broadcast(&s->flush_wake);
-        pthread_mutex_unlock(&s->flush_lock);
+        ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
         pthread_join(s->flusher, NULL);
     }
     if (s->binders) {

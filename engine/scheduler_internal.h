@@ -7,8 +7,8 @@
  * FailedScheduling message; binder.c: the binding threads.
  *
  * Context: fields marked (sched) belong to the scheduling thread; (bind) to binder
- * threads under bind_lock. Lock order: bind_lock and event_lock are never held while
- * calling into the queue or the cache; the queue's and the cache's locks are leaves.
+ * threads under bind_lock. bind_lock, event_lock and flush_lock are KS_LOCK_BIND,
+ * KS_LOCK_SCHED_EVENT and KS_LOCK_FLUSH in the lock order of include/ksched/lock.h.
  */
 #ifndef KSCHED_ENGINE_SCHEDULER_INTERNAL_H
 #define KSCHED_ENGINE_SCHEDULER_INTERNAL_H

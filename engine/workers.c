@@ -37,6 +37,7 @@
 
 #include "ksched/rcu.h"
 
+#include "ksched/lock.h"
 #include "ksched/spin.h"
 
 #include <errno.h>
@@ -118,14 +119,14 @@ static unsigned wait_job(struct ks_workers *w, unsigned seen)
         if (!ks__spin_step(&sp, KS_WORKERS_SPIN_NS))
             break;
     }
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
     /* Dekker with ks_workers_run: sleepers++ then load seq; the submitter stores seq then loads sleepers */
     atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
     while ((s = atomic_load_explicit(&w->seq, memory_order_seq_cst)) == seen &&
            !atomic_load_explicit(&w->quit, memory_order_relaxed))
         pthread_cond_wait(&w->wake, &w->lock);
     atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
     return s;
 }
 
@@ -195,10 +196,10 @@ void ks_workers_destroy(struct ks_workers *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
     atomic_store_explicit(&w->quit, true, memory_order_relaxed);
     pthread_cond_broadcast(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
     for (uint32_t i = 0; i < w->nthreads; i++)
         pthread_join(w->threads[i], NULL);
     free(w->threads);
@@ -237,9 +238,9 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
     /* Dekker with a sleeping thread: store seq then load sleepers */
     atomic_store_explicit(&w->seq, s, memory_order_seq_cst);
     if (atomic_load_explicit(&w->sleepers, memory_order_seq_cst)) {
-        pthread_mutex_lock(&w->lock);
+        ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
         pthread_cond_broadcast(&w->wake);
-        pthread_mutex_unlock(&w->lock);
+        ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
     }
     drain(w, 0);
     /*

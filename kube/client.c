@@ -15,12 +15,13 @@
  * until it is due, so callers are served in order of arrival. A 429 (or a 5xx) with
  * Retry-After is retried after that delay, up to 10 times, as client-go's Request does.
  *
- * Lock order: pool_lock, token_lock and rate_lock are leaves (never held together); the
- * share locks are taken by libcurl inside curl calls only.
+ * Locks: pool_lock, token_lock and rate_lock are leaves of the lock order in
+ * include/ksched/lock.h; the share locks are taken by libcurl inside curl calls only.
  */
 #include "kube_internal.h"
 
 #include "ksched/kube_proto.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -194,10 +195,10 @@ static void rate_wait(struct ks_kube_client *c)
     double wait;
     if (c->rate.qps <= 0)
         return;
-    pthread_mutex_lock(&c->rate_lock);
+    ks_mutex_lock(&c->rate_lock, KS_LOCK_KUBE_RATE);
     clock_gettime(CLOCK_MONOTONIC, &now);
     wait = ks__token_bucket_reserve(&c->rate, (double)now.tv_sec + (double)now.tv_nsec / 1e9);
-    pthread_mutex_unlock(&c->rate_lock);
+    ks_mutex_unlock(&c->rate_lock, KS_LOCK_KUBE_RATE);
     if (wait > 0) {
         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -212,14 +213,14 @@ static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, vo
     struct ks_kube_client *c = ctx;
     (void)h;
     (void)access;
-    pthread_mutex_lock(&c->share_locks[data]);
+    ks_mutex_lock(&c->share_locks[data], KS_LOCK_CURL_SHARE);
 }
 
 static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
 {
     struct ks_kube_client *c = ctx;
     (void)h;
-    pthread_mutex_unlock(&c->share_locks[data]);
+    ks_mutex_unlock(&c->share_locks[data], KS_LOCK_CURL_SHARE);
 }
 
 /* ---- create/destroy ---- */
@@ -435,7 +436,7 @@ static int setup(struct ks_kube_client *c, CURL *h, const char *method, const ch
     if (add_header(hdrs, "Expect:"))
         goto err_hdrs;
     char *auth = NULL;
-    pthread_mutex_lock(&c->token_lock);
+    ks_mutex_lock(&c->token_lock, KS_LOCK_KUBE_TOKEN);
     (void)refresh_token_locked(c); /* a rotation in progress: keep the token we have */
     bool bearer = c->token && c->token[0];
     if (bearer) {
@@ -443,7 +444,7 @@ static int setup(struct ks_kube_client *c, CURL *h, const char *method, const ch
         if ((auth = malloc(alen)))
             snprintf(auth, alen, "Authorization: Bearer %s", c->token);
     }
-    pthread_mutex_unlock(&c->token_lock);
+    ks_mutex_unlock(&c->token_lock, KS_LOCK_KUBE_TOKEN);
     if (bearer) {
         rc = auth ? add_header(hdrs, auth) : -ENOMEM;
         free(auth);
@@ -468,10 +469,10 @@ int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method,
 static CURL *pool_get(struct ks_kube_client *c)
 {
     CURL *h = NULL;
-    pthread_mutex_lock(&c->pool_lock);
+    ks_mutex_lock(&c->pool_lock, KS_LOCK_KUBE_POOL);
     if (c->nidle > 0)
         h = c->idle[--c->nidle];
-    pthread_mutex_unlock(&c->pool_lock);
+    ks_mutex_unlock(&c->pool_lock, KS_LOCK_KUBE_POOL);
     if (h) {
         curl_easy_reset(h); /* keeps the handle's caches; options are set again */
         return h;
@@ -481,12 +482,12 @@ static CURL *pool_get(struct ks_kube_client *c)
 
 static void pool_put(struct ks_kube_client *c, CURL *h)
 {
-    pthread_mutex_lock(&c->pool_lock);
+    ks_mutex_lock(&c->pool_lock, KS_LOCK_KUBE_POOL);
     if (c->nidle < KS_KUBE_POOL_MAX) {
         c->idle[c->nidle++] = h;
         h = NULL;
     }
-    pthread_mutex_unlock(&c->pool_lock);
+    ks_mutex_unlock(&c->pool_lock, KS_LOCK_KUBE_POOL);
     if (h)
         curl_easy_cleanup(h);
 }

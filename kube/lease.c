@@ -16,6 +16,7 @@
 
 #include "ksched/json_tree.h"
 #include "ksched/json_write.h"
+#include "ksched/lock.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -398,11 +399,11 @@ int ks_lease_release(struct ks_lease *l)
 static void *lease_main(void *arg)
 {
     struct ks_lease *l = arg;
-    pthread_mutex_lock(&l->lock);
+    ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
     while (!l->quit) {
-        pthread_mutex_unlock(&l->lock);
+        ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
         int64_t wait = ks_lease_tick(l);
-        pthread_mutex_lock(&l->lock);
+        ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         int64_t ns = until.tv_nsec + wait % 1000000000;
@@ -411,7 +412,7 @@ static void *lease_main(void *arg)
         while (!l->quit && pthread_cond_timedwait(&l->wake, &l->lock, &until) != ETIMEDOUT)
             ;
     }
-    pthread_mutex_unlock(&l->lock);
+    ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
     return NULL;
 }
 
@@ -427,10 +428,10 @@ int ks_lease_start(struct ks_lease *l)
 void ks_lease_stop(struct ks_lease *l)
 {
     if (l->started) {
-        pthread_mutex_lock(&l->lock);
+        ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
         l->quit = true;
         pthread_cond_broadcast(&l->wake);
-        pthread_mutex_unlock(&l->lock);
+        ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
         pthread_join(l->thread, NULL);
         l->started = false;
     }

@@ -28,7 +28,8 @@
 
 static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
 {
-    return ks_noncsi_init(KS_NONCSI_EBS, in, self, err);
+    (void)err;
+    return ks_noncsi_init(KS_NONCSI_EBS, in, self);
 }
 
 const struct ks_plugin ks_plugin_ebs_limits = {

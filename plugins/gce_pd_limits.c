@@ -15,7 +15,8 @@
 
 static int init(const struct ks_plugin_init *in, void **self, struct ks_error *err)
 {
-    return ks_noncsi_init(KS_NONCSI_GCE_PD, in, self, err);
+    (void)err;
+    return ks_noncsi_init(KS_NONCSI_GCE_PD, in, self);
 }
 
 const struct ks_plugin ks_plugin_gce_pd_limits = {

@@ -13,6 +13,7 @@
  * load the count with acquire order and read only entries below it, without a lock.
  */
 #include "ksched/registry.h"
+#include "ksched/lock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -133,7 +134,7 @@ int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
 
     if (rc < 0)
         return rc;
-    pthread_mutex_lock(&add_lock);
+    ks_mutex_lock(&add_lock, KS_LOCK_PLUGIN_REGISTRY);
     uint32_t n = atomic_load_explicit(&nadded, memory_order_relaxed);
     if (find_intree(plugin->name) || find_added(plugin->name, n)) {
         rc = ks_error_set(err, NULL, 0, NULL, "a plugin named %s already exists", plugin->name);
@@ -145,7 +146,7 @@ int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
         /* release: the entry is written before readers can count it */
         atomic_store_explicit(&nadded, n + 1, memory_order_release);
     }
-    pthread_mutex_unlock(&add_lock);
+    ks_mutex_unlock(&add_lock, KS_LOCK_PLUGIN_REGISTRY);
     return rc;
 }
 

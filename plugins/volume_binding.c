@@ -57,7 +57,8 @@
  *
  * Binding state: per PV its claim and phase, per claim its volumeName, bind-completed and
  * selected node, each as the API has it and as assumed (upstream's assume caches). It is
- * guarded by one leaf mutex, taken by PreFilter (to copy what Filter needs into the cycle
+ * guarded by one mutex (KS_LOCK_VOLUME_BINDING, include/ksched/lock.h; only messages are
+ * interned under it), taken by PreFilter (to copy what Filter needs into the cycle
  * state), Reserve, Unreserve and PreBind (binder threads), never by Filter. PreFilter takes
  * it inside the cycle's RCU read section: holders only copy or store a few entries and never
  * wait for a grace period, so a reader is delayed briefly and cannot deadlock. Objects
@@ -80,6 +81,7 @@
 #include "ksched/config_decode.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_volumes.h"
@@ -163,7 +165,7 @@ struct volume_binding {
     uint32_t msg_node_conflict, msg_bind_conflict, msg_pv_missing, msg_nostate;
     uint32_t *pv_order; /* indices into ix.pvs in input order (pvCache.ListPVs order) */
 
-    pthread_mutex_t lock;               /* guards the views below; a leaf lock (see the file comment) */
+    pthread_mutex_t lock;               /* the views below; KS_LOCK_VOLUME_BINDING (see the file comment) */
     struct pv_view *pv_api, *pv_cur;    /* parallel to ix.pvs.items */
     struct pvc_view *pvc_api, *pvc_cur; /* parallel to ix.pvcs.items */
 };
@@ -382,7 +384,7 @@ static int refresh(struct volume_binding *p)
     if (!pv_api || !pv_cur || !pvc_api || !pvc_cur || !pv_order || pv_input_order(&ix.pvs, pv_order) < 0 ||
         views_init(&ix, pv_api, pv_cur, pvc_api, pvc_cur) < 0)
         goto err;
-    pthread_mutex_lock(&p->lock);
+    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
     for (uint32_t i = 0; i < npv; i++) {
         uint32_t o = same_key(&ix.pvs, i, &p->ix.pvs, UINT32_MAX);
         if (o == UINT32_MAX || p->ix.pvs.items[o].obj != ix.pvs.items[i].obj)
@@ -412,7 +414,7 @@ static int refresh(struct volume_binding *p)
     p->pvc_api = pvc_api;
     p->pvc_cur = pvc_cur;
     p->pv_order = pv_order;
-    pthread_mutex_unlock(&p->lock);
+    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
     free(old_order);
     free(old_pv_api);
     free(old_pv_cur);
@@ -718,13 +720,13 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     if (refresh(p) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->gen = p->ix.gen;
-    pthread_mutex_lock(&p->lock);
+    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
     rc = check_claims(p, pod, &has, st);
     if (rc == KS_SUCCESS && !has)
         rc = KS_SKIP;
     if (rc == KS_SUCCESS)
         rc = classify(p, cs, pod, s, st);
-    pthread_mutex_unlock(&p->lock);
+    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
     if (rc != KS_SUCCESS)
         return rc;
     if (eligible_nodes(cs, s, res) < 0)
@@ -978,7 +980,7 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
     s->node = node;
     if (!find_for_node(p, s, node))
         return ks_status_set(st, KS_ERROR, "no pod volumes found for node \"%s\"", ks_intern_str(node));
-    pthread_mutex_lock(&p->lock);
+    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
     s->all_bound = all_bound(p, pod);
     if (!s->all_bound) {
         for (uint32_t i = 0; i < s->nstatic; i++) {
@@ -995,7 +997,7 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
         }
         s->reserved = true;
     }
-    pthread_mutex_unlock(&p->lock);
+    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
     return KS_SUCCESS;
 }
 
@@ -1009,7 +1011,7 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
     (void)node;
     if (!s || !s->reserved)
         return;
-    pthread_mutex_lock(&p->lock);
+    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         uint32_t pv = now_at(p, &p->ix.pvs, s->gen, s->statics[i].pv, s->statics[i].pv_key);
         if (pv != UINT32_MAX)
@@ -1021,7 +1023,7 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
             p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
     s->reserved = false;
-    pthread_mutex_unlock(&p->lock);
+    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
 }
 
 /*
@@ -1067,7 +1069,7 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
         return ks_status_set(st, KS_ERROR, "no pod volumes found for node \"%s\"", ks_intern_str(node));
     if (p->api)
         return pre_bind_api(p, cs, s, pod, node, st);
-    pthread_mutex_lock(&p->lock);
+    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         const struct vb_binding *b = &s->statics[i];
         uint32_t pvi = now_at(p, &p->ix.pvs, s->gen, b->pv, b->pv_key);
@@ -1090,7 +1092,7 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
         p->pvc_api[pvc].selected_node = node;
         p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
-    pthread_mutex_unlock(&p->lock);
+    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
     return KS_SUCCESS;
 }
 

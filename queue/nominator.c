@@ -9,6 +9,7 @@
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -75,7 +76,7 @@ static void drop(struct ks_nominator *n, uint32_t i, uint32_t count)
 int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t node)
 {
     int rc = 0;
-    pthread_mutex_lock(&n->lock);
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
     uint32_t i = find(n, pod, count);
     if (i < count) {
@@ -95,34 +96,34 @@ int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t 
     n->items[count] = (struct nomination){ks_pod_get(pod), node};
     atomic_store_explicit(&n->n, count + 1, memory_order_relaxed);
 out:
-    pthread_mutex_unlock(&n->lock);
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
     return rc;
 }
 
 void ks_nominator_remove(struct ks_nominator *n, const struct ks_pod *pod)
 {
-    pthread_mutex_lock(&n->lock);
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
     uint32_t i = find(n, pod, count);
     if (i < count)
         drop(n, i, count);
-    pthread_mutex_unlock(&n->lock);
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
 }
 
 uint32_t ks_nominator_node(struct ks_nominator *n, const struct ks_pod *pod)
 {
-    pthread_mutex_lock(&n->lock);
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
     uint32_t i = find(n, pod, count);
     uint32_t node = i < count ? n->items[i].node : KS_ID_EMPTY;
-    pthread_mutex_unlock(&n->lock);
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
     return node;
 }
 
 uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct ks_pod **out, uint32_t max)
 {
     uint32_t found = 0;
-    pthread_mutex_lock(&n->lock);
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
     for (uint32_t i = 0; i < count; i++) {
         if (n->items[i].node != node)
@@ -131,19 +132,19 @@ uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct k
             out[found] = ks_pod_get(n->items[i].pod);
         found++;
     }
-    pthread_mutex_unlock(&n->lock);
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
     return found;
 }
 
 uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max)
 {
-    pthread_mutex_lock(&n->lock);
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed);
     for (uint32_t i = 0; i < count && i < max; i++) {
         pods[i] = ks_pod_get(n->items[i].pod);
         nodes[i] = n->items[i].node;
     }
-    pthread_mutex_unlock(&n->lock);
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
     return count;
 }
 

@@ -39,8 +39,8 @@
 #include "ksched/intern.h"
 #include "ksched/nominator.h"
 #include "ksched/rcu.h"
-#include "ksched/status_types.h"
 #include "ksched/spin.h"
+#include "ksched/status_types.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -533,24 +533,24 @@ void ks_queue_destroy(struct ks_queue *q)
 int ks_queue_add(struct ks_queue *q, const struct ks_pod *pod, int64_t now_ns)
 {
     int rc;
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     if (table_find(q, pod)) {
-        pthread_mutex_unlock(&q->lock);
+        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
         return -EEXIST;
     }
     struct qpod *qp = qpod_new(q, pod, now_ns);
     if (!qp || (rc = table_insert(q, qp)) < 0) {
-        pthread_mutex_unlock(&q->lock);
+        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
         free(qp);
         return -ENOMEM;
     }
     if ((rc = to_active(q, qp)) < 0) {
         table_remove(q, qp);
-        pthread_mutex_unlock(&q->lock);
+        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
         free(qp); /* nothing taken over */
         return rc;
     }
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     return 0;
 }
 
@@ -643,7 +643,7 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
     const struct ks_pod *dropped = NULL;
     int rc = 0;
 
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_IN_FLIGHT, "a pod given back was not in flight");
     atomic_fetch_sub_explicit(&q->ninflight, 1, memory_order_relaxed);
     set_where(qp, KS_WHERE_NONE);
@@ -677,9 +677,9 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
         unsched_add(q, qp);
     }
 out:
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     if (dropped) {
-        /* the queue lock is a leaf: the nominator's is taken once it is released */
+        /* the nominator's lock ranks before the queue's (ksched/lock.h): taken after it */
         ks_nominator_remove(q->opts.nominator, dropped);
         ks_pod_put(dropped);
     }
@@ -689,13 +689,13 @@ out:
 void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *p)
 {
     struct qpod *qp = qpod_of(p);
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_IN_FLIGHT, "a pod finished was not in flight");
     atomic_fetch_sub_explicit(&q->ninflight, 1, memory_order_relaxed);
     set_where(qp, KS_WHERE_NONE);
     table_remove(q, qp);
     qpod_unref(qp);
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
 /* isEventOfInterest over every profile. Under lock. */
@@ -739,30 +739,29 @@ static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, u
 void ks_queue_move_event(struct ks_queue *q, const struct ks_cluster_event *ev, const void *old_obj,
                          const void *new_obj)
 {
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     if (interested(q, ev))
         move_locked(q, ev, ks_event_kind(ev), old_obj, new_obj, false);
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
-void ks_queue_move(struct ks_queue *q, unsigned events, int64_t now_ns)
+void ks_queue_move(struct ks_queue *q, unsigned events)
 {
-    (void)now_ns;
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     move_locked(q, NULL, events, NULL, NULL, false);
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
 int ks_queue_update(struct ks_queue *q, const struct ks_pod *old_pod, const struct ks_pod *new_pod)
 {
     int rc = 0;
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     struct qpod *qp = old_pod ? table_find(q, old_pod) : NULL;
     if (!qp)
         qp = table_find(q, new_pod);
     if (!qp) {
         /* not queued: it enters the active queue (Update of an unknown pod) */
-        pthread_mutex_unlock(&q->lock);
+        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
         rc = ks_queue_add(q, new_pod, ks_queue_now(q));
         if (rc == -EEXIST) { /* added meanwhile by another thread: update that one */
             rc = ks_queue_update(q, old_pod, new_pod);
@@ -819,16 +818,16 @@ replaced:
     /* last: the old version may be @old_pod's only owner, and the hints above read it */
     qpod_unref(qp);
 out:
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     return rc;
 }
 
 bool ks_queue_delete(struct ks_queue *q, const struct ks_pod *pod)
 {
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     struct qpod *qp = table_find(q, pod);
     if (!qp) {
-        pthread_mutex_unlock(&q->lock);
+        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
         return false;
     }
     enum ks_queue_where w = where_of(qp);
@@ -845,13 +844,13 @@ bool ks_queue_delete(struct ks_queue *q, const struct ks_pod *pod)
         count_rejections(q, qp, qp->pub.unschedulable_plugins, -1);
         qpod_unref(qp);
     }
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     return true;
 }
 
 void ks_queue_flush_backoff(struct ks_queue *q)
 {
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     int64_t now = ks_queue_now(q);
     while (q->nheap && backoff_expiry(q, q->heap[0]) <= now) {
         struct qpod *qp = q->heap[0];
@@ -862,26 +861,26 @@ void ks_queue_flush_backoff(struct ks_queue *q)
             break;
         }
     }
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
 void ks_queue_flush_unschedulable(struct ks_queue *q)
 {
     static const struct ks_cluster_event timeout = {KS_ER_WILDCARD, KS_ACT_ALL};
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     int64_t now = ks_queue_now(q);
     bool any = false;
     for (struct qpod *qp = q->uhead; qp && !any; qp = qp->unext)
         any = !qp->gated && now - qp->pub.timestamp_ns > q->opts.max_unschedulable_ns;
     if (any) /* EventUnschedulableTimeout, only when some pod is due (a move request then) */
         move_locked(q, &timeout, KS_EVENT_ALL, NULL, NULL, true);
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
 bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *last_ns)
 {
     int64_t first = INT64_MAX, last = INT64_MIN;
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     if (q->nheap)
         first = backoff_expiry(q, q->heap[0]);
     for (uint32_t i = 0; i < q->nheap; i++) {
@@ -890,7 +889,7 @@ bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *las
             last = e;
     }
     bool any = q->nheap > 0;
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     *first_ns = first;
     *last_ns = last;
     return any;
@@ -898,7 +897,7 @@ bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *las
 
 bool ks_queue_pod_info(struct ks_queue *q, const struct ks_pod *pod, struct ks_queue_pod_info *info)
 {
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     struct qpod *qp = table_find(q, pod);
     if (qp) {
         *info = (struct ks_queue_pod_info){
@@ -910,19 +909,19 @@ bool ks_queue_pod_info(struct ks_queue *q, const struct ks_pod *pod, struct ks_q
             .pod = qp->pub,
         };
     }
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     return qp != NULL;
 }
 
 void ks_queue_count(struct ks_queue *q, struct ks_queue_counts *c)
 {
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     c->active = atomic_load_explicit(&q->nactive, memory_order_relaxed);
     c->backoff = q->nheap;
     c->unschedulable = q->nunsched;
     c->gated = q->ngated;
     c->in_flight = atomic_load_explicit(&q->ninflight, memory_order_relaxed);
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
 }
 
 void ks_queue_rejections(struct ks_queue *q, uint16_t profile, uint32_t out[64])
@@ -976,7 +975,7 @@ int ks_queue_check(struct ks_queue *q, char *msg, uint32_t len)
         len = sizeof(dummy);
     }
     msg[0] = '\0';
-    pthread_mutex_lock(&q->lock);
+    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     int rc = -1;
     uint32_t count[KS_WHERE_IN_FLIGHT + 1] = {0}, listed = 0, gated = 0;
 
@@ -1051,6 +1050,6 @@ int ks_queue_check(struct ks_queue *q, char *msg, uint32_t len)
     }
     rc = 0;
 out:
-    pthread_mutex_unlock(&q->lock);
+    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
     return rc;
 }

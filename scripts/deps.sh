@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake pkg-config python3
-  liburcu-dev libck-dev libjemalloc-dev libyaml-dev
+  liburcu-dev libjemalloc-dev libyaml-dev
   libcriterion-dev libbenchmark-dev
   libcurl4-openssl-dev openssl libssl-dev libyajl-dev
   libprotobuf-c-dev protobuf-c-compiler  # the API server's protobuf encoding (kube/proto/)

@@ -14,6 +14,8 @@
  */
 #include "serve.h"
 
+#include "ksched/lock.h"
+
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -132,7 +134,7 @@ int ks_auth_cache_get(struct ks_auth_cache *c, const char *key, size_t klen, int
     if (digest(c, key, klen, d) < 0)
         return -ENOMEM;
     int rc = -ENOENT;
-    pthread_mutex_lock(&c->lock);
+    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     struct entry **p = find(c, d);
     if (*p && (*p)->expires_ns <= now_ns) {
         drop(c, p);
@@ -149,7 +151,7 @@ int ks_auth_cache_get(struct ks_auth_cache *c, const char *key, size_t klen, int
             rc = -ENOMEM;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     return rc;
 }
 
@@ -169,7 +171,7 @@ int ks_auth_cache_put(struct ks_auth_cache *c, const char *key, size_t klen, con
     e->len = len;
     memcpy(e->value, value, len);
     e->value[len] = '\0';
-    pthread_mutex_lock(&c->lock);
+    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     struct entry **p = find(c, d);
     if (*p)
         drop(c, p);
@@ -182,14 +184,14 @@ int ks_auth_cache_put(struct ks_auth_cache *c, const char *key, size_t klen, con
     c->buckets[bucket_of(c, d)] = e;
     push_front(c, e);
     c->n++;
-    pthread_mutex_unlock(&c->lock);
+    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     return 0;
 }
 
 uint32_t ks_auth_cache_len(struct ks_auth_cache *c)
 {
-    pthread_mutex_lock(&c->lock);
+    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     uint32_t n = c->n;
-    pthread_mutex_unlock(&c->lock);
+    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     return n;
 }

@@ -34,6 +34,7 @@
 
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -306,7 +307,7 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
     if (key_len < 0)
         return key_len;
 
-    pthread_mutex_lock(&s->lock);
+    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
     struct series_entry *e = key_len ? ks_smap_get(&s->events, key) : NULL;
     if (e && e->series) {
         /* a series already: only counted, written at the next finish or refresh */
@@ -344,7 +345,7 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
                 free(e);
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
     return rc;
 }
 
@@ -391,9 +392,9 @@ void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refres
 {
     struct tick t = {.s = s, .now_ns = now_ns, .refresh = refresh};
 
-    pthread_mutex_lock(&s->lock);
+    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
     ks_smap_sweep(&s->events, tick_entry, &t);
-    pthread_mutex_unlock(&s->lock);
+    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
     for (size_t i = 0; i < t.n; i++)
         emit(ctx, &t.writes[i]);
     free(t.writes);
@@ -401,8 +402,8 @@ void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refres
 
 void ks_event_series_stats(struct ks_event_series *s, size_t *events, size_t *series)
 {
-    pthread_mutex_lock(&s->lock);
+    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
     *events = s->events.n;
     *series = s->nseries;
-    pthread_mutex_unlock(&s->lock);
+    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
 }

@@ -24,6 +24,7 @@
  */
 #include "serve.h"
 
+#include "ksched/lock.h"
 #include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
@@ -139,7 +140,7 @@ static void job_free(struct job *j)
 static void *worker_main(void *arg)
 {
     struct ks_http *h = arg;
-    pthread_mutex_lock(&h->lock);
+    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     for (;;) {
         while (!h->todo && !h->quit)
             pthread_cond_wait(&h->cond, &h->lock);
@@ -148,17 +149,17 @@ static void *worker_main(void *arg)
         struct job *j = h->todo;
         if (!(h->todo = j->next))
             h->todo_tail = &h->todo;
-        pthread_mutex_unlock(&h->lock);
+        ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
         struct ks_auth_request req = {
             .authorization = j->authorization, .method = j->method, .path = j->path, .uri = j->uri};
         j->rc = ks_auth_check(h->auth, &req, 0, 0, &j->res);
-        pthread_mutex_lock(&h->lock);
+        ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
         j->next = h->finished;
         h->finished = j;
         ssize_t n = write(h->done[1], "x", 1); /* a full pipe already says it */
         (void)n;
     }
-    pthread_mutex_unlock(&h->lock);
+    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     return NULL;
 }
 
@@ -335,11 +336,11 @@ static void on_head(struct ks_http *h, struct conn *c, size_t head_len, int64_t 
     j->gen = c->gen;
     c->st = C_AUTH;
     c->events = 0;
-    pthread_mutex_lock(&h->lock);
+    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     *h->todo_tail = j;
     h->todo_tail = &j->next;
     pthread_cond_signal(&h->cond);
-    pthread_mutex_unlock(&h->lock);
+    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
 }
 
 /* Move @c along as far as its socket allows. */
@@ -459,10 +460,10 @@ static void take_finished(struct ks_http *h, int64_t now)
     char drain[64];
     while (read(h->done[0], drain, sizeof(drain)) > 0)
         ;
-    pthread_mutex_lock(&h->lock);
+    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     struct job *j = h->finished;
     h->finished = NULL;
-    pthread_mutex_unlock(&h->lock);
+    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     while (j) {
         struct job *next = j->next;
         struct conn *c = &h->conns[j->slot];
@@ -583,10 +584,10 @@ static void free_server(struct ks_http *h)
 
 static void stop_workers(struct ks_http *h)
 {
-    pthread_mutex_lock(&h->lock);
+    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     h->quit = true;
     pthread_cond_broadcast(&h->cond);
-    pthread_mutex_unlock(&h->lock);
+    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     for (uint32_t i = 0; i < h->nworkers; i++)
         pthread_join(h->workers[i], NULL);
     h->nworkers = 0;

@@ -42,6 +42,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -258,12 +259,12 @@ static void apply_change(struct ks_intake *in, enum ks_kind kind, const char *ke
 
 void ks_intake_apply_objects(struct ks_intake *in)
 {
-    pthread_mutex_lock(&in->lock);
+    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
     struct pending_change *list = in->pending;
     in->pending = NULL;
     in->pending_tail = &in->pending;
     in->npending = 0;
-    pthread_mutex_unlock(&in->lock);
+    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
     while (list) {
         struct pending_change *c = list;
         list = c->next;
@@ -312,11 +313,11 @@ static void object_event(struct ks_intake *in, const struct ks_watch_event *ev, 
     c->kind = ev->kind;
     c->obj = obj;
     memcpy(c->key, key, klen + 1);
-    pthread_mutex_lock(&in->lock);
+    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
     *in->pending_tail = c;
     in->pending_tail = &c->next;
     in->npending++;
-    pthread_mutex_unlock(&in->lock);
+    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
     enum ks_event_resource r = resource_of(ev->kind);
     /* the hints read @old and @obj now: neither is freed before the intake (retired, or pending) */
     if (r != KS_ER_WILDCARD)
@@ -590,9 +591,9 @@ void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out)
     out->skipped = in->skipped;
     out->nodes = in->nodes.n;
     out->pods = in->pods.n;
-    pthread_mutex_lock(&in->lock);
+    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
     out->queued_objects = in->npending;
-    pthread_mutex_unlock(&in->lock);
+    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
 }
 
 struct ks_pod *ks_intake_find_pod(struct ks_intake *in, const char *namespace_, const char *name)

@@ -27,6 +27,7 @@
 
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/metrics_sched.h"
 #include "ksched/queue.h"
 
@@ -72,10 +73,10 @@ static void collect(void *ctx)
 {
     struct ks_serve_metrics *m = ctx;
     struct ks_queue_counts c = {0};
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
     if (m->sched)
         ks_queue_count(ks_scheduler_queue(m->sched), &c);
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
     /* the queue counts gated pods among the unschedulable ones; upstream lists them apart */
     uint32_t unsched = c.unschedulable >= c.gated ? c.unschedulable - c.gated : 0;
     ks_metric_set(m->pending[0], c.active);
@@ -208,9 +209,9 @@ void ks_serve_metrics_destroy(struct ks_serve_metrics *m)
 
 void ks_serve_metrics_attach(struct ks_serve_metrics *m, struct ks_scheduler *s)
 {
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
     m->sched = s;
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
 }
 
 static void pod_key(const struct ks_pod *pod, char *buf, size_t len)
@@ -222,7 +223,7 @@ void ks_serve_metrics_cycle(struct ks_serve_metrics *m, const struct ks_queued_p
 {
     char key[32];
     pod_key(qp->pod, key, sizeof(key));
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
     struct attempt_start *a = ks_smap_get(&m->starts, key);
     if (!a && (a = malloc(sizeof(*a))) && ks_smap_put(&m->starts, key, a, NULL) < 0) {
         free(a);
@@ -233,7 +234,7 @@ void ks_serve_metrics_cycle(struct ks_serve_metrics *m, const struct ks_queued_p
         a->initial_ns = qp->initial_attempt_ns;
         a->attempts = qp->attempts;
     }
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
     m->victims_this_cycle = 0;
 }
 
@@ -269,11 +270,11 @@ void ks_serve_metrics_event(struct ks_serve_metrics *m, const struct ks_sched_ev
     char key[32];
     struct attempt_start a = {.start_ns = -1};
     pod_key(ev->pod, key, sizeof(key));
-    pthread_mutex_lock(&m->lock);
+    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
     struct attempt_start *found = ks_smap_del(&m->starts, key);
     if (found)
         a = *found;
-    pthread_mutex_unlock(&m->lock);
+    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
     free(found);
     if (!pm)
         return;

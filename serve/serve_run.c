@@ -26,6 +26,7 @@
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
 #include "ksched/lease.h"
+#include "ksched/lock.h"
 #include "ksched/queue.h"
 #include "ksched/rcu.h"
 #include "ksched/spin.h" /* ks__mono_ns */
@@ -97,7 +98,7 @@ static int fail_input(const struct ks_error *err)
 
 static void push(struct serve *sv, struct queued_event *q)
 {
-    pthread_mutex_lock(&sv->lock);
+    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     q->next = NULL;
     /* the intake thread waits only on an empty FIFO and takes all of it when it wakes: one
      * wakeup per batch, not per event (a futex wake per object dominated the initial lists) */
@@ -105,7 +106,7 @@ static void push(struct serve *sv, struct queued_event *q)
         pthread_cond_broadcast(&sv->cond);
     *sv->tail = q;
     sv->tail = &q->next;
-    pthread_mutex_unlock(&sv->lock);
+    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
 }
 
 static char *copy_str(char **dst, const char *s)
@@ -252,7 +253,7 @@ static void *intake_main(void *arg)
 {
     struct serve *sv = arg;
     ks_rcu_register_thread();
-    pthread_mutex_lock(&sv->lock);
+    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     for (;;) {
         while (!sv->head && !atomic_load(&sv->quit))
             pthread_cond_wait(&sv->cond, &sv->lock);
@@ -261,7 +262,7 @@ static void *intake_main(void *arg)
         struct queued_event *batch = sv->head;
         sv->head = NULL;
         sv->tail = &sv->head;
-        pthread_mutex_unlock(&sv->lock);
+        ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
         while (batch) {
             struct queued_event *q = batch;
             batch = q->next;
@@ -270,10 +271,10 @@ static void *intake_main(void *arg)
                     if (go_live(sv) < 0) {
                         atomic_store(&sv->failed, 1);
                     } else {
-                        pthread_mutex_lock(&sv->lock);
+                        ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
                         atomic_store(&sv->ready, true);
                         pthread_cond_broadcast(&sv->cond);
-                        pthread_mutex_unlock(&sv->lock);
+                        ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
                     }
                 }
             } else if (!atomic_load(&sv->failed) && !atomic_load(&sv->quit)) {
@@ -283,9 +284,9 @@ static void *intake_main(void *arg)
             }
             free(q);
         }
-        pthread_mutex_lock(&sv->lock);
+        ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     }
-    pthread_mutex_unlock(&sv->lock);
+    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -296,10 +297,10 @@ static void *sched_main(void *arg)
 {
     struct serve *sv = arg;
     ks_rcu_register_thread();
-    pthread_mutex_lock(&sv->lock);
+    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     while (!atomic_load(&sv->quit) && !(atomic_load(&sv->ready) && atomic_load(&sv->leading)))
         pthread_cond_wait(&sv->cond, &sv->lock);
-    pthread_mutex_unlock(&sv->lock);
+    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
     if (!atomic_load(&sv->quit))
         fprintf(stderr, "ksched serve: scheduling\n");
     /* the queue is closed on shutdown, which wakes a blocked cycle */
@@ -317,10 +318,10 @@ static void on_started_leading(void *ctx)
     fprintf(stderr, "ksched serve: acquired the lease %s/%s\n", sv->cfg->leader_election.resource_namespace,
             sv->cfg->leader_election.resource_name);
     ks_metric_set(sv->leader_gauge, 1);
-    pthread_mutex_lock(&sv->lock);
+    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     atomic_store(&sv->leading, true);
     pthread_cond_broadcast(&sv->cond);
-    pthread_mutex_unlock(&sv->lock);
+    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
 }
 
 static void on_stopped_leading(void *ctx)
@@ -378,9 +379,9 @@ static int http_answer(struct serve *sv, const char *path, FILE *out, const char
 static int http_handler(void *ctx, const char *path, FILE *out, const char **content_type)
 {
     struct serve *sv = ctx;
-    pthread_mutex_lock(&sv->http_lock);
+    ks_mutex_lock(&sv->http_lock, KS_LOCK_SERVE_HTTP);
     int status = http_answer(sv, path, out, content_type);
-    pthread_mutex_unlock(&sv->http_lock);
+    ks_mutex_unlock(&sv->http_lock, KS_LOCK_SERVE_HTTP);
     return status;
 }
 
@@ -643,13 +644,13 @@ static int start(struct serve *sv)
 
 static void stop(struct serve *sv)
 {
-    pthread_mutex_lock(&sv->lock);
+    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
     atomic_store(&sv->quit, true);
     pthread_cond_broadcast(&sv->cond);
     /* the intake thread sets sched before it sets ready under this lock; without ready the
      * scheduling thread is still waiting on the condition and leaves on quit */
     struct ks_scheduler *running = atomic_load(&sv->ready) ? sv->sched : NULL;
-    pthread_mutex_unlock(&sv->lock);
+    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
     if (running)
         ks_queue_close(ks_scheduler_queue(running));
     if (sv->sched_started)

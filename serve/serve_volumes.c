@@ -23,14 +23,15 @@
  *
  * Locking: `lock` guards the objects, the waits and the flags; a check runs under it (its
  * lookups read the objects); done runs outside it (it resumes a binding cycle: the
- * binder's bind_lock is taken). Lock order: lock, then the scheduler cache's and the
- * intern table's (taken by checks) - no ksched lock is held while taking `lock`.
+ * binder's bind_lock is taken). `lock` is KS_LOCK_SERVE_VOLUMES in the lock order of
+ * include/ksched/lock.h.
  */
 #include "serve.h"
 
 #include "ksched/intern.h"
 #include "ksched/json_edit.h"
 #include "ksched/json_write.h"
+#include "ksched/lock.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
 #include "ksched/spin.h" /* ks__mono_ns */
@@ -131,19 +132,19 @@ static int get_edit_put(struct ks_serve_volumes *v, const char *path, const stru
     free(body);
     if (rc < 0 || r.status != 200) {
         failure(&r, rc, "Put", path, msg, msg_len);
-        pthread_mutex_lock(&v->lock);
+        ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
         v->stats.update_failures++;
         v->stats.conflicts += rc == 0 && r.status == 409;
-        pthread_mutex_unlock(&v->lock);
+        ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
         ks_kube_response_free(&r);
         return -1;
     }
     if (!ks_json_get_string(r.body, r.len, rv_path, rv, rv_len))
         rv[0] = '\0';
     ks_kube_response_free(&r);
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     v->stats.updates++;
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     return 0;
 }
 
@@ -252,9 +253,9 @@ static int start_wait(void *ctx, struct ks_vol_wait *w)
         return -ENOMEM;
     rec->w = w;
     rec->deadline_ns = ks__mono_ns() + (w->timeout_ns > 0 ? w->timeout_ns : 0);
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     if (v->closing) {
-        pthread_mutex_unlock(&v->lock);
+        ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
         free(rec);
         return -ECANCELED;
     }
@@ -263,7 +264,7 @@ static int start_wait(void *ctx, struct ks_vol_wait *w)
     v->stats.waits++;
     v->changed = true;
     pthread_cond_signal(&v->cond);
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     return 0;
 }
 
@@ -311,7 +312,7 @@ static void *waiter_main(void *arg)
     struct ks_serve_volumes *v = arg;
     int64_t next_poll = 0;
     ks_rcu_register_thread();
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     while (!v->quit) {
         int64_t now = ks__mono_ns();
         int64_t wake = INT64_MAX;
@@ -333,12 +334,12 @@ static void *waiter_main(void *arg)
         next_poll = now + v->poll_ns;
         struct wait_rec *done = round_locked(v, now);
         if (done) {
-            pthread_mutex_unlock(&v->lock);
+            ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
             finish(done);
-            pthread_mutex_lock(&v->lock);
+            ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
         }
     }
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -382,7 +383,7 @@ void ks_serve_volumes_object(struct ks_serve_volumes *v, enum ks_kind kind, cons
     struct ks_smap *m = kind == KS_KIND_PV ? &v->pvs : kind == KS_KIND_PVC ? &v->pvcs : NULL;
     if (!m)
         return;
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     if (obj) {
         if (ks_smap_put(m, key, (void *)obj, NULL) < 0)
             fprintf(stderr, "ksched serve: out of memory tracking %s %s for volume binding\n",
@@ -394,12 +395,12 @@ void ks_serve_volumes_object(struct ks_serve_volumes *v, enum ks_kind kind, cons
         v->changed = true;
         pthread_cond_signal(&v->cond);
     }
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
 }
 
 void ks_serve_volumes_pod_deleted(struct ks_serve_volumes *v, const char *key)
 {
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     for (struct wait_rec *r = v->waits; r; r = r->next) {
         size_t nl = strlen(r->w->pod_namespace);
         if (strncmp(key, r->w->pod_namespace, nl) == 0 && key[nl] == '/' &&
@@ -410,14 +411,14 @@ void ks_serve_volumes_pod_deleted(struct ks_serve_volumes *v, const char *key)
     }
     if (v->changed)
         pthread_cond_signal(&v->cond);
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
 }
 
 void ks_serve_volumes_cancel(struct ks_serve_volumes *v)
 {
     if (!v)
         return;
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     v->closing = true;
     struct wait_rec *list = v->waits;
     v->waits = NULL;
@@ -426,19 +427,19 @@ void ks_serve_volumes_cancel(struct ks_serve_volumes *v)
         r->msg[0] = '\0';
         v->stats.failed++;
     }
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     finish(list);
 }
 
 void ks_serve_volumes_stats(struct ks_serve_volumes *v, struct ks_serve_volumes_stats *out)
 {
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     *out = v->stats;
     uint32_t n = 0;
     for (const struct wait_rec *r = v->waits; r; r = r->next)
         n++;
     out->waiting = n;
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
 }
 
 void ks_serve_volumes_destroy(struct ks_serve_volumes *v)
@@ -446,10 +447,10 @@ void ks_serve_volumes_destroy(struct ks_serve_volumes *v)
     if (!v)
         return;
     ks_serve_volumes_cancel(v);
-    pthread_mutex_lock(&v->lock);
+    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     v->quit = true;
     pthread_cond_signal(&v->cond);
-    pthread_mutex_unlock(&v->lock);
+    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
     if (v->started)
         pthread_join(v->thread, NULL);
     ks_smap_clear(&v->pvs, NULL);

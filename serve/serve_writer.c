@@ -36,6 +36,7 @@
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
 #include "ksched/json_write.h"
+#include "ksched/lock.h"
 #include "ksched/spin.h" /* ks__mono_ns */
 #include "ksched/yaml_tree.h"
 
@@ -221,10 +222,10 @@ static void free_job(struct write_job *j)
 /* Queue @j (the writer owns it from here): 0, or -ENOSPC when @droppable and the queue is full. */
 static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
 {
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     if (droppable && w->queued >= w->o.max_queued) {
         w->stats.dropped++;
-        pthread_mutex_unlock(&w->lock);
+        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
         free_job(j);
         return -ENOSPC;
     }
@@ -232,7 +233,7 @@ static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
     w->tail = &j->next;
     w->queued++;
     pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     return 0;
 }
 
@@ -293,9 +294,9 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
     int rc = -EIO;
     for (int attempt = 0; attempt < 3; attempt++) {
         if (attempt) {
-            pthread_mutex_lock(&w->lock);
+            ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
             bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
-            pthread_mutex_unlock(&w->lock);
+            ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
             if (late)
                 break;
             usleep(100000u << attempt);
@@ -325,12 +326,12 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
                 : resp.body && resp.body[0] ? resp.body
                                             : "no response body");
     ks_kube_response_free(&resp);
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     if (ok)
         w->stats.sent++;
     else
         w->stats.failed++;
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
 
 /* finishSeries (and refreshExistingEventSeries when due) when a finish period has passed. Lock held. */
@@ -341,15 +342,15 @@ static void series_tick(struct ks_writer *w)
     w->next_finish = now + ks_event_series_period(w->series, false);
     if (refresh)
         w->next_refresh = now + ks_event_series_period(w->series, true);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     ks_event_series_tick(w->series, wall_ns(), refresh, emit_series, w);
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
 
 static void *writer_main(void *arg)
 {
     struct ks_writer *w = arg;
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     for (;;) {
         while (!w->head && !w->quit && ks__mono_ns() < w->next_finish) {
             struct timespec until = {.tv_sec = w->next_finish / 1000000000,
@@ -378,10 +379,10 @@ static void *writer_main(void *arg)
             w->tail = &w->head;
         w->queued--;
         w->busy = true;
-        pthread_mutex_unlock(&w->lock);
+        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
         send_job(w, j);
         free_job(j);
-        pthread_mutex_lock(&w->lock);
+        ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
         w->busy = false;
         if (!w->head)
             pthread_cond_broadcast(&w->idle);
@@ -389,7 +390,7 @@ static void *writer_main(void *arg)
     w->tail = &w->head;
     w->queued = 0;
     pthread_cond_broadcast(&w->idle);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     return NULL;
 }
 
@@ -437,21 +438,21 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
 
 void ks_writer_flush(struct ks_writer *w)
 {
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     while (w->head || w->busy)
         pthread_cond_wait(&w->idle, &w->lock);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
 
 void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     w->quit = true;
     w->drain_deadline = ks__mono_ns() + drain_ms * 1000000;
     pthread_cond_broadcast(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     pthread_join(w->thread, NULL);
     ks_smap_clear(&w->last_message, free);
     ks_event_series_destroy(w->series);
@@ -463,9 +464,9 @@ void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
 
 void ks_writer_stats(struct ks_writer *w, struct ks_writer_stats *out)
 {
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     *out = w->stats;
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
 
 /* ---- binder and evictor ----------------------------------------------------------------- */
@@ -539,9 +540,9 @@ static void queue_event(struct ks_writer *w, const struct ks_pod *regarding, con
     if (rc > 0) {
         enqueue_event(w, &ew);
     } else if (rc == 0) {
-        pthread_mutex_lock(&w->lock);
+        ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
         w->stats.series_counted++;
-        pthread_mutex_unlock(&w->lock);
+        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     }
 }
 
@@ -582,7 +583,7 @@ static void failure(struct ks_writer *w, const struct ks_sched_event *ev)
     w->nominated_pod = NULL;
 
     const char *uid = pod->meta.uid ? pod->meta.uid : pod->meta.name;
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     const char *last = ks_smap_get(&w->last_message, uid);
     bool unchanged = false;
     size_t len = 0;
@@ -595,7 +596,7 @@ static void failure(struct ks_writer *w, const struct ks_sched_event *ev)
             free(copy);
         free(old);
     }
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     if (body) {
         char path[800];
         pod_path(pod, "/status", path, sizeof(path));
@@ -610,9 +611,9 @@ static void scheduled(struct ks_writer *w, const struct ks_sched_event *ev)
     const char *node = ks_intern_str(ev->node);
     char note[1200], path[800];
 
-    pthread_mutex_lock(&w->lock);
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     free(ks_smap_del(&w->last_message, pod->meta.uid ? pod->meta.uid : pod->meta.name));
-    pthread_mutex_unlock(&w->lock);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     if (pod->nominated_node_name != KS_ID_EMPTY && pod->nominated_node_name != ev->node) {
         size_t len = 0;
         char *body = ks_serve_nominated_patch(NULL, &len);

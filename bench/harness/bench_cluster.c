@@ -2,8 +2,8 @@
  * bench_cluster.c - the objects of a benchmark: generated nodes built in memory, and pods
  * and nodes instantiated from a workload's v1 templates through the loader's decoders.
  *
- * Generated nodes stand in for scheduler_perf's node-default.yaml, at the size the issue
- * fixes (cpu 32, memory 256Gi, pods 110): they are built field by field, as the decoder
+ * Generated nodes stand in for scheduler_perf's node-default.yaml, with eight times its cpu
+ * and memory (cpu 32, memory 256Gi, pods 110): they are built field by field, as the decoder
  * would leave them (labels and resource lists sorted by interned id, alloc derived by
  * ks_node_finish), because decoding 50,000 identical YAML nodes would only measure the
  * decoder. Templates are decoded once per object so every pod is a real decoder product;

@@ -33,6 +33,7 @@
 #include "ksched/config.h"
 #include "ksched/decode.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/queue.h"
 #include "ksched/rcu.h"
 #include "ksched/scheduler.h"
@@ -293,10 +294,10 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         ks_status_set(st, KS_ERROR, "soak: binding an unknown pod");
         return -EINVAL;
     }
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     uint8_t attempt = k->api_attempts[serial]++;
     k->bind_calls++;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
 
     /* the decision depends on the seed, the pod and its attempt, not on thread timing */
     uint64_t h = mix(k->o.seed * 0x9e3779b97f4a7c15ull ^ serial * 0x100000001b3ull ^ attempt);
@@ -306,7 +307,7 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         usleep(100 + (unsigned)((h >> 8) % 1900));
 
     int rc = 0;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     if (k->api_state[serial] == API_DELETED) {
         k->bind_not_found++;
         rc = -ENOENT;
@@ -321,7 +322,7 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         k->api_state[serial] = API_BOUND;
         k->api_node[serial] = node;
     }
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     if (rc == -ENOENT)
         ks_status_set(st, KS_ERROR, "pods \"%s\" not found", pod->meta.name);
     else if (rc)
@@ -337,19 +338,19 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     switch (ev->kind) {
     case KS_SCHED_SCHEDULED:
     case KS_SCHED_PREEMPTED:
-        pthread_mutex_lock(&k->ev_lock);
+        ks_mutex_lock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
         if (k->nev == k->cap_ev) {
             uint32_t cap = k->cap_ev ? k->cap_ev * 2 : 4096;
             struct sevent *v = realloc(k->ev, cap * sizeof(*v));
             if (!v) {
-                pthread_mutex_unlock(&k->ev_lock);
+                ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
                 abort(); /* losing an event would read as a lost pod */
             }
             k->ev = v;
             k->cap_ev = cap;
         }
         k->ev[k->nev++] = (struct sevent){(uint8_t)ev->kind, serial_of(ev->pod), ev->node};
-        pthread_mutex_unlock(&k->ev_lock);
+        ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
         break;
     case KS_SCHED_NOMINATED:
         atomic_fetch_add_explicit(&k->nominated, 1, memory_order_relaxed);
@@ -369,7 +370,7 @@ static void *sched_main(void *arg)
 {
     struct soak *k = arg;
     ks_rcu_register_thread();
-    pthread_mutex_lock(&k->ctl_lock);
+    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     for (;;) {
         while (k->pause_req && !k->quit) {
             k->paused = true;
@@ -379,9 +380,9 @@ static void *sched_main(void *arg)
         k->paused = false;
         if (k->quit)
             break;
-        pthread_mutex_unlock(&k->ctl_lock);
+        ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
         int got = ks_scheduler_schedule_one(k->s, false);
-        pthread_mutex_lock(&k->ctl_lock);
+        ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
         if (got) {
             atomic_fetch_add_explicit(&k->cycles, 1, memory_order_relaxed);
         } else if (!k->pause_req && !k->quit) {
@@ -395,37 +396,37 @@ static void *sched_main(void *arg)
             pthread_cond_timedwait(&k->ctl_cv, &k->ctl_lock, &until);
         }
     }
-    pthread_mutex_unlock(&k->ctl_lock);
+    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     ks_rcu_unregister_thread();
     return NULL;
 }
 
 static void sched_pause(struct soak *k)
 {
-    pthread_mutex_lock(&k->ctl_lock);
+    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     k->pause_req = true;
     pthread_cond_broadcast(&k->ctl_cv);
     while (!k->paused)
         pthread_cond_wait(&k->ctl_cv, &k->ctl_lock);
-    pthread_mutex_unlock(&k->ctl_lock);
+    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
 }
 
 static void sched_resume(struct soak *k)
 {
-    pthread_mutex_lock(&k->ctl_lock);
+    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     k->pause_req = false;
     pthread_cond_broadcast(&k->ctl_cv);
-    pthread_mutex_unlock(&k->ctl_lock);
+    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
 }
 
 static void sched_stop(struct soak *k)
 {
     if (!k->sched_started)
         return;
-    pthread_mutex_lock(&k->ctl_lock);
+    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     k->quit = true;
     pthread_cond_broadcast(&k->ctl_cv);
-    pthread_mutex_unlock(&k->ctl_lock);
+    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     pthread_join(k->sched_thread, NULL);
     k->sched_started = false;
 }
@@ -442,7 +443,7 @@ static int grow_pods(struct soak *k)
         return -ENOMEM;
     k->pods = p;
     k->cap_pods = cap;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     uint8_t *st = realloc(k->api_state, cap);
     if (st)
         k->api_state = st;
@@ -452,7 +453,7 @@ static int grow_pods(struct soak *k)
     uint32_t *nd = at ? realloc(k->api_node, cap * sizeof(*nd)) : NULL;
     if (nd)
         k->api_node = nd;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     return nd ? 0 : -ENOMEM;
 }
 
@@ -622,9 +623,9 @@ static int record_deleted(struct soak *k, uint64_t serial)
         }
     }
     p->state = SP_DELETED;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     k->api_state[serial] = API_DELETED;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     return vec_push(&k->deleted, serial);
 }
 
@@ -647,11 +648,11 @@ static int delete_bound(struct soak *k, uint64_t serial)
 static int delete_pending(struct soak *k, uint64_t serial)
 {
     struct spod *p = &k->pods[serial];
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     uint8_t api = k->api_state[serial];
     uint32_t node = k->api_node[serial];
     k->api_state[serial] = API_DELETED; /* from here on, binding it fails with NotFound */
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     if (api == API_BOUND) {
         struct ks_pod *bound = make_pod(k, serial, p, variant_of(p), node);
         if (!bound)
@@ -671,7 +672,7 @@ static int delete_pending(struct soak *k, uint64_t serial)
 /* Apply the scheduler's Scheduled and Preempted events. */
 static int drain_events(struct soak *k)
 {
-    pthread_mutex_lock(&k->ev_lock);
+    ks_mutex_lock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
     struct sevent *ev = k->ev;
     uint32_t n = k->nev, cap = k->cap_ev;
     k->ev = k->ev_spare; /* the callbacks fill the other buffer while this one is applied */
@@ -679,7 +680,7 @@ static int drain_events(struct soak *k)
     k->nev = 0;
     k->ev_spare = ev;
     k->cap_spare = cap;
-    pthread_mutex_unlock(&k->ev_lock);
+    ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
     int rc = 0;
     for (uint32_t i = 0; i < n && rc >= 0; i++) {
         uint64_t serial = ev[i].serial;
@@ -735,11 +736,11 @@ static int create_pod(struct soak *k)
     p->state = SP_PENDING;
     p->node = KS_ID_NONE;
     p->slot = UINT32_MAX;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     k->api_state[serial] = API_PENDING;
     k->api_attempts[serial] = 0;
     k->api_node[serial] = KS_ID_NONE;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     if (!(p->obj = make_pod(k, serial, p, variant_of(p), KS_ID_EMPTY)))
         return k->err->set ? -EINVAL : -ENOMEM;
     p->milli_cpu = (int32_t)p->obj->requests.milli_cpu;
@@ -757,9 +758,9 @@ static int create_pod(struct soak *k)
 static int update_pending(struct soak *k, uint64_t serial)
 {
     struct spod *p = &k->pods[serial];
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     bool still_pending = k->api_state[serial] == API_PENDING;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     if (!still_pending)
         return 0; /* bound meanwhile: its next update is a bound pod's */
     bool ungate = p->gated;
@@ -900,10 +901,10 @@ static int check_now(struct soak *k)
         p->obj = NULL;
     }
     k->deleted.n = 0;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     merge_report(r, &k->api_report);
     memset(&k->api_report, 0, sizeof(k->api_report));
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     k->res->checks++;
     if (live > k->res->peak_live_pods)
         k->res->peak_live_pods = live;
@@ -1003,12 +1004,12 @@ static int step(struct soak *k)
 static void fill_result(struct soak *k)
 {
     struct ks_soak_result *r = k->res;
-    pthread_mutex_lock(&k->api_lock);
+    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
     r->bind_calls = k->bind_calls;
     r->bind_failures_injected = k->bind_failures;
     r->bind_failures_delayed = k->bind_delayed;
     r->bind_not_found = k->bind_not_found;
-    pthread_mutex_unlock(&k->api_lock);
+    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
     r->nominations = atomic_load(&k->nominated);
     r->unschedulable_attempts = atomic_load(&k->unschedulable);
     r->error_attempts = atomic_load(&k->errors);

@@ -231,8 +231,7 @@ struct ks_noncsi;
  * The four plugins share one implementation; each plugin file exports an ops table whose
  * ops call these with its kind. See plugins/ebs_limits.c for the semantics.
  */
-int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self,
-                   struct ks_error *err);
+int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self);
 void ks_noncsi_destroy(void *self);
 int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                          struct ks_pre_filter_result *res, struct ks_status *st);

@@ -230,7 +230,7 @@ struct ks_plugin {
      * (UnschedulableAndUnresolvable) with the reason in @st: the pod then waits among the
      * unschedulable pods until an event this plugin registers (events_to_register) lets it
      * through. Context: the thread adding the pod to the queue (event intake, a binder
-     * requeueing it, the flushers), under the queue's lock today: pure, no allocation, no
+     * requeueing it, the flushers), possibly under the queue's lock: pure, no allocation, no
      * blocking, no queue calls.
      */
     int (*pre_enqueue)(void *self, const struct ks_pod *pod, struct ks_status *st);

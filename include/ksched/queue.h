@@ -19,10 +19,11 @@
  * name, as in tests).
  *
  * Context and locks: pops never lock (one consumer: the scheduling thread). Every other
- * operation takes the queue's mutex (a leaf lock: nothing else is taken under it except
- * the PreEnqueue plugins and QueueingHints the queue calls, which must not block). Every
- * thread that calls into the queue must be registered with RCU (ksched/rcu.h): the
- * active queue's readers run in RCU read sections.
+ * operation takes the queue's mutex (KS_LOCK_QUEUE in the lock order of ksched/lock.h:
+ * nothing runs under it but the PreEnqueue plugins and QueueingHints the queue calls,
+ * which must not block and may intern strings). Every thread that calls into the queue
+ * must be registered with RCU (ksched/rcu.h): the active queue's readers run in RCU read
+ * sections.
  */
 #ifndef KSCHED_QUEUE_H
 #define KSCHED_QUEUE_H
@@ -307,9 +308,8 @@ void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *qp);
 void ks_queue_move_event(struct ks_queue *q, const struct ks_cluster_event *ev, const void *old_obj,
                          const void *new_obj);
 
-/* ks_queue_move - ks_queue_move_event for coarse @events without objects (hints see NULL). @now_ns: unused.
- */
-void ks_queue_move(struct ks_queue *q, unsigned events, int64_t now_ns);
+/* ks_queue_move - ks_queue_move_event for coarse @events without objects (hints see NULL). */
+void ks_queue_move(struct ks_queue *q, unsigned events);
 
 /*
  * ks_queue_update - an unscheduled pod changed (Update): in activeQ or backoffQ it is

@@ -413,11 +413,9 @@ static int noncsi_refresh(struct ks_noncsi *p)
     return 1;
 }
 
-int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self,
-                   struct ks_error *err)
+int ks_noncsi_init(enum ks_noncsi_kind kind, const struct ks_plugin_init *in, void **self)
 {
     struct ks_noncsi *p = calloc(1, sizeof(*p));
-    (void)err;
     if (!p)
         return -ENOMEM;
     p->kind = kind;

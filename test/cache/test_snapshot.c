@@ -318,7 +318,7 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* DESIGN.md's serial-path budget: assume + refresh at 50,000 nodes (reported, not asserted). */
+/* Assume + refresh at 50,000 nodes: the cache work of every cycle (reported, not asserted). */
 Test(snapshot, assume_and_refresh_at_50k_nodes, .timeout = 60)
 {
     enum { NODES = 50000, ROUNDS = 2000 };

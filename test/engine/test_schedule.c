@@ -172,15 +172,15 @@ Test(queue, unschedulable_pods_wait_for_their_events)
     uint64_t cycle = ks_queue_cycle(q);
     cr_assert_eq(ks_queue_add_unschedulable(q, qp, cycle, KS_EVENT_NODE_ADD), 0);
     cr_expect_null(ks_queue_pop(q, false));
-    ks_queue_move(q, KS_EVENT_ASSIGNED_POD_ADD, 2);
+    ks_queue_move(q, KS_EVENT_ASSIGNED_POD_ADD);
     cr_expect_null(ks_queue_pop(q, false), "an unrelated event does not move it");
-    ks_queue_move(q, KS_EVENT_NODE_ADD, 3);
+    ks_queue_move(q, KS_EVENT_NODE_ADD);
     qp = ks_queue_pop(q, false);
     cr_assert_not_null(qp);
     cr_expect_eq(qp->attempts, 2u);
     /* a move request during the pod's cycle sends it straight back */
     cycle = ks_queue_cycle(q);
-    ks_queue_move(q, KS_EVENT_NODE_UPDATE, 4);
+    ks_queue_move(q, KS_EVENT_NODE_UPDATE);
     cr_assert_eq(ks_queue_add_unschedulable(q, qp, cycle, KS_EVENT_NODE_ADD), 0);
     qp = ks_queue_pop(q, false);
     cr_expect_not_null(qp);

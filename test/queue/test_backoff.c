@@ -132,7 +132,7 @@ Test(queue_backoff, a_move_request_during_the_cycle_sends_the_pod_to_backoff)
     /* a move request while b is being scheduled: it may have missed the event, retry it */
     struct ks_queued_pod *qb = qt_pop(q, "b");
     uint64_t cycle = ks_queue_cycle(q);
-    ks_queue_move(q, KS_EVENT_ASSIGNED_POD_DELETE, 0);
+    ks_queue_move(q, KS_EVENT_ASSIGNED_POD_DELETE);
     cr_assert_eq(
         (qb->unschedulable_plugins = BIT(2), ks_queue_add_unschedulable(q, qb, cycle, KS_EVENT_NODE_ADD)), 0);
     qt_expect_where(q, b, KS_WHERE_BACKOFF);
@@ -154,13 +154,13 @@ Test(queue_backoff, an_event_sends_a_pod_to_backoff_or_straight_to_active)
     struct ks_pod *p = qt_pod("p", 0, NULL);
     cr_assert_eq(ks_queue_add(q, p, qt_now), 0);
     qt_reject(q, qt_pop(q, "p"), BIT(2), KS_EVENT_NODE_ADD);
-    ks_queue_move(q, KS_EVENT_NODE_ADD, 0);
+    ks_queue_move(q, KS_EVENT_NODE_ADD);
     qt_expect_where(q, p, KS_WHERE_BACKOFF); /* still within its 1 s */
     qt_now += SEC;
     ks_queue_flush_backoff(q);
     qt_reject(q, qt_pop(q, "p"), BIT(2), KS_EVENT_NODE_ADD);
     qt_now += 5 * SEC; /* its 2 s backoff is over by the time the event comes */
-    ks_queue_move(q, KS_EVENT_NODE_ADD, 0);
+    ks_queue_move(q, KS_EVENT_NODE_ADD);
     qt_expect_where(q, p, KS_WHERE_ACTIVE);
     qt_check(q);
     ks_queue_destroy(q);

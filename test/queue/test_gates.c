@@ -47,7 +47,7 @@ Test(queue_gates, gated_pods_wait_until_every_gate_is_removed)
     ks_fake_node_allocatable(n, "cpu=8,pods=110");
     struct ks_cluster_event add = {KS_ER_NODE, KS_ACT_ADD};
     ks_queue_move_event(q, &add, NULL, n);
-    ks_queue_move(q, KS_EVENT_ALL, 0);
+    ks_queue_move(q, KS_EVENT_ALL);
     qt_now += 3600 * SEC;
     ks_queue_flush_unschedulable(q);
     qt_expect_where(q, p, KS_WHERE_UNSCHEDULABLE);

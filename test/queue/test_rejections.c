@@ -31,7 +31,7 @@ Test(queue_rejections, counted_while_queued_until_popped_or_deleted)
     cr_assert_eq(ks_queue_update(q, a, a2), 0);
     cr_expect_eq(rejected_by(q, QT_FIT), 2);
 
-    ks_queue_move(q, KS_EVENT_ALL, qt_now); /* both back in activeQ (no backoff yet): still counted */
+    ks_queue_move(q, KS_EVENT_ALL); /* both back in activeQ (no backoff yet): still counted */
     qt_now += 20 * SEC;
     ks_queue_flush_backoff(q);
     cr_expect_eq(rejected_by(q, QT_FIT), 2);
@@ -47,7 +47,7 @@ Test(queue_rejections, counted_while_queued_until_popped_or_deleted)
     qt_gates(g, "example.com/wait");
     cr_assert_eq(ks_queue_add(q, g, 3), 0);
     cr_expect_eq(rejected_by(q, QT_SCHEDULING_GATES), 1, "a gate counts as a rejection");
-    ks_queue_move(q, KS_EVENT_ALL, qt_now); /* still gated: counted once */
+    ks_queue_move(q, KS_EVENT_ALL); /* still gated: counted once */
     cr_expect_eq(rejected_by(q, QT_SCHEDULING_GATES), 1);
     qt_check(q);
     ks_queue_destroy(q);

@@ -70,13 +70,12 @@ static char *with_rv(const char *body, int rv)
     return out;
 }
 
-static const char *rv_of(const char *body, char *buf, size_t len)
+static const char *rv_of(const char *body, char buf[64])
 {
     buf[0] = '\0';
     const char *p = strstr(body, "\"resourceVersion\":\"");
     if (p)
         sscanf(p + strlen("\"resourceVersion\":\""), "%63[^\"]", buf);
-    (void)len;
     return buf;
 }
 
@@ -111,8 +110,7 @@ static int fake_request(void *ctx, const char *method, const char *path, const c
     } else {
         char want[64], got[64];
         cr_assert_str_eq(method, "PUT");
-        if (!f->lease || f->conflict_next_write ||
-            strcmp(rv_of(body, got, sizeof(got)), rv_of(f->lease, want, sizeof(want))) != 0) {
+        if (!f->lease || f->conflict_next_write || strcmp(rv_of(body, got), rv_of(f->lease, want)) != 0) {
             f->conflict_next_write = 0;
             respond(resp, 409, "{\"kind\":\"Status\",\"reason\":\"Conflict\"}");
             return 0;

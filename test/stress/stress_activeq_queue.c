@@ -185,7 +185,7 @@ static void *consume(void *arg)
             }
             /* the rest of the world is quiet: let every waiting pod come back */
             atomic_fetch_add(&clock_ns, 1000000000);
-            ks_queue_move(q, KS_EVENT_ALL, 0);
+            ks_queue_move(q, KS_EVENT_ALL);
             ks_queue_flush_backoff(q);
             ks_queue_flush_unschedulable(q);
             struct ks_queue_counts c;

@@ -130,7 +130,7 @@ static struct ks_pod *mk_pod(uint64_t serial)
 
 /* ---- readers ------------------------------------------------------------------------------------- */
 
-static void check_record(const struct ks_snapshot *s, uint32_t i, const struct ks_node_snap *r)
+static void check_record(const struct ks_snapshot *s, const struct ks_node_snap *r)
 {
     int64_t cpu = 0, mem = 0, nzcpu = 0, nzmem = 0;
     uint32_t aff = 0, anti = 0;
@@ -157,7 +157,6 @@ static void check_record(const struct ks_snapshot *s, uint32_t i, const struct k
         die("record and node disagree");
     if (ks_snapshot_find(s, r->name) != r)
         die("find does not return the record");
-    (void)i;
 }
 
 static void check_version(const struct ks_snapshot *s)
@@ -165,7 +164,7 @@ static void check_version(const struct ks_snapshot *s)
     uint32_t with_aff = 0, with_anti = 0;
     for (uint32_t i = 0; i < s->nnodes; i++) {
         const struct ks_node_snap *r = ks_snapshot_node(s, i);
-        check_record(s, i, r);
+        check_record(s, r);
         with_aff += r->naffinity_pods > 0;
         with_anti += r->nanti_affinity_pods > 0;
     }
