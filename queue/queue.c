@@ -900,13 +900,16 @@ bool ks_queue_pod_info(struct ks_queue *q, const struct ks_pod *pod, struct ks_q
     ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
     struct qpod *qp = table_find(q, pod);
     if (qp) {
+        enum ks_queue_where where = where_of(qp);
+        /* in activeQ the popper may take the entry, and write it, at any moment (no lock) */
+        bool owned = where != KS_WHERE_ACTIVE && where != KS_WHERE_IN_FLIGHT;
         *info = (struct ks_queue_pod_info){
-            .where = where_of(qp),
+            .where = where,
             .gated = qp->gated,
             .gating_plugin = qp->gating_plugin,
             .gated_message = qp->gated_message,
-            .backoff_expiry_ns = backoff_expiry(q, qp),
-            .pod = qp->pub,
+            .backoff_expiry_ns = owned ? backoff_expiry(q, qp) : 0,
+            .pod = owned ? qp->pub : (struct ks_queued_pod){.pod = qp->pub.pod, .profile = qp->pub.profile},
         };
     }
     ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);

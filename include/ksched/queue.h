@@ -350,8 +350,12 @@ struct ks_queue_pod_info {
     bool gated;
     uint16_t gating_plugin;    /* slot, KS_NO_PLUGIN when not gated */
     uint32_t gated_message;    /* interned PreEnqueue reason */
-    int64_t backoff_expiry_ns; /* when its backoff ends */
-    struct ks_queued_pod pod;  /* a copy */
+    int64_t backoff_expiry_ns; /* when its backoff ends (0 in activeQ or in flight) */
+    /*
+     * A copy. In activeQ or in flight, where the popper and the scheduling cycle write the
+     * entry without the queue's lock, only what never changes: pod and profile.
+     */
+    struct ks_queued_pod pod;
 };
 
 /* ks_queue_pod_info - where the pod of @pod's namespace/name is; false when not queued. */

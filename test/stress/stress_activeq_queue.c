@@ -4,9 +4,12 @@
  * them back as bound, unschedulable or failed, and an event thread moves the clock,
  * delivers cluster events and runs both flushes, all at once.
  *
+ * The producers also read each pod's place (ks_queue_pod_info) after adding it, as the
+ * scheduler does for a pod with a nominated node, while the consumer may be popping it.
+ *
  * Checked: a pod (namespace/name) is never handed out twice at the same time (never in two
- * places); every pod ends bound or deleted, none is lost; at the quiescent end the queue
- * is empty and its invariant checker (ks_queue_check) passes.
+ * places); every pod ends bound or deleted, none is lost; a place read back names the pod;
+ * at the quiescent end the queue is empty and its invariant checker (ks_queue_check) passes.
  */
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -98,6 +101,9 @@ static void *produce(void *arg)
         struct ks_pod *cur = pod_version(i, (int32_t)(next_rand(&pr->rng) % 4));
         if (ks_queue_add(q, cur, now(NULL)) < 0)
             fail("add failed", i);
+        struct ks_queue_pod_info info;
+        if (ks_queue_pod_info(q, cur, &info) && (!info.pod.pod || index_of(info.pod.pod) != i))
+            fail("pod_info names another pod", i);
         /* some pods get newer versions, some are deleted, wherever they are by then */
         uint64_t r = next_rand(&pr->rng) % 10;
         for (uint64_t k = 0; k < (r < 3 ? r : 0); k++) {
