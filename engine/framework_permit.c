@@ -60,13 +60,6 @@ struct ks_waiting_pod {
     struct ks_pending pending[];
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int ks__fw_permit_init(struct ks_framework *fw)
 {
     return -pthread_mutex_init(&fw->wait_lock, NULL);
@@ -150,7 +143,7 @@ static int add_waiting(struct ks_framework *fw, const struct ks_pod *pod, const 
 {
     struct ks_waiting_pod *wp = calloc(1, sizeof(*wp) + n * sizeof(wp->pending[0]));
     pthread_condattr_t attr;
-    int64_t now = now_ns();
+    int64_t now = ks__mono_ns();
 
     if (!wp)
         return -ENOMEM;
@@ -243,9 +236,9 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
         return KS_SUCCESS;
     }
     wp = *pp;
-    int64_t start = now_ns();
+    int64_t start = ks__mono_ns();
     for (;;) {
-        int64_t now = now_ns(), earliest = INT64_MAX;
+        int64_t now = ks__mono_ns(), earliest = INT64_MAX;
         expire(fw, wp, now);
         if (wp->decided)
             break;
@@ -272,7 +265,7 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
     free(wp);
     if (fw->metrics)
         ks_metric_observe(fw->metrics->permit_wait[ks__code_index(st->code)],
-                          ks__metrics_secs(now_ns() - start));
+                          ks__metrics_secs(ks__mono_ns() - start));
     return st->code;
 }
 
@@ -287,7 +280,7 @@ int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *p
         return -ENOENT;
     }
     struct ks_waiting_pod *wp = *pp;
-    expire(fw, wp, now_ns());
+    expire(fw, wp, ks__mono_ns());
     uint16_t slot = slot_named(fw, plugin);
     for (uint32_t i = 0; i < wp->npending; i++) {
         if (wp->pending[i].slot == slot) {
@@ -316,7 +309,7 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
         ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
         return -ENOENT;
     }
-    expire(fw, *pp, now_ns());
+    expire(fw, *pp, ks__mono_ns());
     ks_status_set(&st, KS_UNSCHEDULABLE, "%s", msg ? msg : "");
     st.plugin = slot_named(fw, plugin);
     decide(*pp, &st);

@@ -40,6 +40,7 @@
 #include "ksched/intern.h"
 #include "ksched/json_tree.h"
 #include "ksched/kube_proto.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <pthread.h>
@@ -123,9 +124,7 @@ struct ks_informers {
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ks__mono_ns() / 1000000;
 }
 
 static uint64_t rng_next(struct ks_informers *inf)

@@ -48,9 +48,7 @@ struct ks_lease {
 static int64_t sys_mono(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ks__mono_ns();
 }
 
 static int64_t sys_wall(void *ctx)

@@ -21,6 +21,7 @@
 
 #include "ksched/api_types.h"
 #include "ksched/error.h"
+#include "ksched/spin.h" /* ks__mono_ns */
 #include "ksched/yaml_tree.h"
 
 /* ---- workloads (bench_workload.c) ---------------------------------------------------------- */
@@ -155,9 +156,6 @@ void ks_hist_record(struct ks_hist *h, uint64_t ns);
 
 /* ks_hist_quantile - the value at quantile @q (0..1): the midpoint of its bucket; 0 when empty. */
 uint64_t ks_hist_quantile(const struct ks_hist *h, double q);
-
-/* ks_bench_now_ns - CLOCK_MONOTONIC in nanoseconds. */
-int64_t ks_bench_now_ns(void);
 
 /* ks_bench_cpu_ns - user + system CPU time of the process so far (getrusage). */
 int64_t ks_bench_cpu_ns(void);

@@ -147,7 +147,7 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
         atomic_store_explicit(&bp->node, ev->node, memory_order_relaxed);
         atomic_store_explicit(&bp->state, POD_BOUND, memory_order_relaxed);
         if (bp->op == r->measured_op && atomic_load_explicit(&r->measuring, memory_order_relaxed)) {
-            atomic_store_explicit(&r->last_bound_ns, ks_bench_now_ns(), memory_order_relaxed);
+            atomic_store_explicit(&r->last_bound_ns, ks__mono_ns(), memory_order_relaxed);
             atomic_fetch_add_explicit(&r->measured_bound, 1, memory_order_relaxed);
         }
         break;
@@ -178,7 +178,7 @@ static void progress(struct bench_run *r, const char *phase, uint64_t done, uint
     for (uint32_t i = 0; i < WIDTH; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[WIDTH] = '\0';
-    double secs = (double)(ks_bench_now_ns() - t0) / 1e9;
+    double secs = (double)(ks__mono_ns() - t0) / 1e9;
     fprintf(stderr, "\r%-8s [%s] %" PRIu64 "/%" PRIu64 " %8.0f/s\033[K", phase, bar, done, total,
             secs > 0 ? (double)done / secs : 0.0);
     fflush(stderr);
@@ -281,7 +281,7 @@ static int decode_pods(struct bench_run *r)
     }
     if (total > UINT32_MAX / 4 || !(r->pods = calloc(total ? total : 1, sizeof(*r->pods))))
         return -ENOMEM;
-    int64_t t0 = ks_bench_now_ns();
+    int64_t t0 = ks__mono_ns();
     for (uint32_t i = 0; i < w->nops; i++) {
         const struct ks_bench_op *op = &w->ops[i];
         const char *prefix = op->pod_template ? ks_bench_template_prefix(op->pod_template, "pod-") : "";
@@ -316,7 +316,7 @@ static int create_nodes(struct bench_run *r, const struct ks_bench_op *op, uint3
 {
     struct ks_error err = {0};
     char name[128];
-    int64_t t0 = ks_bench_now_ns();
+    int64_t t0 = ks__mono_ns();
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id = r->next_node++;
         struct ks_node *node = NULL;
@@ -365,7 +365,7 @@ static int create_pods(struct bench_run *r, uint32_t op)
     int rc = queue_pods(r, op);
     if (rc < 0)
         return rc;
-    int64_t t0 = ks_bench_now_ns();
+    int64_t t0 = ks__mono_ns();
     uint64_t n = 0;
     while (ks_scheduler_schedule_one(r->s, false)) {
         if ((++n & 1023) == 0)
@@ -427,16 +427,16 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     uint32_t total = r->op_count[op];
     perf_ctl("enable\n");
     int64_t cpu0 = ks_bench_cpu_ns();
-    r->t0 = ks_bench_now_ns();
+    r->t0 = ks__mono_ns();
     atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
     int rc = queue_pods(r, op);
     if (rc < 0)
         return rc;
     int64_t next_report = r->t0;
     for (;;) {
-        int64_t a = ks_bench_now_ns();
+        int64_t a = ks__mono_ns();
         int got = ks_scheduler_schedule_one(r->s, false);
-        int64_t b = ks_bench_now_ns();
+        int64_t b = ks__mono_ns();
         if (!got)
             break;
         ks_hist_record(&r->hist, (uint64_t)(b - a));
@@ -451,7 +451,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     }
     /* bindings still in flight, and whatever they or events sent back to the queue */
     r->untimed_cycles = ks_scheduler_run_until_idle(r->s);
-    int64_t end = ks_bench_now_ns();
+    int64_t end = ks__mono_ns();
     atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
     r->cpu_ns = ks_bench_cpu_ns() - cpu0;
     int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);

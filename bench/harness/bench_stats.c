@@ -71,13 +71,6 @@ uint64_t ks_hist_quantile(const struct ks_hist *h, double q)
     return h->max;
 }
 
-int64_t ks_bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int64_t ks_bench_cpu_ns(void)
 {
     struct rusage ru;

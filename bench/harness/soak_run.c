@@ -258,13 +258,6 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int vec_push(struct vec64 *v, uint64_t x)
 {
     if (v->n == v->cap) {
@@ -915,8 +908,8 @@ static int check_now(struct soak *k)
                 "soak: %.1fs check %" PRIu64 ": %" PRIu64 " bound so far, %" PRIu64 " live (%" PRIu64
                 " on nodes, %" PRIu64 " pending: %u active, %u backoff, %u unschedulable, %u gated), "
                 "cluster cpu %.0f%% requested, %" PRIu64 " new violations\n",
-                (double)(now_ns() - k->start_ns) / 1e9, k->res->checks, k->res->pods_bound, live, k->bound.n,
-                k->pending.n, qc.active, qc.backoff, qc.unschedulable - qc.gated, qc.gated,
+                (double)(ks__mono_ns() - k->start_ns) / 1e9, k->res->checks, k->res->pods_bound, live,
+                k->bound.n, k->pending.n, qc.active, qc.backoff, qc.unschedulable - qc.gated, qc.gated,
                 100.0 * (double)k->bound_milli_cpu /
                     (double)(k->cluster_milli_cpu ? k->cluster_milli_cpu : 1),
                 r->nviolations - before);
@@ -953,7 +946,7 @@ static bool done(struct soak *k)
 {
     if (k->res->pods_bound >= k->o.pods)
         return true;
-    if ((double)(now_ns() - k->start_ns) / 1e9 >= k->o.seconds) {
+    if ((double)(ks__mono_ns() - k->start_ns) / 1e9 >= k->o.seconds) {
         k->res->timed_out = true;
         return true;
     }
@@ -1014,7 +1007,7 @@ static void fill_result(struct soak *k)
     r->unschedulable_attempts = atomic_load(&k->unschedulable);
     r->error_attempts = atomic_load(&k->errors);
     r->cycles = atomic_load(&k->cycles);
-    r->wall_seconds = (double)(now_ns() - k->start_ns) / 1e9;
+    r->wall_seconds = (double)(ks__mono_ns() - k->start_ns) / 1e9;
 }
 
 static int validate(const struct ks_soak_opts *o, struct ks_error *err)
@@ -1116,7 +1109,7 @@ int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, str
         goto out;
     }
     k->sched_started = true;
-    k->start_ns = now_ns();
+    k->start_ns = ks__mono_ns();
     uint64_t next_check = opts->check_every ? opts->check_every : UINT64_MAX;
     while (!done(k)) {
         int got = step(k);
