@@ -130,14 +130,16 @@ def scenario_events(c, _nodes, _pods):
         items = c.api.must("GET", "/apis/events.k8s.io/v1/namespaces/%s/events" % NS)["items"]
         evs = [e for e in items if e["regarding"]["name"] == "stuck" and e["reason"] == "FailedScheduling"]
         total = sum(e["series"]["count"] if e.get("series") else 1 for e in evs)
-        return evs if total == attempts else None
+        # the last deletion may still bring one more attempt after the loop above stopped
+        return evs if total == outcomes(s, "stuck", "Unschedulable") else None
     # the last counts reach the server when the series end: 2 s of quiet (times SLOW), checked every 2 s
     try:
         evs = c.wait("the series' final counts", series, 15)
     except Failure:
         items = c.api.must("GET", "/apis/events.k8s.io/v1/namespaces/%s/events" % NS)["items"]
-        raise Failure("%d attempts, Events: %s" % (attempts, [(e["metadata"]["name"], e.get("series"))
-                                                            for e in items]))
+        raise Failure("%d attempts, Events: %s" % (outcomes(s, "stuck", "Unschedulable"),
+                                                   [(e["metadata"]["name"], e.get("series")) for e in items]))
+    attempts = outcomes(s, "stuck", "Unschedulable")
     check(len(evs) <= 2, "%d Events for %d attempts: %s" % (len(evs), attempts, [e.get("series") for e in evs]))
     check(any(e.get("series") for e in evs), "no series")
     names = {e["metadata"]["name"] for e in evs}
