@@ -23,6 +23,7 @@ extern "C" {
 }
 
 #include "bench_rcu.h"
+#include "bench_ring.h"
 
 #include <benchmark/benchmark.h>
 
@@ -94,62 +95,8 @@ void as_new_arrival(Pods *pods, ks_queued_pod *qp, int thread, uint64_t *rng)
     qp->pod = pods->pick(rng);
 }
 
-// Popped pods on their way back to the producers: a bounded MPMC ring (Vyukov's), the
-// same for both queues.
-class Ring
-{
-    struct Cell {
-        std::atomic<uint64_t> seq;
-        ks_queued_pod *qp;
-    };
-    static constexpr uint64_t kSize = 1024;
-    std::vector<Cell> cells_;
-    alignas(64) std::atomic<uint64_t> head_{0};
-    alignas(64) std::atomic<uint64_t> tail_{0};
-
-  public:
-    Ring() : cells_(kSize)
-    {
-        for (uint64_t i = 0; i < kSize; i++)
-            cells_[i].seq.store(i, std::memory_order_relaxed);
-    }
-    bool put(ks_queued_pod *qp)
-    {
-        uint64_t pos = tail_.load(std::memory_order_relaxed);
-        for (;;) {
-            Cell &c = cells_[pos % kSize];
-            int64_t d =
-                static_cast<int64_t>(c.seq.load(std::memory_order_acquire)) - static_cast<int64_t>(pos);
-            if (d == 0 && tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-                c.qp = qp;
-                c.seq.store(pos + 1, std::memory_order_release);
-                return true;
-            }
-            if (d < 0)
-                return false;
-            if (d > 0)
-                pos = tail_.load(std::memory_order_relaxed);
-        }
-    }
-    ks_queued_pod *get()
-    {
-        uint64_t pos = head_.load(std::memory_order_relaxed);
-        for (;;) {
-            Cell &c = cells_[pos % kSize];
-            int64_t d =
-                static_cast<int64_t>(c.seq.load(std::memory_order_acquire)) - static_cast<int64_t>(pos + 1);
-            if (d == 0 && head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-                ks_queued_pod *qp = c.qp;
-                c.seq.store(pos + kSize, std::memory_order_release);
-                return qp;
-            }
-            if (d < 0)
-                return nullptr;
-            if (d > 0)
-                pos = head_.load(std::memory_order_relaxed);
-        }
-    }
-};
+// Popped pods on their way back to the producers (bench_ring.h), the same for both queues.
+using Ring = ksbench::Ring<ks_queued_pod>;
 
 // One run's shared state.
 template <typename Q> struct Shared {

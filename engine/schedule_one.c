@@ -174,9 +174,7 @@ static struct ks_queued_pod *pop(struct ks_scheduler *s, bool block)
  */
 static void flush_if_idle(struct ks_scheduler *s)
 {
-    struct ks_queue_counts c;
-    ks_queue_count(s->queue, &c);
-    if (!c.active) {
+    if (!ks_queue_active(s->queue)) {
         ks__bind_flush(s);
         s->bind_deferred = false;
     }

@@ -509,9 +509,7 @@ static uint64_t drain(struct ks_scheduler *s)
         while (ks_scheduler_schedule_one(s, false))
             cycles++;
         ks__wait_bindings(s);
-        struct ks_queue_counts c;
-        ks_queue_count(s->queue, &c);
-        if (!c.active)
+        if (!ks_queue_active(s->queue))
             return cycles;
     }
 }

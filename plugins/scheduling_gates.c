@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-/* pre_enqueue - Context: any thread, under the queue's lock; interns its message (not a hot path). */
+/* pre_enqueue - Context: any thread, under one of the queue's locks; interns its message (not a hot path). */
 static int pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *st)
 {
     char gates[1024];

@@ -19,7 +19,7 @@
  * spurious retry costs one scheduling attempt, a missed one strands a pod.
  *
  * Context: maps are built at start-up and read-only afterwards; hints and PreEnqueue run
- * under the queue's lock and neither block nor allocate.
+ * under the queue's locks, from several threads at once, and neither block nor allocate.
  */
 #include "ksched/queue.h"
 

@@ -19,21 +19,34 @@
  *
  * Places and ownership. Each queued pod is one struct qpod (the public struct
  * ks_queued_pod plus bookkeeping) reachable from the lookup table by namespace/name, and
- * `where` says which place holds it. Every transition happens under `lock`, except the
- * pop, which is lock-free: the popper wins the activeQ entry's claim word, then marks the
- * pod in flight. A locked operation that finds a pod in activeQ first tries to remove its
- * entry (ks_activeq_remove); if the popper won, the pod is in flight. The struct is freed
- * when its last reference goes: the queue holds one while the pod is queued or in
- * flight, and each activeQ entry holds one until the entry is reclaimed, because the
- * entry's key copy points at the pod. That is also why an update never changes a
- * struct's pod: it makes a new struct.
+ * `where` says which place holds it. There is no queue-wide lock; who may move a pod
+ * depends on its place:
+ *   - the lookup table (queue/queue_table.c) is split into STRIPES stripes by key hash,
+ *     each with its own lock (KS_LOCK_QUEUE_POD); a pod's stripe lock serialises
+ *     everything done to that pod by name: add, update, delete, giving it back
+ *     (add_unschedulable, done), reading it;
+ *   - backoffQ, the unschedulable list and the move-request record are behind `slow`
+ *     (KS_LOCK_QUEUE), taken inside a stripe lock, never around one; the events and
+ *     the flushers move pods out of them holding `slow` alone;
+ *   - activeQ is lock-free: any of the above pushes; the pop takes no lock at all: the
+ *     popper wins the entry's claim word, then marks the pod in flight.
+ * So adding a pod takes its stripe lock and pushes; only gated pods also take `slow`.
+ * A stripe holder that finds a pod in activeQ first tries to remove its entry
+ * (ks_activeq_remove); if the popper won, the pod is in flight. One it finds in the slow
+ * places, or on its way between two places, it settles under `slow` (settle()). A pod
+ * that `slow` alone moves to activeQ reads PUSHING while its entry is being inserted,
+ * until the pusher marks it ACTIVE (or the popper, faster, in flight): no stripe holder
+ * removes an entry not yet in.
+ * The struct is freed when its last reference goes: the queue holds one while the pod
+ * is queued or in flight, and each activeQ entry holds one until the entry is reclaimed,
+ * because the entry's key copy points at the pod. That is also why an update never
+ * changes a struct's pod: it makes a new struct.
  *
- * Invariants (ks_queue_check): a pod is in exactly one of activeQ, backoffQ, the
- * unschedulable list or in flight; the counters equal the sizes; backoffQ is a heap on
- * (backoff expiry, QueueSort) with correct indices; gated pods are unschedulable.
+ * Invariants (ks_queue_check, queue/queue_check.c): a pod is in exactly one of activeQ,
+ * backoffQ, the unschedulable list or in flight; the counters equal the sizes; backoffQ is
+ * a heap on (backoff expiry, QueueSort) with correct indices; gated pods are unschedulable.
  */
-#include "ksched/queue.h"
-#include "ksched/lock.h"
+#include "queue_internal.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -51,79 +64,10 @@
 #include <string.h>
 #include <time.h>
 
-struct qpod {
-    struct ks_queued_pod pub;
-    struct ks_queue *q;
-    _Atomic uint32_t refs; /* the queue's own (while queued or in flight) + one per activeQ entry */
-    _Atomic uint8_t where; /* enum ks_queue_where: written under lock, or by the popper (-> in flight) */
-    bool gated;            /* PreEnqueue rejected it (it is unschedulable) */
-    bool deleted;          /* deleted while in flight: dropped when it comes back */
-    bool in_table;
-    uint16_t gating_plugin; /* slot, KS_NO_PLUGIN */
-    uint32_t gated_message;
-    unsigned wait_events;            /* coarse kinds it waits for while unschedulable */
-    uint64_t pop_cycle;              /* the cycle of its last pop (popper) */
-    uint32_t heap_index;             /* in backoffQ */
-    struct ks_activeq_handle handle; /* its activeQ entry */
-    struct qpod *uprev, *unext;      /* unschedulable list */
-    struct qpod *hnext;              /* lookup chain */
-    const struct ks_pod *pending;    /* a newer version that arrived while in flight (a reference) */
-};
-
-struct ks_queue {
-    struct ks_queue_opts opts;
-    struct ks_activeq *active;
-    _Atomic uint64_t cycle;   /* pods popped (schedulingCycle) */
-    _Atomic uint32_t nactive; /* decremented by the popper */
-    _Atomic uint32_t ninflight;
-
-    pthread_mutex_t lock; /* everything below */
-    uint64_t move_request_cycle;
-    bool has_move_request;
-    struct qpod **heap; /* backoffQ */
-    uint32_t nheap, capheap;
-    struct qpod *uhead, *utail; /* unschedulable pods, in arrival order */
-    uint32_t nunsched, ngated;
-    struct qpod **table; /* lookup by namespace/name */
-    uint32_t ntable, captable;
-
-    /* nprofiles x 64: queued pods (not in flight) whose unschedulable_plugins hold each slot */
-    _Atomic uint32_t *rejections;
-};
-
-static inline struct qpod *qpod_of(const struct ks_queued_pod *p)
-{
-    return (struct qpod *)((char *)p - offsetof(struct qpod, pub));
-}
-
 int64_t ks_queue_now(const struct ks_queue *q)
 {
     return q->opts.clock.now ? q->opts.clock.now(q->opts.clock.ctx) : ks__mono_ns();
 }
-
-static enum ks_queue_where where_of(const struct qpod *qp)
-{
-    /* acquire: pairs with the popper's release store, so its writes to pub are visible */
-    return (enum ks_queue_where)atomic_load_explicit(&qp->where, memory_order_acquire);
-}
-
-static void set_where(struct qpod *qp, enum ks_queue_where w)
-{
-    /* release: a reader that sees the new place also sees the fields written before */
-    atomic_store_explicit(&qp->where, (uint8_t)w, memory_order_release);
-}
-
-#ifdef KS_QUEUE_DEBUG
-#define QDEBUG_ASSERT(cond, what)                                                                            \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            fprintf(stderr, "ksched queue invariant violated: %s (%s:%d)\n", what, __FILE__, __LINE__);      \
-            abort();                                                                                         \
-        }                                                                                                    \
-    } while (0)
-#else
-#define QDEBUG_ASSERT(cond, what) ((void)0)
-#endif
 
 /* ---- references ---------------------------------------------------------------------------- */
 
@@ -159,12 +103,13 @@ static void entry_released(void *ctx, struct ks_queued_pod *p)
     qpod_unref(qpod_of(p));
 }
 
-static struct qpod *qpod_new(struct ks_queue *q, const struct ks_pod *pod, int64_t now)
+static struct qpod *qpod_new(struct ks_queue *q, const struct ks_pod *pod, uint64_t hash, int64_t now)
 {
     struct qpod *qp = calloc(1, sizeof(*qp));
     if (!qp)
         return NULL;
     qp->pub.pod = pod;
+    qp->hash = hash;
     qp->pub.timestamp_ns = now;
     qp->pub.initial_attempt_ns = KS_TIME_NONE;
     qp->pub.profile = KS_NO_PROFILE;
@@ -190,78 +135,6 @@ static const struct ks_event_map *map_of(const struct ks_queue *q, const struct 
     return q->opts.maps[qp->pub.profile];
 }
 
-/* ---- lookup table (under lock) --------------------------------------------------------------- */
-
-static uint64_t key_hash(const struct ks_pod *pod)
-{
-    if (!pod->meta.name)
-        return (uint64_t)(uintptr_t)pod * 0x9E3779B97F4A7C15ull;
-    uint64_t h = 1469598103934665603ull ^ pod->meta.namespace_id;
-    for (const char *s = pod->meta.name; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static bool same_key(const struct ks_pod *a, const struct ks_pod *b)
-{
-    if (a == b)
-        return true;
-    if (!a->meta.name || !b->meta.name)
-        return false;
-    return a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0;
-}
-
-static struct qpod *table_find(const struct ks_queue *q, const struct ks_pod *pod)
-{
-    if (!q->captable)
-        return NULL;
-    for (struct qpod *qp = q->table[key_hash(pod) & (q->captable - 1)]; qp; qp = qp->hnext) {
-        if (same_key(qp->pub.pod, pod))
-            return qp;
-    }
-    return NULL;
-}
-
-static int table_insert(struct ks_queue *q, struct qpod *qp)
-{
-    if (q->ntable + 1 > q->captable) {
-        uint32_t cap = q->captable ? q->captable * 2 : 256;
-        struct qpod **t = calloc(cap, sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        for (uint32_t i = 0; i < q->captable; i++) {
-            for (struct qpod *x = q->table[i], *next; x; x = next) {
-                next = x->hnext;
-                uint64_t b = key_hash(x->pub.pod) & (cap - 1);
-                x->hnext = t[b];
-                t[b] = x;
-            }
-        }
-        free(q->table);
-        q->table = t;
-        q->captable = cap;
-    }
-    uint64_t b = key_hash(qp->pub.pod) & (q->captable - 1);
-    qp->hnext = q->table[b];
-    q->table[b] = qp;
-    qp->in_table = true;
-    q->ntable++;
-    return 0;
-}
-
-static void table_remove(struct ks_queue *q, struct qpod *qp)
-{
-    if (!qp->in_table)
-        return;
-    struct qpod **pp = &q->table[key_hash(qp->pub.pod) & (q->captable - 1)];
-    while (*pp != qp)
-        pp = &(*pp)->hnext;
-    *pp = qp->hnext;
-    qp->hnext = NULL;
-    qp->in_table = false;
-    q->ntable--;
-}
-
 /* ---- backoff ------------------------------------------------------------------------------------ */
 
 /* calculateBackoffDuration: initial x 2^(attempts-1), capped; none before the first attempt. */
@@ -283,7 +156,7 @@ static int64_t backoff_expiry(const struct ks_queue *q, const struct qpod *qp)
     return qp->pub.timestamp_ns + backoff_duration(q, qp->pub.attempts);
 }
 
-static bool heap_before(const struct ks_queue *q, const struct qpod *a, const struct qpod *b)
+bool ks__queue_heap_before(const struct ks_queue *q, const struct qpod *a, const struct qpod *b)
 {
     int64_t ea = backoff_expiry(q, a), eb = backoff_expiry(q, b);
     if (ea != eb)
@@ -300,7 +173,7 @@ static void heap_set(struct ks_queue *q, uint32_t i, struct qpod *qp)
 static void heap_up(struct ks_queue *q, uint32_t i)
 {
     struct qpod *qp = q->heap[i];
-    while (i > 0 && heap_before(q, qp, q->heap[(i - 1) / 2])) {
+    while (i > 0 && ks__queue_heap_before(q, qp, q->heap[(i - 1) / 2])) {
         heap_set(q, i, q->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
@@ -313,11 +186,11 @@ static void heap_down(struct ks_queue *q, uint32_t i)
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
         const struct qpod *best = qp;
-        if (l < q->nheap && heap_before(q, q->heap[l], best)) {
+        if (l < q->nheap && ks__queue_heap_before(q, q->heap[l], best)) {
             m = l;
             best = q->heap[l];
         }
-        if (r < q->nheap && heap_before(q, q->heap[r], best))
+        if (r < q->nheap && ks__queue_heap_before(q, q->heap[r], best))
             m = r;
         if (m == i)
             break;
@@ -394,23 +267,44 @@ static void unsched_remove(struct ks_queue *q, struct qpod *qp)
 
 /* ---- activeQ ------------------------------------------------------------------------------------- */
 
-static int active_push(struct ks_queue *q, struct qpod *qp)
+/* Who moves a pod: a holder of its stripe's lock (and maybe `slow`), or of `slow` alone. */
+enum mover { BY_STRIPE, BY_SLOW };
+
+/*
+ * Push @qp, which is in no place, into activeQ. The caller holds the pod's stripe lock
+ * (BY_STRIPE), or `slow` alone (BY_SLOW). A stripe holder is the only one that can look
+ * at the pod meanwhile, and the pod outlives the call: whoever gives it back or forgets it
+ * after a pop waits for the stripe. Pushed by `slow` alone, the pod reads PUSHING until its
+ * entry is in, so that a stripe holder that finds it meanwhile waits for `slow` (settle)
+ * rather than remove an entry not yet in; and the call holds a reference of its own.
+ */
+static int active_push(struct ks_queue *q, struct qpod *qp, enum mover by)
 {
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_NONE, "a pod entering activeQ is elsewhere");
     if (qp->pub.initial_attempt_ns == KS_TIME_NONE)
         qp->pub.initial_attempt_ns = ks_queue_now(q);
-    /* relaxed: the entry's reference is taken before the entry exists */
-    atomic_fetch_add_explicit(&qp->refs, 1, memory_order_relaxed);
-    set_where(qp, KS_WHERE_ACTIVE);
+    uint32_t refs = by == BY_SLOW ? 2 : 1;
+    /* relaxed: the entry's reference (and the call's), taken before the entry exists */
+    atomic_fetch_add_explicit(&qp->refs, refs, memory_order_relaxed);
+    /* the popper's mark (in flight) comes after: the push publishes the entry */
+    set_where(qp, by == BY_SLOW ? WHERE_PUSHING : KS_WHERE_ACTIVE);
     /* relaxed: a count; the popper decrements it after the push published the entry */
     atomic_fetch_add_explicit(&q->nactive, 1, memory_order_relaxed);
     int rc = ks_activeq_push_mp(q->active, &qp->pub, &qp->handle);
     if (rc < 0) {
         atomic_fetch_sub_explicit(&q->nactive, 1, memory_order_relaxed);
         set_where(qp, KS_WHERE_NONE);
-        atomic_fetch_sub_explicit(&qp->refs, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&qp->refs, refs, memory_order_relaxed);
+        return rc;
     }
-    return rc;
+    if (by == BY_SLOW) {
+        /* release, as set_where; fails when the popper took the pod first (in flight, or since gone) */
+        uint8_t pushing = WHERE_PUSHING;
+        atomic_compare_exchange_strong_explicit(&qp->where, &pushing, KS_WHERE_ACTIVE, memory_order_release,
+                                                memory_order_relaxed);
+        qpod_unref(qp);
+    }
+    return 0;
 }
 
 /* Take @qp out of activeQ; false when the popper got it first (it is in flight). */
@@ -443,18 +337,18 @@ static bool pre_enqueue(struct ks_queue *q, struct qpod *qp)
     return !qp->gated;
 }
 
-/* moveToActiveQ for a pod that is in no place: activeQ, or unschedulable when gated. */
-static int to_active(struct ks_queue *q, struct qpod *qp)
+/* moveToActiveQ for a pod that is in no place: activeQ, or unschedulable when gated. Under `slow`. */
+static int to_active(struct ks_queue *q, struct qpod *qp, enum mover by)
 {
     if (!pre_enqueue(q, qp)) {
         unsched_add(q, qp);
         return 0;
     }
-    return active_push(q, qp);
+    return active_push(q, qp, by);
 }
 
-/* requeuePodWithQueueingStrategy for a pod that is in no place. */
-static int requeue(struct ks_queue *q, struct qpod *qp, enum ks_requeue strategy)
+/* requeuePodWithQueueingStrategy for a pod that is in no place. Under `slow`. */
+static int requeue(struct ks_queue *q, struct qpod *qp, enum ks_requeue strategy, enum mover by)
 {
     if (strategy == KS_REQUEUE_SKIP) {
         unsched_add(q, qp);
@@ -462,14 +356,48 @@ static int requeue(struct ks_queue *q, struct qpod *qp, enum ks_requeue strategy
     }
     if (backoff_expiry(q, qp) > ks_queue_now(q))
         return backoff_push(q, qp);
-    return to_active(q, qp);
+    return to_active(q, qp, by);
 }
 
-/* A place for a pod whose move failed for lack of memory: the unschedulable list never fails. */
-static void requeue_or_park(struct ks_queue *q, struct qpod *qp, enum ks_requeue strategy)
+/* requeue, or the unschedulable list (it never fails) when out of memory. Under `slow`. */
+static void requeue_or_park(struct ks_queue *q, struct qpod *qp, enum ks_requeue strategy, enum mover by)
 {
-    if (requeue(q, qp, strategy) < 0)
+    if (requeue(q, qp, strategy, by) < 0)
         unsched_add(q, qp);
+}
+
+/* unsched_add for a stripe holder: takes `slow` unless *@slow says it holds it already (then it does). */
+static void park(struct ks_queue *q, struct qpod *qp, bool *slow)
+{
+    if (!*slow)
+        slow_lock(q);
+    *slow = true;
+    unsched_add(q, qp);
+}
+
+/*
+ * Where @qp is, for the holder of its stripe's lock, settled: KS_WHERE_NONE when it was in
+ * activeQ and this call took it out (the caller owns it now), KS_WHERE_IN_FLIGHT when the
+ * popper has it, or KS_WHERE_BACKOFF / KS_WHERE_UNSCHEDULABLE with `slow` taken (*@slow
+ * set): pods move into, out of and between the slow places only under `slow`.
+ */
+static enum ks_queue_where settle(struct ks_queue *q, struct qpod *qp, bool *slow)
+{
+    for (;;) {
+        enum ks_queue_where w = where_of(qp);
+        if (w == KS_WHERE_ACTIVE)
+            return active_remove(q, qp) ? KS_WHERE_NONE : KS_WHERE_IN_FLIGHT;
+        if (w == KS_WHERE_IN_FLIGHT)
+            return w;
+        /* in a slow place, or on its way out of one (a move or a flush holds `slow`) */
+        slow_lock(q);
+        w = where_of(qp);
+        if (w == KS_WHERE_BACKOFF || w == KS_WHERE_UNSCHEDULABLE) {
+            *slow = true;
+            return w;
+        }
+        slow_unlock(q); /* it went to activeQ meanwhile */
+    }
 }
 
 /* ---- public ------------------------------------------------------------------------------------ */
@@ -498,7 +426,9 @@ int ks_queue_create_opts(const struct ks_queue_opts *opts, struct ks_queue **out
         free(q);
         return -ENOMEM;
     }
-    ks_mutex_init_adaptive(&q->lock);
+    ks_mutex_init_adaptive(&q->slow);
+    for (uint32_t i = 0; i < STRIPES; i++)
+        ks_mutex_init_adaptive(&q->stripes[i].lock);
     *out = q;
     return 0;
 }
@@ -514,43 +444,59 @@ void ks_queue_destroy(struct ks_queue *q)
     if (!q)
         return;
     /* every queued struct: drop the queue's reference; activeQ entries drop theirs */
-    for (uint32_t i = 0; i < q->captable; i++) {
-        for (struct qpod *qp = q->table[i], *next; qp; qp = next) {
-            next = qp->hnext;
-            if (where_of(qp) == KS_WHERE_ACTIVE)
-                ks_activeq_remove(q->active, &qp->handle);
-            qpod_unref(qp);
+    for (uint32_t k = 0; k < STRIPES; k++) {
+        struct stripe *s = &q->stripes[k];
+        for (uint32_t i = 0; i < s->cap; i++) {
+            for (struct qpod *qp = s->table[i], *next; qp; qp = next) {
+                next = qp->hnext;
+                if (where_of(qp) == KS_WHERE_ACTIVE)
+                    ks_activeq_remove(q->active, &qp->handle);
+                qpod_unref(qp);
+            }
         }
     }
     ks_activeq_destroy(q->active);
-    free(q->table);
+    for (uint32_t k = 0; k < STRIPES; k++) {
+        free(q->stripes[k].table);
+        pthread_mutex_destroy(&q->stripes[k].lock);
+    }
     free(q->heap);
     free(q->rejections);
-    pthread_mutex_destroy(&q->lock);
+    pthread_mutex_destroy(&q->slow);
     free(q);
 }
 
 int ks_queue_add(struct ks_queue *q, const struct ks_pod *pod, int64_t now_ns)
 {
-    int rc;
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    if (table_find(q, pod)) {
-        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    uint64_t hash = ks__queue_key_hash(pod);
+    struct stripe *s = stripe_at(q, hash);
+    stripe_lock(s);
+    if (ks__queue_table_find(s, hash, pod)) {
+        stripe_unlock(s);
         return -EEXIST;
     }
-    struct qpod *qp = qpod_new(q, pod, now_ns);
-    if (!qp || (rc = table_insert(q, qp)) < 0) {
-        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    struct qpod *qp = qpod_new(q, pod, hash, now_ns);
+    if (!qp || ks__queue_table_insert(s, qp) < 0) {
+        stripe_unlock(s);
         free(qp);
         return -ENOMEM;
     }
-    if ((rc = to_active(q, qp)) < 0) {
-        table_remove(q, qp);
-        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    /* moveToActiveQ: the stripe's lock is enough for activeQ; a gated pod needs `slow` */
+    int rc = 0;
+    if (pre_enqueue(q, qp)) {
+        rc = active_push(q, qp, BY_STRIPE);
+    } else {
+        slow_lock(q);
+        unsched_add(q, qp);
+        slow_unlock(q);
+    }
+    if (rc < 0) {
+        ks__queue_table_remove(s, qp);
+        stripe_unlock(s);
         free(qp); /* nothing taken over */
         return rc;
     }
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    stripe_unlock(s);
     return 0;
 }
 
@@ -606,7 +552,7 @@ unsigned ks_event_kind(const struct ks_cluster_event *ev)
     }
 }
 
-/* Make @qp's successor carrying @pod (an update): same bookkeeping, new struct. NULL on ENOMEM. */
+/* Make @qp's successor carrying @pod (an update, same key): same bookkeeping, new struct. NULL on ENOMEM. */
 static struct qpod *new_version(struct ks_queue *q, struct qpod *qp, const struct ks_pod *pod)
 {
     struct qpod *nq = malloc(sizeof(*nq));
@@ -615,6 +561,7 @@ static struct qpod *new_version(struct ks_queue *q, struct qpod *qp, const struc
     *nq = (struct qpod){
         .pub = qp->pub,
         .q = q,
+        .hash = ks__queue_key_hash(pod),
         .gated = qp->gated,
         .gating_plugin = qp->gating_plugin,
         .gated_message = qp->gated_message,
@@ -628,22 +575,23 @@ static struct qpod *new_version(struct ks_queue *q, struct qpod *qp, const struc
     return nq;
 }
 
-/* Swap @old (in no place) for @nq in the lookup table; the caller drops @old's reference. */
-static void replace(struct ks_queue *q, struct qpod *old, struct qpod *nq)
+/* Swap @old (in no place) for @nq in stripe @s's table; the caller drops @old's reference. */
+static void replace(struct stripe *s, struct qpod *old, struct qpod *nq)
 {
     bool listed = old->in_table;
-    table_remove(q, old);
-    if (listed && table_insert(q, nq) < 0)
+    ks__queue_table_remove(s, old);
+    if (listed && ks__queue_table_insert(s, nq) < 0)
         nq->in_table = false; /* cannot happen: the table just shrank by one */
 }
 
 int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint64_t cycle, unsigned events)
 {
     struct qpod *qp = qpod_of(p);
+    struct stripe *s = stripe_at(q, qp->hash);
     const struct ks_pod *dropped = NULL;
     int rc = 0;
 
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    stripe_lock(s);
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_IN_FLIGHT, "a pod given back was not in flight");
     atomic_fetch_sub_explicit(&q->ninflight, 1, memory_order_relaxed);
     set_where(qp, KS_WHERE_NONE);
@@ -660,7 +608,7 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
         struct qpod *nq = new_version(q, qp, qp->pending);
         if (nq) {
             qp->pending = NULL; /* its reference moved to nq */
-            replace(q, qp, nq);
+            replace(s, qp, nq);
             qpod_unref(qp);
             qp = nq;
         } else {
@@ -670,16 +618,18 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
     qp->pub.timestamp_ns = ks_queue_now(q);
     qp->wait_events = events;
     count_rejections(q, qp, qp->pub.unschedulable_plugins, 1);
+    slow_lock(q);
     if (events == 0 || updated || (q->has_move_request && q->move_request_cycle >= cycle)) {
         /* an error, or something happened while it was being scheduled: retry after backoff */
-        requeue_or_park(q, qp, KS_REQUEUE_AFTER_BACKOFF);
+        requeue_or_park(q, qp, KS_REQUEUE_AFTER_BACKOFF, BY_STRIPE);
     } else {
         unsched_add(q, qp);
     }
+    slow_unlock(q);
 out:
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    stripe_unlock(s);
     if (dropped) {
-        /* the nominator's lock ranks before the queue's (ksched/lock.h): taken after it */
+        /* the nominator's lock ranks before the queue's (ksched/lock.h): taken after them */
         ks_nominator_remove(q->opts.nominator, dropped);
         ks_pod_put(dropped);
     }
@@ -689,16 +639,17 @@ out:
 void ks_queue_done(struct ks_queue *q, struct ks_queued_pod *p)
 {
     struct qpod *qp = qpod_of(p);
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    struct stripe *s = stripe_at(q, qp->hash);
+    stripe_lock(s);
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_IN_FLIGHT, "a pod finished was not in flight");
     atomic_fetch_sub_explicit(&q->ninflight, 1, memory_order_relaxed);
     set_where(qp, KS_WHERE_NONE);
-    table_remove(q, qp);
+    ks__queue_table_remove(s, qp);
     qpod_unref(qp);
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    stripe_unlock(s);
 }
 
-/* isEventOfInterest over every profile. Under lock. */
+/* isEventOfInterest over every profile. */
 static bool interested(const struct ks_queue *q, const struct ks_cluster_event *ev)
 {
     if (ev->resource == KS_ER_WILDCARD || !q->opts.maps)
@@ -710,7 +661,7 @@ static bool interested(const struct ks_queue *q, const struct ks_cluster_event *
     return false;
 }
 
-/* movePodsToActiveOrBackoffQueue over the unschedulable list. Under lock. */
+/* movePodsToActiveOrBackoffQueue over the unschedulable list. Under `slow`. */
 static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, unsigned kinds,
                         const void *old_obj, const void *new_obj, bool timeout)
 {
@@ -730,7 +681,7 @@ static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, u
         if (s == KS_REQUEUE_SKIP)
             continue;
         unsched_remove(q, qp);
-        requeue_or_park(q, qp, s);
+        requeue_or_park(q, qp, s, BY_SLOW);
     }
     q->move_request_cycle = atomic_load_explicit(&q->cycle, memory_order_relaxed);
     q->has_move_request = true;
@@ -739,29 +690,33 @@ static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, u
 void ks_queue_move_event(struct ks_queue *q, const struct ks_cluster_event *ev, const void *old_obj,
                          const void *new_obj)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    if (interested(q, ev))
-        move_locked(q, ev, ks_event_kind(ev), old_obj, new_obj, false);
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    if (!interested(q, ev))
+        return;
+    slow_lock(q);
+    move_locked(q, ev, ks_event_kind(ev), old_obj, new_obj, false);
+    slow_unlock(q);
 }
 
 void ks_queue_move(struct ks_queue *q, unsigned events)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    slow_lock(q);
     move_locked(q, NULL, events, NULL, NULL, false);
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
 }
 
 int ks_queue_update(struct ks_queue *q, const struct ks_pod *old_pod, const struct ks_pod *new_pod)
 {
     int rc = 0;
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    struct qpod *qp = old_pod ? table_find(q, old_pod) : NULL;
+    uint64_t hash = ks__queue_key_hash(new_pod), old_hash = old_pod ? ks__queue_key_hash(old_pod) : hash;
+    struct stripe *s = stripe_at(q, hash);
+    stripe_lock(s);
+    struct qpod *qp =
+        old_pod && stripe_at(q, old_hash) == s ? ks__queue_table_find(s, old_hash, old_pod) : NULL;
     if (!qp)
-        qp = table_find(q, new_pod);
+        qp = ks__queue_table_find(s, hash, new_pod);
     if (!qp) {
         /* not queued: it enters the active queue (Update of an unknown pod) */
-        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+        stripe_unlock(s);
         rc = ks_queue_add(q, new_pod, ks_queue_now(q));
         if (rc == -EEXIST) { /* added meanwhile by another thread: update that one */
             rc = ks_queue_update(q, old_pod, new_pod);
@@ -770,9 +725,8 @@ int ks_queue_update(struct ks_queue *q, const struct ks_pod *old_pod, const stru
         }
         return rc;
     }
-    enum ks_queue_where w = where_of(qp);
-    if (w == KS_WHERE_ACTIVE && !active_remove(q, qp))
-        w = KS_WHERE_IN_FLIGHT; /* the popper won */
+    bool slow = false;
+    enum ks_queue_where w = settle(q, qp, &slow);
     if (w == KS_WHERE_IN_FLIGHT) {
         ks_pod_put(qp->pending);
         qp->pending = new_pod;
@@ -781,59 +735,62 @@ int ks_queue_update(struct ks_queue *q, const struct ks_pod *old_pod, const stru
     struct qpod *nq = new_version(q, qp, new_pod);
     if (!nq) {
         /* out of memory: the old version stays where it was (or waits as unschedulable) */
-        if (w == KS_WHERE_ACTIVE && active_push(q, qp) < 0)
-            unsched_add(q, qp);
+        if (w == KS_WHERE_NONE && active_push(q, qp, BY_STRIPE) < 0)
+            park(q, qp, &slow);
         ks_pod_put(new_pod);
         rc = -ENOMEM;
         goto out;
     }
-    if (w == KS_WHERE_ACTIVE) {
-        /* updated in place: a new entry with the new key (activeQ.update re-sorts) */
-        replace(q, qp, nq);
-        if (active_push(q, nq) < 0)
-            unsched_add(q, nq);
+    if (w == KS_WHERE_NONE) {
+        /* it was in activeQ: a new entry with the new key (activeQ.update re-sorts) */
+        replace(s, qp, nq);
+        if (active_push(q, nq, BY_STRIPE) < 0)
+            park(q, nq, &slow);
         goto replaced;
     }
     if (w == KS_WHERE_BACKOFF) {
         backoff_remove(q, qp);
-        replace(q, qp, nq);
+        replace(s, qp, nq);
         if (backoff_push(q, nq) < 0)
             unsched_add(q, nq);
         goto replaced;
     }
     /* unschedulable: does the update itself help (QueueingHint for Pod/Update)? */
     unsched_remove(q, qp);
-    replace(q, qp, nq);
+    replace(s, qp, nq);
     const struct ks_event_map *m = map_of(q, nq);
     struct ks_cluster_event evs[KS_ACTION_COUNT];
     uint32_t n = old_pod ? ks_pod_update_events(old_pod, new_pod, KS_ER_UNSCHEDULED_POD, evs) : 0;
-    enum ks_requeue s = m ? KS_REQUEUE_SKIP : KS_REQUEUE_AFTER_BACKOFF;
-    for (uint32_t i = 0; i < n && m && s == KS_REQUEUE_SKIP; i++) {
+    enum ks_requeue strategy = m ? KS_REQUEUE_SKIP : KS_REQUEUE_AFTER_BACKOFF;
+    for (uint32_t i = 0; i < n && m && strategy == KS_REQUEUE_SKIP; i++) {
         if (nq->gated && !ks_event_map_registers(m, nq->gating_plugin, &evs[i]))
             continue;
-        s = ks_event_map_worth(m, nq->pub.unschedulable_plugins, new_pod, &evs[i], old_pod, new_pod);
+        strategy = ks_event_map_worth(m, nq->pub.unschedulable_plugins, new_pod, &evs[i], old_pod, new_pod);
     }
-    requeue_or_park(q, nq, s);
+    requeue_or_park(q, nq, strategy, BY_STRIPE);
 replaced:
     /* last: the old version may be @old_pod's only owner, and the hints above read it */
     qpod_unref(qp);
 out:
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    if (slow)
+        slow_unlock(q);
+    stripe_unlock(s);
     return rc;
 }
 
 bool ks_queue_delete(struct ks_queue *q, const struct ks_pod *pod)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    struct qpod *qp = table_find(q, pod);
+    uint64_t hash = ks__queue_key_hash(pod);
+    struct stripe *s = stripe_at(q, hash);
+    stripe_lock(s);
+    struct qpod *qp = ks__queue_table_find(s, hash, pod);
     if (!qp) {
-        ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+        stripe_unlock(s);
         return false;
     }
-    enum ks_queue_where w = where_of(qp);
-    if (w == KS_WHERE_ACTIVE && !active_remove(q, qp))
-        w = KS_WHERE_IN_FLIGHT;
-    table_remove(q, qp);
+    bool slow = false;
+    enum ks_queue_where w = settle(q, qp, &slow);
+    ks__queue_table_remove(s, qp);
     if (w == KS_WHERE_IN_FLIGHT) {
         qp->deleted = true; /* the scheduler drops it when it comes back */
     } else {
@@ -844,43 +801,45 @@ bool ks_queue_delete(struct ks_queue *q, const struct ks_pod *pod)
         count_rejections(q, qp, qp->pub.unschedulable_plugins, -1);
         qpod_unref(qp);
     }
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    if (slow)
+        slow_unlock(q);
+    stripe_unlock(s);
     return true;
 }
 
 void ks_queue_flush_backoff(struct ks_queue *q)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    slow_lock(q);
     int64_t now = ks_queue_now(q);
     while (q->nheap && backoff_expiry(q, q->heap[0]) <= now) {
         struct qpod *qp = q->heap[0];
         backoff_remove(q, qp);
-        if (to_active(q, qp) < 0) {
+        if (to_active(q, qp, BY_SLOW) < 0) {
             /* out of memory: try again at the next flush */
             backoff_push(q, qp);
             break;
         }
     }
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
 }
 
 void ks_queue_flush_unschedulable(struct ks_queue *q)
 {
     static const struct ks_cluster_event timeout = {KS_ER_WILDCARD, KS_ACT_ALL};
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    slow_lock(q);
     int64_t now = ks_queue_now(q);
     bool any = false;
     for (struct qpod *qp = q->uhead; qp && !any; qp = qp->unext)
         any = !qp->gated && now - qp->pub.timestamp_ns > q->opts.max_unschedulable_ns;
     if (any) /* EventUnschedulableTimeout, only when some pod is due (a move request then) */
         move_locked(q, &timeout, KS_EVENT_ALL, NULL, NULL, true);
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
 }
 
 bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *last_ns)
 {
     int64_t first = INT64_MAX, last = INT64_MIN;
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    slow_lock(q);
     if (q->nheap)
         first = backoff_expiry(q, q->heap[0]);
     for (uint32_t i = 0; i < q->nheap; i++) {
@@ -889,7 +848,7 @@ bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *las
             last = e;
     }
     bool any = q->nheap > 0;
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
     *first_ns = first;
     *last_ns = last;
     return any;
@@ -897,8 +856,11 @@ bool ks_queue_backoff_bounds(struct ks_queue *q, int64_t *first_ns, int64_t *las
 
 bool ks_queue_pod_info(struct ks_queue *q, const struct ks_pod *pod, struct ks_queue_pod_info *info)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    struct qpod *qp = table_find(q, pod);
+    uint64_t hash = ks__queue_key_hash(pod);
+    struct stripe *s = stripe_at(q, hash);
+    stripe_lock(s);
+    slow_lock(q); /* the moves write the gate fields under it */
+    struct qpod *qp = ks__queue_table_find(s, hash, pod);
     if (qp) {
         enum ks_queue_where where = where_of(qp);
         /* in activeQ the popper may take the entry, and write it, at any moment (no lock) */
@@ -912,19 +874,26 @@ bool ks_queue_pod_info(struct ks_queue *q, const struct ks_pod *pod, struct ks_q
             .pod = owned ? qp->pub : (struct ks_queued_pod){.pod = qp->pub.pod, .profile = qp->pub.profile},
         };
     }
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
+    stripe_unlock(s);
     return qp != NULL;
 }
 
 void ks_queue_count(struct ks_queue *q, struct ks_queue_counts *c)
 {
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
+    slow_lock(q);
     c->active = atomic_load_explicit(&q->nactive, memory_order_relaxed);
     c->backoff = q->nheap;
     c->unschedulable = q->nunsched;
     c->gated = q->ngated;
     c->in_flight = atomic_load_explicit(&q->ninflight, memory_order_relaxed);
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
+    slow_unlock(q);
+}
+
+uint32_t ks_queue_active(struct ks_queue *q)
+{
+    /* relaxed: a count on its own */
+    return atomic_load_explicit(&q->nactive, memory_order_relaxed);
 }
 
 void ks_queue_rejections(struct ks_queue *q, uint16_t profile, uint32_t out[64])
@@ -938,121 +907,4 @@ void ks_queue_rejections(struct ks_queue *q, uint16_t profile, uint32_t out[64])
 void ks_queue_close(struct ks_queue *q)
 {
     ks_activeq_close(q->active);
-}
-
-/* ---- invariant checker ------------------------------------------------------------------------------ */
-
-struct check_ctx {
-    struct ks_queue *q;
-    char *msg;
-    uint32_t len;
-    uint32_t seen;
-    const struct ks_queued_pod *prev;
-    bool bad;
-};
-
-static bool check_entry(void *ctx, const struct ks_queued_pod *p)
-{
-    struct check_ctx *c = ctx;
-    struct qpod *qp = qpod_of(p);
-    if (where_of(qp) != KS_WHERE_ACTIVE || table_find(c->q, p->pod) != qp) {
-        snprintf(c->msg, c->len, "activeQ entry for a pod recorded elsewhere (where %d)", (int)where_of(qp));
-        c->bad = true;
-        return false;
-    }
-    if (c->prev && c->q->opts.less && c->q->opts.less(c->q->opts.less_ctx, p, c->prev)) {
-        snprintf(c->msg, c->len, "activeQ out of QueueSort order");
-        c->bad = true;
-        return false;
-    }
-    c->prev = p;
-    c->seen++;
-    return true;
-}
-
-int ks_queue_check(struct ks_queue *q, char *msg, uint32_t len)
-{
-    char dummy[8];
-    if (!msg || !len) {
-        msg = dummy;
-        len = sizeof(dummy);
-    }
-    msg[0] = '\0';
-    ks_mutex_lock(&q->lock, KS_LOCK_QUEUE);
-    int rc = -1;
-    uint32_t count[KS_WHERE_IN_FLIGHT + 1] = {0}, listed = 0, gated = 0;
-
-    for (uint32_t i = 0; i < q->captable; i++) {
-        for (struct qpod *qp = q->table[i]; qp; qp = qp->hnext) {
-            enum ks_queue_where w = where_of(qp);
-            listed++;
-            if (w == KS_WHERE_NONE) {
-                snprintf(msg, len, "a queued pod is in no place");
-                goto out;
-            }
-            count[w]++;
-            if (qp->gated && w != KS_WHERE_UNSCHEDULABLE) {
-                snprintf(msg, len, "a gated pod is not among the unschedulable");
-                goto out;
-            }
-            if (w == KS_WHERE_BACKOFF && (qp->heap_index >= q->nheap || q->heap[qp->heap_index] != qp)) {
-                snprintf(msg, len, "a backoff pod is not at its heap index");
-                goto out;
-            }
-        }
-    }
-    if (listed != q->ntable) {
-        snprintf(msg, len, "lookup table holds %u pods, counted %u", q->ntable, listed);
-        goto out;
-    }
-    for (uint32_t i = 0; i < q->nheap; i++) {
-        struct qpod *qp = q->heap[i];
-        if (qp->heap_index != i || where_of(qp) != KS_WHERE_BACKOFF || table_find(q, qp->pub.pod) != qp) {
-            snprintf(msg, len, "backoffQ slot %u holds a pod recorded elsewhere", i);
-            goto out;
-        }
-        if (i > 0 && heap_before(q, qp, q->heap[(i - 1) / 2])) {
-            snprintf(msg, len, "backoffQ heap order broken at %u", i);
-            goto out;
-        }
-    }
-    uint32_t n = 0;
-    for (struct qpod *qp = q->uhead; qp; qp = qp->unext) {
-        if (where_of(qp) != KS_WHERE_UNSCHEDULABLE || table_find(q, qp->pub.pod) != qp ||
-            (qp->unext ? qp->unext->uprev != qp : q->utail != qp)) {
-            snprintf(msg, len, "unschedulable list holds a pod recorded elsewhere");
-            goto out;
-        }
-        gated += qp->gated;
-        n++;
-    }
-    if (n != q->nunsched || n != count[KS_WHERE_UNSCHEDULABLE] || gated != q->ngated) {
-        snprintf(msg, len, "unschedulable: list %u, counter %u, table %u, gated %u/%u", n, q->nunsched,
-                 count[KS_WHERE_UNSCHEDULABLE], gated, q->ngated);
-        goto out;
-    }
-    if (q->nheap != count[KS_WHERE_BACKOFF]) {
-        snprintf(msg, len, "backoffQ: heap %u, table %u", q->nheap, count[KS_WHERE_BACKOFF]);
-        goto out;
-    }
-    struct check_ctx c = {.q = q, .msg = msg, .len = len};
-    ks_activeq_walk(q->active, check_entry, &c);
-    if (c.bad)
-        goto out;
-    uint32_t nactive = atomic_load_explicit(&q->nactive, memory_order_relaxed);
-    if (c.seen != count[KS_WHERE_ACTIVE] || c.seen != nactive) {
-        snprintf(msg, len, "activeQ: %u entries, table %u, counter %u", c.seen, count[KS_WHERE_ACTIVE],
-                 nactive);
-        goto out;
-    }
-    /* in-flight pods deleted meanwhile are no longer in the table */
-    if (count[KS_WHERE_IN_FLIGHT] > atomic_load_explicit(&q->ninflight, memory_order_relaxed)) {
-        snprintf(msg, len, "in flight: table %u, counter %u", count[KS_WHERE_IN_FLIGHT],
-                 atomic_load_explicit(&q->ninflight, memory_order_relaxed));
-        goto out;
-    }
-    rc = 0;
-out:
-    ks_mutex_unlock(&q->lock, KS_LOCK_QUEUE);
-    return rc;
 }

@@ -97,8 +97,12 @@
     X(NOMINATOR, "queue/nominator.c lock")                                                                   \
     /* the scheduler cache; a leaf (interning and ks_rcu_call happen outside it) */                          \
     X(CACHE, "cache/cache_internal.h lock")                                                                  \
-    /* the scheduling queue; PreEnqueue plugins and QueueingHints run inside (INTERN) */                     \
-    X(QUEUE, "queue/queue.c lock")                                                                           \
+    /* a stripe of the scheduling queue's pods by name (QUEUE inside); PreEnqueue plugins */                 \
+    /* run inside (INTERN) */                                                                                \
+    X(QUEUE_POD, "queue/queue.c struct stripe lock")                                                         \
+    /* the scheduling queue's backoffQ and unschedulable pods; PreEnqueue plugins and */                     \
+    /* QueueingHints run inside (INTERN) */                                                                  \
+    X(QUEUE, "queue/queue.c slow")                                                                           \
     /* the metrics registry's families and series; a leaf */                                                 \
     X(METRICS_REGISTRY, "engine/metrics.c lock")                                                             \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \
@@ -127,7 +131,7 @@ static_assert(KS_LOCK_RANK_COUNT <= 64, "the checker keeps the held ranks in a 6
 _Static_assert(KS_LOCK_RANK_COUNT <= 64, "the checker keeps the held ranks in a 64-bit mask");
 #endif
 
-/* ks_lock_rank_name - "KS_LOCK_QUEUE (queue/queue.c lock)"; "?" for a value that is no rank. */
+/* ks_lock_rank_name - "KS_LOCK_QUEUE (queue/queue.c slow)"; "?" for a value that is no rank. */
 const char *ks_lock_rank_name(enum ks_lock_rank r);
 
 /* The checker's per-thread state (engine/lock.c): the ranks held, and how many of each. */

@@ -230,8 +230,8 @@ struct ks_plugin {
      * (UnschedulableAndUnresolvable) with the reason in @st: the pod then waits among the
      * unschedulable pods until an event this plugin registers (events_to_register) lets it
      * through. Context: the thread adding the pod to the queue (event intake, a binder
-     * requeueing it, the flushers), possibly under the queue's lock: pure, no allocation, no
-     * blocking, no queue calls.
+     * requeueing it, the flushers), possibly under one of the queue's locks, on several
+     * threads at once: pure, no allocation, no blocking, no queue calls.
      */
     int (*pre_enqueue)(void *self, const struct ks_pod *pod, struct ks_status *st);
 

@@ -18,12 +18,15 @@
  * struct is freed. A pod is identified by namespace/name (by its address when it has no
  * name, as in tests).
  *
- * Context and locks: pops never lock (one consumer: the scheduling thread). Every other
- * operation takes the queue's mutex (KS_LOCK_QUEUE in the lock order of ksched/lock.h:
- * nothing runs under it but the PreEnqueue plugins and QueueingHints the queue calls,
- * which must not block and may intern strings). Every thread that calls into the queue
- * must be registered with RCU (ksched/rcu.h): the active queue's readers run in RCU read
- * sections.
+ * Context and locks: pops never lock (one consumer: the scheduling thread). There is no
+ * queue-wide lock: an operation on one pod by name (add, update, delete, giving it back,
+ * reading its place) takes the lock of its name's stripe of the lookup table
+ * (KS_LOCK_QUEUE_POD in the lock order of ksched/lock.h), and pushes to the lock-free
+ * activeQ under it; what touches backoffQ or the unschedulable pods (events, flushes,
+ * failures, gated pods) takes their lock (KS_LOCK_QUEUE) too. Nothing runs under these
+ * but the PreEnqueue plugins and QueueingHints the queue calls, which must not block and
+ * may intern strings. Every thread that calls into the queue must be registered with RCU
+ * (ksched/rcu.h): the active queue's readers run in RCU read sections.
  */
 #ifndef KSCHED_QUEUE_H
 #define KSCHED_QUEUE_H
@@ -353,7 +356,7 @@ struct ks_queue_pod_info {
     int64_t backoff_expiry_ns; /* when its backoff ends (0 in activeQ or in flight) */
     /*
      * A copy. In activeQ or in flight, where the popper and the scheduling cycle write the
-     * entry without the queue's lock, only what never changes: pod and profile.
+     * entry without the queue's locks, only what never changes: pod and profile.
      */
     struct ks_queued_pod pod;
 };
@@ -367,6 +370,9 @@ struct ks_queue_counts {
 
 /* ks_queue_count - pods in each place (gated pods are counted among the unschedulable too). */
 void ks_queue_count(struct ks_queue *q, struct ks_queue_counts *c);
+
+/* ks_queue_active - pods in activeQ (ks_queue_count's active) without a lock: any thread. */
+uint32_t ks_queue_active(struct ks_queue *q);
 
 /*
  * ks_queue_rejections - for each plugin slot of profile @profile, how many queued pods

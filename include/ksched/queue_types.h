@@ -114,7 +114,8 @@ enum ks_queueing_hint {
  * NULL for an add or a delete; objects of the event's resource: struct ks_node, struct
  * ks_pod, struct ks_persistent_volume_claim, ...) may make @pod, which the plugin
  * rejected, schedulable. @self is the plugin's instance. Context: any thread, under the
- * queue's lock: pure, no blocking, no allocation, no queue calls.
+ * queue's lock of backoffQ and the unschedulable pods: pure, no blocking, no allocation,
+ * no queue calls.
  */
 typedef enum ks_queueing_hint (*ks_queueing_hint_fn)(void *self, const struct ks_pod *pod,
                                                      const void *old_obj, const void *new_obj);

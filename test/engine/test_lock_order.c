@@ -163,7 +163,7 @@ Test(lock_order, the_abort_names_both_locks)
               msg);
     cr_assert_str_eq(msg,
                      "ksched: lock order violated: taking KS_LOCK_SERVE_VOLUMES (serve/serve_volumes.c lock) "
-                     "while holding KS_LOCK_QUEUE (queue/queue.c lock) (include/ksched/lock.h)\n");
+                     "while holding KS_LOCK_QUEUE (queue/queue.c slow) (include/ksched/lock.h)\n");
 
     status = run_child(right_order, msg, sizeof(msg));
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x, stderr: %s", status, msg);

@@ -45,6 +45,7 @@ Test(queue, a_pod_is_queued_once)
     struct ks_queue_counts c;
     ks_queue_count(q, &c);
     cr_expect_eq(c.active, 1u);
+    cr_expect_eq(ks_queue_active(q), 1u, "the lock-free count agrees");
     qt_check(q);
     ks_queue_destroy(q);
 }

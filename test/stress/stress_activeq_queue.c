@@ -6,6 +6,9 @@
  *
  * The producers also read each pod's place (ks_queue_pod_info) after adding it, as the
  * scheduler does for a pod with a nominated node, while the consumer may be popping it.
+ * A churner sends new versions of pods added earlier, wherever they are by then: in
+ * backoffQ or among the unschedulable while the event thread moves them, in activeQ,
+ * in flight, or bound (then the update adds the pod again, as an informer would).
  *
  * Checked: a pod (namespace/name) is never handed out twice at the same time (never in two
  * places); every pod ends bound or deleted, none is lost; a place read back names the pod;
@@ -37,6 +40,8 @@ static _Atomic int64_t clock_ns = 1000000;
 static atomic_uchar in_flight[PODS]; /* handed out by pop and not given back yet */
 static atomic_uchar finished[PODS];  /* bound or deleted */
 static atomic_int producers_left = PRODUCERS;
+static atomic_long progress[PRODUCERS]; /* pods each producer is done with */
+static atomic_ulong churned;
 static atomic_bool quiet; /* producers and events are over: drain */
 static atomic_uint failures;
 
@@ -113,13 +118,42 @@ static void *produce(void *arg)
             ks_pod_put(cur); /* the producer's reference moves to the new version */
             cur = next;
         }
-        if (r == 9 && ks_queue_delete(q, cur))
+        if (i % 10 == 9 && ks_queue_delete(q, cur))
             atomic_store(&finished[i], 1);
         ks_pod_put(cur);
+        atomic_fetch_add(&progress[pr->id], 1);
         if (i % 64 == 0)
             sched_yield();
     }
     atomic_fetch_sub(&producers_left, 1);
+    ks_rcu_unregister_thread();
+    return NULL;
+}
+
+/*
+ * New versions of pods the producers are done with, until they are all done. Never of the
+ * pods they delete: a new version of a pod deleted while in flight would be a second pod
+ * of that name handed out while the first is still held.
+ */
+static void *churn(void *arg)
+{
+    uint64_t rng = 0xC0FFEE123ull;
+    (void)arg;
+    ks_rcu_register_thread();
+    while (atomic_load(&producers_left) > 0) {
+        int p = (int)(next_rand(&rng) % PRODUCERS);
+        long done = atomic_load(&progress[p]);
+        long i = p + PRODUCERS * (done ? (long)(next_rand(&rng) % (uint64_t)done) : 0);
+        if (!done || i % 10 == 9) {
+            sched_yield();
+            continue;
+        }
+        struct ks_pod *v = pod_version(i, (int32_t)(next_rand(&rng) % 4));
+        if (ks_queue_update(q, NULL, v) < 0)
+            fail("churn update failed", i);
+        ks_pod_put(v);
+        atomic_fetch_add(&churned, 1);
+    }
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -243,7 +277,7 @@ int main(void)
     if (ks_queue_create_opts(&o, &q) < 0)
         return 1;
 
-    pthread_t prod[PRODUCERS], ev, cons;
+    pthread_t prod[PRODUCERS], ev, cons, churner;
     struct producer args[PRODUCERS];
     for (int i = 0; i < PRODUCERS; i++) {
         args[i] = (struct producer){.id = i, .rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1)};
@@ -251,9 +285,11 @@ int main(void)
     }
     pthread_create(&ev, NULL, events, NULL);
     pthread_create(&cons, NULL, consume, NULL);
+    pthread_create(&churner, NULL, churn, NULL);
     for (int i = 0; i < PRODUCERS; i++)
         pthread_join(prod[i], NULL);
     pthread_join(ev, NULL);
+    pthread_join(churner, NULL);
     atomic_store(&quiet, true);
     pthread_join(cons, NULL);
 
@@ -265,8 +301,9 @@ int main(void)
         lost += !atomic_load(&finished[i]);
     if (lost)
         fail("pods lost", lost);
-    printf("stress_activeq_queue: %d pods, %llu scheduling cycles, %ld lost, %u failures\n", PODS,
-           (unsigned long long)ks_queue_cycle(q), lost, atomic_load(&failures));
+    printf("stress_activeq_queue: %d pods, %lu churned versions, %llu scheduling cycles, %ld lost, %u "
+           "failures\n",
+           PODS, atomic_load(&churned), (unsigned long long)ks_queue_cycle(q), lost, atomic_load(&failures));
     ks_queue_destroy(q);
     ks_event_map_destroy(map);
     ks_rcu_unregister_thread();
