@@ -11,11 +11,12 @@
  * mutex keeps its rank held. The comment on each rank says which lock it is and what its
  * holders take inside it today; the order allows more than that, never less.
  *
- * The check. With KS_LOCK_CHECK defined (CMake defines it for Debug builds and for the
- * ASan and TSan builds, KS_SANITIZE), each thread keeps the set of ranks it holds, and
- * taking a lock out of order aborts with both locks named, before blocking on it: the
- * deadlock such an order makes possible shows as an abort on the first run that takes
- * the two locks in the wrong order, however unlucky its timing would have to be to hang.
+ * The check. With KS_LOCK_CHECK defined (CMake defines it for Debug builds, for the
+ * ASan and TSan builds, KS_SANITIZE, and for the fuzz targets, KS_FUZZ), each thread
+ * keeps the set of ranks it holds, and taking a lock out of order aborts with both locks
+ * named, before blocking on it: the deadlock such an order makes possible shows as an
+ * abort on the first run that takes the two locks in the wrong order, however unlucky its
+ * timing would have to be to hang.
  * Releasing a rank the thread does not hold aborts too. Without KS_LOCK_CHECK the wrappers
  * are the plain pthread calls.
  *
