@@ -38,7 +38,9 @@
  *     it was taken in; a restructure bumps the generation before it retires anything, so
  *     a cursor never leads to a retired node outside the read section that checked it.
  *     Restructuring is attempted every RESTRUCTURE_EVERY pops of a thread, from the hint
- *     (the newest deleted node a restructure saw);
+ *     (the newest deleted node a restructure saw), by one consumer at a time: a consumer
+ *     that finds another restructuring skips its turn (the paper lets them race; a race
+ *     could publish a generation twice and leave a cursor on a retired node);
  *   - sleeping when empty: the consumer announces itself in `waiting` and sleeps on a futex
  *     word; a producer that links a node and sees `waiting` bumps the word and wakes it.
  *
@@ -71,7 +73,7 @@
 /* Levels: 2^20 entries before the top level fills (p = 1/2). */
 #define AQ_MAX_LEVEL 20
 /* Pops a thread makes between two attempts to unlink the deleted prefix (~ the paper's BoundOffset). */
-#define AQ_RESTRUCTURE_EVERY 128
+#define AQ_RESTRUCTURE_EVERY 128u
 /* Nodes up to this height (94% of them) are short: the others are allocated AQ_MAX_LEVEL high. */
 #define AQ_SHORT_HEIGHT 4
 /* The hint packs the queue's generation above the 48 bits of a user-space pointer. */
@@ -126,10 +128,12 @@ struct ks_activeq {
     const void *less_ctx;
     ks_activeq_release_fn release;
     void *release_ctx;
-    uint64_t id; /* tells this queue's per-thread cursors from another's */
+    uint64_t id;                /* tells this queue's per-thread cursors from another's */
+    uint32_t restructure_every; /* AQ_RESTRUCTURE_EVERY, or a test's (ks__activeq_set_restructure_every) */
 
     /* restructures: the generation, and the newest deleted node the last one kept, packed */
     alignas(64) _Atomic uintptr_t hint;
+    _Atomic bool restructuring; /* a consumer is unlinking the deleted prefix: the others skip it */
 
     /* sleeping consumers */
     alignas(64) _Atomic uint32_t seq; /* futex word: bumped by a producer that saw `waiting` */
@@ -315,6 +319,8 @@ int ks_activeq_create(ks_queue_less_fn less, const void *less_ctx, ks_activeq_re
     atomic_init(&aq->seq, 0);
     atomic_init(&aq->waiting, 0);
     atomic_init(&aq->closed, false);
+    atomic_init(&aq->restructuring, false);
+    aq->restructure_every = AQ_RESTRUCTURE_EVERY;
     aq->head = node_new(aq, AQ_MAX_LEVEL);
     aq->tail = node_new(aq, AQ_MAX_LEVEL);
     if (!aq->head || !aq->tail) {
@@ -554,17 +560,14 @@ static void restructure(struct ks_activeq *aq)
     }
 }
 
-/*
- * Unlink the deleted prefix, from the head up to @upto (a node this thread deleted in the
- * current generation) or up to the first node still building its tower, whose pointers
- * may still be linked to. Any consumer; one wins the CAS on head.next[0]. Inside a read
- * section.
- */
-static void restructure_prefix(struct ks_activeq *aq, struct aq_node *upto, uintptr_t gen)
+/* Unlink the deleted prefix up to @upto: restructure_prefix's work, its flag held. */
+static void unlink_prefix(struct ks_activeq *aq, struct aq_node *upto)
 {
     /* acquire: we follow it */
     uintptr_t obshead = atomic_load_explicit(&aq->head->next[0], memory_order_acquire);
     struct aq_node *first = ref(obshead), *newhead = upto;
+    /* relaxed: the flag's acquire ordered the last restructure's store before this load */
+    uintptr_t gen = hint_gen(atomic_load_explicit(&aq->hint, memory_order_relaxed));
 
     if (!marked(obshead))
         return; /* nothing deleted */
@@ -586,7 +589,7 @@ static void restructure_prefix(struct ks_activeq *aq, struct aq_node *upto, uint
     }
     if (newhead == first)
         return;
-    /* acq_rel: one consumer wins the right to unlink the prefix it observed */
+    /* acq_rel: against the poppers' marks on head.next[0]; fails only if the observed head changed */
     if (!atomic_compare_exchange_strong_explicit(&aq->head->next[0], &obshead, (uintptr_t)newhead | MARK,
                                                  memory_order_acq_rel, memory_order_relaxed))
         return;
@@ -597,6 +600,24 @@ static void restructure_prefix(struct ks_activeq *aq, struct aq_node *upto, uint
     atomic_store_explicit(&aq->hint, (uintptr_t)newhead | ((gen + 1) << GEN_SHIFT), memory_order_release);
     restructure(aq);
     retire(first, newhead);
+}
+
+/*
+ * Unlink the deleted prefix, from the head up to @upto (a node this thread deleted) or up
+ * to the first node still building its tower, whose pointers may still be linked to. Any
+ * consumer, one at a time: one that finds another at it skips its turn, as the other
+ * unlinks the same prefix. Serialised, the generations only grow: a consumer whose cursor
+ * node a restructure retires always finds a newer generation than its cursor's. Inside a
+ * read section.
+ */
+static void restructure_prefix(struct ks_activeq *aq, struct aq_node *upto)
+{
+    /* acquire: the previous restructure's writes (head, hint, upper levels) come with it */
+    if (atomic_exchange_explicit(&aq->restructuring, true, memory_order_acquire))
+        return;
+    unlink_prefix(aq, upto);
+    /* release: what this restructure wrote comes with the flag to the next one */
+    atomic_store_explicit(&aq->restructuring, false, memory_order_release);
 }
 
 /* This thread's place in one queue: the last node it deleted there, in generation `gen`. */
@@ -647,9 +668,9 @@ static struct ks_queued_pod *pop(struct ks_activeq *aq)
         }
         x = n;
     }
-    if (cursor.node && ++cursor.pops >= AQ_RESTRUCTURE_EVERY) {
+    if (cursor.node && ++cursor.pops >= aq->restructure_every) {
         cursor.pops = 0;
-        restructure_prefix(aq, cursor.node, hint_gen(h));
+        restructure_prefix(aq, cursor.node);
     }
     ks_rcu_read_unlock();
     return qp;
@@ -679,6 +700,11 @@ struct ks_queued_pod *ks_activeq_pop_sc(struct ks_activeq *aq, bool block)
 struct ks_queued_pod *ks_activeq_pop_mc(struct ks_activeq *aq)
 {
     return pop(aq);
+}
+
+void ks__activeq_set_restructure_every(struct ks_activeq *aq, uint32_t pops)
+{
+    aq->restructure_every = pops ? pops : 1;
 }
 
 bool ks_activeq_remove(struct ks_activeq *aq, struct ks_activeq_handle *handle)

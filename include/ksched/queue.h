@@ -101,6 +101,13 @@ struct ks_queued_pod *ks_activeq_pop_sc(struct ks_activeq *aq, bool block);
 struct ks_queued_pod *ks_activeq_pop_mc(struct ks_activeq *aq);
 
 /*
+ * ks__activeq_set_restructure_every - each consumer unlinks the deleted prefix every
+ * @pops of its pops (128 by default), for stress tests that make restructures race. Call
+ * before the first pop.
+ */
+void ks__activeq_set_restructure_every(struct ks_activeq *aq, uint32_t pops);
+
+/*
  * ks_activeq_remove - remove the entry behind @handle unless it was popped first. True
  * when this call removed it (the popper will skip it). Any thread; concurrent calls on
  * one handle are the caller's to serialise.

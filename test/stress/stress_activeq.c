@@ -1,7 +1,9 @@
 /*
  * stress_activeq.c - the lock-free activeQ under ThreadSanitizer: 3 producers push, remove
  * some entries through their handles, and consumers pop, all at once: one with
- * ks_activeq_pop_sc (no argument), or N with ks_activeq_pop_mc (argument N).
+ * ks_activeq_pop_sc (no argument), or N with ks_activeq_pop_mc (argument N). A second
+ * argument sets how many pops each consumer makes between two unlinkings of the deleted
+ * prefix (ks__activeq_set_restructure_every): 1 makes the consumers' restructures race.
  *
  * Checked: every entry is popped exactly once or removed exactly once, never both and
  * never neither; at each quiescent point (producers done for the round) the entries left
@@ -143,8 +145,9 @@ static void *sleeper(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && ((consumers = atoi(argv[1])) < 1 || consumers > 8)) {
-        fprintf(stderr, "usage: stress_activeq [CONSUMERS (1-8)]\n");
+    int every = argc > 2 ? atoi(argv[2]) : 0;
+    if ((argc > 1 && ((consumers = atoi(argv[1])) < 1 || consumers > 8)) || every < 0) {
+        fprintf(stderr, "usage: stress_activeq [CONSUMERS (1-8) [RESTRUCTURE_EVERY]]\n");
         return 2;
     }
     long all = TOTAL + EXTRA;
@@ -165,6 +168,8 @@ int main(int argc, char **argv)
     ks_rcu_register_thread();
     if (ks_activeq_create(less, NULL, on_release, NULL, &aq) < 0)
         return 1;
+    if (every)
+        ks__activeq_set_restructure_every(aq, (uint32_t)every);
     pthread_barrier_init(&round_start, NULL, PRODUCERS + consumers + 1);
     pthread_barrier_init(&round_end, NULL, PRODUCERS + consumers + 1);
 
