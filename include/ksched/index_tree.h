@@ -1,0 +1,73 @@
+/*
+ * index_tree.h - the position tree of the signature index: for one class of pods (pods
+ * the scheduler cannot tell apart), per node position in the snapshot's order, whether
+ * the node is feasible and the total of the scores that need no normalisation. It
+ * answers what one scheduling cycle asks of a class in O(log n):
+ *   - the window upstream's findNodesThatFitPod evaluates from nextStartNodeIndex until it
+ *     holds numFeasibleNodesToFind feasible nodes (wrapping around), and the processed
+ *     node count that moves the next start;
+ *   - the best total in that window and how many of its nodes tie for it;
+ *   - the r-th of those ties in window order (selectHost's draw).
+ *
+ * One segment tree of 2 x leaves nodes (leaves: the power of two >= n), each holding its
+ * range's feasible count, best total and ties; an update rewrites one leaf and its
+ * ancestors. The feasible counts double as the Fenwick-style prefix counts the window
+ * needs (a descent finds the k-th feasible position).
+ *
+ * Context: any thread; the caller serialises updates with each other and with queries.
+ * Queries neither allocate nor lock.
+ */
+#ifndef KSCHED_INDEX_TREE_H
+#define KSCHED_INDEX_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* No feasible node in a range (below every total a feasible node can have). */
+#define KS_INDEX_NO_SCORE INT32_MIN
+
+struct ks_index_tree_node {
+    int32_t best;       /* the range's best total among its feasible positions, or KS_INDEX_NO_SCORE */
+    uint32_t ties;      /* feasible positions of the range with that total */
+    uint32_t nfeasible; /* feasible positions of the range */
+};
+
+struct ks_index_tree {
+    uint32_t n;                   /* positions */
+    uint32_t leaves;              /* the power of two >= n (1 when n is 0) */
+    struct ks_index_tree_node *t; /* t[1] the root, t[leaves + i] position i */
+};
+
+/* ks_index_tree_init - @n positions, none feasible. 0 or -ENOMEM (then @t holds nothing). */
+int ks_index_tree_init(struct ks_index_tree *t, uint32_t n);
+
+/* ks_index_tree_destroy - free @t's nodes. Accepts a zeroed or destroyed tree. */
+void ks_index_tree_destroy(struct ks_index_tree *t);
+
+/* ks_index_tree_set - position @i (< n) is feasible with total @score (>= 0), or not feasible. */
+void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score);
+
+/* ks_index_tree_feasible - feasible positions in all. */
+uint32_t ks_index_tree_feasible(const struct ks_index_tree *t);
+
+/* What one cycle evaluates from a start position (ks_index_tree_window). */
+struct ks_index_window {
+    uint32_t start;     /* the first position evaluated */
+    uint32_t processed; /* positions evaluated: through the last feasible one taken, or all n */
+    uint32_t nfeasible; /* feasible positions taken: min(want, feasible positions) */
+    int32_t best;       /* their best total, KS_INDEX_NO_SCORE when none */
+    uint32_t ties;      /* how many of them have it */
+};
+
+/*
+ * ks_index_tree_window - the positions evaluated from @start (< n, or any value when n is
+ * 0) in order, wrapping after n - 1, until @want (>= 1) feasible ones are taken or every
+ * position was evaluated: how many, and the best total among the feasible ones.
+ */
+void ks_index_tree_window(const struct ks_index_tree *t, uint32_t start, uint32_t want,
+                          struct ks_index_window *w);
+
+/* ks_index_tree_tie - the position of tie @r (< w->ties) of window @w, counted in window order. */
+uint32_t ks_index_tree_tie(const struct ks_index_tree *t, const struct ks_index_window *w, uint32_t r);
+
+#endif
