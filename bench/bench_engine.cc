@@ -11,7 +11,9 @@ extern "C" {
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 // Totals of @range(0) nodes: all equal (range(1) == 0: every node ties, a fresh cluster's
@@ -56,3 +58,24 @@ static void BM_Workers_Run(benchmark::State &state)
     ks_workers_destroy(w);
 }
 BENCHMARK(BM_Workers_Run)->Args({256, 256})->Args({512, 256})->Args({5000, 256})->UseRealTime();
+
+// BM_Handoff_WorkersWake: one parallel-for of 512 indices in blocks of 256 (one block for
+// each thread) after the pool idled 1 ms, longer than its thread polls: the run pays the
+// sleeping thread's wake-up. A fixed 500 runs: the idle time is not measured, so a
+// time-based count would sleep minutes.
+static void BM_Handoff_WorkersWake(benchmark::State &state)
+{
+    ks_workers *w = nullptr;
+    if (ks_workers_create(1, &w)) {
+        state.SkipWithError("ks_workers_create failed");
+        return;
+    }
+    for (auto _ : state) {
+        state.PauseTiming();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(ks_workers_run(w, 512, 256, touch, nullptr));
+    }
+    ks_workers_destroy(w);
+}
+BENCHMARK(BM_Handoff_WorkersWake)->Iterations(500)->UseRealTime();

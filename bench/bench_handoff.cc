@@ -9,15 +9,12 @@
 //                           between jobs (0: back to back; 20,000: a 5,000-node scheduling
 //                           cycle). push_ns: the producer's time in get + push, per job (not
 //                           counting waits for a free job when the binder is behind).
-//   BM_Handoff_WorkersWake  a parallel-for handed to a worker pool (engine/workers.c) whose
-//                           thread stopped polling and sleeps: the submitter's wake-up. Its
-//                           counterpart with a polling thread is BM_Workers_Run (bench_engine.cc).
 //
-// The machine has two cores: the binder (or pool thread) and the producer each get one, as
-// in the scheduler, where the binders share theirs with the worker pool.
+// The worker pool's hand-off, polling and asleep, is BM_Workers_Run and BM_Handoff_WorkersWake
+// (bench_engine.cc). The machine has two cores: the binder and the producer each get one,
+// as in the scheduler, where the binders share theirs with the worker pool.
 extern "C" {
 #include "ksched/spin.h"
-#include "ksched/workers.h"
 }
 
 #include <benchmark/benchmark.h>
@@ -25,7 +22,6 @@ extern "C" {
 #include <pthread.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -167,34 +163,3 @@ static void BM_Handoff_BinderFifo(benchmark::State &state)
     state.counters["push_ns"] = benchmark::Counter(static_cast<double>(push_ns) / state.iterations());
 }
 BENCHMARK(BM_Handoff_BinderFifo)->Arg(0)->Arg(2000)->Arg(20000)->UseRealTime();
-
-namespace
-{
-std::atomic<uint64_t> wake_sink;
-
-void touch_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
-{
-    (void)ctx;
-    wake_sink.fetch_add(end - begin + worker, std::memory_order_relaxed);
-}
-} // namespace
-
-// One parallel-for of 512 indices in blocks of 256 (one block for each thread) after the
-// pool idled 1 ms, longer than its thread polls: the run pays the sleeping thread's wake-up.
-// A fixed 500 runs: the idle time is not measured, so a time-based count would sleep minutes.
-static void BM_Handoff_WorkersWake(benchmark::State &state)
-{
-    ks_workers *w = nullptr;
-    if (ks_workers_create(1, &w)) {
-        state.SkipWithError("ks_workers_create failed");
-        return;
-    }
-    for (auto _ : state) {
-        state.PauseTiming();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        state.ResumeTiming();
-        benchmark::DoNotOptimize(ks_workers_run(w, 512, 256, touch_block, nullptr));
-    }
-    ks_workers_destroy(w);
-}
-BENCHMARK(BM_Handoff_WorkersWake)->Iterations(500)->UseRealTime();

@@ -8,6 +8,7 @@
 //                        gives), its best total and ties, and one tie drawn
 extern "C" {
 #include "ksched/index_tree.h"
+#include "select_host.h" // ks__xorshift
 }
 
 #include <benchmark/benchmark.h>
@@ -18,18 +19,12 @@ extern "C" {
 namespace
 {
 
-uint64_t next(uint64_t *s)
-{
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    return *s;
-}
-
 void fill(ks_index_tree *t, uint32_t n, uint64_t *rng)
 {
     if (ks_index_tree_init(t, n) < 0)
         std::abort();
     for (uint32_t i = 0; i < n; i++)
-        ks_index_tree_set(t, i, next(rng) % 3 == 0, static_cast<int32_t>(next(rng) % 8) * 25);
+        ks_index_tree_set(t, i, ks__xorshift(rng) % 3 == 0, static_cast<int32_t>(ks__xorshift(rng) % 8) * 25);
 }
 
 void BM_IndexTree_Set(benchmark::State &state)
@@ -39,7 +34,7 @@ void BM_IndexTree_Set(benchmark::State &state)
     ks_index_tree t;
     fill(&t, n, &rng);
     for (auto _ : state) {
-        uint64_t r = next(&rng);
+        uint64_t r = ks__xorshift(&rng);
         ks_index_tree_set(&t, static_cast<uint32_t>(r % n), (r >> 32) % 3 == 0,
                           static_cast<int32_t>(r >> 40) % 8 * 25);
     }
@@ -58,7 +53,7 @@ void BM_IndexTree_Window(benchmark::State &state)
     for (auto _ : state) {
         ks_index_window w;
         ks_index_tree_window(&t, start, 100, &w);
-        uint32_t pick = ks_index_tree_tie(&t, &w, static_cast<uint32_t>(next(&rng) % w.ties));
+        uint32_t pick = ks_index_tree_tie(&t, &w, static_cast<uint32_t>(ks__xorshift(&rng) % w.ties));
         benchmark::DoNotOptimize(pick);
         start = (start + w.processed) % n;
     }

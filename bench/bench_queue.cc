@@ -22,6 +22,7 @@ extern "C" {
 #include "ksched/queue.h"
 }
 
+#include "bench_queue_classes.h"
 #include "bench_rcu.h"
 #include "bench_ring.h"
 
@@ -40,33 +41,19 @@ namespace
 
 constexpr int kHeld = 10000;
 
-bool priority_less(const void *, const ks_queued_pod *a, const ks_queued_pod *b)
-{
-    if (a->pod->priority != b->pod->priority)
-        return a->pod->priority > b->pod->priority;
-    return a->timestamp_ns < b->timestamp_ns;
-}
-
-// A priority class: 70% of pods at 0, then 20% / 8% / 2% at 1000 / 2000 / 1000000.
-constexpr int32_t kClasses[4] = {0, 1000, 2000, 1000000};
-
-int draw_class(uint64_t *s)
-{
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    uint64_t r = *s % 100;
-    return r < 70 ? 0 : r < 90 ? 1 : r < 98 ? 2 : 3;
-}
+using ksbench::draw_class;
+using ksbench::priority_less;
 
 // The pods (immutable, as the queue requires: a pod never changes while it is queued),
 // kHeld per class, and the queue entries that point at them.
 struct Pods {
     std::vector<ks_pod> pods;
     std::vector<ks_queued_pod> qps;
-    explicit Pods(size_t n) : pods(4 * n), qps(n)
+    explicit Pods(size_t n) : pods(ksbench::kClassCount * n), qps(n)
     {
         for (size_t i = 0; i < pods.size(); i++) {
             pods[i] = ks_pod{};
-            pods[i].priority = kClasses[i / n];
+            pods[i].priority = ksbench::kClassPriority[i / n];
         }
         uint64_t s = 0x9E3779B97F4A7C15ull;
         for (size_t i = 0; i < n; i++) {
@@ -78,8 +65,7 @@ struct Pods {
     const ks_pod *pick(uint64_t *s)
     {
         size_t n = qps.size(), c = static_cast<size_t>(draw_class(s));
-        *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-        return &pods[c * n + *s % n];
+        return &pods[c * n + ks__xorshift(s) % n];
     }
 };
 

@@ -33,6 +33,7 @@ extern "C" {
 #include "ksched/queue.h"
 }
 
+#include "bench_queue_classes.h"
 #include "bench_rcu.h"
 #include "bench_ring.h"
 
@@ -50,30 +51,11 @@ namespace
 {
 
 constexpr uint32_t kHeld = 10000;
-constexpr int kClassCount = 4;
 constexpr uint64_t kWindow = 64; // BM_Queue_Requeue: how far writers and consumer may drift
 
-bool priority_less(const void *, const ks_queued_pod *a, const ks_queued_pod *b)
-{
-    if (a->pod->priority != b->pod->priority)
-        return a->pod->priority > b->pod->priority;
-    return a->timestamp_ns < b->timestamp_ns;
-}
-
-uint64_t next_rand(uint64_t *s)
-{
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    return *s;
-}
-
-// Priority classes: 70% of pods at 0, 20% at 1000, 8% at 2000, 2% at 1000000.
-constexpr int32_t kPriority[kClassCount] = {0, 1000, 2000, 1000000};
-
-int draw_class(uint64_t *s)
-{
-    uint64_t r = next_rand(s) % 100;
-    return r < 70 ? 0 : r < 90 ? 1 : r < 98 ? 2 : 3;
-}
+using ksbench::draw_class;
+using ksbench::kClassCount;
+using ksbench::priority_less;
 
 // A pod and the slot it belongs to, in one calloc'd block with the pod first, so the pod's
 // last ks_pod_put (which frees the pod's address) frees the whole block.
@@ -110,7 +92,7 @@ class PodSet
         p->node_name = p->nominated_node_name = KS_ID_EMPTY;
         p->start_time = KS_TIME_NONE;
         p->has_priority = true;
-        p->priority = kPriority[cls];
+        p->priority = ksbench::kClassPriority[cls];
         p->refs = 1; // the set's
         return p;
     }

@@ -303,7 +303,7 @@ int ks_cache_add_node(struct ks_cache *c, struct ks_node *node)
     c->order_dirty = true;
     rc = 0;
 unlock:
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
 out:
     ks__node_prep_free(prep);
     free(fresh);
@@ -348,7 +348,7 @@ int ks_cache_update_node(struct ks_cache *c, struct ks_node *node)
     touch(c, ni);
     rc = 0;
 unlock:
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     ks__node_prep_free(prep);
     if (rc == 0)
         ks__node_prep_free(old_prep);
@@ -384,7 +384,7 @@ int ks_cache_remove_node(struct ks_cache *c, uint32_t name)
     if (ni->npods == 0)
         ni_delete(c, ni);
 unlock:
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     ks__node_prep_free(old_prep);
     return rc;
 }
@@ -541,7 +541,7 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
     pod_attach(c, e, ni, &fresh);
     e = NULL;
 unlock:
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     free(cur);
     free(e);
     ks__ni_free(fresh);
@@ -584,7 +584,7 @@ int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod)
         pod_detach(c, cur, NULL);
         pod_release(c, cur);
     }
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     free(cur);
     return rc;
 }
@@ -607,7 +607,7 @@ int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
         pod_detach(c, cur, NULL);
         pod_release(c, cur);
     }
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     free(cur);
     return rc;
 }
@@ -623,7 +623,7 @@ int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_
         cur->binding_finished = true;
         cur->deadline = now_ns > INT64_MAX - c->ttl_ns ? INT64_MAX : now_ns + c->ttl_ns;
     }
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     return rc;
 }
 
@@ -641,7 +641,7 @@ void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
         pod_release(c, e);
         free(e);
     }
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
 }
 
 bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
@@ -649,7 +649,7 @@ bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod)
     cache_lock(c);
     struct pod_entry *e = pod_find(c, pod);
     bool assumed = e && e->assumed;
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     return assumed;
 }
 
@@ -665,7 +665,7 @@ uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool
     struct pod_entry *e = pod_find(c, pod);
     uint32_t node = e ? e->node : KS_ID_NONE;
     *assumed = e && e->assumed;
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     return node;
 }
 
@@ -683,7 +683,7 @@ void ks_cache_sizes(struct ks_cache *c, uint32_t *nodes, uint32_t *pods, uint32_
         *pods = c->pods.n;
     if (assumed)
         *assumed = c->nassumed;
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
 }
 
 /* ---- snapshot ---------------------------------------------------------------------------------- */
@@ -693,7 +693,7 @@ int ks_cache_refresh(struct ks_cache *c)
     struct snap_version *retired;
     cache_lock(c);
     int rc = ks__snapshot_refresh(c, &retired);
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     ks__snapshot_retire(retired); /* outside the lock: ks_rcu_call takes its own */
     return rc;
 }

@@ -428,7 +428,7 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
         check_snapshot_lists(c, &k, snap);
 out:
     ks_rcu_read_unlock();
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    cache_unlock(c);
     free(s.scalar);
     free(s.ports);
     free(s.pvcs);

@@ -278,6 +278,11 @@ static inline void cache_lock(struct ks_cache *c)
     ks_mutex_lock_polling(&c->lock, KS_LOCK_CACHE, 50000);
 }
 
+static inline void cache_unlock(struct ks_cache *c)
+{
+    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+}
+
 /* snapshot.c */
 int ks__gc_reserve(struct ks_cache *c, uint32_t more);
 void ks__gc_push(struct ks_cache *c, void *p, enum gc_kind kind);

@@ -2,7 +2,7 @@
  * lock.c - the lock-order checker's per-thread state and messages (include/ksched/lock.h).
  *
  * Compiled in every build: translation units built with KS_LOCK_CHECK (Debug, sanitizer
- * builds, and the checker's own unit test in any build) record the ranks each thread
+ * and fuzz builds, and the checker's own unit test in any build) record the ranks each thread
  * holds in ks__lock_held; the others never touch it.
  *
  * Context: any thread; the failures write one line to stderr and abort.
@@ -27,10 +27,7 @@ const char *ks_lock_rank_name(enum ks_lock_rank r)
 
 void ks__lock_order_fail(enum ks_lock_rank r)
 {
-    uint64_t bit = UINT64_C(1) << r;
-    uint64_t conflict = ks__lock_held.mask & ~(bit - 1);
-    if (KS_LOCK_NESTING_RANKS & bit)
-        conflict &= ~bit;
+    uint64_t conflict = ks__lock_conflicts(r);
     /* the innermost lock held: the one whose holder is taking @r */
     enum ks_lock_rank held = conflict ? (enum ks_lock_rank)(63 - __builtin_clzll(conflict)) : r;
     fprintf(stderr, "ksched: lock order violated: taking %s while holding %s (include/ksched/lock.h)\n",

@@ -73,25 +73,20 @@ static int check_stripe(struct ks_queue *q, struct stripe *s, uint32_t count[], 
                 snprintf(msg, len, "a gated pod is not among the unschedulable");
                 return -1;
             }
+            /* in its slow place where that place says; with the counts (check_slow), one to one */
+            if (w == KS_WHERE_BACKOFF && (qp->heap_index >= q->nheap || q->heap[qp->heap_index] != qp)) {
+                snprintf(msg, len, "a backoff pod is not at its heap index");
+                return -1;
+            }
+            if (w == KS_WHERE_UNSCHEDULABLE && (qp->uprev ? qp->uprev->unext != qp : q->uhead != qp)) {
+                snprintf(msg, len, "an unschedulable pod is not linked into the list");
+                return -1;
+            }
         }
     }
     if (listed != s->n) {
         snprintf(msg, len, "a lookup stripe holds %u pods, counted %u", s->n, listed);
         return -1;
-    }
-    /* the slow places' pods of this stripe are listed in it */
-    for (uint32_t i = 0; i < q->nheap; i++) {
-        struct qpod *qp = q->heap[i];
-        if (stripe_at(q, qp->hash) == s && !listed_at(q, qp)) {
-            snprintf(msg, len, "backoffQ slot %u holds a pod the lookup does not know", i);
-            return -1;
-        }
-    }
-    for (struct qpod *qp = q->uhead; qp; qp = qp->unext) {
-        if (stripe_at(q, qp->hash) == s && !listed_at(q, qp)) {
-            snprintf(msg, len, "the unschedulable list holds a pod the lookup does not know");
-            return -1;
-        }
     }
     return 0;
 }

@@ -151,14 +151,18 @@ __attribute__((noreturn, cold)) void ks__lock_order_fail(enum ks_lock_rank r);
 /* Write "releasing @r, which this thread does not hold" to stderr and abort. */
 __attribute__((noreturn, cold)) void ks__lock_release_fail(enum ks_lock_rank r);
 
+/* The ranks the thread holds that forbid taking rank @r: those >= @r, less @r itself if it nests. */
+static inline uint64_t ks__lock_conflicts(enum ks_lock_rank r)
+{
+    uint64_t bit = UINT64_C(1) << r;
+    uint64_t conflict = ks__lock_held.mask & ~(bit - 1);
+    return KS_LOCK_NESTING_RANKS & bit ? conflict & ~bit : conflict;
+}
+
 /* Abort unless the thread may take a lock of rank @r now. */
 static inline void ks__lock_check(enum ks_lock_rank r)
 {
-    uint64_t bit = UINT64_C(1) << r;
-    uint64_t conflict = ks__lock_held.mask & ~(bit - 1); /* held ranks >= r */
-    if (KS_LOCK_NESTING_RANKS & bit)
-        conflict &= ~bit;
-    if (__builtin_expect(conflict != 0, 0))
+    if (__builtin_expect(ks__lock_conflicts(r) != 0, 0))
         ks__lock_order_fail(r);
 }
 
