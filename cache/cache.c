@@ -19,7 +19,8 @@
  * assume takes one of its own (the caller keeps its object and reference). Replaced and
  * removed nodes, and the references of entries that went away (removed, forgotten,
  * expired, replaced), are released through the snapshot garbage lists, never directly: a
- * published version may still point at them. On any error nothing is taken over.
+ * published version may still point at them. (Confirm drops the reference it is handed at
+ * once: the confirmed entry keeps its own.) On any error nothing is taken over.
  *
  * Locking: one mutex, KS_LOCK_CACHE, a leaf in the lock order of include/ksched/lock.h:
  * anything that takes another lock (interning a PVC key or a taint message, ks_rcu_call)
@@ -38,16 +39,11 @@
 
 /* ---- id-keyed chained tables (nodes by name, images by name) ---------------------------------- */
 
-static inline uint32_t id_hash(uint32_t id)
-{
-    return (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
 /* find/insert/remove for a chained table of @type (fields hnext and name). */
 #define KS_ID_TABLE(pfx, type)                                                                               \
     static type *pfx##_find(type *const *buckets, uint32_t mask, uint32_t name)                              \
     {                                                                                                        \
-        for (type *x = buckets[id_hash(name) & mask]; x; x = x->hnext) {                                     \
+        for (type *x = buckets[ks_id_hash(name) & mask]; x; x = x->hnext) {                                  \
             if (x->name == name)                                                                             \
                 return x;                                                                                    \
         }                                                                                                    \
@@ -63,8 +59,8 @@ static inline uint32_t id_hash(uint32_t id)
                 for (uint32_t i = 0; i <= *mask; i++) {                                                      \
                     for (type *y = (*buckets)[i], *next; y; y = next) {                                      \
                         next = y->hnext;                                                                     \
-                        y->hnext = b[id_hash(y->name) & (nb - 1)];                                           \
-                        b[id_hash(y->name) & (nb - 1)] = y;                                                  \
+                        y->hnext = b[ks_id_hash(y->name) & (nb - 1)];                                        \
+                        b[ks_id_hash(y->name) & (nb - 1)] = y;                                               \
                     }                                                                                        \
                 }                                                                                            \
                 free(*buckets);                                                                              \
@@ -72,14 +68,14 @@ static inline uint32_t id_hash(uint32_t id)
                 *mask = nb - 1;                                                                              \
             }                                                                                                \
         }                                                                                                    \
-        type **head = &(*buckets)[id_hash(x->name) & *mask];                                                 \
+        type **head = &(*buckets)[ks_id_hash(x->name) & *mask];                                              \
         x->hnext = *head;                                                                                    \
         *head = x;                                                                                           \
         (*n)++;                                                                                              \
     }                                                                                                        \
     static void pfx##_remove(type **buckets, uint32_t mask, uint32_t *n, type *x)                            \
     {                                                                                                        \
-        type **p = &buckets[id_hash(x->name) & mask];                                                        \
+        type **p = &buckets[ks_id_hash(x->name) & mask];                                                     \
         while (*p != x)                                                                                      \
             p = &(*p)->hnext;                                                                                \
         *p = x->hnext;                                                                                       \
@@ -492,7 +488,6 @@ enum pod_op {
     OP_ADD,
     OP_UPDATE,
     OP_ASSUME,
-    OP_CONFIRM,
 };
 
 /* add, update and assume share one shape: make the entry, check the state, reserve, apply. */
@@ -519,10 +514,6 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
         break;
     case OP_ASSUME:
         rc = cur ? -EEXIST : 0;
-        break;
-    case OP_CONFIRM:
-        /* only this object's assumption on this node: anything else means the news is stale */
-        rc = cur && cur->assumed && cur->pod == pod && cur->node == node ? 0 : -ENOENT;
         break;
     }
     if (rc == 0)
@@ -553,9 +544,27 @@ int ks_cache_add_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
     return pod_put(c, pod, node, OP_ADD);
 }
 
+/*
+ * The confirmed object is the assumed one, on the same node: no aggregate of the node
+ * changes, so the entry is confirmed in place - no new record, no dirty node - and the
+ * caller's reference, which the cache takes over, is dropped (the entry keeps its own).
+ */
 int ks_cache_confirm_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)
 {
-    return pod_put(c, pod, node, OP_CONFIRM);
+    if (!pod || !valid_node_name(node))
+        return -EINVAL;
+    cache_lock(c);
+    struct pod_entry *cur = pod_find(c, pod);
+    bool ok = cur && cur->assumed && cur->pod == pod && cur->node == node;
+    if (ok) {
+        cur->assumed = false;
+        assumed_unlink(c, cur);
+    }
+    cache_unlock(c);
+    if (!ok)
+        return -ENOENT;
+    ks_pod_put(pod);
+    return 0;
 }
 
 int ks_cache_update_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node)

@@ -16,6 +16,10 @@
  *     pointer work, as upstream's updateAllLists.
  *   - The affinity lists otherwise change only when a node's "has such pods" flips: the
  *     old list is merged with the sorted flips.
+ *   - A version whose order did not change lists the positions whose records it replaced
+ *     (after its chunk pointers, in the same allocation), so that whoever follows every
+ *     version can revisit only those; a version with a new order names itself as the
+ *     order's generation instead.
  *   - Every version takes a new generation from the cache's counter (the one node changes
  *     advance), and every chunk it creates carries that generation; a chunk carried over
  *     keeps its own. So a chunk index with an unchanged chunk generation holds unchanged
@@ -35,6 +39,7 @@
 #include "cache_internal.h"
 
 #include "ksched/api.h"
+#include "ksched/intern.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -141,16 +146,11 @@ int ks__snapshot_init(struct ks_cache *c)
 
 /* ---- lookup ------------------------------------------------------------------------------------- */
 
-static inline uint32_t find_hash(uint32_t name)
-{
-    return (uint32_t)(((uint64_t)name * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
 const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name)
 {
     if (!s->nnodes)
         return NULL;
-    for (uint32_t i = find_hash(name) & s->find_mask;; i = (i + 1) & s->find_mask) {
+    for (uint32_t i = ks_id_hash(name) & s->find_mask;; i = (i + 1) & s->find_mask) {
         uint64_t slot = s->find_table[i];
         if (slot == FIND_EMPTY)
             return NULL;
@@ -169,7 +169,7 @@ static uint64_t *find_table_build(struct node_info *const *order, uint32_t n, ui
         return NULL;
     memset(t, 0xff, (size_t)size * sizeof(*t)); /* FIND_EMPTY */
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t name = order[i]->name, j = find_hash(name) & (size - 1);
+        uint32_t name = order[i]->name, j = ks_id_hash(name) & (size - 1);
         while (t[j] != FIND_EMPTY)
             j = (j + 1) & (size - 1);
         t[j] = (uint64_t)name << 32 | i;
@@ -413,14 +413,18 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
         ks__tree_list(&c->tree, c->order, c->order_scratch);
     }
     nchunks = (n + KS_SNAP_CHUNK - 1) >> KS_SNAP_CHUNK_SHIFT;
-    /* not zeroed: the chunk pointers are all written below (copied or composed) */
-    v = malloc(sizeof(*v) + (size_t)nchunks * sizeof(v->chunks[0]));
+    /* not zeroed: the chunk pointers are all written below (copied or composed), then the changed positions
+     */
+    uint32_t nchanged = c->order_dirty ? 0 : built;
+    v = malloc(sizeof(*v) + (size_t)nchunks * sizeof(v->chunks[0]) + (size_t)nchanged * sizeof(uint32_t));
     if (!v)
         goto fail;
     v->ngc_inline = 0;
     v->pub = (struct ks_snapshot){
         /* a fresh generation per version: its new chunks take it (cache_types.h) */
         .generation = ++c->generation,
+        .prev_generation = os->generation,
+        .order_generation = c->order_dirty ? c->generation : os->order_generation,
         .nnodes = n,
         .nchunks = nchunks,
         .chunks = v->chunks,
@@ -443,6 +447,14 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
             goto fail;
     } else if (chunks_patch(c, v, os)) {
         goto fail;
+    } else {
+        uint32_t *changed = (uint32_t *)(void *)&v->chunks[nchunks];
+        for (uint32_t i = 0; i < c->ndirty; i++) {
+            const struct node_info *ni = c->dirty[i];
+            if (ni && ni->new_rec)
+                changed[v->pub.nchanged++] = ni->snap_idx;
+        }
+        v->pub.changed = changed;
     }
     if (lists_update(c, v, n))
         goto fail;

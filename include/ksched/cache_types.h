@@ -133,6 +133,18 @@ struct ks_snapshot_garbage;
 struct ks_snapshot {
     struct ks_rcu_head rcu;
     uint64_t generation; /* unique per version, above every record generation it holds */
+    /*
+     * How this version differs from the one it replaced (generation prev_generation, 0 for
+     * the first): order_generation is the generation of the version that last changed the
+     * node order (set, zones, positions), so two versions with the same order_generation
+     * hold the same node at every position. When order_generation is the previous one's,
+     * changed[0..nchanged) are the positions whose record this version replaced (in no
+     * particular order); every other position holds the previous version's record.
+     */
+    uint64_t prev_generation;
+    uint64_t order_generation;
+    uint32_t nchanged;
+    const uint32_t *changed;
     uint32_t nnodes;
     uint32_t nchunks;
     struct ks_snap_chunk *const *chunks;

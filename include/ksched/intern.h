@@ -48,6 +48,20 @@ uint32_t ks_intern_find_ns_name(uint32_t ns, const char *name);
 const char *ks_intern_str(uint32_t id);
 
 /* ks_ids_contain - whether @id is among the @n ids of @ids, sorted ascending. Any thread. */
+/*
+ * ks_id_hash - a hash of interned id @id for tables that index by its low bits. Ids of
+ * strings interned one after another (node names) are near-consecutive integers, whose
+ * plain multiplicative hash leaves most buckets of a power-of-two table empty: both
+ * halves of the product are folded and mixed again.
+ */
+static inline uint32_t ks_id_hash(uint32_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
 static inline bool ks_ids_contain(const uint32_t *ids, uint32_t n, uint32_t id)
 {
     uint32_t lo = 0, hi = n;

@@ -109,6 +109,31 @@ Test(cache, assume_then_add_is_not_counted_twice)
     ks_cache_destroy(c);
 }
 
+Test(cache, confirm_in_place_publishes_nothing)
+{
+    struct ks_cache *c = mk_cache(10 * SEC);
+    add_node(c, mk_node("n1", NULL, NULL));
+    struct ks_pod *p = mk_pod("default", "p", "cpu=1,memory=1Gi");
+    struct ks_pod *other = mk_pod("default", "p", "cpu=1,memory=1Gi"); /* same pod, another object */
+    cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
+    cr_assert(eq(int, ks_cache_finish_binding(c, p, 0), 0));
+    refresh(c);
+    cr_expect(eq(int, ks_cache_confirm_pod(c, other, id("n1")), -ENOENT), "another object is stale news");
+    cr_expect(eq(int, ks_cache_confirm_pod(c, p, id("n2")), -ENOENT), "another node is stale news");
+    cr_expect(ks_cache_is_assumed(c, p));
+    cr_assert(eq(int, ks_cache_confirm_pod(c, ks_pod_get(p), id("n1")), 0));
+    cr_expect(not(ks_cache_is_assumed(c, p)));
+    cr_expect(eq(int, ks_cache_refresh(c), 0), "the node's aggregates did not change: no new record");
+    expect_node(c, "n1", 1000, GI, 1);
+    ks_cache_cleanup_expired(c, 100 * SEC); /* a confirmed pod no longer expires */
+    refresh(c);
+    expect_node(c, "n1", 1000, GI, 1);
+    expect_counts(c, 1, 1);
+    ks_cache_destroy(c);
+    ks_pod_put(p); /* assumed by the cache with its own reference: the test's is still held */
+    ks_pod_put(other);
+}
+
 Test(cache, add_replaces_an_assumed_object_of_the_same_pod)
 {
     struct ks_cache *c = mk_cache(10 * SEC);

@@ -4,7 +4,8 @@
  *
  * Node-tree cases follow upstream's backend/cache/node_tree_test.go (TestNodeTree_AddNode,
  * RemoveNode, UpdateNode, List) expressed through the snapshot order; incrementality is
- * ksched's own contract: one changed node costs one record and one chunk copy.
+ * ksched's own contract: one changed node costs one record and one chunk copy, and the
+ * version lists the positions it changed (or names itself as a new order).
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -266,6 +267,10 @@ Test(snapshot, one_changed_node_one_new_record)
     cr_expect(eq(i64, ks_snapshot_node(s2, ti)->req_milli_cpu, 1000));
     cr_expect(eq(i64, target->req_milli_cpu, 0), "the old version is unchanged");
     cr_expect(gt(u64, s2->generation, s1->generation));
+    cr_expect(eq(u64, s2->prev_generation, s1->generation), "the version names the one it replaced");
+    cr_expect(eq(u64, s2->order_generation, s1->order_generation), "same order");
+    cr_assert(eq(u32, s2->nchanged, 1), "one position changed");
+    cr_expect(eq(u32, s2->changed[0], ti));
     ks_rcu_read_unlock();
     ks_cache_destroy(c);
     ks_pod_put(p);
@@ -287,6 +292,9 @@ Test(snapshot, appending_a_node_copies_only_the_tail)
     cr_expect(not(eq(ptr, s2->chunks[2], s1->chunks[2])));
     cr_expect(eq(u32, ks_snapshot_node(s2, 600)->name, id("late")));
     cr_expect(eq(u32, ks_snapshot_find(s2, id("late"))->name, id("late")));
+    cr_expect(eq(u64, s1->order_generation, s1->generation), "the first order is the first version's");
+    cr_expect(eq(u64, s2->order_generation, s2->generation), "a new node is a new order");
+    cr_expect(eq(u64, s2->prev_generation, s1->generation));
     ks_rcu_read_unlock();
     ks_cache_destroy(c);
 }
