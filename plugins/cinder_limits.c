@@ -10,6 +10,7 @@
  * NodeVolumeLimits. Inline cinder volumes and in-tree PV sources are not part of ksched's
  * object model. See ebs_limits.c for the shared semantics (plugins/helpers/helper_volumes.c). No args.
  */
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -26,4 +27,5 @@ const struct ks_plugin ks_plugin_cinder_limits = {
     .destroy = ks_noncsi_destroy,
     .pre_filter = ks_noncsi_pre_filter,
     .filter = ks_noncsi_filter,
+    .sign = ks_sign_no_volumes,
 };

@@ -21,8 +21,10 @@
  * PersistentVolumes with in-tree sources are not part of ksched's object model, so a bound
  * claim never counts here. The node's claims come from the cache's per-node pvc_refs, so an
  * existing pod's ephemeral claim it does not own is counted instead of failing the node with
- * an Error. The shared implementation is in plugins/helpers/helper_volumes.c. No args.
+ * an Error. The shared implementation is in plugins/helpers/helper_volumes.c. A pod with any
+ * volume this plugin reads is unsignable (ks_sign_no_volumes). No args.
  */
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -39,4 +41,5 @@ const struct ks_plugin ks_plugin_ebs_limits = {
     .destroy = ks_noncsi_destroy,
     .pre_filter = ks_noncsi_pre_filter,
     .filter = ks_noncsi_filter,
+    .sign = ks_sign_no_volumes,
 };

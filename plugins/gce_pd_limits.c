@@ -10,6 +10,7 @@
  * nodes with a CSINode defer to NodeVolumeLimits. See ebs_limits.c for the shared semantics
  * (implemented in plugins/helpers/helper_volumes.c). No args.
  */
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -26,4 +27,5 @@ const struct ks_plugin ks_plugin_gce_pd_limits = {
     .destroy = ks_noncsi_destroy,
     .pre_filter = ks_noncsi_pre_filter,
     .filter = ks_noncsi_filter,
+    .sign = ks_sign_no_volumes,
 };

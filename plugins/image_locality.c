@@ -30,7 +30,7 @@
  * interned. Untagged names longer than NAME_MAX_LEN (no valid image reference is) are
  * treated as absent rather than allocating. The table assumes ks_intern_reset() is not
  * called while the instance lives.
- * It takes no args.
+ * The signature is the pod's images as written, per container list. It takes no args.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -42,6 +42,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 #define MB                      (INT64_C(1024) * 1024)
 #define MIN_THRESHOLD           (23 * MB)
@@ -215,6 +216,28 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/* Append the images of @n containers as written (their normalized ids follow from them). */
+static void sign_images(struct ks_sign *sig, const struct ks_container *cs, uint32_t n)
+{
+    ks_sign_u32(sig, n);
+    for (uint32_t i = 0; i < n; i++)
+        ks_sign_u32(sig, cs[i].image);
+}
+
+/*
+ * sign - Score reads the image of every init container and container and their number.
+ * The snapshot's node count it also reads is the index's to watch (plugin_types.h).
+ * Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    (void)self;
+    (void)cs;
+    sign_images(sig, pod->init_containers, pod->ninit_containers);
+    sign_images(sig, pod->containers, pod->ncontainers);
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_image_locality = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "ImageLocality",
@@ -222,4 +245,5 @@ const struct ks_plugin ks_plugin_image_locality = {
     .destroy = destroy,
     .score = score,
     .score_nodes = score_nodes,
+    .sign = sign,
 };

@@ -47,6 +47,11 @@
  * pairs of the node's labels; NormalizeScore scales to [0, MaxNodeScore] between the
  * minimum and maximum with float arithmetic and truncation.
  *
+ * Signature: a pod is signable only when neither Filter nor Score runs for it: it has no
+ * terms of its own, no existing pod's required anti-affinity term matches it (PreFilter
+ * skipped) and no existing pod's term would weigh for it (PreScore will skip). It then
+ * signs nothing; the sign op decides anew for every pod, after its PreFilter.
+ *
  * Context: PreFilter, AddPod, RemovePod, PreScore and NormalizeScore run on the scheduling
  * thread inside the RCU read section that holds the snapshot; Filter and Score on worker
  * threads, reading the cycle state only. The memos belong to the scheduling thread; what a
@@ -63,6 +68,7 @@
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_topology.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -1040,6 +1046,66 @@ static int normalize_score(void *self, const struct ks_cycle_state *cs, const st
     return KS_SUCCESS;
 }
 
+/* ---- signature --------------------------------------------------------------------------------- */
+
+/* An emit that stops score_share() at the first pair it would add (its "error"). */
+static int emit_stop(void *ctx, uint32_t map, uint32_t key, uint32_t value, int64_t count)
+{
+    (void)map;
+    (void)key;
+    (void)value;
+    (void)count;
+    *(bool *)ctx = true;
+    return -1;
+}
+
+/*
+ * Whether PreScore would weigh some existing pod's term for @pod, a pod without terms of
+ * its own: some pod with affinity terms (hard affinity when hardPodAffinityWeight > 0,
+ * preferred terms) has one that matches @pod on a node carrying its topology key. When
+ * none has, PreScore skips (nothing is added, through either of its paths).
+ */
+static bool existing_pods_weigh(const struct inter_pod_affinity *p, const struct ks_snapshot *snap,
+                                const struct ks_pod *pod)
+{
+    bool found = false;
+    struct score_ctx x = {
+        .pod = pod,
+        .ns_labels = namespace_labels(p, pod->meta.namespace_id),
+        .hard_weight = p->hard_pod_affinity_weight,
+    };
+    for (uint32_t i = 0; i < snap->naffinity_nodes && !found; i++)
+        score_share(&x, ks_snapshot_node(snap, snap->affinity_nodes[i]), emit_stop, &found);
+    return found;
+}
+
+/*
+ * sign - signable only when Filter and Score depend on no other pod: the pod has no
+ * (anti-)affinity terms, its PreFilter skipped (no existing pod's required anti-affinity
+ * matches it: the counts Filter reads are empty), and its PreScore will skip
+ * (ignorePreferredTermsOfExistingPods, or no existing pod's term weighs for it). The
+ * plugin then neither filters nor scores, and signs nothing. Scheduling thread, inside
+ * the RCU read section of the snapshot PreFilter read; allocation-free; O(pods with
+ * affinity terms) when some exist.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct inter_pod_affinity *p = self;
+    const struct ks_pod_affinity *aff = pod->affinity.pod_affinity;
+    const struct ks_pod_affinity *anti = pod->affinity.pod_anti_affinity;
+
+    (void)sig;
+    if ((aff && (aff->nrequired || aff->npreferred)) || (anti && (anti->nrequired || anti->npreferred)))
+        return KS_SKIP;
+    if (!(cs->skip_filter & (UINT64_C(1) << p->slot)))
+        return KS_SKIP;
+    if (p->ignore_preferred_terms_of_existing_pods)
+        return KS_SUCCESS;
+    if (!p->cache || existing_pods_weigh(p, ks_cache_snapshot(p->cache), pod))
+        return KS_SKIP;
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_inter_pod_affinity = {
@@ -1060,4 +1126,5 @@ const struct ks_plugin ks_plugin_inter_pod_affinity = {
     .score_nodes = score_nodes,
     .normalize_score = normalize_score,
     .state_clone = state_clone,
+    .sign = sign,
 };

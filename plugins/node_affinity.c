@@ -25,6 +25,8 @@
  *  - PreScore returns Skip when neither the pod nor addedAffinity has preferred terms.
  *  - Score is the sum of the weights of the preferred terms (added ones first, then the
  *    pod's) that match the node; NormalizeScore is helper.DefaultNormalizeScore(100, false).
+ *  - The signature is the nodeSelector, the required and the preferred terms; a pod whose
+ *    required terms narrow the nodes by name is unsignable.
  *
  * Terms that upstream's parser rejects but the object decoder lets through (a
  * matchExpressions key that is not a qualified name, a value that is not a label value,
@@ -46,6 +48,7 @@
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_node_affinity.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
@@ -622,6 +625,50 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/* ---- signature -------------------------------------------------------------------------------- */
+
+/* Whether PreFilter narrows the nodes: every required term pins metadata.name (pinned_names() gives 1). */
+static bool pins_names(const struct ks_node_selector *required)
+{
+    if (!required || required->nterms == 0)
+        return false;
+    for (uint32_t t = 0; t < required->nterms; t++) {
+        const struct ks_node_selector_term *term = &required->terms[t];
+        bool pins = false;
+        for (uint32_t f = 0; f < term->nfields && !pins; f++)
+            pins = term->fields[f].key == ks_wk.metadata_name && term->fields[f].op == KS_OP_IN;
+        if (!pins)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * sign - Filter reads the nodeSelector and the required terms (which of them parse
+ * follows from the terms), Score the preferred terms; addedAffinity is the profile's.
+ * A pod whose PreFilter narrows the nodes by name declines: upstream then evaluates only
+ * those nodes, a window no per-node answer describes. Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct ks_node_affinity *na = pod->affinity.node_affinity;
+    const struct ks_node_selector *required = pod_required(pod);
+
+    (void)self;
+    (void)cs;
+    if (pins_names(required))
+        return KS_SKIP;
+    ks_sign_labels(sig, &pod->node_selector);
+    ks_sign_node_selector(sig, required);
+    uint32_t npreferred = pod_npreferred(pod);
+    ks_sign_u32(sig, npreferred);
+    for (uint32_t i = 0; i < npreferred; i++) {
+        ks_sign_u32(sig, (uint32_t)na->preferred[i].weight);
+        ks_sign_node_selector_term(sig, &na->preferred[i].term);
+    }
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_node_affinity = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeAffinity",
@@ -637,4 +684,5 @@ const struct ks_plugin ks_plugin_node_affinity = {
     .score = score,
     .score_nodes = score_nodes,
     .normalize_score = ks_normalize_score_default,
+    .sign = sign,
 };

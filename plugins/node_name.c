@@ -5,7 +5,8 @@
  * Mirrors pkg/scheduler/framework/plugins/nodename/node_name.go: an empty nodeName fits
  * every node; otherwise the names must be equal, else UnschedulableAndUnresolvable with
  * "node(s) didn't match the requested node name". Both names are interned, so the check is
- * one integer compare. It takes no args; the instance holds the interned message.
+ * one integer compare. The signature is spec.nodeName. It takes no args; the instance holds
+ * the interned message.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 struct node_name {
     uint32_t reason; /* ErrReason */
@@ -59,6 +61,15 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/* sign - the Filter reads spec.nodeName. Scheduling thread; allocation-free. */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    (void)self;
+    (void)cs;
+    ks_sign_u32(sig, pod->node_name);
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_node_name = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeName",
@@ -66,4 +77,5 @@ const struct ks_plugin ks_plugin_node_name = {
     .destroy = destroy,
     .filter = filter,
     .filter_nodes = filter_nodes,
+    .sign = sign,
 };

@@ -14,8 +14,9 @@
  *    "reading \"PreFilterNodePorts\" from cycleState: not found", as upstream.
  * The node record's ports (struct ks_node_snap.ports) are a set sorted by (port,
  * protocol, ip), so each wanted port is one binary search plus a scan of the entries with
- * the same port and protocol. It takes no args. The PreFilter state lives in the cycle's
- * arena and is never changed by add_pod / remove_pod (no state_clone).
+ * the same port and protocol. The signature is the PreFilter's list of ports. It takes no
+ * args. The PreFilter state lives in the cycle's arena and is never changed by add_pod /
+ * remove_pod (no state_clone).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 struct node_ports {
     uint16_t slot;
@@ -160,6 +162,24 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/*
+ * sign - the host ports PreFilter collected, which are all the Filter reads (none when it
+ * skipped). Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct node_ports *p = self;
+    const struct np_state *s = cs->slot[p->slot];
+
+    (void)pod;
+    ks_sign_u32(sig, s ? s->n : 0);
+    for (uint32_t i = 0; s && i < s->n; i++) {
+        ks_sign_u32(sig, s->ports[i].ip);
+        ks_sign_u32(sig, (uint32_t)s->ports[i].port << 8 | s->ports[i].protocol);
+    }
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_node_ports = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodePorts",
@@ -168,4 +188,5 @@ const struct ks_plugin ks_plugin_node_ports = {
     .pre_filter = pre_filter,
     .filter = filter,
     .filter_nodes = filter_nodes,
+    .sign = sign,
 };

@@ -15,7 +15,8 @@
  * are the real ones (useRequested: no 100m / 200Mi defaults), for the pod and the node.
  * PreScore stores the pod's requests and returns Skip for a pod that requests none of
  * the resources (a best-effort pod: upstream skips it so such pods do not pile onto one
- * node); Score without PreScore computes them itself and scores 0 for such a pod.
+ * node); Score without PreScore computes them itself and scores 0 for such a pod. The
+ * signature is those requests.
  *
  * Upstream's master has since replaced the formula with one that scores the change in
  * balance the pod makes; ksched follows the released behaviour that the conformance
@@ -31,6 +32,7 @@
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
@@ -261,6 +263,19 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/*
+ * sign - the pod's real request of each configured resource: what Score reads, and what
+ * decides PreScore's Skip. Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct balanced *b = self;
+
+    (void)cs;
+    ks_sign_res_requests(sig, b->res, b->nres, true, pod);
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_node_resources_balanced_allocation = {
@@ -274,4 +289,5 @@ const struct ks_plugin ks_plugin_node_resources_balanced_allocation = {
     .pre_score = pre_score,
     .score = score,
     .score_nodes = score_nodes,
+    .sign = sign,
 };

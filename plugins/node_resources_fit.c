@@ -35,6 +35,8 @@
  * pod's per-resource requests; it never skips (upstream returns nil). Without PreScore,
  * Score computes them itself, as upstream does.
  *
+ * Signature: the requests PreFilter stored and the pod's request of each scored resource.
+ *
  * State: one struct fit_state per cycle in the cycle's arena (PreFilter part, then the
  * PreScore requests); never changed by add_pod/remove_pod, so there is no state_clone.
  */
@@ -45,6 +47,7 @@
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
 #include <errno.h>
@@ -629,6 +632,35 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/* ---- signature -------------------------------------------------------------------------------- */
+
+/*
+ * sign - what Filter reads: the requests PreFilter stored (overhead included; scalar
+ * resources that are checked, their reasons following from their names), or that there
+ * are none; what Score reads: the pod's request of each scored resource, with the
+ * non-zero defaults, as PreScore will store them. Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct fit *f = self;
+    const struct fit_state *s = cs->slot[f->slot];
+
+    if (s && s->filter_ready) {
+        ks_sign_u32(sig, s->nscalar);
+        ks_sign_i64(sig, s->milli_cpu);
+        ks_sign_i64(sig, s->memory);
+        ks_sign_i64(sig, s->ephemeral);
+        for (uint32_t i = 0; i < s->nscalar; i++) {
+            ks_sign_u32(sig, s->scalar[i].name);
+            ks_sign_i64(sig, s->scalar[i].value);
+        }
+    } else {
+        ks_sign_u32(sig, UINT32_MAX); /* no PreFilter state: Filter fails every node alike */
+    }
+    ks_sign_res_requests(sig, f->res, f->nres, false, pod);
+    return KS_SUCCESS;
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_node_resources_fit = {
@@ -645,4 +677,5 @@ const struct ks_plugin ks_plugin_node_resources_fit = {
     .pre_score = pre_score,
     .score = score,
     .score_nodes = score_nodes,
+    .sign = sign,
 };

@@ -8,7 +8,7 @@
  * "node(s) were unschedulable". A record without a node object gets
  * "node(s) had unknown conditions". It takes no args; the instance holds the taint and the
  * interned messages, so Filter compares integers only (and walks the pod's tolerations only
- * for cordoned nodes).
+ * for cordoned nodes). The signature is whether the pod tolerates that taint.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 struct node_unschedulable {
     struct ks_taint taint;  /* v1.TaintNodeUnschedulable with effect NoSchedule */
@@ -76,6 +77,22 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/*
+ * sign - all the Filter reads of the pod is whether some toleration tolerates the
+ * unschedulable taint. Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct node_unschedulable *p = self;
+    uint32_t tolerates = 0;
+
+    (void)cs;
+    for (uint32_t i = 0; i < pod->ntolerations && !tolerates; i++)
+        tolerates = ks_toleration_tolerates(&pod->tolerations[i], &p->taint);
+    ks_sign_u32(sig, tolerates);
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_node_unschedulable = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeUnschedulable",
@@ -83,4 +100,5 @@ const struct ks_plugin ks_plugin_node_unschedulable = {
     .destroy = destroy,
     .filter = filter,
     .filter_nodes = filter_nodes,
+    .sign = sign,
 };

@@ -35,7 +35,8 @@
  * Error; unique names of the claims are computed once at init from the loaded objects
  * (VolumeBinding's in-process bindings are not seen here); an existing pod's untranslatable
  * inline EBS id fails the node with a fixed message (upstream formats it). Filter allocates
- * nothing below 128 attached volumes of the pod's drivers per node. It takes no args.
+ * nothing below 128 attached volumes of the pod's drivers per node. A pod with any volume
+ * this plugin reads is unsignable (ks_sign_no_volumes). It takes no args.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -666,4 +668,5 @@ const struct ks_plugin ks_plugin_node_volume_limits = {
     .pre_filter = pre_filter,
     .filter = filter,
     .filter_nodes = filter_nodes,
+    .sign = ks_sign_no_volumes,
 };

@@ -47,6 +47,9 @@
  * scored nodes not ignored), and rounds half away from zero; nodes missing a key score 0
  * and are ignored by NormalizeScore, which maps s to 100 * (max + min - s) / max.
  *
+ * Signature: a pod with constraints (its own, or defaults that apply to it) is unsignable;
+ * any other pod signs nothing, as neither Filter nor Score runs for it.
+ *
  * Context: PreFilter, PreScore, AddPod/RemovePod and NormalizeScore on the scheduling
  * thread inside the RCU read section; Filter and Score on workers, allocation-free,
  * reading the cycle state (cs->arena) and the node record only.
@@ -61,6 +64,7 @@
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 #include <errno.h>
 #include <math.h>
@@ -682,6 +686,23 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/*
+ * sign - a pod with constraints of its own, or that the default constraints apply to (a
+ * workload selects it), is unsignable: the counts come from other pods. Any other pod has
+ * no constraints: PreFilter and PreScore skip whatever it carries, so nothing is read.
+ * Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct pts *p = self;
+
+    (void)cs;
+    (void)sig;
+    if (pod->nspread || (p->ndefaults && ks_spread_default_selects(p->objects, pod)))
+        return KS_SKIP;
+    return KS_SUCCESS;
+}
+
 /* normalize_score - Scheduling thread. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
@@ -734,4 +755,5 @@ const struct ks_plugin ks_plugin_pod_topology_spread = {
     .score_nodes = score_nodes,
     .normalize_score = normalize_score,
     .state_clone = state_clone,
+    .sign = sign,
 };

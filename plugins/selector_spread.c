@@ -16,6 +16,8 @@
  *    zone (GetZoneKey: region and zone labels), a node with a zone blends that with its
  *    zone's score 100 * (maxZone - zoneCount) / maxZone, weighting the zone 2/3; floats
  *    truncated to integers as upstream.
+ *  - Signature: a pod that some workload selects is unsignable; for any other pod the
+ *    scores are constant.
  * The PreScore state lives in the cycle's arena and is not changed afterwards.
  */
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
+#include "ksched/sign.h"
 
 struct selector_spread {
     uint16_t slot;
@@ -123,6 +126,27 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/*
+ * sign - a pod that some workload selects is unsignable (its counts come from other pods).
+ * For any other pod every node scores 0 and normalizes to 100 (or stays 0 when the pod's
+ * own constraints skip the plugin), which the signature records. Scheduling thread;
+ * allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    const struct selector_spread *p = self;
+
+    (void)cs;
+    if (skip(pod)) {
+        ks_sign_u32(sig, 1);
+        return KS_SUCCESS;
+    }
+    if (ks_spread_default_selects(p->objects, pod))
+        return KS_SKIP;
+    ks_sign_u32(sig, 0);
+    return KS_SUCCESS;
+}
+
 /* normalize_score - Scheduling thread; the zone table is the PreScore state's scratch. */
 static int normalize_score(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_node_snap *const *nodes, int64_t *scores, uint32_t n,
@@ -190,4 +214,5 @@ const struct ks_plugin ks_plugin_selector_spread = {
     .score = score,
     .score_nodes = score_nodes,
     .normalize_score = normalize_score,
+    .sign = sign,
 };

@@ -14,6 +14,7 @@
  *  - Score counts the node's PreferNoSchedule taints those tolerations do not tolerate.
  *  - NormalizeScore is helper.DefaultNormalizeScore(MaxNodeScore, reverse): the node with
  *    the most untolerated PreferNoSchedule taints gets 0, nodes with none get 100.
+ *  - The signature is the pod's tolerations.
  * It takes no args. The PreScore state lives in the cycle's arena and is not changed
  * afterwards (no state_clone needed).
  */
@@ -25,6 +26,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
 struct taint_toleration {
@@ -156,6 +158,18 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 
 KS_SCORE_OPS(score, score_nodes, score_node)
 
+/*
+ * sign - Filter reads every toleration, Score those PreScore keeps from them (PreScore
+ * never skips and reads no node). Scheduling thread; allocation-free.
+ */
+static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
+{
+    (void)self;
+    (void)cs;
+    ks_sign_tolerations(sig, pod->tolerations, pod->ntolerations);
+    return KS_SUCCESS;
+}
+
 const struct ks_plugin ks_plugin_taint_toleration = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "TaintToleration",
@@ -167,4 +181,5 @@ const struct ks_plugin ks_plugin_taint_toleration = {
     .score = score,
     .score_nodes = score_nodes,
     .normalize_score = ks_normalize_score_reverse,
+    .sign = sign,
 };

@@ -75,6 +75,9 @@
  * server has it. The cycle state names claims and PVs by index and by interned key: when
  * the index was rebuilt since the pod's PreFilter (s->gen), Reserve, Unreserve and PreBind
  * find them again by key (a deleted one is skipped). Filter reads only the cycle state.
+ *
+ * Signature: a pod with a volume that is not KS_VOLUME_OTHER is unsignable (its claims read
+ * the binding state); any other pod skips PreFilter and PreScore (ks_sign_no_volumes).
  */
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -84,6 +87,7 @@
 #include "ksched/lock.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
 #include "ksched/registry.h"
@@ -1115,4 +1119,5 @@ const struct ks_plugin ks_plugin_volume_binding = {
     .reserve = reserve,
     .unreserve = unreserve,
     .pre_bind = pre_bind,
+    .sign = ks_sign_no_volumes,
 };

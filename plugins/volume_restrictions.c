@@ -18,8 +18,9 @@
  *    ReadWriteOncePod access mode" on every node, which preemption can resolve.
  *  - AddPod / RemovePod move the count by the other pod's persistentVolumeClaim volumes whose
  *    claim name is one of the pod's ReadWriteOncePod claims (by name only, as upstream).
- * It takes no args. The state lives in the cycle's arena; state_clone copies the count and
- * shares the (immutable) claim names.
+ * A pod with any volume this plugin reads is unsignable (ks_sign_no_volumes). It takes no
+ * args. The state lives in the cycle's arena; state_clone copies the count and shares the
+ * (immutable) claim names.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -301,4 +303,5 @@ const struct ks_plugin ks_plugin_volume_restrictions = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .state_clone = state_clone,
+    .sign = ks_sign_no_volumes,
 };

@@ -19,7 +19,8 @@
  *    volume zone".
  * Claims and volumes are read from the loaded objects (the API's view), not from
  * VolumeBinding's in-process bindings. Zone values are interned in PreFilter, so Filter
- * compares integers. It takes no args.
+ * compares integers. A pod with any volume this plugin reads is unsignable
+ * (ks_sign_no_volumes). It takes no args.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
 
@@ -238,4 +240,5 @@ const struct ks_plugin ks_plugin_volume_zone = {
     .pre_filter = pre_filter,
     .filter = filter,
     .filter_nodes = filter_nodes,
+    .sign = ks_sign_no_volumes,
 };

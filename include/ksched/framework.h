@@ -85,6 +85,16 @@ int32_t ks_framework_score_weight(const struct ks_framework *fw, uint32_t i);
 bool ks_framework_has_filter(const struct ks_framework *fw); /* any Filter plugin */
 bool ks_framework_has_score(const struct ks_framework *fw);
 
+/*
+ * ks_fw_sign - @pod's signature (ksched/sign.h) into @sig (its len reset first): KS_SUCCESS
+ * when every plugin the profile runs at PreFilter, Filter, PreScore or Score signed it,
+ * after the pod's PreFilter filled @cs; KS_SKIP when one has no sign op, declined, or the
+ * buffer was too small. Scheduling thread, inside the RCU read section; no allocation.
+ */
+struct ks_sign;
+int ks_fw_sign(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+               struct ks_sign *sig);
+
 /* Cycle state. init once; reset between cycles (keeps the arena's memory); clone for dry runs. */
 void ks_cycle_state_init(struct ks_cycle_state *cs);
 void ks_cycle_state_reset(struct ks_cycle_state *cs);

@@ -38,6 +38,12 @@ int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_po
                                struct ks_arena *arena, const struct ks_label_selector **out);
 
 /*
+ * ks_spread_default_selects - whether ks_spread_default_selector() gives @pod a selector
+ * with requirements (some workload selects it), without building it: allocation-free.
+ */
+bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_pod *pod);
+
+/*
  * ks_spread_match_label_keys - the selector of @c for a pod labelled @labels: with
  * matchLabelKeys, the pod's values of those keys become In requirements in front of the
  * constraint's own (mergeLabelSetWithSelector); a nil selector stays nil. *out is

@@ -26,6 +26,7 @@
  *   post_filter              scheduling                   yes   yes         no
  *   pre_score                scheduling                   yes   yes         no
  *   score, score_nodes       workers, in parallel         yes   no          no
+ *   sign                     scheduling                   yes   no          no
  *   normalize_score          scheduling                   yes   no          no
  *   state_clone              scheduling                   yes   yes         no
  *   reserve, permit          scheduling                   no    yes         no
@@ -70,6 +71,7 @@ struct ks_pod;
 struct ks_queued_pod;
 struct ks_status;
 struct ks_event_registration;
+struct ks_sign;
 
 struct ks_plugin {
     uint32_t abi_version; /* KS_PLUGIN_ABI_VERSION the plugin was built against */
@@ -257,6 +259,27 @@ struct ks_plugin {
      */
     int (*score_nodes)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                        const struct ks_node_snap *const *nodes, uint32_t n, int64_t *out);
+
+    /*
+     * Appended with the signature index, within ABI version 1.
+     *
+     * sign - SignaturePlugin: append to @sig (ksched/sign.h) everything of @pod that this
+     * plugin's Filter and Score read, and return KS_SUCCESS; or return KS_SKIP when they
+     * read more than the pod and the node (the pod is then unsignable: its cycles take the
+     * per-node path). @cs holds what the pod's PreFilter stored (PreScore has not run), so
+     * a plugin may sign the state its PreFilter computed, or decline when that state
+     * depends on other pods (existing pods' anti-affinity matching it, spread counts).
+     *
+     * By returning KS_SUCCESS the plugin promises, for every pod with the same bytes and
+     * the same PreFilter Skip: its Filter status and raw Score on a node depend only on
+     * those bytes and that node's record (struct ks_node_snap) in one snapshot, and on the
+     * snapshot's node count; its PreScore does not read the nodes it is given and returns
+     * the same code; its NormalizeScore, if any, gives equal scores to nodes whose raw
+     * scores are equal. A plugin at PreFilter, Filter, PreScore or Score without this op
+     * makes every pod of its profile unsignable.
+     * Context: scheduling thread, inside the RCU read section; no allocation, no locks.
+     */
+    int (*sign)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig);
 };
 
 #endif

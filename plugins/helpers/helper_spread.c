@@ -99,32 +99,70 @@ static const void *find_object(const struct ks_objects *objs, enum ks_kind kind,
     return NULL;
 }
 
+/*
+ * The pod's controlling workload that DefaultSelector reads: its ReplicationController
+ * into *rc, or the selector of its ReplicaSet or StatefulSet into *extra (NULL when none).
+ */
+static void controller_workload(const struct ks_objects *objs, const struct ks_pod *pod,
+                                const struct ks_replication_controller **rc,
+                                const struct ks_label_selector **extra)
+{
+    const struct ks_owner_ref *owner = controller_of(pod);
+    uint32_t ns = pod->meta.namespace_id;
+
+    *rc = NULL;
+    *extra = NULL;
+    if (!owner || !owner->kind || !owner->name)
+        return;
+    if (group_version_is(owner->api_version, "", "v1") && strcmp(owner->kind, "ReplicationController") == 0) {
+        *rc = find_object(objs, KS_KIND_REPLICATION_CONTROLLER, ns, owner->name);
+    } else if (group_version_is(owner->api_version, "apps", "v1") && strcmp(owner->kind, "ReplicaSet") == 0) {
+        const struct ks_replica_set *rs = find_object(objs, KS_KIND_REPLICA_SET, ns, owner->name);
+        *extra = rs ? rs->selector : NULL;
+    } else if (group_version_is(owner->api_version, "apps", "v1") &&
+               strcmp(owner->kind, "StatefulSet") == 0) {
+        const struct ks_stateful_set *ss = find_object(objs, KS_KIND_STATEFUL_SET, ns, owner->name);
+        *extra = ss ? ss->selector : NULL;
+    }
+}
+
+/* Whether Service @svc selects @pod (GetPodServices: same namespace, a non-nil selector that matches). */
+static bool service_selects(const struct ks_service *svc, const struct ks_pod *pod)
+{
+    return svc->meta.namespace_id == pod->meta.namespace_id && svc->has_selector &&
+           set_matches(&svc->selector, &pod->meta.labels);
+}
+
+bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_pod *pod)
+{
+    const struct ks_replication_controller *rc;
+    const struct ks_label_selector *extra;
+
+    if (!objs)
+        return false;
+    controller_workload(objs, pod, &rc, &extra);
+    if ((rc && rc->selector.n) || (extra && extra->nreqs))
+        return true;
+    const struct ks_objvec *svcs = &objs->of[KS_KIND_SERVICE];
+    for (uint32_t i = 0; i < svcs->n; i++) {
+        const struct ks_service *svc = svcs->items[i];
+        if (svc->selector.n && service_selects(svc, pod))
+            return true;
+    }
+    return false;
+}
+
 int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_pod *pod,
                                struct ks_arena *arena, const struct ks_label_selector **out)
 {
     static const struct ks_label_selector empty = {0, NULL};
-    uint32_t ns = pod->meta.namespace_id;
 
     *out = &empty;
     if (!objs)
         return 0;
-    const struct ks_owner_ref *owner = controller_of(pod);
-    const struct ks_replication_controller *rc = NULL;
-    const struct ks_label_selector *extra = NULL;
-    if (owner && owner->kind && owner->name) {
-        if (group_version_is(owner->api_version, "", "v1") &&
-            strcmp(owner->kind, "ReplicationController") == 0) {
-            rc = find_object(objs, KS_KIND_REPLICATION_CONTROLLER, ns, owner->name);
-        } else if (group_version_is(owner->api_version, "apps", "v1") &&
-                   strcmp(owner->kind, "ReplicaSet") == 0) {
-            const struct ks_replica_set *rs = find_object(objs, KS_KIND_REPLICA_SET, ns, owner->name);
-            extra = rs ? rs->selector : NULL;
-        } else if (group_version_is(owner->api_version, "apps", "v1") &&
-                   strcmp(owner->kind, "StatefulSet") == 0) {
-            const struct ks_stateful_set *ss = find_object(objs, KS_KIND_STATEFUL_SET, ns, owner->name);
-            extra = ss ? ss->selector : NULL;
-        }
-    }
+    const struct ks_replication_controller *rc;
+    const struct ks_label_selector *extra;
+    controller_workload(objs, pod, &rc, &extra);
 
     /* GetPodServices: a Service that selects the pod has only keys the pod carries */
     uint32_t cap = pod->meta.labels.n + (rc ? rc->selector.n : 0);
@@ -133,8 +171,7 @@ int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_po
     const struct ks_objvec *svcs = &objs->of[KS_KIND_SERVICE];
     for (uint32_t i = 0; i < svcs->n; i++) {
         const struct ks_service *svc = svcs->items[i];
-        if (svc->meta.namespace_id != ns || !svc->has_selector ||
-            !set_matches(&svc->selector, &pod->meta.labels))
+        if (!service_selects(svc, pod))
             continue;
         if (!set && !(set = ks_arena_calloc(arena, cap ? cap : 1, sizeof(*set))))
             return -ENOMEM;
