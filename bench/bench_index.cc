@@ -24,7 +24,8 @@ void fill(ks_index_tree *t, uint32_t n, uint64_t *rng)
     if (ks_index_tree_init(t, n) < 0)
         std::abort();
     for (uint32_t i = 0; i < n; i++)
-        ks_index_tree_set(t, i, ks__xorshift(rng) % 3 == 0, static_cast<int32_t>(ks__xorshift(rng) % 8) * 25);
+        ks_index_tree_set(t, i, ks__xorshift(rng) % 3 == 0, static_cast<int32_t>(ks__xorshift(rng) % 8) * 25,
+                          false);
 }
 
 void BM_IndexTree_Set(benchmark::State &state)
@@ -36,7 +37,7 @@ void BM_IndexTree_Set(benchmark::State &state)
     for (auto _ : state) {
         uint64_t r = ks__xorshift(&rng);
         ks_index_tree_set(&t, static_cast<uint32_t>(r % n), (r >> 32) % 3 == 0,
-                          static_cast<int32_t>(r >> 40) % 8 * 25);
+                          static_cast<int32_t>(r >> 40) % 8 * 25, false);
     }
     benchmark::DoNotOptimize(ks_index_tree_feasible(&t));
     ks_index_tree_destroy(&t);

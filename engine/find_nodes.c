@@ -288,6 +288,15 @@ static uint32_t plugins_message(const struct ks_framework *fw, uint64_t mask, co
     return ks_intern(msg);
 }
 
+int32_t ks__percentage(const struct ks_scheduler *s, const struct ks_framework *fw)
+{
+    const struct ks_profile *prof = ks_framework_profile(fw);
+    if (s->opts.explain)
+        return 100;
+    return prof->has_percentage ? prof->percentage_of_nodes_to_score
+                                : s->opts.config->percentage_of_nodes_to_score;
+}
+
 static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                         const struct ks_pod *pod, const struct ks_snapshot *snap,
                         const struct ks_pre_filter_result *prev, struct ks_find_result *out,
@@ -324,6 +333,11 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         d->pre_filter_msg = st->nreasons ? st->reasons[0] : KS_ID_EMPTY;
         if (st->plugin != KS_NO_PLUGIN)
             d->unschedulable_plugins |= 1ull << st->plugin;
+        return KS_SUCCESS;
+    }
+    if (s->index && pre.all && ks__index_cycle(s, fw, cs, pod, snap, &sc->feasible[0])) {
+        out->nfeasible = 1;
+        out->indexed = true;
         return KS_SUCCESS;
     }
     if (!ks_framework_has_filter(fw))
@@ -407,11 +421,7 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
         return KS_SUCCESS;
     }
 
-    int32_t pct = s->opts.explain ? 100
-                  : ks_framework_profile(fw)->has_percentage
-                      ? ks_framework_profile(fw)->percentage_of_nodes_to_score
-                      : s->opts.config->percentage_of_nodes_to_score;
-    uint32_t limit = ks_num_feasible_nodes_to_find(pct, n);
+    uint32_t limit = ks_num_feasible_nodes_to_find(ks__percentage(s, fw), n);
     if (!ks_framework_has_score(fw))
         limit = 1; /* nothing to compare: the first feasible node wins, as upstream */
     uint32_t start = s->next_start % n;

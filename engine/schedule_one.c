@@ -27,6 +27,7 @@
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
+#include "ksched/index.h"
 #include "ksched/intern.h"
 #include "ksched/rcu.h"
 
@@ -234,6 +235,8 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     }
     ks_rcu_read_lock();
     const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
+    if (s->index)
+        ks_index_observe(s->index, snap);
     if (snap->nnodes == 0) {
         ks_rcu_read_unlock();
         algorithm_done(fw, start);
@@ -250,7 +253,9 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
         ks__job_put(s, job);
         return;
     }
-    if (rc == KS_SUCCESS)
+    if (rc == KS_SUCCESS && found.indexed)
+        host = found.feasible[0];
+    else if (rc == KS_SUCCESS)
         rc = ks__prioritize(s, fw, &job->cs, pod, &found, qp->attempts, &host, &st);
     uint32_t node = host ? host->name : KS_ID_EMPTY;
     ks_rcu_read_unlock();

@@ -257,7 +257,8 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .nominator = s->nominator,
     };
     if ((rc = ks_queue_create_opts(&qo, &s->queue)) < 0 ||
-        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0)
+        (rc = ks_workers_create(worker_threads(opts), &s->workers)) < 0 ||
+        (!opts->no_index && (rc = ks__index_path_init(s)) < 0))
         goto err;
     if (opts->metrics) {
         s->scratch.ntallies = ks_workers_count(s->workers);
@@ -308,6 +309,7 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
         free(j);
     }
     ks_workers_destroy(s->workers);
+    ks__index_path_fini(s);
     for (uint32_t i = 0; s->maps && i < s->nfw; i++)
         ks_event_map_destroy(s->maps[i]);
     for (uint32_t i = 0; s->fw && i < s->nfw; i++)
@@ -494,6 +496,11 @@ void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource re
     progress(s);
     uint32_t actions = !old_obj ? KS_ACT_ADD : !new_obj ? KS_ACT_DELETE : KS_ACT_UPDATE;
     ks__event(s, resource, actions, old_obj, new_obj);
+}
+
+uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s)
+{
+    return atomic_load_explicit(&s->indexed_cycles, memory_order_relaxed);
 }
 
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)

@@ -24,6 +24,8 @@
 #include "ksched/scheduler.h"
 #include "ksched/workers.h"
 
+struct ks_index;
+
 /* A pod between its successful scheduling cycle and the end of its binding cycle. */
 struct ks_bind_job {
     struct ks_bind_job *next;
@@ -108,8 +110,11 @@ struct ks_scheduler {
     uint64_t sample_rng;   /* xorshift state for the cycles that time their plugins (not the tie-breaks') */
     bool metrics_attached; /* opts.metrics reads this scheduler at each scrape until it is destroyed */
     struct ks_cycle_scratch scratch;
-    bool bind_deferred;            /* a binding waits for ks__bind_flush() (binder.c) */
-    struct ks_bind_job *free_jobs; /* recycled jobs, guarded by bind_lock */
+    struct ks_index *index;          /* the signature index (ksched/index.h); NULL with opts.no_index */
+    uint8_t *sign_buf;               /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
+    _Atomic uint64_t indexed_cycles; /* cycles the index answered (relaxed: a counter) */
+    bool bind_deferred;              /* a binding waits for ks__bind_flush() (binder.c) */
+    struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
 
     /* binder pool */
     pthread_mutex_t bind_lock;
@@ -217,10 +222,32 @@ struct ks_find_result {
     uint32_t nfeasible;
     const struct ks_node_snap **feasible;
     struct ks_diagnosis diag;
+    bool indexed; /* the signature index chose feasible[0], the one entry: no Score to run */
 };
 int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                    const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
                    struct ks_status *st);
+
+/*
+ * index_path.c: the signature index on the scheduling path (ksched/index.h).
+ * ks__index_path_init / _fini - create (opts.no_index unset) and free the index.
+ * ks__index_cycle - after a PreFilter that let @pod through on every node (no
+ * PreFilterResult narrowing), answer the cycle from the index when it can do so exactly:
+ * true with *@host chosen and nextStartNodeIndex moved as the Filter and Score phases
+ * would have; false when the cycle must take them (the pod or the cycle is not one the
+ * index serves, or no node fits: the FitError and PostFilter need the per-node statuses).
+ * Scheduling thread, inside the RCU read section holding @snap, which the index was
+ * shown (ks_index_observe) in this cycle.
+ */
+enum { KS_SIGN_BUF = 4096 };
+int ks__index_path_init(struct ks_scheduler *s);
+void ks__index_path_fini(struct ks_scheduler *s);
+bool ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                     const struct ks_pod *pod, const struct ks_snapshot *snap,
+                     const struct ks_node_snap **host);
+
+/* The percentageOfNodesToScore that applies to @fw's cycles (100 with opts.explain). */
+int32_t ks__percentage(const struct ks_scheduler *s, const struct ks_framework *fw);
 
 /* prioritize.c: PreScore, Score, normalise, select; *host is the chosen node. */
 int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,

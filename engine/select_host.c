@@ -27,7 +27,7 @@ uint32_t ks__select_host(const int64_t *totals, uint32_t n, uint64_t *rng)
     }
     if (ties == 1)
         return first;
-    uint32_t k = (uint32_t)(((ks__xorshift(rng) >> 32) * (uint64_t)ties) >> 32);
+    uint32_t k = ks__draw(rng, ties);
     for (uint32_t i = first;; i++) {
         if (totals[i] == best && k-- == 0)
             return i;

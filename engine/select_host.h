@@ -20,6 +20,12 @@ static inline uint64_t ks__xorshift(uint64_t *state)
     return x * 0x2545f4914f6cdd1dull;
 }
 
+/* ks__draw - a number in [0, @n) from *@rng: 32 random bits mapped by multiplication (Lemire). */
+static inline uint32_t ks__draw(uint64_t *rng, uint32_t n)
+{
+    return (uint32_t)(((ks__xorshift(rng) >> 32) * (uint64_t)n) >> 32);
+}
+
 /*
  * ks__select_host - the index of a node with the highest of @totals[0..@n) (@n >= 1),
  * chosen uniformly among the ties with one draw from *@rng when there is more than one.

@@ -20,14 +20,15 @@ static const struct ks_index_tree_node empty = {.best = KS_INDEX_NO_SCORE};
 
 static struct ks_index_tree_node combine(struct ks_index_tree_node a, struct ks_index_tree_node b)
 {
-    struct ks_index_tree_node r = {.nfeasible = a.nfeasible + b.nfeasible};
+    struct ks_index_tree_node r;
     if (a.best == b.best) {
         r.best = a.best;
         r.ties = a.ties + b.ties;
     } else {
         r = a.best > b.best ? a : b;
-        r.nfeasible = a.nfeasible + b.nfeasible;
     }
+    r.nfeasible = a.nfeasible + b.nfeasible;
+    r.npoison = a.npoison + b.npoison;
     return r;
 }
 
@@ -54,11 +55,30 @@ void ks_index_tree_destroy(struct ks_index_tree *t)
     *t = (struct ks_index_tree){0};
 }
 
-void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score)
+static struct ks_index_tree_node leaf(bool feasible, int32_t score, bool poison)
+{
+    struct ks_index_tree_node x =
+        feasible ? (struct ks_index_tree_node){.best = score, .ties = 1, .nfeasible = 1} : empty;
+    x.npoison = poison;
+    return x;
+}
+
+void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison)
 {
     uint32_t v = t->leaves + i;
-    t->t[v] = feasible ? (struct ks_index_tree_node){.best = score, .ties = 1, .nfeasible = 1} : empty;
+    t->t[v] = leaf(feasible, score, poison);
     for (v >>= 1; v; v >>= 1)
+        t->t[v] = combine(t->t[2 * v], t->t[2 * v + 1]);
+}
+
+void ks_index_tree_put(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison)
+{
+    t->t[t->leaves + i] = leaf(feasible, score, poison);
+}
+
+void ks_index_tree_build(struct ks_index_tree *t)
+{
+    for (uint32_t v = t->leaves - 1; v >= 1; v--)
         t->t[v] = combine(t->t[2 * v], t->t[2 * v + 1]);
 }
 
@@ -120,6 +140,7 @@ void ks_index_tree_window(const struct ks_index_tree *t, uint32_t start, uint32_
         a = combine(a, range(t, 0, end - n));
     w->best = a.best;
     w->ties = a.ties;
+    w->npoison = a.npoison;
 }
 
 /*

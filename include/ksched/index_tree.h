@@ -30,6 +30,7 @@ struct ks_index_tree_node {
     int32_t best;       /* the range's best total among its feasible positions, or KS_INDEX_NO_SCORE */
     uint32_t ties;      /* feasible positions of the range with that total */
     uint32_t nfeasible; /* feasible positions of the range */
+    uint32_t npoison;   /* positions of the range marked poisoned (feasible or not) */
 };
 
 struct ks_index_tree {
@@ -44,8 +45,20 @@ int ks_index_tree_init(struct ks_index_tree *t, uint32_t n);
 /* ks_index_tree_destroy - free @t's nodes. Accepts a zeroed or destroyed tree. */
 void ks_index_tree_destroy(struct ks_index_tree *t);
 
-/* ks_index_tree_set - position @i (< n) is feasible with total @score (>= 0), or not feasible. */
-void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score);
+/*
+ * ks_index_tree_set - position @i (< n) is feasible with total @score (>= 0), or not
+ * feasible; @poison marks a position whose entry the caller cannot vouch for (a window
+ * that holds one is not to be answered from the tree).
+ */
+void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison);
+
+/*
+ * ks_index_tree_put / ks_index_tree_build - the same for many positions: put writes
+ * position @i alone, build then recomputes every inner node (O(n) for a whole rebuild).
+ * Queries in between see stale ranges.
+ */
+void ks_index_tree_put(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison);
+void ks_index_tree_build(struct ks_index_tree *t);
 
 /* ks_index_tree_feasible - feasible positions in all. */
 uint32_t ks_index_tree_feasible(const struct ks_index_tree *t);
@@ -57,6 +70,7 @@ struct ks_index_window {
     uint32_t nfeasible; /* feasible positions taken: min(want, feasible positions) */
     int32_t best;       /* their best total, KS_INDEX_NO_SCORE when none */
     uint32_t ties;      /* how many of them have it */
+    uint32_t npoison;   /* poisoned positions among the processed ones */
 };
 
 /*

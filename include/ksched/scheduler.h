@@ -75,7 +75,12 @@ struct ks_scheduler_opts {
     uint32_t binders;     /* binder threads; 0: 2 */
     uint64_t seed;        /* tie-break randomness; used when seeded */
     bool seeded;
-    bool explain;             /* score every node (percentageOfNodesToScore 100) and report attempts */
+    bool explain; /* score every node (percentageOfNodesToScore 100) and report attempts */
+    /*
+     * Never answer a cycle from the signature index (index/): every cycle filters and scores
+     * node by node. The decisions are the same either way; this is for comparing the two.
+     */
+    bool no_index;
     ks_event_fn on_event;     /* may be called from binder threads concurrently */
     ks_attempt_fn on_attempt; /* scheduling thread */
     void *ctx;
@@ -201,6 +206,12 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block);
  * forward to that moment instead of sleeping. Returns the number of scheduling cycles run.
  */
 uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s);
+
+/*
+ * ks_scheduler_indexed_cycles - scheduling cycles whose host the signature index chose
+ * (without filtering and scoring node by node) since the scheduler was created. Any thread.
+ */
+uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s);
 
 /* ks_scheduler_queue - the scheduling queue (inspection, tests). */
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);

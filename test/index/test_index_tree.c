@@ -2,7 +2,8 @@
  * test_index_tree.c - the signature index's position tree against brute force: random
  * feasibility and totals (few distinct totals, so ties are common), random updates, and
  * after each, windows from random starts for random numbers of wanted nodes, walked one
- * position at a time as engine/find_nodes.c walks them.
+ * position at a time as engine/find_nodes.c walks them; trees built position by position
+ * and in bulk.
  */
 #include "ksched/index_tree.h"
 
@@ -13,6 +14,7 @@ struct model {
     uint32_t n;
     bool feasible[300];
     int32_t score[300];
+    bool poison[300];
 };
 
 /* The window by walking: positions from @start, wrapping, until @want feasible ones. */
@@ -23,6 +25,7 @@ static void walk(const struct model *m, uint32_t start, uint32_t want, struct ks
     for (uint32_t i = 0; i < m->n && w->nfeasible < want; i++) {
         uint32_t p = (start + i) % m->n;
         w->processed++;
+        w->npoison += m->poison[p];
         if (!m->feasible[p])
             continue;
         w->nfeasible++;
@@ -56,6 +59,8 @@ static void check_windows(const struct ks_index_tree *t, const struct model *m, 
                      got.best, exp.best);
         cr_assert_eq(got.ties, exp.ties, "n %u start %u want %u: %u ties, walked %u", m->n, start, want,
                      got.ties, exp.ties);
+        cr_assert_eq(got.npoison, exp.npoison, "n %u start %u want %u: %u poisoned, walked %u", m->n, start,
+                     want, got.npoison, exp.npoison);
         for (uint32_t r = 0; r < exp.ties; r++)
             cr_assert_eq(ks_index_tree_tie(t, &got, r), ties[r],
                          "n %u start %u want %u: tie %u at %u, walked %u", m->n, start, want, r,
@@ -71,17 +76,25 @@ Test(index_tree, windows_and_ties_match_a_walk_after_random_updates)
         struct ks_index_tree t;
         cr_assert_eq(ks_index_tree_init(&t, m.n), 0);
         uint32_t density = (uint32_t)(next(&rng) % 100); /* percent feasible, 0..99 */
+        bool bulk = round % 2; /* half the trees built with put + build, half set by set */
         for (uint32_t i = 0; i < m.n; i++) {
             m.feasible[i] = next(&rng) % 100 < density;
             m.score[i] = (int32_t)(next(&rng) % 4) * 50;
-            ks_index_tree_set(&t, i, m.feasible[i], m.score[i]);
+            m.poison[i] = next(&rng) % 16 == 0;
+            if (bulk)
+                ks_index_tree_put(&t, i, m.feasible[i], m.score[i], m.poison[i]);
+            else
+                ks_index_tree_set(&t, i, m.feasible[i], m.score[i], m.poison[i]);
         }
+        if (bulk)
+            ks_index_tree_build(&t);
         check_windows(&t, &m, &rng);
         for (int u = 0; u < 20; u++) {
             uint32_t i = (uint32_t)(next(&rng) % m.n);
             m.feasible[i] = next(&rng) % 2;
             m.score[i] = (int32_t)(next(&rng) % 4) * 50;
-            ks_index_tree_set(&t, i, m.feasible[i], m.score[i]);
+            m.poison[i] = next(&rng) % 16 == 0;
+            ks_index_tree_set(&t, i, m.feasible[i], m.score[i], m.poison[i]);
             uint32_t total = 0;
             for (uint32_t k = 0; k < m.n; k++)
                 total += m.feasible[k];

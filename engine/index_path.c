@@ -1,0 +1,240 @@
+/*
+ * index_path.c - scheduling cycles answered by the signature index (ksched/index.h).
+ *
+ * After PreFilter, a pod whose every plugin signs it (ks_fw_sign) belongs to the class of
+ * (profile, signature, PreFilter skips). The class's position tree holds, per node of the
+ * snapshot, what the Filter and Score phases would find for any pod of the class:
+ * feasible or not, and the weighted total of the plugins without NormalizeScore. A
+ * position is poisoned when that is not enough to stand for the phases: a Filter Error, a
+ * Score Error or a score out of range (the per-node path reports them), or a raw score of
+ * a plugin with NormalizeScore that is not 0. With every such raw score 0 over the
+ * window, each NormalizeScore gives one value to every feasible node of the window
+ * (plugin_types.h, sign), which moves no node's rank, so the best total and its ties are
+ * the per-node path's.
+ *
+ * The cycle then reads, from nextStartNodeIndex, the window the Filter phase would
+ * evaluate (the first numFeasibleNodesToFind feasible positions, and every position up to
+ * the last of them: processedNodes), and draws the host among the window's best totals
+ * with the same one draw, in the same window order, as select_host.c. The decisions and
+ * the random stream are therefore the per-node path's; what differs is the work: the
+ * tree is brought up to date by evaluating only the positions whose record changed since
+ * the class was last used (all of them when the node order changed), and the window and
+ * the draw are O(log nodes).
+ *
+ * Metrics (framework_metrics.h): the plugins' evaluations are the node calls the index
+ * made; an answered cycle observes the Filter point from the end of PreScore to its window
+ * and the Score point over the draw, so every attempt counts one of each as on the per-node
+ * path (a cycle that falls back observes them there instead).
+ *
+ * The cycle falls back to the per-node phases, before anything is decided, for: --explain
+ * and attempt observers (they want every node's status and score), pods nominated to any
+ * node (they change what Filter sees on their node), a pod with a nominated node, a class
+ * seen for the first time (a tree costs a whole evaluation: it is built for the second
+ * pod), a window holding a poisoned position or no feasible node (the FitError and
+ * PostFilter need the statuses; a class whose windows keep failing rests for a while,
+ * ks_index_worth_tree), and a PreScore that does not succeed.
+ */
+#include "framework_metrics.h"
+#include "framework_plan.h"
+#include "scheduler_internal.h"
+#include "select_host.h"
+
+#include "ksched/index.h"
+#include "ksched/intern.h"
+#include "ksched/nominator.h"
+#include "ksched/sign.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Nodes evaluated per batched Filter / Score call; bounds the stack the evaluation uses. */
+enum { EVAL_BLOCK = 32, REBUILD_BLOCK_MIN = 256, REBUILD_BLOCK_MAX = 2048 };
+
+int ks__index_path_init(struct ks_scheduler *s)
+{
+    if (!(s->sign_buf = malloc(KS_SIGN_BUF)))
+        return -ENOMEM;
+    return ks_index_create(&s->index);
+}
+
+void ks__index_path_fini(struct ks_scheduler *s)
+{
+    ks_index_destroy(s->index);
+    free(s->sign_buf);
+    s->index = NULL;
+    s->sign_buf = NULL;
+}
+
+/* What one class's entries are evaluated with: one pod of the class and its cycle state. */
+struct eval_job {
+    const struct ks_fw_plan *filter, *score;
+    const struct ks_cycle_state *cs;
+    const struct ks_pod *pod;
+    const struct ks_snapshot *snap;
+    struct ks_index_tree *tree;
+    struct ks_fw_tally *tallies; /* per worker, for the Filter calls; NULL without metrics */
+    atomic_uint scored;          /* nodes each Score call of the plan evaluated */
+};
+
+struct entry {
+    bool feasible, poison;
+    int32_t total;
+};
+
+/* The entries of @n (<= EVAL_BLOCK) nodes. Workers or the scheduling thread; no allocation. */
+static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nodes, uint32_t n,
+                       struct entry *out, uint32_t worker)
+{
+    uint8_t ok[EVAL_BLOCK];
+    struct ks_status st[EVAL_BLOCK];
+    const struct ks_node_snap *passed[EVAL_BLOCK];
+    uint32_t at[EVAL_BLOCK], m = 0;
+
+    memset(ok, 1, n);
+    ks__fw_plan_filter_nodes_tally(j->filter, j->cs, j->pod, nodes, n, ok, st,
+                                   j->tallies ? &j->tallies[worker] : NULL);
+    for (uint32_t i = 0; i < n; i++) {
+        out[i] = (struct entry){.feasible = ok[i], .poison = !ok[i] && st[i].code == KS_ERROR};
+        if (ok[i]) {
+            passed[m] = nodes[i];
+            at[m++] = i;
+        }
+    }
+    if (!m || !j->score->n)
+        return;
+    int64_t cols[KS_MAX_PROFILE_PLUGINS * EVAL_BLOCK], totals[EVAL_BLOCK];
+    bool out_of_range = false;
+    int rc = ks__fw_plan_score_nodes(j->score, j->cs, j->pod, passed, m, cols, m, totals, &out_of_range);
+    /* relaxed: read after the join */
+    atomic_fetch_add_explicit(&j->scored, m, memory_order_relaxed);
+    for (uint32_t k = 0; k < m; k++) {
+        struct entry *e = &out[at[k]];
+        bool bad = rc != KS_SUCCESS || out_of_range || totals[k] < 0 || totals[k] > INT32_MAX;
+        for (uint32_t c = 0; c < j->score->n && !bad; c++)
+            bad = j->score->normalized[c] && cols[(size_t)c * m + k] != 0;
+        e->poison = bad;
+        e->total = bad ? 0 : (int32_t)totals[k];
+    }
+}
+
+/* Positions [begin, end) of a rebuild, into leaves only (ks_index_tree_build follows). Workers. */
+static void rebuild_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    struct eval_job *j = ctx;
+    const struct ks_node_snap *nodes[EVAL_BLOCK];
+    struct entry e[EVAL_BLOCK];
+    for (uint32_t at = begin; at < end; at += EVAL_BLOCK) {
+        uint32_t n = end - at < EVAL_BLOCK ? end - at : EVAL_BLOCK;
+        for (uint32_t i = 0; i < n; i++)
+            nodes[i] = ks_snapshot_node(j->snap, at + i);
+        eval_nodes(j, nodes, n, e, worker);
+        for (uint32_t i = 0; i < n; i++)
+            ks_index_tree_put(j->tree, at + i, e[i].feasible, e[i].total, e[i].poison);
+    }
+}
+
+/* The positions that changed, re-evaluated in blocks and set one by one. Scheduling thread. */
+static void refresh_positions(struct eval_job *j, const uint32_t *positions, uint32_t npos)
+{
+    const struct ks_node_snap *nodes[EVAL_BLOCK];
+    struct entry e[EVAL_BLOCK];
+    for (uint32_t at = 0; at < npos; at += EVAL_BLOCK) {
+        uint32_t n = npos - at < EVAL_BLOCK ? npos - at : EVAL_BLOCK;
+        for (uint32_t i = 0; i < n; i++)
+            nodes[i] = ks_snapshot_node(j->snap, positions[at + i]);
+        eval_nodes(j, nodes, n, e, 0); /* the scheduling thread is worker 0 */
+        for (uint32_t i = 0; i < n; i++)
+            ks_index_tree_set(j->tree, positions[at + i], e[i].feasible, e[i].total, e[i].poison);
+    }
+}
+
+/* Bring @c's tree up to @snap. false when it could not be (out of memory: the class loses its tree). */
+static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct eval_job *j)
+{
+    const uint32_t *positions;
+    int64_t k = ks_index_pending(s->index, c, j->snap->nnodes, &positions);
+    if (k < 0)
+        return false;
+    if (k == KS_INDEX_REBUILD) {
+        uint32_t n = j->snap->nnodes;
+        ks_workers_run(s->workers, n, ks__block_size(s->workers, n, REBUILD_BLOCK_MIN, REBUILD_BLOCK_MAX),
+                       rebuild_block, j);
+        ks_index_tree_build(&c->tree);
+    } else {
+        refresh_positions(j, positions, (uint32_t)k);
+    }
+    ks_index_synced(s->index, c);
+    return true;
+}
+
+/* The cycle's class, or NULL when the index does not serve it (yet). */
+static struct ks_index_class *class_of(struct ks_scheduler *s, const struct ks_framework *fw,
+                                       const struct ks_cycle_state *cs, const struct ks_pod *pod)
+{
+    struct ks_sign sig = {.buf = s->sign_buf, .cap = KS_SIGN_BUF};
+    if (ks_fw_sign(fw, cs, pod, &sig) != KS_SUCCESS)
+        return NULL;
+    ks_sign_u64(&sig, cs->skip_filter);
+    if (sig.overflow)
+        return NULL;
+    struct ks_index_class *c = ks_index_lookup(s->index, fw, sig.buf, sig.len);
+    return c && ks_index_worth_tree(c) ? c : NULL;
+}
+
+bool ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                     const struct ks_pod *pod, const struct ks_snapshot *snap,
+                     const struct ks_node_snap **host)
+{
+    if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||
+        ks_nominator_count(s->nominator))
+        return false;
+    struct ks_index_class *c = class_of(s, fw, cs, pod);
+    if (!c)
+        return false;
+    struct ks_status st = {0};
+    if (ks_framework_nscore(fw) && ks_fw_run_pre_score(fw, cs, pod, NULL, 0, &st) != KS_SUCCESS)
+        return false;
+
+    int64_t t0 = ks__fw_point_start(fw);
+    struct ks_fw_plan filter, score;
+    ks__fw_plan_filter(fw, cs, &filter);
+    ks__fw_plan_score(fw, cs, &score);
+    struct eval_job job = {.filter = &filter,
+                           .score = &score,
+                           .cs = cs,
+                           .pod = pod,
+                           .snap = snap,
+                           .tree = &c->tree,
+                           .tallies = fw->metrics ? s->scratch.tallies : NULL};
+    atomic_init(&job.scored, 0);
+    for (uint32_t w = 0; job.tallies && w < s->scratch.ntallies; w++)
+        ks__fw_tally_reset(&job.tallies[w], fw->list[KS_FWL_FILTER].n, cs->record_plugin_metrics);
+    bool synced = sync_class(s, c, &job);
+    if (job.tallies)
+        ks__fw_tally_merge(fw, KS_FWL_FILTER, job.tallies, s->scratch.ntallies);
+    for (uint32_t k = 0; k < score.n; k++)
+        ks__fw_evaluated(fw, KS_FWL_SCORE, score.col[k],
+                         atomic_load_explicit(&job.scored, memory_order_relaxed));
+    if (!synced) {
+        ks_index_drop(s->index, c);
+        return false;
+    }
+
+    uint32_t n = snap->nnodes;
+    uint32_t limit = ks_framework_has_score(fw) ? ks_num_feasible_nodes_to_find(ks__percentage(s, fw), n) : 1;
+    struct ks_index_window w;
+    ks_index_tree_window(&c->tree, s->next_start % n, limit, &w);
+    ks_index_outcome(c, w.nfeasible && !w.npoison);
+    if (!w.nfeasible || w.npoison)
+        return false;
+    ks__fw_point_end(fw, KS_FWL_FILTER, KS_SUCCESS, t0);
+    int64_t t1 = ks__fw_point_start(fw);
+    uint32_t pos = ks_index_tree_tie(&c->tree, &w, w.ties > 1 ? ks__draw(&s->rng, w.ties) : 0);
+    ks__fw_point_end(fw, KS_FWL_SCORE, KS_SUCCESS, t1);
+    s->next_start = (s->next_start + w.processed) % n;
+    *host = ks_snapshot_node(snap, pos);
+    atomic_fetch_add_explicit(&s->indexed_cycles, 1, memory_order_relaxed);
+    return true;
+}

@@ -1,0 +1,110 @@
+/*
+ * index.h - the signature index: per class of pods the scheduler cannot tell apart (one
+ * profile, one signature - ksched/sign.h - and the same PreFilter/PreScore skips), a
+ * position tree (index_tree.h) over the snapshot's nodes holding whether each node is
+ * feasible for the class and its total of the scores that need no normalisation.
+ *
+ * The index keeps the trees current without re-evaluating the cluster: it follows every
+ * snapshot version (ks_index_observe) and logs the positions whose record changed; a
+ * class, when next used, re-evaluates only the positions logged since it last was
+ * (ks_index_pending), or every position when the node order changed, a version was
+ * missed, or so much changed that a rebuild costs less. The evaluation itself (running
+ * the profile's Filter and Score for one pod of the class) is the caller's
+ * (engine/index_path.c): the index only stores and answers.
+ *
+ * Classes are created on first sight, without a tree; the tree is built on the second
+ * pod of the class, so pods that share their signature with no other pod cost a lookup
+ * and nothing more. The classes with trees are bounded by memory (KS_INDEX_TREE_BUDGET),
+ * the least recently used giving its tree up first; classes without trees are bounded
+ * in number, the oldest forgotten first.
+ *
+ * Ownership: the index owns its classes, their keys and trees. Context: one thread (the
+ * scheduling thread), inside the RCU read section holding the snapshot it is given;
+ * nothing here locks.
+ */
+#ifndef KSCHED_INDEX_H
+#define KSCHED_INDEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ksched/cache_types.h"
+#include "ksched/index_tree.h"
+
+/* Bytes of position trees the index keeps at most (every class's tree together). */
+#define KS_INDEX_TREE_BUDGET (32u << 20)
+
+struct ks_index;
+
+struct ks_index_class {
+    struct ks_index_tree tree;   /* t NULL: not built (or given up) */
+    uint64_t epoch;              /* the index's epoch the tree was built in */
+    uint64_t seq;                /* the change log's sequence the tree reflects */
+    uint64_t used;               /* the index's clock when last looked up */
+    uint32_t sightings;          /* lookups since created */
+    uint32_t misses;             /* cycles in a row the tree could not answer (ks_index_outcome) */
+    uint32_t resting;            /* lookups left before the class is tried again after many misses */
+    uint32_t ring;               /* its place in the creation ring */
+    struct ks_index_class *next; /* hash chain */
+    uint64_t hash;
+    const void *owner; /* the profile's framework */
+    uint32_t keylen;
+    uint8_t key[]; /* signature, then the skip masks */
+};
+
+/* ks_index_create - an empty index. 0 or -ENOMEM. */
+int ks_index_create(struct ks_index **out);
+
+/* ks_index_destroy - free the index and every class. Accepts NULL. */
+void ks_index_destroy(struct ks_index *ix);
+
+/*
+ * ks_index_observe - @snap is the version the cycle reads: log the positions it changed
+ * since the version observed before, or, when it does not follow that version with the
+ * same node order, start a new epoch (every tree is rebuilt on its next use).
+ */
+void ks_index_observe(struct ks_index *ix, const struct ks_snapshot *snap);
+
+/*
+ * ks_index_lookup - the class of (@owner, @key of @len bytes), created when unknown; NULL
+ * on ENOMEM. Counts a sighting; a class seen once is not worth a tree yet
+ * (ks_index_worth_tree).
+ */
+struct ks_index_class *ks_index_lookup(struct ks_index *ix, const void *owner, const void *key, uint32_t len);
+
+/*
+ * ks_index_worth_tree - whether @c has been seen often enough to build (or keep) its tree,
+ * and is not resting: a class whose tree failed to answer KS_INDEX_MISSES cycles in a row
+ * (poisoned windows, no feasible node) sits out its next KS_INDEX_REST lookups, so a class
+ * the index cannot serve costs its cycles little.
+ */
+#define KS_INDEX_MISSES 4
+#define KS_INDEX_REST   64
+bool ks_index_worth_tree(struct ks_index_class *c);
+
+/* ks_index_outcome - whether @c's tree answered the cycle it was consulted for. */
+void ks_index_outcome(struct ks_index_class *c, bool answered);
+
+/*
+ * ks_index_pending - what @c's tree needs to reflect the last observed version over @n
+ * positions. Returns KS_INDEX_REBUILD when every position must be evaluated (the tree
+ * then has @n positions, all infeasible, and is the caller's to fill with
+ * ks_index_tree_put + ks_index_tree_build); else the number of positions to re-evaluate
+ * (ks_index_tree_set each), listed once each in *@positions (valid until the next call).
+ * -ENOMEM (as a negative int64) when a tree could not be allocated. The caller then
+ * calls ks_index_synced.
+ */
+#define KS_INDEX_REBUILD INT64_MAX
+int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
+                         const uint32_t **positions);
+
+/* ks_index_synced - @c's tree now reflects the last observed version. */
+void ks_index_synced(struct ks_index *ix, struct ks_index_class *c);
+
+/* ks_index_drop - forget @c's tree (its entries could not be evaluated); the class stays. */
+void ks_index_drop(struct ks_index *ix, struct ks_index_class *c);
+
+/* Introspection (tests, metrics): classes known, and those holding a tree. */
+void ks_index_counts(const struct ks_index *ix, uint32_t *classes, uint32_t *trees);
+
+#endif

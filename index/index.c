@@ -1,0 +1,302 @@
+/*
+ * index.c - the signature index's classes and change log (include/ksched/index.h).
+ *
+ * Classes live in a chained hash table keyed by (owner, key bytes) and in a ring in
+ * creation order; a new class past KS_INDEX_CLASSES replaces the oldest. The change log
+ * is a ring of positions with a running sequence: a class remembers the sequence its tree
+ * reflects, and the log's last LOG_SIZE entries are what it can catch up from. Trees count
+ * against KS_INDEX_TREE_BUDGET; making room gives up the least recently used trees.
+ */
+#include "ksched/index.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    KS_INDEX_CLASSES = 4096, /* classes known at once (the creation ring) */
+    BUCKETS = 8192,          /* hash chains: twice the classes */
+    LOG_SIZE = 4096,         /* change-log entries a class can catch up from */
+    TREE_SIGHTINGS = 2,      /* lookups before a class gets a tree */
+};
+
+struct ks_index {
+    uint64_t clock;                 /* lookups so far: the classes' LRU clock */
+    uint64_t epoch;                 /* trees of another epoch are rebuilt */
+    uint64_t seen_generation;       /* the last snapshot version observed */
+    uint64_t seen_order_generation; /* its order_generation */
+    uint64_t log_head;              /* sequence of the next log entry */
+    uint32_t log[LOG_SIZE];         /* log[seq % LOG_SIZE]: a position changed */
+
+    uint32_t nclasses;
+    uint32_t ring_next; /* where the next class goes in the ring (the oldest when full) */
+    struct ks_index_class *ring[KS_INDEX_CLASSES];
+    struct ks_index_class *bucket[BUCKETS];
+
+    /* classes holding a tree, and the bytes of those trees */
+    uint32_t nbuilt, cap_built;
+    struct ks_index_class **built;
+    size_t tree_bytes;
+
+    /* ks_index_pending's scratch: the positions to revisit, deduplicated by stamp */
+    uint32_t cap_positions;
+    uint32_t *positions;
+    uint32_t *stamp; /* per position (cap_positions): the pending call that listed it last */
+    uint32_t stamp_now;
+};
+
+int ks_index_create(struct ks_index **out)
+{
+    struct ks_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        return -ENOMEM;
+    ix->epoch = 1;
+    *out = ix;
+    return 0;
+}
+
+static size_t tree_bytes(const struct ks_index_tree *t)
+{
+    return t->t ? 2 * (size_t)t->leaves * sizeof(*t->t) : 0;
+}
+
+/* Give up @c's tree (the class stays). */
+static void tree_free(struct ks_index *ix, struct ks_index_class *c)
+{
+    if (!c->tree.t)
+        return;
+    for (uint32_t i = 0; i < ix->nbuilt; i++) {
+        if (ix->built[i] == c) {
+            ix->built[i] = ix->built[--ix->nbuilt];
+            break;
+        }
+    }
+    ix->tree_bytes -= tree_bytes(&c->tree);
+    ks_index_tree_destroy(&c->tree);
+    c->epoch = 0;
+}
+
+void ks_index_drop(struct ks_index *ix, struct ks_index_class *c)
+{
+    tree_free(ix, c);
+}
+
+void ks_index_destroy(struct ks_index *ix)
+{
+    if (!ix)
+        return;
+    for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++) {
+        if (ix->ring[i]) {
+            ks_index_tree_destroy(&ix->ring[i]->tree);
+            free(ix->ring[i]);
+        }
+    }
+    free(ix->built);
+    free(ix->positions);
+    free(ix->stamp);
+    free(ix);
+}
+
+void ks_index_observe(struct ks_index *ix, const struct ks_snapshot *snap)
+{
+    if (snap->generation == ix->seen_generation)
+        return;
+    if (snap->prev_generation == ix->seen_generation && snap->order_generation == ix->seen_order_generation) {
+        for (uint32_t i = 0; i < snap->nchanged; i++)
+            ix->log[ix->log_head++ % LOG_SIZE] = snap->changed[i];
+    } else {
+        ix->epoch++; /* a version missed, or a new order: positions may name other nodes */
+    }
+    ix->seen_generation = snap->generation;
+    ix->seen_order_generation = snap->order_generation;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+/* The owner's address and the key, eight bytes at a time. */
+static uint64_t hash_of(const void *owner, const uint8_t *key, uint32_t len)
+{
+    uint64_t h = mix(0x243f6a8885a308d3ull ^ len, (uint64_t)(uintptr_t)owner);
+    uint32_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, key + i, 8);
+        h = mix(h, v);
+    }
+    if (i < len) {
+        uint64_t v = 0;
+        memcpy(&v, key + i, len - i);
+        h = mix(h, v);
+    }
+    return mix(h, 0);
+}
+
+static void unlink_class(struct ks_index *ix, struct ks_index_class *c)
+{
+    struct ks_index_class **p = &ix->bucket[c->hash % BUCKETS];
+    while (*p != c)
+        p = &(*p)->next;
+    *p = c->next;
+}
+
+struct ks_index_class *ks_index_lookup(struct ks_index *ix, const void *owner, const void *key, uint32_t len)
+{
+    uint64_t h = hash_of(owner, key, len);
+    ix->clock++;
+    for (struct ks_index_class *c = ix->bucket[h % BUCKETS]; c; c = c->next) {
+        if (c->hash == h && c->owner == owner && c->keylen == len && memcmp(c->key, key, len) == 0) {
+            c->used = ix->clock;
+            if (c->sightings < UINT32_MAX)
+                c->sightings++;
+            return c;
+        }
+    }
+    struct ks_index_class *c = calloc(1, sizeof(*c) + len);
+    if (!c)
+        return NULL;
+    c->hash = h;
+    c->owner = owner;
+    c->keylen = len;
+    memcpy(c->key, key, len);
+    c->used = ix->clock;
+    c->sightings = 1;
+    struct ks_index_class *old = ix->ring[ix->ring_next];
+    if (old) { /* the ring is full: the oldest class goes */
+        tree_free(ix, old);
+        unlink_class(ix, old);
+        free(old);
+        ix->nclasses--;
+    }
+    c->ring = ix->ring_next;
+    ix->ring[ix->ring_next] = c;
+    ix->ring_next = (ix->ring_next + 1) % KS_INDEX_CLASSES;
+    ix->nclasses++;
+    c->next = ix->bucket[h % BUCKETS];
+    ix->bucket[h % BUCKETS] = c;
+    return c;
+}
+
+bool ks_index_worth_tree(struct ks_index_class *c)
+{
+    if (c->resting) {
+        c->resting--;
+        return false;
+    }
+    return c->sightings >= TREE_SIGHTINGS;
+}
+
+void ks_index_outcome(struct ks_index_class *c, bool answered)
+{
+    c->misses = answered ? 0 : c->misses + 1;
+    if (c->misses >= KS_INDEX_MISSES) {
+        c->misses = 0;
+        c->resting = KS_INDEX_REST;
+    }
+}
+
+/* Room for @bytes more of trees: give up least recently used trees (never @keep's). */
+static void make_room(struct ks_index *ix, size_t bytes, const struct ks_index_class *keep)
+{
+    while (ix->nbuilt && ix->tree_bytes + bytes > KS_INDEX_TREE_BUDGET) {
+        struct ks_index_class *lru = NULL;
+        for (uint32_t i = 0; i < ix->nbuilt; i++) {
+            if (ix->built[i] != keep && (!lru || ix->built[i]->used < lru->used))
+                lru = ix->built[i];
+        }
+        if (!lru)
+            return;
+        tree_free(ix, lru);
+    }
+}
+
+/* A fresh tree of @n positions for @c (none feasible). */
+static int tree_new(struct ks_index *ix, struct ks_index_class *c, uint32_t n)
+{
+    tree_free(ix, c);
+    struct ks_index_tree t;
+    if (ks_index_tree_init(&t, n) < 0)
+        return -ENOMEM;
+    make_room(ix, tree_bytes(&t), c);
+    if (ix->nbuilt == ix->cap_built) {
+        uint32_t cap = ix->cap_built ? 2 * ix->cap_built : 16;
+        struct ks_index_class **v = realloc(ix->built, cap * sizeof(*v));
+        if (!v) {
+            ks_index_tree_destroy(&t);
+            return -ENOMEM;
+        }
+        ix->built = v;
+        ix->cap_built = cap;
+    }
+    ix->built[ix->nbuilt++] = c;
+    ix->tree_bytes += tree_bytes(&t);
+    c->tree = t;
+    return 0;
+}
+
+static int positions_reserve(struct ks_index *ix, uint32_t n)
+{
+    if (n <= ix->cap_positions)
+        return 0;
+    uint32_t *p = malloc((size_t)n * sizeof(*p)), *s = calloc(n, sizeof(*s));
+    if (!p || !s) {
+        free(p);
+        free(s);
+        return -ENOMEM;
+    }
+    free(ix->positions);
+    free(ix->stamp);
+    ix->positions = p;
+    ix->stamp = s;
+    ix->cap_positions = n;
+    ix->stamp_now = 0;
+    return 0;
+}
+
+int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
+                         const uint32_t **positions)
+{
+    uint64_t behind = ix->log_head - c->seq;
+    if (!c->tree.t || c->epoch != ix->epoch || c->tree.n != n || behind > LOG_SIZE || behind > n / 4) {
+        if (c->tree.t && c->tree.n == n) {
+            for (uint32_t i = 0; i < 2 * c->tree.leaves; i++)
+                c->tree.t[i] = (struct ks_index_tree_node){.best = KS_INDEX_NO_SCORE};
+        } else if (tree_new(ix, c, n) < 0) {
+            return -ENOMEM;
+        }
+        return KS_INDEX_REBUILD;
+    }
+    if (positions_reserve(ix, n) < 0)
+        return -ENOMEM;
+    if (++ix->stamp_now == 0) { /* wrapped: no stamp may look current */
+        memset(ix->stamp, 0, (size_t)ix->cap_positions * sizeof(*ix->stamp));
+        ix->stamp_now = 1;
+    }
+    uint32_t k = 0;
+    for (uint64_t seq = c->seq; seq != ix->log_head; seq++) {
+        uint32_t p = ix->log[seq % LOG_SIZE];
+        if (p < n && ix->stamp[p] != ix->stamp_now) {
+            ix->stamp[p] = ix->stamp_now;
+            ix->positions[k++] = p;
+        }
+    }
+    *positions = ix->positions;
+    return k;
+}
+
+void ks_index_synced(struct ks_index *ix, struct ks_index_class *c)
+{
+    c->seq = ix->log_head;
+    c->epoch = ix->epoch;
+}
+
+void ks_index_counts(const struct ks_index *ix, uint32_t *classes, uint32_t *trees)
+{
+    if (classes)
+        *classes = ix->nclasses;
+    if (trees)
+        *trees = ix->nbuilt;
+}
