@@ -22,7 +22,7 @@ static int usage(FILE *out)
         out,
         "usage: ksched bench --workload NAME [--nodes N | --size SIZE] [--pods M] [--existing-pods K]\n"
         "                    [--config FILE] [--feature-gates G] [--seed S] [--parallelism P] [--binders B]\n"
-        "                    [--json] [--check] [--quiet]\n"
+        "                    [--no-index] [--json] [--check] [--quiet]\n"
         "       ksched bench --list                   the workloads\n"
         "       ksched bench --workload NAME --list   its sizes: name, initNodes, labels\n"
         "  --workload NAME     bench/workloads/NAME.yaml (or a path to a workload file)\n"
@@ -37,6 +37,8 @@ static int usage(FILE *out)
         "  --parallelism P     Filter/Score threads, the scheduling thread included (default: the config's,\n"
         "                      at most the online cores)\n"
         "  --binders B         binding threads (default 2)\n"
+        "  --no-index          never answer a cycle from the signature index: filter and score node by\n"
+        "                      node in every cycle (the same decisions; for comparing the two paths)\n"
         "  --json              end with one JSON object on its own line\n"
         "  --check             exit 1 unless every pod ended as its op expects and no node is overcommitted\n"
         "  --quiet             no progress bar\n");
@@ -74,6 +76,8 @@ static int parse_args(int argc, char **argv, struct ks_bench_args *a)
             a->quiet = true;
         } else if (strcmp(arg, "--list") == 0) {
             a->list = true;
+        } else if (strcmp(arg, "--no-index") == 0) {
+            a->no_index = true;
         } else if ((rc = ks_cmd_flag_value(CMD, "--workload", argc, argv, &i, &a->workload)) != 0 ||
                    (rc = ks_cmd_flag_value(CMD, "--size", argc, argv, &i, &a->size)) != 0 ||
                    (rc = ks_cmd_flag_value(CMD, "--config", argc, argv, &i, &a->config)) != 0 ||

@@ -39,6 +39,7 @@ struct schedule_args {
     const char *config;
     const char *plugin_dir;
     bool explain;
+    bool no_index;               /* --no-index */
     bool table;                  /* -o table */
     enum ks_validation validate; /* --validate, warn by default */
     bool seeded;
@@ -163,7 +164,8 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
 static int usage(FILE *out)
 {
     fputs("usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N]\n"
-          "                       [--plugin-dir DIR] [--validate MODE] [-o json|table] FILE...\n"
+          "                       [--plugin-dir DIR] [--validate MODE] [--no-index] [-o json|table]\n"
+          "                       FILE...\n"
           "Loads manifests (multi-document YAML or kind: List; FILE - is standard input), schedules\n"
           "their pending pods as kube-scheduler does and writes one JSON line per outcome.\n"
           "  --config FILE          a KubeSchedulerConfiguration (default: kube-scheduler's defaults;\n"
@@ -175,6 +177,8 @@ static int usage(FILE *out)
           "                         outcomes; with --explain, per attempt the best nodes' scores and\n"
           "                         the filtered nodes grouped by reason)\n"
           "  --seed N               seed tie-breaks (reproducible decisions)\n"
+          "  --no-index             never answer a cycle from the signature index: filter and score\n"
+          "                         node by node in every cycle (the same decisions, the same output)\n"
           "  --validate MODE        fields the Kubernetes API does not define, and duplicate fields, as\n"
           "                         kubectl: warn (default: say so on standard error), strict (or true,\n"
           "                         the default of a bare --validate: bad input), ignore (or false)\n"
@@ -250,6 +254,8 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
                 a->files[a->nfiles++] = argv[i];
         } else if (strcmp(arg, "--explain") == 0) {
             a->explain = true;
+        } else if (strcmp(arg, "--no-index") == 0) {
+            a->no_index = true;
         } else if ((rc = output_arg(argc, argv, &i, a)) != 0) {
             if (rc < 0)
                 return -1;
@@ -376,6 +382,7 @@ int ks_cmd_schedule(int argc, char **argv)
         .seed = a.seed,
         .seeded = a.seeded,
         .explain = a.explain,
+        .no_index = a.no_index,
         .on_event = table ? ks_explain_table_on_event : on_event,
         .on_attempt = a.explain ? (table ? ks_explain_table_on_attempt : on_attempt) : NULL,
         .on_cycle = table ? ks_explain_table_on_cycle : NULL,

@@ -18,7 +18,7 @@
 static const char usage_text[] =
     "usage: ksched soak [--nodes N] [--pods M] [--seconds S] [--seed S] [--bind-failure-rate R]\n"
     "                   [--node-delete-rate D] [--check-every K] [--parallelism P] [--binders B]\n"
-    "                   [--max-pods-per-node N] [--max-bound B] [--json] [--verbose]\n"
+    "                   [--max-pods-per-node N] [--max-bound B] [--no-index] [--json] [--verbose]\n"
     "\n"
     "Churn soak: keep adding, updating and deleting nodes and pods while the scheduler runs,\n"
     "fail a fraction R of bindings, and check every K generator events and at the end that no\n"
@@ -36,6 +36,8 @@ static const char usage_text[] =
     "  --binders B            binder threads (default 2)\n"
     "  --max-pods-per-node N  allocatable pods of every node (default 40)\n"
     "  --max-bound B          at most B pods bound at once (default: 90% of the cpu and pod slots)\n"
+    "  --no-index             never answer a cycle from the signature index: filter and score node\n"
+    "                         by node in every cycle\n"
     "  --json                 the report as one JSON object\n"
     "  --verbose              a progress line per check on standard error\n";
 
@@ -84,9 +86,10 @@ static void print_text(const struct ks_soak_opts *o, const struct ks_soak_result
            r->bind_calls, r->bind_failures_injected, r->bind_failures_delayed, r->bind_not_found);
     printf("  nodes:    %" PRIu64 " added, %" PRIu64 " deleted, %" PRIu64 " updated\n", r->nodes_added,
            r->nodes_deleted, r->nodes_updated);
-    printf("  cycles:   %" PRIu64 " scheduling cycles, %" PRIu64 " unschedulable, %" PRIu64
-           " errors, %" PRIu64 " nominations, %" PRIu64 " preemption victims\n",
-           r->cycles, r->unschedulable_attempts, r->error_attempts, r->nominations, r->preemption_victims);
+    printf("  cycles:   %" PRIu64 " scheduling cycles (%" PRIu64 " indexed%s), %" PRIu64
+           " unschedulable, %" PRIu64 " errors, %" PRIu64 " nominations, %" PRIu64 " preemption victims\n",
+           r->cycles, r->indexed_cycles, o->no_index ? ", --no-index" : "", r->unschedulable_attempts,
+           r->error_attempts, r->nominations, r->preemption_victims);
     printf("  checks:   %" PRIu64 " (peak %" PRIu64 " live pods), %" PRIu64 " generator events\n", r->checks,
            r->peak_live_pods, r->events);
     printf("  violations: %" PRIu64 "\n", r->report.nviolations);
@@ -97,9 +100,9 @@ static void print_text(const struct ks_soak_opts *o, const struct ks_soak_result
 static void print_json(const struct ks_soak_opts *o, const struct ks_soak_result *r)
 {
     printf("{\"nodes\": %u, \"seed\": %" PRIu64 ", \"bind_failure_rate\": %g, \"node_delete_rate\": %g, "
-           "\"wall_seconds\": %.3f, \"stopped_by\": \"%s\", ",
+           "\"wall_seconds\": %.3f, \"stopped_by\": \"%s\", \"no_index\": %s, ",
            o->nodes, o->seed, o->bind_failure_rate, o->node_delete_rate, r->wall_seconds,
-           r->timed_out ? "seconds" : "pods");
+           r->timed_out ? "seconds" : "pods", o->no_index ? "true" : "false");
     const struct {
         const char *name;
         uint64_t v;
@@ -120,6 +123,7 @@ static void print_json(const struct ks_soak_opts *o, const struct ks_soak_result
         {"nodes_deleted", r->nodes_deleted},
         {"nodes_updated", r->nodes_updated},
         {"cycles", r->cycles},
+        {"indexed_cycles", r->indexed_cycles},
         {"unschedulable_attempts", r->unschedulable_attempts},
         {"error_attempts", r->error_attempts},
         {"nominations", r->nominations},
@@ -165,6 +169,9 @@ int ks_cmd_soak(int argc, char **argv)
             continue;
         } else if (strcmp(a, "--verbose") == 0) {
             o.progress = stderr;
+            continue;
+        } else if (strcmp(a, "--no-index") == 0) {
+            o.no_index = true;
             continue;
         }
         if (strcmp(a, "--nodes") == 0 || strcmp(a, "--parallelism") == 0 || strcmp(a, "--binders") == 0 ||

@@ -333,7 +333,10 @@ void ks_serve_metrics_destroy(struct ks_serve_metrics *m);
 /* ks_serve_metrics_engine - the engine's set, for ks_scheduler_opts.metrics. */
 struct ks_sched_metrics *ks_serve_metrics_engine(struct ks_serve_metrics *m);
 
-/* ks_serve_metrics_attach - read the pending-pods gauges from @s's queue at each scrape (NULL: stop). */
+/*
+ * ks_serve_metrics_attach - read the pending-pods gauges from @s's queue and
+ * scheduler_indexed_cycles_total from @s at each scrape (NULL: stop; the counter keeps its value).
+ */
 void ks_serve_metrics_attach(struct ks_serve_metrics *m, struct ks_scheduler *s);
 
 /* A cycle begins for @qp (scheduling thread): remembers when, for the attempt's duration. */
@@ -531,6 +534,7 @@ struct ks_serve_args {
     bool seeded;
     uint64_t seed;
     uint32_t binders; /* binder threads (each POSTs one Binding at a time); 0: the scheduler's default */
+    bool no_index;    /* --no-index: ks_scheduler_opts.no_index */
     /* leader election: -1 / 0 / NULL: from the configuration (leaderElection) */
     int leader_elect;
     int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;

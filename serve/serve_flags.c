@@ -123,7 +123,7 @@ void ks_serve_usage(FILE *out)
     fputs(
         "usage: ksched serve [--kubeconfig FILE] [--config FILE] [--leader-elect[=BOOL]]\n"
         "                    [--content-type json|protobuf]\n"
-        "                    [--seed N] [--identity ID] [--binders N]\n"
+        "                    [--seed N] [--identity ID] [--binders N] [--no-index]\n"
         "                    [--lease-duration D] [--renew-deadline D] [--retry-period D]\n"
         "                    [--lock-namespace NS] [--lock-name NAME] [--feature-gates GATES]\n"
         "                    [--secure-port PORT] [--bind-address IP] [--cert-dir DIR]\n"
@@ -147,8 +147,11 @@ void ks_serve_usage(FILE *out)
         "authorized with a SubjectAccessReview; answers are cached for the TTLs (default 10s each).\n"
         "--metrics-addr serves the same paths over plain HTTP without authentication, on a\n"
         "loopback address only; given without --secure-port it is the only endpoint\n"
-        "(--metrics-addr \"\" alone: none). Durations are Go durations (15s, 1m30s). A value\n"
-        "follows its flag as the next argument or after '='. kube-scheduler's names are accepted too:\n",
+        "(--metrics-addr \"\" alone: none).\n"
+        "--no-index: never answer a cycle from the signature index; every cycle filters and\n"
+        "scores node by node (the same decisions; scheduler_indexed_cycles_total stays 0).\n"
+        "Durations are Go durations (15s, 1m30s). A value follows its flag as the next argument\n"
+        "or after '='. kube-scheduler's names are accepted too:\n",
         out);
     for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
         if (flags[k].alias)
@@ -247,6 +250,14 @@ int ks_serve_parse_args(int argc, char **argv, struct ks_serve_args *a)
         const char *arg = argv[i];
         const char *eq = strchr(arg, '=');
         size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen == strlen("--no-index") && strncmp(arg, "--no-index", nlen) == 0) {
+            if (eq) {
+                fprintf(stderr, "ksched serve: --no-index takes no value\n");
+                return -EINVAL;
+            }
+            a->no_index = true;
+            continue;
+        }
         if (strncmp(arg, "--leader-elect", nlen) == 0 && nlen == strlen("--leader-elect")) {
             if (eq && !parse_bool(eq + 1, &a->leader_elect)) {
                 fprintf(stderr, "ksched serve: --leader-elect: invalid boolean \"%s\"\n", eq + 1);

@@ -13,7 +13,9 @@
  *   scheduler_pod_scheduling_sli_duration_seconds{attempts}          ExponentialBuckets(0.01, 2, 20)
  *   scheduler_pod_scheduling_duration_seconds{attempts}              (the same; deprecated in v1.29)
  * and the engine's own families (ksched/metrics_sched.h), whose set it creates for the
- * scheduler (ks_serve_metrics_engine).
+ * scheduler (ks_serve_metrics_engine). One family is ksched's, not upstream's:
+ *   scheduler_indexed_cycles_total   scheduling cycles whose host the signature index chose
+ *       (ks_scheduler_indexed_cycles, read at each scrape like a CounterFunc; 0 with --no-index)
  *
  * An attempt lasts from the start of its cycle (the scheduler's on_cycle hook) to its
  * outcome (on_event: Unschedulable/Error in the cycle, Scheduled after binding), as
@@ -58,6 +60,7 @@ struct ks_serve_metrics {
     struct ks_metric *pending[4];
     struct ks_metric_family *incoming;
     struct ks_metric *preemption_attempts, *victims, *pod_attempts;
+    struct ks_metric *indexed_cycles; /* set from the attached scheduler at each scrape */
     struct ks_metric_family *pod_duration, *pod_sli_duration;
     struct ks_sched_metrics *engine;
     uint32_t victims_this_cycle; /* scheduling thread */
@@ -73,10 +76,17 @@ static void collect(void *ctx)
 {
     struct ks_serve_metrics *m = ctx;
     struct ks_queue_counts c = {0};
+    uint64_t indexed = 0;
+    bool attached;
     ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
-    if (m->sched)
+    if ((attached = m->sched != NULL)) {
         ks_queue_count(ks_scheduler_queue(m->sched), &c);
+        indexed = ks_scheduler_indexed_cycles(m->sched);
+    }
     ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
+    /* a counter copied from the scheduler's (a CounterFunc): kept as it was once it is detached */
+    if (attached)
+        ks_metric_set(m->indexed_cycles, (double)indexed);
     /* the queue counts gated pods among the unschedulable ones; upstream lists them apart */
     uint32_t unsched = c.unschedulable >= c.gated ? c.unschedulable - c.gated : 0;
     ks_metric_set(m->pending[0], c.active);
@@ -150,8 +160,13 @@ int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
                           "[STABLE] (Deprecated since 1.29.0) E2e latency for a pod being scheduled "
                           "which may include multiple scheduling attempts.",
                           attempts_label, pod_duration_buckets, 20);
+    struct ks_metric_family *indexed = ks_metrics_family(
+        reg, KS_METRIC_COUNTER, "scheduler_indexed_cycles_total",
+        "[ALPHA] Number of scheduling cycles whose node the signature index chose without filtering and "
+        "scoring node by node (ksched only; 0 with --no-index).",
+        NULL, NULL, 0);
     if (!attempts || !duration || !e2e || !pending || !m->incoming || !pre_attempts || !victims ||
-        !pod_attempts || !m->pod_sli_duration || !m->pod_duration)
+        !pod_attempts || !m->pod_sli_duration || !m->pod_duration || !indexed)
         goto err;
     for (int i = 0; i < 4; i++) {
         if (!(m->pending[i] = ks_metric_series(pending, (const char *const[]){pending_queues[i]})))
@@ -159,7 +174,8 @@ int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
     }
     if (!(m->preemption_attempts = ks_metric_series(pre_attempts, NULL)) ||
         !(m->victims = ks_metric_series(victims, NULL)) ||
-        !(m->pod_attempts = ks_metric_series(pod_attempts, NULL)))
+        !(m->pod_attempts = ks_metric_series(pod_attempts, NULL)) ||
+        !(m->indexed_cycles = ks_metric_series(indexed, NULL)))
         goto err;
     m->nprofiles = cfg->nprofiles;
     if (!(m->profiles = calloc(cfg->nprofiles, sizeof(*m->profiles))))

@@ -218,6 +218,7 @@ static int go_live(struct serve *sv)
         .objects = sv->objects,
         .seed = sv->a.seed,
         .seeded = sv->a.seeded,
+        .no_index = sv->a.no_index,
         .on_event = on_sched_event,
         .ctx = sv,
         .flusher = true,

@@ -44,7 +44,10 @@ struct ks_bench_op {
     int line;
     const char *count_param; /* a $param name (without the $), or NULL for count */
     int64_t count;
-    const struct ks_yaml_node *pod_template;  /* createPods, churn: a v1 Pod */
+    const struct ks_yaml_node *pod_template; /* createPods, churn: a v1 Pod (the first of pod_templates) */
+    /* createPods: the templates its pods take in turn (podTemplates; one: podTemplate) */
+    uint32_t npod_templates;
+    const struct ks_yaml_node **pod_templates;
     const struct ks_yaml_node *node_template; /* createNodes, churn: a v1 Node; NULL: generated nodes */
     const char *namespace;                    /* createPods: metadata.namespace of every pod, or NULL */
     bool collect_metrics;                     /* createPods: the measured pods */
@@ -105,6 +108,12 @@ const struct ks_bench_size *ks_bench_size_for(const struct ks_bench_workload *w,
 
 /* ks_bench_param - the value of $@name in @size, or @dflt when it does not define it. */
 int64_t ks_bench_param(const struct ks_bench_size *size, const char *name, int64_t dflt);
+
+/*
+ * ks_bench_op_pod_template - the template of pod @k (0-based) of @op: pod_templates[k % n],
+ * so a createPods op with podTemplates [a, b, c] interleaves them (a, b, c, a, b, c, ...).
+ */
+const struct ks_yaml_node *ks_bench_op_pod_template(const struct ks_bench_op *op, uint64_t k);
 
 /* ---- objects (bench_cluster.c) --------------------------------------------------------------- */
 
@@ -177,6 +186,7 @@ struct ks_bench_args {
     int64_t pods, existing;
     uint32_t parallelism, binders;
     bool have_nodes, seeded, json, check, quiet, list;
+    bool no_index; /* --no-index: ks_scheduler_opts.no_index */
     uint64_t seed;
 };
 

@@ -17,7 +17,9 @@
  * of the whole run, and the resident bytes the cluster (nodes, cache, first snapshot)
  * added, per node. Cycles that ks_scheduler_run_until_idle() runs after the queue first
  * ran dry (pods a binding or an event sent back) count towards pods/s but are not timed
- * one by one: their number is reported as untimed_cycles.
+ * one by one: their number is reported as untimed_cycles. Of all the measured phase's
+ * cycles, timed or not, those whose host the signature index chose are indexed_cycles
+ * (ks_scheduler_indexed_cycles; 0 with --no-index).
  *
  * Objects: every pod of every op is decoded before anything runs (so the event callback,
  * which binder threads call, reads a pod table that never changes), nodes are generated
@@ -96,6 +98,7 @@ struct bench_run {
     int64_t t0, t_end, t_idle; /* window start, last measured bind, queue idle */
     int64_t cpu_ns;
     uint64_t cycles, untimed_cycles;
+    uint64_t indexed_cycles; /* measured-phase cycles (timed or not) the signature index answered */
     uint64_t cluster_bytes;
     uint32_t churn_steps;
     bool tty;
@@ -284,15 +287,17 @@ static int decode_pods(struct bench_run *r)
     int64_t t0 = ks__mono_ns();
     for (uint32_t i = 0; i < w->nops; i++) {
         const struct ks_bench_op *op = &w->ops[i];
-        const char *prefix = op->pod_template ? ks_bench_template_prefix(op->pod_template, "pod-") : "";
         r->op_first[i] = r->npods;
         for (uint32_t k = 0; k < r->op_count[i]; k++) {
             struct bench_pod *bp = &r->pods[r->npods];
+            /* createPods with podTemplates: pod k is of template k % n, queued in k's order */
+            const struct ks_yaml_node *tmpl = ks_bench_op_pod_template(op, k);
+            const char *prefix = ks_bench_template_prefix(tmpl, "pod-");
             if (op->code == KS_BENCH_CHURN)
                 snprintf(name, sizeof(name), "%schurn-%u", prefix, k);
             else
                 snprintf(name, sizeof(name), "%s%u-%u", prefix, i, k);
-            int rc = ks_bench_pod(op->pod_template, w->file, name, op->namespace, &bp->pod, &err);
+            int rc = ks_bench_pod(tmpl, w->file, name, op->namespace, &bp->pod, &err);
             if (rc == -EINVAL)
                 return fail_input(&err);
             if (rc < 0)
@@ -309,7 +314,8 @@ static int decode_pods(struct bench_run *r)
 
 /*
  * Add @n generated (or templated) nodes through the scheduler's node events (the cache
- * takes them, the queue hears Node/Add); each one is also stored in @out when given.
+ * takes them, the queue hears Node/Add); each one is also stored in @out when given. Node i
+ * is named @prefix<i>, or <the template's generateName><i>.
  */
 static int create_nodes(struct bench_run *r, const struct ks_bench_op *op, uint32_t n, const char *prefix,
                         struct ks_node **out)
@@ -317,6 +323,8 @@ static int create_nodes(struct bench_run *r, const struct ks_bench_op *op, uint3
     struct ks_error err = {0};
     char name[128];
     int64_t t0 = ks__mono_ns();
+    if (op->node_template)
+        prefix = ks_bench_template_prefix(op->node_template, prefix);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id = r->next_node++;
         struct ks_node *node = NULL;
@@ -426,6 +434,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
 {
     uint32_t total = r->op_count[op];
     perf_ctl("enable\n");
+    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s);
     int64_t cpu0 = ks_bench_cpu_ns();
     r->t0 = ks__mono_ns();
     atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
@@ -452,6 +461,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     /* bindings still in flight, and whatever they or events sent back to the queue */
     r->untimed_cycles = ks_scheduler_run_until_idle(r->s);
     int64_t end = ks__mono_ns();
+    r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
     atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
     r->cpu_ns = ks_bench_cpu_ns() - cpu0;
     int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
@@ -598,6 +608,7 @@ static void print_human(const struct bench_run *r, const struct bench_result *o)
            r->cycles);
     if (r->untimed_cycles)
         printf(" (+%" PRIu64 " untimed)", r->untimed_cycles);
+    printf(", %" PRIu64 " indexed%s", r->indexed_cycles, r->a.no_index ? " (--no-index)" : "");
     if (o->rejections)
         printf(", %" PRIu64 " attempts rejected", o->rejections);
     printf("\n  memory: peak RSS %.1f MB, %.0f bytes per node\n", (double)o->peak_rss / 1e6,
@@ -623,14 +634,17 @@ static void print_json(const struct bench_run *r, const struct bench_result *o)
     printf(",\"seconds\":%.6f,\"pods_per_second\":%.1f", o->seconds, o->pods_per_second);
     printf(",\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f}", o->p50 / 1e3,
            o->p90 / 1e3, o->p99 / 1e3, o->max / 1e3);
-    printf(",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"rejections\":%" PRIu64, r->cycles,
-           r->untimed_cycles, o->rejections);
+    printf(",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"indexed_cycles\":%" PRIu64
+           ",\"rejections\":%" PRIu64,
+           r->cycles, r->untimed_cycles, r->indexed_cycles, o->rejections);
     printf(",\"peak_rss_bytes\":%" PRIu64 ",\"bytes_per_node\":%.0f", o->peak_rss,
            r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
     printf(",\"cpu_cores\":%.3f,\"cpu_utilisation\":%.3f,\"online_cores\":%ld", o->cpu_cores,
            cores > 0 ? o->cpu_cores / cores : 0.0, cores);
     if (r->a.seeded)
         printf(",\"seed\":%" PRIu64, r->a.seed);
+    if (r->a.no_index)
+        printf(",\"no_index\":true");
     printf("}\n");
 }
 
@@ -756,6 +770,7 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
         .binders = r.a.binders,
         .seed = r.a.seed,
         .seeded = r.a.seeded,
+        .no_index = r.a.no_index,
         .on_event = on_event,
         .ctx = &r,
     };

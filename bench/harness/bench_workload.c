@@ -27,6 +27,12 @@
  * measured cycles between two churn steps, podTemplate, nodeTemplate). Keys are checked
  * strictly: a typo is an error with file and line, never a silently different benchmark.
  *
+ * Beyond upstream: createPods may name a list, `podTemplates: [a, b, c]`, instead of one
+ * podTemplate; its pods take the templates in turn (a, b, c, a, b, c, ...), so pods of
+ * several kinds (the Jobs of SchedulingJobs) arrive interleaved as a busy cluster's do,
+ * where upstream's createPods ops would queue every pod of one kind before the next. A name
+ * may repeat to give its template a larger share.
+ *
  * Every template gets a metadata.name if it has none (the decoder requires one; the bench
  * replaces it per object), added to the stream's own tree.
  */
@@ -174,22 +180,40 @@ static int template(struct wl_parser *p, const struct ks_yaml_node *templates, c
     return 0;
 }
 
+/* createPods' podTemplates: a list of names in podTemplates, each pod taking the next. */
+static int pod_template_list(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const struct ks_yaml_node *list = ks_yaml_get(n, "podTemplates");
+    char field[32];
+    int rc;
+
+    if (!list)
+        return 0;
+    if (op->code != KS_BENCH_CREATE_PODS)
+        return fail(p, list, "podTemplates", "only createPods takes a list of templates%s", "");
+    if (ks_yaml_get(n, "podTemplate"))
+        return fail(p, list, "podTemplates", "give podTemplate or podTemplates, not both%s", "");
+    if (list->kind != KS_YAML_SEQ || list->n == 0)
+        return fail(p, list, "podTemplates", "must be a non-empty list of podTemplates names%s", "");
+    if (!(op->pod_templates = ks_arena_calloc(&p->w->arena, list->n, sizeof(*op->pod_templates))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < list->n; i++) {
+        snprintf(field, sizeof(field), "podTemplates[%u]", i);
+        if ((rc = template(p, p->pod_templates, list->items[i], field, "Pod", &op->pod_templates[i])))
+            return rc;
+    }
+    op->npod_templates = list->n;
+    op->pod_template = op->pod_templates[0];
+    return 0;
+}
+
 static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const struct ks_yaml_node *dflt_pod,
                     struct ks_bench_op *op)
 {
-    static const char *const fields[] = {"opcode",
-                                         "countParam",
-                                         "count",
-                                         "podTemplate",
-                                         "nodeTemplate",
-                                         "namespace",
-                                         "collectMetrics",
-                                         "expect",
-                                         "labelNodePrepareStrategy",
-                                         "mode",
-                                         "number",
-                                         "intervalPods",
-                                         NULL};
+    static const char *const fields[] = {
+        "opcode",       "countParam", "count",          "podTemplate", "podTemplates",
+        "nodeTemplate", "namespace",  "collectMetrics", "expect",      "labelNodePrepareStrategy",
+        "mode",         "number",     "intervalPods",   NULL};
     const char *opcode = NULL, *param = NULL, *expect = NULL, *mode = NULL;
     int64_t number = 1, interval = 0;
     int rc;
@@ -229,10 +253,18 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
     }
     if (op->code != KS_BENCH_CHURN && !op->count_param && !ks_yaml_get(n, "count"))
         return fail(p, n, "count", "Required value: count or countParam%s", "");
+    if ((rc = pod_template_list(p, n, op)))
+        return rc;
     if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
         op->pod_template = dflt_pod;
     if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
         return fail(p, n, "podTemplate", "Required value: no podTemplate and no defaultPodTemplate%s", "");
+    if (op->pod_template && !op->pod_templates) {
+        if (!(op->pod_templates = ks_arena_calloc(&p->w->arena, 1, sizeof(*op->pod_templates))))
+            return -ENOMEM;
+        op->pod_templates[0] = op->pod_template;
+        op->npod_templates = 1;
+    }
     if (!expect || strcmp(expect, "Bound") == 0) {
         op->expect = KS_BENCH_EXPECT_BOUND;
     } else if (strcmp(expect, "Unschedulable") == 0) {
@@ -400,6 +432,11 @@ int64_t ks_bench_param(const struct ks_bench_size *size, const char *name, int64
             return size->params[i].value;
     }
     return dflt;
+}
+
+const struct ks_yaml_node *ks_bench_op_pod_template(const struct ks_bench_op *op, uint64_t k)
+{
+    return op->npod_templates ? op->pod_templates[k % op->npod_templates] : op->pod_template;
 }
 
 const struct ks_bench_size *ks_bench_size_for(const struct ks_bench_workload *w, uint32_t nodes)

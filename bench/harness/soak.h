@@ -31,6 +31,7 @@ struct ks_soak_opts {
     uint32_t binders;           /* binder threads; 0: 2 */
     uint32_t max_pods_per_node; /* allocatable pods of every node; 0: 40 */
     uint64_t max_bound;         /* at most this many pods bound at once; 0: no limit but the 90% rules */
+    bool no_index;              /* ks_scheduler_opts.no_index: every cycle filters and scores node by node */
     FILE *progress;             /* a line per check, or NULL */
 };
 
@@ -44,7 +45,8 @@ struct ks_soak_result {
     uint64_t bind_calls, bind_failures_injected, bind_failures_delayed, bind_not_found;
     uint64_t nodes_added, nodes_deleted, nodes_updated, pods_gc; /* pods_gc: deleted with their node */
     uint64_t preemption_victims, nominations, unschedulable_attempts, error_attempts;
-    uint64_t cycles; /* scheduling cycles run */
+    uint64_t cycles;         /* scheduling cycles run */
+    uint64_t indexed_cycles; /* of them, those whose host the signature index chose */
     uint64_t peak_live_pods;
     struct ks_check_report report; /* every violation; nviolations 0 means a clean run */
 };

@@ -1007,6 +1007,7 @@ static void fill_result(struct soak *k)
     r->unschedulable_attempts = atomic_load(&k->unschedulable);
     r->error_attempts = atomic_load(&k->errors);
     r->cycles = atomic_load(&k->cycles);
+    r->indexed_cycles = ks_scheduler_indexed_cycles(k->s);
     r->wall_seconds = (double)(ks__mono_ns() - k->start_ns) / 1e9;
 }
 
@@ -1088,6 +1089,7 @@ int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, str
         .binders = opts->binders,
         .seed = opts->seed,
         .seeded = true,
+        .no_index = opts->no_index,
         .on_event = on_event,
         .ctx = k,
         .flusher = true,

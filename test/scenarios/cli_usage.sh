@@ -71,7 +71,7 @@ flags_listed() {
     grep -qF -- "$flag" "$dir/out" && ok || bad "$cmd --help lacks $flag"
   done
 }
-flags_listed schedule --config --feature-gates --explain --seed --plugin-dir --validate --output
+flags_listed schedule --config --feature-gates --explain --seed --plugin-dir --validate --output --no-index
 flags_listed config --print --config --feature-gates
 flags_listed serve --kubeconfig --config --leader-elect --metrics-addr --bind-address --seed --identity --binders \
   --secure-port --cert-dir --tls-cert-file --tls-private-key-file --tls-min-version \
@@ -79,11 +79,11 @@ flags_listed serve --kubeconfig --config --leader-elect --metrics-addr --bind-ad
   --authorization-webhook-cache-authorized-ttl --authorization-webhook-cache-unauthorized-ttl \
   --lease-duration --renew-deadline --retry-period --lock-namespace --lock-name --feature-gates \
   --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period \
-  --leader-elect-resource-namespace --leader-elect-resource-name
+  --leader-elect-resource-namespace --leader-elect-resource-name --no-index
 flags_listed bench --workload --nodes --size --pods --existing-pods --config --feature-gates --seed --parallelism \
-  --binders --json --check --quiet --list
+  --binders --json --check --quiet --list --no-index
 flags_listed soak --nodes --pods --seconds --seed --bind-failure-rate --node-delete-rate --check-every \
-  --parallelism --binders --max-pods-per-node --max-bound --json --verbose
+  --parallelism --binders --max-pods-per-node --max-bound --json --verbose --no-index
 
 # ---- no command, unknown commands ------------------------------------------------------------
 usage_error "no command" "usage: ksched COMMAND"

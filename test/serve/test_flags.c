@@ -44,6 +44,7 @@ Test(serve_flags, long_and_upstream_names)
                     "127.0.0.1:0",
                     "--seed",
                     "7",
+                    "--no-index",
                     "--binders=8"};
     struct ks_serve_args a;
     cr_assert_eq(ks_serve_parse_args(sizeof(argv) / sizeof(argv[0]), argv, &a), 0);
@@ -58,6 +59,7 @@ Test(serve_flags, long_and_upstream_names)
     cr_expect_eq(a.secure_port, 0, "--metrics-addr alone: the only endpoint, as before the secure port");
     cr_expect(a.seeded && a.seed == 7);
     cr_expect_eq(a.binders, 8);
+    cr_expect(a.no_index);
 }
 
 Test(serve_flags, defaults_and_errors)
@@ -73,6 +75,7 @@ Test(serve_flags, defaults_and_errors)
     cr_expect_eq(a.allow_ttl_ns, 10000000000);
     cr_expect_eq(a.deny_ttl_ns, 10000000000);
     cr_expect_null(a.kubeconfig);
+    cr_expect(!a.no_index, "the index is used unless --no-index");
 
     char *off[] = {"serve", "--leader-elect=false"};
     cr_assert_eq(ks_serve_parse_args(2, off, &a), 0);
@@ -89,8 +92,9 @@ Test(serve_flags, defaults_and_errors)
                       {"serve", "--lease-duration", "15"},
                       {"serve", "--leader-elect=maybe", ""},
                       {"serve", "--kubeconfig", NULL},
-                      {"serve", "--binders", "0"}};
-    int n[] = {2, 3, 3, 2, 2, 3};
+                      {"serve", "--binders", "0"},
+                      {"serve", "--no-index=true", ""}};
+    int n[] = {2, 3, 3, 2, 2, 3, 2};
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
         cr_expect_eq(ks_serve_parse_args(n[i], bad[i], &a), -EINVAL, "case %zu accepted", i);
 }

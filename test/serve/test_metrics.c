@@ -319,7 +319,8 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
 /*
  * @nodes nodes of 4 cpu; @fit pending pods of 1 cpu; one pod of 100 cpu that fits nowhere;
  * one pod held by a scheduling gate. Scheduled until idle with @percent % of the cycles
- * sampled; the scheduler is left alive (its gauges are read at the scrape).
+ * sampled, every cycle filtering and scoring node by node (no_index: the counts below are
+ * those of the per-node path); the scheduler is left alive (its gauges are read at the scrape).
  */
 static void engine_run(struct engine_run *r, uint32_t nodes, uint32_t fit, uint32_t percent)
 {
@@ -352,6 +353,7 @@ static void engine_run(struct engine_run *r, uint32_t nodes, uint32_t fit, uint3
     struct ks_scheduler_opts opts = {.config = r->cfg,
                                      .seeded = true,
                                      .seed = 7,
+                                     .no_index = true,
                                      .on_event = on_event,
                                      .on_cycle = on_cycle,
                                      .ctx = r,
@@ -549,4 +551,76 @@ Test(metrics, plugin_durations_only_in_the_sampled_share_of_cycles)
               d.cycles);
     free(t);
     engine_done(&d);
+}
+
+/*
+ * scheduler_indexed_cycles_total: ksched's counter of the cycles the signature index answered,
+ * read from the attached scheduler at each scrape (0 with no_index), kept once it is detached.
+ */
+Test(metrics, indexed_cycles_counter_follows_the_scheduler)
+{
+    char cluster[4096];
+    size_t len = 0;
+    for (int i = 0; i < 3; i++)
+        len += (size_t)snprintf(cluster + len, sizeof(cluster) - len,
+                                "---\napiVersion: v1\nkind: Node\nmetadata: {name: n%d}\n"
+                                "status: {allocatable: {cpu: \"8\", memory: 8Gi, pods: \"110\"}}\n",
+                                i);
+    for (int i = 0; i < 12; i++)
+        len +=
+            (size_t)snprintf(cluster + len, sizeof(cluster) - len,
+                             "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  containers:\n"
+                             "  - {name: c, resources: {requests: {cpu: 100m}}}\n",
+                             i);
+    cr_assert_lt(len, sizeof(cluster));
+    for (int no_index = 0; no_index < 2; no_index++) {
+        struct serve_metrics t;
+        struct ks_objects *objs;
+        struct ks_cache *cache;
+        struct ks_scheduler *s;
+        struct ks_error err = {0};
+        serve_metrics_open(&t);
+        ks_rcu_register_thread();
+        char *text = exposition(t.reg);
+        cr_expect(strstr(text,
+                         "# HELP scheduler_indexed_cycles_total [ALPHA] Number of scheduling cycles whose "
+                         "node the signature index chose"),
+                  "%s", text);
+        cr_expect(strstr(text, "# TYPE scheduler_indexed_cycles_total counter\n"));
+        cr_expect_eq(sample(text, "scheduler_indexed_cycles_total"), 0, "no scheduler attached yet");
+        free(text);
+
+        cr_assert_eq(ks_objects_load_buffer("cluster.yaml", cluster, len, &objs, &err), 0, "%s", err.msg);
+        cr_assert_eq(ks_cache_create(0, &cache), 0);
+        struct ks_scheduler_opts opts = {.config = t.cfg,
+                                         .seeded = true,
+                                         .seed = 3,
+                                         .no_index = no_index,
+                                         .metrics = ks_serve_metrics_engine(t.sm)};
+        cr_assert_eq(ks_scheduler_create(&opts, cache, &s, &err), 0, "%s", err.msg);
+        for (uint32_t i = 0; i < ks_objects_count(objs, NODE); i++)
+            cr_assert_eq(ks_cache_add_node(cache, ks_objects_nodes(objs)[i]), 0);
+        objs->of[KS_KIND_NODE].n = 0;
+        ks_serve_metrics_attach(t.sm, s);
+        for (uint32_t i = 0; i < ks_objects_count(objs, POD); i++)
+            cr_assert_eq(ks_scheduler_add_pod(s, ks_objects_pods(objs)[i]), 0);
+        ks_scheduler_run_until_idle(s);
+        uint64_t indexed = ks_scheduler_indexed_cycles(s);
+        if (no_index)
+            cr_expect_eq(indexed, 0, "no_index: every cycle filters and scores node by node");
+        text = exposition(t.reg);
+        cr_expect_eq(sample(text, "scheduler_indexed_cycles_total"), (double)indexed, "no_index %d: %s",
+                     no_index, text);
+        free(text);
+
+        ks_serve_metrics_attach(t.sm, NULL);
+        ks_scheduler_destroy(s);
+        text = exposition(t.reg);
+        cr_expect_eq(sample(text, "scheduler_indexed_cycles_total"), (double)indexed, "kept once detached");
+        free(text);
+        ks_cache_destroy(cache);
+        ks_objects_destroy(objs);
+        ks_rcu_unregister_thread();
+        serve_metrics_close(&t);
+    }
 }
