@@ -20,6 +20,7 @@
 #define KSCHED_CACHE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -195,9 +196,22 @@ void ks__tree_destroy(struct node_tree *t);
 /* ---- snapshot versions and garbage (snapshot.c) ------------------------------------------- */
 
 enum gc_kind {
-    KS_GC_FREE, /* free() */
-    KS_GC_POD,  /* ks_pod_put(): the reference an entry held */
-    KS_GC_NODE, /* ks_node_destroy() */
+    KS_GC_FREE,  /* free() */
+    KS_GC_POD,   /* ks_pod_put(): the reference an entry held */
+    KS_GC_NODE,  /* ks_node_destroy() */
+    KS_GC_CHUNK, /* a struct ks_snap_chunk, back to the cache's chunk pool */
+};
+
+/*
+ * Chunks no version references any more, for the next versions to reuse: the RCU
+ * callbacks push them (any thread), the refresh takes the whole stack at once into its own
+ * list (under the cache lock), so no pop races a push. A reused chunk is recently touched
+ * memory, where a fresh allocation of the size is usually a page the process never wrote.
+ * A pooled chunk's first word links it. Freed when the cache is.
+ */
+struct chunk_pool {
+    _Atomic(struct ks_snap_chunk *) pushed;
+    struct ks_snap_chunk *taken; /* the refresh's: guarded by the cache lock */
 };
 
 struct gc_item {
@@ -214,7 +228,8 @@ struct ks_snapshot_garbage {
 #define KS_GC_INLINE 6
 
 struct snap_version {
-    struct ks_snapshot pub; /* pub.garbage: what did not fit inline */
+    struct ks_snapshot pub;  /* pub.garbage: what did not fit inline */
+    struct chunk_pool *pool; /* where its KS_GC_CHUNK garbage goes */
     uint32_t ngc_inline;
     struct gc_item gc_inline[KS_GC_INLINE];
     struct ks_snap_chunk *chunks[]; /* pub.chunks points here */
@@ -257,6 +272,7 @@ struct ks_cache {
     struct node_info **dirty; /* changed since the last version; NULL slots are removed infos */
 
     struct ks_snapshot_garbage *pending; /* unreachable from the cache, maybe from the snapshot; kept */
+    struct chunk_pool chunk_pool;
 
     /* refresh state */
     struct snap_version *current;  /* the latest published version (writer's view) */

@@ -29,8 +29,9 @@
  * tables) could still be reached through the version it replaces, and through no later
  * one; so it is attached to that version's garbage list together with the objects the
  * cache dropped since (removed pods and nodes, records of nodes that left the tree), and
- * freed by that version's call_rcu callback after a grace period. Everything a reader can
- * reach from a version it loaded therefore stays valid until its read section ends.
+ * freed by that version's call_rcu callback after a grace period (chunks go back to the
+ * cache's chunk pool for later versions instead). Everything a reader can reach from a
+ * version it loaded therefore stays valid until its read section ends.
  *
  * Context: ks__snapshot_refresh() under the cache lock, one caller at a time (the
  * scheduling thread); ks__snapshot_retire() after the lock is released (the cache lock is
@@ -77,10 +78,48 @@ void ks__gc_push(struct ks_cache *c, void *p, enum gc_kind kind)
     c->pending->items[c->pending->n++] = (struct gc_item){p, kind};
 }
 
-static void gc_items_free(const struct gc_item *items, uint32_t n)
+/* Any thread (an RCU callback): @ch joins the pool's pushed stack. */
+static void pool_push(struct chunk_pool *pool, struct ks_snap_chunk *ch)
+{
+    struct ks_snap_chunk *head = atomic_load_explicit(&pool->pushed, memory_order_relaxed);
+    do
+        memcpy(ch, &head, sizeof(head));
+    /* release: the link is written before the chunk is seen on the stack */
+    while (!atomic_compare_exchange_weak_explicit(&pool->pushed, &head, ch, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* Under the cache lock: a pooled chunk, or NULL. */
+static struct ks_snap_chunk *pool_take(struct chunk_pool *pool)
+{
+    if (!pool->taken) /* acquire: pairs with pool_push's release */
+        pool->taken = atomic_exchange_explicit(&pool->pushed, NULL, memory_order_acquire);
+    struct ks_snap_chunk *ch = pool->taken;
+    if (ch)
+        memcpy(&pool->taken, ch, sizeof(pool->taken));
+    return ch;
+}
+
+/* Free every pooled chunk. No callback may be pending (after ks_rcu_barrier). */
+static void pool_free(struct chunk_pool *pool)
+{
+    struct ks_snap_chunk *lists[2] = {pool->taken, atomic_exchange(&pool->pushed, NULL)};
+    for (int i = 0; i < 2; i++) {
+        for (struct ks_snap_chunk *ch = lists[i], *next; ch; ch = next) {
+            memcpy(&next, ch, sizeof(next));
+            free(ch);
+        }
+    }
+    pool->taken = NULL;
+}
+
+static void gc_items_free(struct chunk_pool *pool, const struct gc_item *items, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         switch (items[i].kind) {
+        case KS_GC_CHUNK:
+            pool_push(pool, items[i].p);
+            break;
         case KS_GC_FREE:
             free(items[i].p);
             break;
@@ -94,11 +133,11 @@ static void gc_items_free(const struct gc_item *items, uint32_t n)
     }
 }
 
-static void gc_free(struct ks_snapshot_garbage *g)
+static void gc_free(struct chunk_pool *pool, struct ks_snapshot_garbage *g)
 {
     if (!g)
         return;
-    gc_items_free(g->items, g->n);
+    gc_items_free(pool, g->items, g->n);
     free(g);
 }
 
@@ -106,8 +145,8 @@ static void gc_free(struct ks_snapshot_garbage *g)
 static void version_reclaim(struct ks_rcu_head *h)
 {
     struct snap_version *v = caa_container_of(h, struct snap_version, pub.rcu);
-    gc_items_free(v->gc_inline, v->ngc_inline);
-    gc_free(v->pub.garbage);
+    gc_items_free(v->pool, v->gc_inline, v->ngc_inline);
+    gc_free(v->pool, v->pub.garbage);
     free(v);
 }
 
@@ -139,6 +178,7 @@ int ks__snapshot_init(struct ks_cache *c)
     if (!v)
         return -ENOMEM;
     v->pub.chunks = v->chunks;
+    v->pool = &c->chunk_pool;
     c->current = v;
     ks_rcu_publish(c->published, &v->pub);
     return 0;
@@ -274,9 +314,11 @@ static uint32_t gather_flips(struct ks_cache *c, bool anti)
 }
 
 /* A new chunk of version @v: it takes the version's generation (cache_types.h). */
-static struct ks_snap_chunk *chunk_alloc(const struct snap_version *v)
+static struct ks_snap_chunk *chunk_alloc(struct ks_cache *c, const struct snap_version *v)
 {
-    struct ks_snap_chunk *nc = malloc(sizeof(*nc));
+    struct ks_snap_chunk *nc = pool_take(&c->chunk_pool);
+    if (!nc)
+        nc = malloc(sizeof(*nc));
     if (nc)
         nc->generation = v->pub.generation;
     return nc;
@@ -326,7 +368,7 @@ static int chunks_recompose(struct ks_cache *c, struct snap_version *v, const st
             v->chunks[ci] = oc;
             continue;
         }
-        struct ks_snap_chunk *nc = chunk_alloc(v);
+        struct ks_snap_chunk *nc = chunk_alloc(c, v);
         if (!nc)
             return -ENOMEM;
         for (uint32_t j = 0; j < KS_SNAP_CHUNK; j++)
@@ -347,7 +389,7 @@ static int chunks_patch(struct ks_cache *c, struct snap_version *v, const struct
             continue;
         uint32_t ci = ni->snap_idx >> KS_SNAP_CHUNK_SHIFT;
         if (v->chunks[ci] == os->chunks[ci]) {
-            struct ks_snap_chunk *nc = chunk_alloc(v);
+            struct ks_snap_chunk *nc = chunk_alloc(c, v);
             if (!nc)
                 return -ENOMEM;
             memcpy(nc->nodes, os->chunks[ci]->nodes, sizeof(nc->nodes));
@@ -420,6 +462,7 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
     if (!v)
         goto fail;
     v->ngc_inline = 0;
+    v->pool = &c->chunk_pool;
     v->pub = (struct ks_snapshot){
         /* a fresh generation per version: its new chunks take it (cache_types.h) */
         .generation = ++c->generation,
@@ -485,7 +528,7 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
     }
     for (uint32_t ci = 0; ci < os->nchunks; ci++) {
         if (ci >= nchunks || v->chunks[ci] != os->chunks[ci])
-            ks__gc_push(c, os->chunks[ci], KS_GC_FREE);
+            ks__gc_push(c, os->chunks[ci], KS_GC_CHUNK);
     }
     if (v->pub.find_table != os->find_table)
         ks__gc_push(c, (void *)os->find_table, KS_GC_FREE);
@@ -526,11 +569,12 @@ void ks__snapshot_destroy(struct ks_cache *c)
     free((void *)v->pub.affinity_nodes);
     free((void *)v->pub.anti_affinity_nodes);
     free((void *)v->pub.pvcs_in_use);
-    gc_items_free(v->gc_inline, v->ngc_inline);
-    gc_free(v->pub.garbage);
+    gc_items_free(&c->chunk_pool, v->gc_inline, v->ngc_inline);
+    gc_free(&c->chunk_pool, v->pub.garbage);
     free(v);
     c->current = NULL;
     c->published = NULL;
-    gc_free(c->pending);
+    gc_free(&c->chunk_pool, c->pending);
     c->pending = NULL;
+    pool_free(&c->chunk_pool);
 }

@@ -276,6 +276,36 @@ Test(snapshot, one_changed_node_one_new_record)
     ks_pod_put(p);
 }
 
+Test(snapshot, retired_chunks_are_reused)
+{
+    struct ks_cache *c = mk_cache();
+    add_n(c, 600, "n");
+    cr_assert(eq(int, ks_cache_refresh(c), 600));
+    struct ks_pod *p1 = mk_pod("d", "p1", "cpu=1"), *p2 = mk_pod("d", "p2", "cpu=1");
+
+    ks_rcu_read_lock();
+    const struct ks_snap_chunk *first = ks_cache_snapshot(c)->chunks[0];
+    uint32_t name = ks_snapshot_node(ks_cache_snapshot(c), 0)->name;
+    ks_rcu_read_unlock();
+    cr_assert(eq(int, ks_cache_assume_pod(c, p1, name), 0));
+    cr_assert(eq(int, ks_cache_refresh(c), 1)); /* chunk 0 copied: the first one is retired */
+    ks_rcu_barrier();                           /* ... and, its grace period over, pooled */
+    ks_rcu_read_lock();
+    name = ks_snapshot_node(ks_cache_snapshot(c), 300)->name;
+    ks_rcu_read_unlock();
+    cr_assert(eq(int, ks_cache_assume_pod(c, p2, name), 0));
+    cr_assert(eq(int, ks_cache_refresh(c), 1));
+    ks_rcu_read_lock();
+    cr_expect(eq(ptr, (void *)ks_cache_snapshot(c)->chunks[1], (void *)first),
+              "chunk 1 reuses the retired chunk");
+    cr_expect(eq(u32, ks_snapshot_node(ks_cache_snapshot(c), 300)->name, name));
+    ks_rcu_read_unlock();
+    cr_expect(eq(u32, ks_cache_check(c, KS_CACHE_CHECK_SNAPSHOT, NULL, NULL, 0), 0));
+    ks_cache_destroy(c);
+    ks_pod_put(p1);
+    ks_pod_put(p2);
+}
+
 Test(snapshot, appending_a_node_copies_only_the_tail)
 {
     struct ks_cache *c = mk_cache();
