@@ -207,7 +207,7 @@ enum gc_kind {
  * callbacks push them (any thread), the refresh takes the whole stack at once into its own
  * list (under the cache lock), so no pop races a push. A reused chunk is recently touched
  * memory, where a fresh allocation of the size is usually a page the process never wrote.
- * A pooled chunk's first word links it. Freed when the cache is.
+ * A pooled chunk's generation field holds the link to the next. Freed when the cache is.
  */
 struct chunk_pool {
     _Atomic(struct ks_snap_chunk *) pushed;

@@ -83,7 +83,7 @@ static void pool_push(struct chunk_pool *pool, struct ks_snap_chunk *ch)
 {
     struct ks_snap_chunk *head = atomic_load_explicit(&pool->pushed, memory_order_relaxed);
     do
-        memcpy(ch, &head, sizeof(head));
+        ch->generation = (uint64_t)(uintptr_t)head;
     /* release: the link is written before the chunk is seen on the stack */
     while (!atomic_compare_exchange_weak_explicit(&pool->pushed, &head, ch, memory_order_release,
                                                   memory_order_relaxed));
@@ -96,7 +96,7 @@ static struct ks_snap_chunk *pool_take(struct chunk_pool *pool)
         pool->taken = atomic_exchange_explicit(&pool->pushed, NULL, memory_order_acquire);
     struct ks_snap_chunk *ch = pool->taken;
     if (ch)
-        memcpy(&pool->taken, ch, sizeof(pool->taken));
+        pool->taken = (struct ks_snap_chunk *)(uintptr_t)ch->generation;
     return ch;
 }
 
@@ -106,7 +106,7 @@ static void pool_free(struct chunk_pool *pool)
     struct ks_snap_chunk *lists[2] = {pool->taken, atomic_exchange(&pool->pushed, NULL)};
     for (int i = 0; i < 2; i++) {
         for (struct ks_snap_chunk *ch = lists[i], *next; ch; ch = next) {
-            memcpy(&next, ch, sizeof(next));
+            next = (struct ks_snap_chunk *)(uintptr_t)ch->generation;
             free(ch);
         }
     }

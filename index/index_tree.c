@@ -63,12 +63,28 @@ static struct ks_index_tree_node leaf(bool feasible, int32_t score, bool poison)
     return x;
 }
 
+static bool same(struct ks_index_tree_node a, struct ks_index_tree_node b)
+{
+    return a.best == b.best && a.ties == b.ties && a.nfeasible == b.nfeasible && a.npoison == b.npoison;
+}
+
+/*
+ * An ancestor whose summary comes out unchanged leaves every ancestor above it unchanged:
+ * the walk stops there (a node that stays infeasible for the class costs one comparison).
+ */
 void ks_index_tree_set(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison)
 {
     uint32_t v = t->leaves + i;
-    t->t[v] = leaf(feasible, score, poison);
-    for (v >>= 1; v; v >>= 1)
-        t->t[v] = combine(t->t[2 * v], t->t[2 * v + 1]);
+    struct ks_index_tree_node x = leaf(feasible, score, poison);
+    if (same(t->t[v], x))
+        return;
+    t->t[v] = x;
+    for (v >>= 1; v; v >>= 1) {
+        x = combine(t->t[2 * v], t->t[2 * v + 1]);
+        if (same(t->t[v], x))
+            return;
+        t->t[v] = x;
+    }
 }
 
 void ks_index_tree_put(struct ks_index_tree *t, uint32_t i, bool feasible, int32_t score, bool poison)
