@@ -1,6 +1,6 @@
 /*
- * malloc_conf.c - the options of jemalloc, the ksched binary's allocator (read by jemalloc
- * before MALLOC_CONF, which still overrides them).
+ * malloc_conf.c - the options of jemalloc, the allocator of the ksched binary and of the
+ * micro-benchmarks (read by jemalloc before MALLOC_CONF, which still overrides them).
  *
  * thp:always backs jemalloc's extents with transparent huge pages (the kernel's "madvise"
  * mode is enough). A scheduling cycle's commit path allocates small objects without pause
