@@ -1,8 +1,9 @@
 /*
  * index.c - the signature index's classes and change log (include/ksched/index.h).
  *
- * Classes live in a chained hash table keyed by (owner, key bytes) and in a ring in
- * creation order; a new class past KS_INDEX_CLASSES replaces the oldest. The change log
+ * Classes live in one array of KS_INDEX_CLASSES slots taken in turn (creation order), and
+ * in a chained hash table keyed by (owner, key bytes); a new class past KS_INDEX_CLASSES
+ * takes the oldest one's slot. The change log
  * is a ring of positions with a running sequence: a class remembers the sequence its tree
  * reflects, and the log's last LOG_SIZE entries are what it can catch up from. Trees count
  * against KS_INDEX_TREE_BUDGET; making room gives up the least recently used trees.
@@ -14,8 +15,8 @@
 #include <string.h>
 
 enum {
-    KS_INDEX_CLASSES = 4096, /* classes known at once (the creation ring) */
-    BUCKETS = 8192,          /* hash chains: twice the classes */
+    KS_INDEX_CLASSES = 1024, /* classes known at once (the creation ring) */
+    BUCKETS = 2048,          /* hash chains: twice the classes */
     LOG_SIZE = 4096,         /* change-log entries a class can catch up from */
     TREE_SIGHTINGS = 2,      /* lookups before a class gets a tree */
 };
@@ -29,8 +30,8 @@ struct ks_index {
     uint32_t log[LOG_SIZE];         /* log[seq % LOG_SIZE]: a position changed */
 
     uint32_t nclasses;
-    uint32_t ring_next; /* where the next class goes in the ring (the oldest when full) */
-    struct ks_index_class *ring[KS_INDEX_CLASSES];
+    uint32_t ring_next;          /* the slot the next class takes (the oldest class's when all are taken) */
+    struct ks_index_class *ring; /* KS_INDEX_CLASSES slots in creation order; owner NULL: free */
     struct ks_index_class *bucket[BUCKETS];
 
     /* classes holding a tree, and the bytes of those trees */
@@ -48,8 +49,10 @@ struct ks_index {
 int ks_index_create(struct ks_index **out)
 {
     struct ks_index *ix = calloc(1, sizeof(*ix));
-    if (!ix)
+    if (!ix || !(ix->ring = calloc(KS_INDEX_CLASSES, sizeof(*ix->ring)))) {
+        free(ix);
         return -ENOMEM;
+    }
     ix->epoch = 1;
     *out = ix;
     return 0;
@@ -85,12 +88,9 @@ void ks_index_destroy(struct ks_index *ix)
 {
     if (!ix)
         return;
-    for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++) {
-        if (ix->ring[i]) {
-            ks_index_tree_destroy(&ix->ring[i]->tree);
-            free(ix->ring[i]);
-        }
-    }
+    for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++)
+        ks_index_tree_destroy(&ix->ring[i].tree);
+    free(ix->ring);
     free(ix->built);
     free(ix->positions);
     free(ix->stamp);
@@ -155,24 +155,17 @@ struct ks_index_class *ks_index_lookup(struct ks_index *ix, const void *owner, c
             return c;
         }
     }
-    struct ks_index_class *c = calloc(1, sizeof(*c) + len);
-    if (!c)
+    if (len > KS_INDEX_KEY_MAX)
         return NULL;
-    c->hash = h;
-    c->owner = owner;
-    c->keylen = len;
-    memcpy(c->key, key, len);
-    c->used = ix->clock;
-    c->sightings = 1;
-    struct ks_index_class *old = ix->ring[ix->ring_next];
-    if (old) { /* the ring is full: the oldest class goes */
-        tree_free(ix, old);
-        unlink_class(ix, old);
-        free(old);
+    struct ks_index_class *c = &ix->ring[ix->ring_next];
+    if (c->owner) { /* every slot taken: the oldest class goes */
+        tree_free(ix, c);
+        unlink_class(ix, c);
         ix->nclasses--;
     }
-    c->ring = ix->ring_next;
-    ix->ring[ix->ring_next] = c;
+    *c = (struct ks_index_class){
+        .hash = h, .owner = owner, .keylen = len, .used = ix->clock, .sightings = 1, .ring = ix->ring_next};
+    memcpy(c->key, key, len);
     ix->ring_next = (ix->ring_next + 1) % KS_INDEX_CLASSES;
     ix->nclasses++;
     c->next = ix->bucket[h % BUCKETS];

@@ -18,7 +18,7 @@
  * the least recently used giving its tree up first; classes without trees are bounded
  * in number, the oldest forgotten first.
  *
- * Ownership: the index owns its classes, their keys and trees. Context: one thread (the
+ * Ownership: the index owns its classes (one array), their keys and trees. Context: one thread (the
  * scheduling thread), inside the RCU read section holding the snapshot it is given;
  * nothing here locks.
  */
@@ -36,6 +36,12 @@
 
 struct ks_index;
 
+/*
+ * The longest key a class holds (signature and skip masks); a longer one is not indexed.
+ * Classes live in one array made with the index, so meeting a new class allocates nothing.
+ */
+#define KS_INDEX_KEY_MAX 512
+
 struct ks_index_class {
     struct ks_index_tree tree;   /* t NULL: not built (or given up) */
     uint64_t epoch;              /* the index's epoch the tree was built in */
@@ -49,7 +55,7 @@ struct ks_index_class {
     uint64_t hash;
     const void *owner; /* the profile's framework */
     uint32_t keylen;
-    uint8_t key[]; /* signature, then the skip masks */
+    uint8_t key[KS_INDEX_KEY_MAX]; /* signature, then the skip masks */
 };
 
 /* ks_index_create - an empty index. 0 or -ENOMEM. */
@@ -66,9 +72,10 @@ void ks_index_destroy(struct ks_index *ix);
 void ks_index_observe(struct ks_index *ix, const struct ks_snapshot *snap);
 
 /*
- * ks_index_lookup - the class of (@owner, @key of @len bytes), created when unknown; NULL
- * on ENOMEM. Counts a sighting; a class seen once is not worth a tree yet
- * (ks_index_worth_tree).
+ * ks_index_lookup - the class of (@owner non-NULL, @key of @len bytes), made when unknown
+ * (in the slot of the oldest class when all are taken); NULL when @len exceeds
+ * KS_INDEX_KEY_MAX. Counts a sighting; a class seen once is not worth a tree yet
+ * (ks_index_worth_tree). Allocation-free.
  */
 struct ks_index_class *ks_index_lookup(struct ks_index *ix, const void *owner, const void *key, uint32_t len);
 
