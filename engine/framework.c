@@ -95,6 +95,8 @@ static void push(struct ks_framework *fw, enum ks_fw_list l, uint32_t slot, unio
     c->slot = (uint16_t)slot;
     c->weight = weight;
     c->plugin = fw->plugins[slot].plugin;
+    if (l == KS_FWL_PRE_FILTER || l == KS_FWL_FILTER || l == KS_FWL_PRE_SCORE || l == KS_FWL_SCORE)
+        fw->signed_slots |= c->bit;
 }
 
 /* The op of @pl at @p, filed into the lists that run it. */

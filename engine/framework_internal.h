@@ -99,6 +99,7 @@ struct ks_framework {
     uint32_t nplugins;
     struct ks_fw_plugin plugins[KS_MAX_PROFILE_PLUGINS];
     struct ks_fw_call *calls; /* one allocation behind every list */
+    uint64_t signed_slots;    /* plugins at PreFilter, Filter, PreScore or Score: ks_fw_sign asks each */
 
     /* The series the Run functions record into (framework_metrics.h); NULL: none. */
     struct ks_fw_metrics *metrics;

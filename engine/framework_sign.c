@@ -8,18 +8,10 @@
 
 #include "ksched/sign.h"
 
-static const enum ks_fw_list signed_lists[] = {KS_FWL_PRE_FILTER, KS_FWL_FILTER, KS_FWL_PRE_SCORE,
-                                               KS_FWL_SCORE};
-
 int ks_fw_sign(const struct ks_framework *fw, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                struct ks_sign *sig)
 {
-    uint64_t slots = 0;
-    for (uint32_t l = 0; l < sizeof(signed_lists) / sizeof(signed_lists[0]); l++) {
-        const struct ks_fw_calls *calls = &fw->list[signed_lists[l]];
-        for (uint32_t i = 0; i < calls->n; i++)
-            slots |= calls->v[i].bit;
-    }
+    uint64_t slots = fw->signed_slots;
     sig->len = 0;
     sig->overflow = false;
     for (uint32_t slot = 0; slot < fw->nplugins; slot++) {

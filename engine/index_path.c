@@ -119,35 +119,36 @@ static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nod
     }
 }
 
-/* Positions [begin, end) of a rebuild, into leaves only (ks_index_tree_build follows). Workers. */
-static void rebuild_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+/*
+ * Evaluate the entries [begin, end) of @positions (NULL: positions begin..end themselves)
+ * in blocks; a rebuild only puts leaves (ks_index_tree_build follows), a refresh sets
+ * them with their ancestors. Workers (a rebuild's blocks) or the scheduling thread.
+ */
+static void eval_range(struct eval_job *j, const uint32_t *positions, uint32_t begin, uint32_t end,
+                       uint32_t worker, bool rebuild)
 {
-    struct eval_job *j = ctx;
     const struct ks_node_snap *nodes[EVAL_BLOCK];
+    uint32_t pos[EVAL_BLOCK];
     struct entry e[EVAL_BLOCK];
     for (uint32_t at = begin; at < end; at += EVAL_BLOCK) {
         uint32_t n = end - at < EVAL_BLOCK ? end - at : EVAL_BLOCK;
-        for (uint32_t i = 0; i < n; i++)
-            nodes[i] = ks_snapshot_node(j->snap, at + i);
+        for (uint32_t i = 0; i < n; i++) {
+            pos[i] = positions ? positions[at + i] : at + i;
+            nodes[i] = ks_snapshot_node(j->snap, pos[i]);
+        }
         eval_nodes(j, nodes, n, e, worker);
-        for (uint32_t i = 0; i < n; i++)
-            ks_index_tree_put(j->tree, at + i, e[i].feasible, e[i].total, e[i].poison);
+        for (uint32_t i = 0; i < n; i++) {
+            if (rebuild)
+                ks_index_tree_put(j->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+            else
+                ks_index_tree_set(j->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+        }
     }
 }
 
-/* The positions that changed, re-evaluated in blocks and set one by one. Scheduling thread. */
-static void refresh_positions(struct eval_job *j, const uint32_t *positions, uint32_t npos)
+static void rebuild_block(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
 {
-    const struct ks_node_snap *nodes[EVAL_BLOCK];
-    struct entry e[EVAL_BLOCK];
-    for (uint32_t at = 0; at < npos; at += EVAL_BLOCK) {
-        uint32_t n = npos - at < EVAL_BLOCK ? npos - at : EVAL_BLOCK;
-        for (uint32_t i = 0; i < n; i++)
-            nodes[i] = ks_snapshot_node(j->snap, positions[at + i]);
-        eval_nodes(j, nodes, n, e, 0); /* the scheduling thread is worker 0 */
-        for (uint32_t i = 0; i < n; i++)
-            ks_index_tree_set(j->tree, positions[at + i], e[i].feasible, e[i].total, e[i].poison);
-    }
+    eval_range(ctx, NULL, begin, end, worker, true);
 }
 
 /* Bring @c's tree up to @snap. false when it could not be (out of memory: the class loses its tree). */
@@ -163,7 +164,7 @@ static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct 
                        rebuild_block, j);
         ks_index_tree_build(&c->tree);
     } else {
-        refresh_positions(j, positions, (uint32_t)k);
+        eval_range(j, positions, 0, (uint32_t)k, 0, false); /* the scheduling thread is worker 0 */
     }
     ks_index_synced(s->index, c);
     return true;

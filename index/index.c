@@ -254,12 +254,10 @@ int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t
 {
     uint64_t behind = ix->log_head - c->seq;
     if (!c->tree.t || c->epoch != ix->epoch || c->tree.n != n || behind > LOG_SIZE || behind > n / 4) {
-        if (c->tree.t && c->tree.n == n) {
-            for (uint32_t i = 0; i < 2 * c->tree.leaves; i++)
-                c->tree.t[i] = (struct ks_index_tree_node){.best = KS_INDEX_NO_SCORE};
-        } else if (tree_new(ix, c, n) < 0) {
+        if (c->tree.t && c->tree.n == n)
+            ks_index_tree_clear(&c->tree);
+        else if (tree_new(ix, c, n) < 0)
             return -ENOMEM;
-        }
         return KS_INDEX_REBUILD;
     }
     if (positions_reserve(ix, n) < 0)

@@ -43,10 +43,15 @@ int ks_index_tree_init(struct ks_index_tree *t, uint32_t n)
     struct ks_index_tree_node *nodes = malloc(2 * (size_t)leaves * sizeof(*nodes));
     if (!nodes)
         return -ENOMEM;
-    for (uint32_t i = 0; i < 2 * leaves; i++)
-        nodes[i] = empty;
     *t = (struct ks_index_tree){.n = n, .leaves = leaves, .t = nodes};
+    ks_index_tree_clear(t);
     return 0;
+}
+
+void ks_index_tree_clear(struct ks_index_tree *t)
+{
+    for (uint32_t i = 0; t->t && i < 2 * t->leaves; i++)
+        t->t[i] = empty;
 }
 
 void ks_index_tree_destroy(struct ks_index_tree *t)

@@ -42,6 +42,9 @@ struct ks_index_tree {
 /* ks_index_tree_init - @n positions, none feasible. 0 or -ENOMEM (then @t holds nothing). */
 int ks_index_tree_init(struct ks_index_tree *t, uint32_t n);
 
+/* ks_index_tree_clear - every position not feasible again (same size, nothing allocated). */
+void ks_index_tree_clear(struct ks_index_tree *t);
+
 /* ks_index_tree_destroy - free @t's nodes. Accepts a zeroed or destroyed tree. */
 void ks_index_tree_destroy(struct ks_index_tree *t);
 
