@@ -1,22 +1,48 @@
 /*
- * rcu.c - out-of-line parts of include/ksched/rcu.h: deferred reclamation through
- * liburcu's call_rcu thread, with the TSan grace-period acquire before each callback.
+ * rcu.c - out-of-line parts of include/ksched/rcu.h: deferred reclamation on ksched's own
+ * reclaimer thread, with the TSan grace-period acquire before each callback.
  *
- * ks_rcu_barrier() is ours rather than urcu_memb_barrier(): liburcu's barrier hands
- * memory between threads through its own uninstrumented queues, which ThreadSanitizer
- * reports as races inside the library. An atomic count of pending callbacks gives the
- * same guarantee ("every callback queued before the call has run") in terms TSan
- * understands. ks_rcu_call() only increments it (it never blocks: liburcu's enqueue is
- * wait-free); the callback that brings it to zero takes the barrier's mutex to wake a
- * waiter, on liburcu's call_rcu thread.
+ * Why not liburcu's call_rcu thread: after every batch it sleeps 10 ms (a constant of
+ * liburcu 0.13), so a scheduler that retires a snapshot version per cycle, 150,000 a
+ * second, holds 1,500 retired versions (about 5 MB of chunks, records and queue nodes)
+ * out of reuse at any time: fresh pages on the hot path, and pooled chunks that come back
+ * cold. The reclaimer here pauses KS_RCU_PAUSE_NS (4 ms) between batches instead. Each
+ * batch costs one grace period (urcu_memb_synchronize_rcu: membarrier system calls, which
+ * interrupt the cores running ksched's threads, and a wait for the read sections in
+ * progress), so at most 250 a second, and none while nothing is retired. Paired
+ * SchedulingBasic runs at 5,000 nodes chose 4 ms: 1 ms made the scheduling thread pay for
+ * the grace periods (0.87 times the pods/s of liburcu's thread), 2 and 8 ms were slower
+ * than 4 (bench/results/2026-12-02-reclaimer.md).
+ *
+ * Protocol: ks_rcu_call() pushes the head on a lock-free stack (never blocks: a CAS loop
+ * that only fails when another push succeeded) and wakes the reclaimer only if it sleeps
+ * (Dekker: the pusher stores the stack then loads `sleeping`, the reclaimer stores
+ * `sleeping` then loads the stack, both sequentially consistent, so a push is never
+ * missed). The reclaimer takes the whole stack, restores the order of the calls, waits for
+ * a grace period and runs the callbacks in that order.
+ *
+ * ks_rcu_barrier() is ours rather than urcu_memb_barrier(): an atomic count of pending
+ * callbacks gives the guarantee ("every callback queued before the call has run") in terms
+ * TSan understands; the callback that brings it to zero takes the barrier's mutex to wake
+ * a waiter. If the reclaimer thread cannot be started, callbacks go through liburcu's
+ * call_rcu thread instead (same guarantees, longer delay).
  */
 #include "ksched/rcu.h"
 
 #include "ksched/lock.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The reclaimer's pause between two batches (each batch is one grace period). */
+#define KS_RCU_PAUSE_NS (4 * 1000 * 1000)
 
 #ifdef KS_TSAN
 char ks_rcu_grace_token;
@@ -26,12 +52,17 @@ static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t barrier_done = PTHREAD_COND_INITIALIZER;
 static atomic_ulong pending; /* callbacks queued and not yet run */
 
-static void trampoline(struct rcu_head *head)
+static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
+static bool reclaimer_running;               /* written once under reclaimer_once */
+static _Atomic(struct ks_rcu_head *) pushed; /* the calls not yet taken, newest first */
+static _Atomic uint32_t sleeping;            /* futex word: 1 while the reclaimer waits */
+
+/* The grace period has elapsed for @h: run its callback and count it done. */
+static void run_callback(struct ks_rcu_head *h)
 {
-    struct ks_rcu_head *h = caa_container_of(head, struct ks_rcu_head, head);
     /* pairs with the release in ks_rcu_call(): h->fn was written by the retiring thread */
     KS_TSAN_ACQUIRE(h);
-    /* the grace period has elapsed: every read section that could see the object ended */
+    /* every read section that could see the object ended */
     KS_TSAN_ACQUIRE(&ks_rcu_grace_token);
     h->fn(h);
     /* release: what fn did happens before the barrier's caller returns (its acquire load) */
@@ -43,13 +74,81 @@ static void trampoline(struct rcu_head *head)
     }
 }
 
+static void urcu_trampoline(struct rcu_head *head)
+{
+    run_callback(caa_container_of(head, struct ks_rcu_head, head));
+}
+
+/* Wait until something is pushed. */
+static void reclaimer_sleep(void)
+{
+    atomic_store_explicit(&sleeping, 1, memory_order_seq_cst); /* Dekker with ks_rcu_call */
+    while (!atomic_load_explicit(&pushed, memory_order_seq_cst) &&
+           atomic_load_explicit(&sleeping, memory_order_seq_cst))
+        syscall(SYS_futex, (uint32_t *)&sleeping, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+    atomic_store_explicit(&sleeping, 0, memory_order_relaxed);
+}
+
+static void *reclaimer_main(void *arg)
+{
+    (void)arg;
+    ks_rcu_register_thread(); /* callbacks may read RCU-protected data */
+    for (;;) {
+        /* acquire: pairs with the pushes' release, the heads and what they retire are visible */
+        struct ks_rcu_head *h = atomic_exchange_explicit(&pushed, NULL, memory_order_acquire), *fifo = NULL;
+        if (!h) {
+            reclaimer_sleep();
+            continue;
+        }
+        while (h) { /* newest first: reverse into the order of the calls */
+            struct ks_rcu_head *next = h->next;
+            h->next = fifo;
+            fifo = h;
+            h = next;
+        }
+        ks_rcu_synchronize();
+        while (fifo) {
+            struct ks_rcu_head *next = fifo->next;
+            run_callback(fifo); /* may free fifo */
+            fifo = next;
+        }
+        struct timespec pause = {0, KS_RCU_PAUSE_NS};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void reclaimer_start(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr))
+        return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    reclaimer_running = pthread_create(&t, &attr, reclaimer_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
+
 void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
 {
     head->fn = fn;
     KS_TSAN_RELEASE(head);
-    /* relaxed: the callback's decrement follows this increment through liburcu's queue */
+    /* relaxed: the callback's decrement follows this increment through the stack */
     atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
-    urcu_memb_call_rcu(&head->head, trampoline);
+    pthread_once(&reclaimer_once, reclaimer_start);
+    if (!reclaimer_running) {
+        urcu_memb_call_rcu(&head->head, urcu_trampoline);
+        return;
+    }
+    struct ks_rcu_head *top = atomic_load_explicit(&pushed, memory_order_relaxed);
+    do
+        head->next = top;
+    /* seq_cst: Dekker with reclaimer_sleep; release: the head is written before it is seen */
+    while (!atomic_compare_exchange_weak_explicit(&pushed, &top, head, memory_order_seq_cst,
+                                                  memory_order_relaxed));
+    if (atomic_load_explicit(&sleeping, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&sleeping, 0, memory_order_seq_cst))
+        syscall(SYS_futex, (uint32_t *)&sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void ks_rcu_barrier(void)

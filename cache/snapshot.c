@@ -29,7 +29,7 @@
  * tables) could still be reached through the version it replaces, and through no later
  * one; so it is attached to that version's garbage list together with the objects the
  * cache dropped since (removed pods and nodes, records of nodes that left the tree), and
- * freed by that version's call_rcu callback after a grace period (chunks go back to the
+ * freed by that version's RCU callback (ks_rcu_call) after a grace period (chunks go back to the
  * cache's chunk pool for later versions instead). Everything a reader can reach from a
  * version it loaded therefore stays valid until its read section ends.
  *
@@ -141,7 +141,7 @@ static void gc_free(struct chunk_pool *pool, struct ks_snapshot_garbage *g)
     free(g);
 }
 
-/* call_rcu callback: no reader can reach @h's version or anything only it referenced. */
+/* RCU callback: no reader can reach @h's version or anything only it referenced. */
 static void version_reclaim(struct ks_rcu_head *h)
 {
     struct snap_version *v = caa_container_of(h, struct snap_version, pub.rcu);

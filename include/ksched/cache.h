@@ -6,7 +6,7 @@
  * reference counts, image states, a generation) and publishes an immutable struct
  * ks_snapshot (cache_types.h) with RCU: ks_cache_refresh() copies only the nodes whose
  * generation moved since the last version, shares everything else, and retires the
- * previous version through call_rcu.
+ * previous version through ks_rcu_call().
  *
  * Ownership: the cache owns every node added to it and one reference (ks_pod_get) to
  * every pod it holds: add and update take over the caller's reference, assume takes one

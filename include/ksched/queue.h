@@ -68,8 +68,8 @@ typedef void (*ks_activeq_release_fn)(void *ctx, struct ks_queued_pod *qp);
 
 /*
  * ks_activeq_create - an empty active queue ordered by @less. @release (may be NULL) is
- * called once per pushed entry when its memory is reclaimed, possibly on liburcu's
- * call_rcu thread, after the entry was popped or removed. 0 or -ENOMEM.
+ * called once per pushed entry when its memory is reclaimed, possibly on the RCU
+ * reclaimer thread (ks_rcu_call), after the entry was popped or removed. 0 or -ENOMEM.
  */
 int ks_activeq_create(ks_queue_less_fn less, const void *less_ctx, ks_activeq_release_fn release,
                       void *release_ctx, struct ks_activeq **out);

@@ -45,7 +45,8 @@ extern char ks_rcu_grace_token;
 
 /* An object retired through ks_rcu_call() embeds one of these. */
 struct ks_rcu_head {
-    struct rcu_head head;
+    struct rcu_head head; /* for liburcu's call_rcu thread, when the reclaimer could not start */
+    struct ks_rcu_head *next;
     void (*fn)(struct ks_rcu_head *);
 };
 
@@ -78,9 +79,10 @@ static inline void ks_rcu_synchronize(void)
 }
 
 /*
- * ks_rcu_call - run @fn(@head) on liburcu's call_rcu thread after a grace period.
- * Never blocks; the caller must not be inside a read section it registered from a
- * different flavour.
+ * ks_rcu_call - run @fn(@head) after a grace period, on the reclaimer thread (cache/rcu.c),
+ * within about a millisecond plus the grace period. Callbacks run one at a time, in the
+ * order of the calls. Never blocks; the caller must not be inside a read section it
+ * registered from a different flavour.
  */
 void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *));
 
