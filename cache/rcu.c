@@ -12,7 +12,7 @@
  * progress), so at most 250 a second, and none while nothing is retired. Paired
  * SchedulingBasic runs at 5,000 nodes chose 4 ms: 1 ms made the scheduling thread pay for
  * the grace periods (0.87 times the pods/s of liburcu's thread), 2 and 8 ms were slower
- * than 4 (bench/results/2026-12-02-reclaimer.md).
+ * than 4 (bench/results/2026-12-02-second-core.md).
  *
  * Protocol: ks_rcu_call() pushes the head on a lock-free stack (never blocks: a CAS loop
  * that only fails when another push succeeded) and wakes the reclaimer only if it sleeps

@@ -19,10 +19,15 @@
  * ks__wait_bindings(). A deferred job thus waits at most for the scheduling cycles of
  * the next KS_BIND_BATCH - 1 pods that were already queued behind it.
  *
- * A binder that finds the FIFO empty first polls it for KS_BIND_SPIN_NS (spin.h), one
- * binder at a time (bind_spinner): while pods keep coming, that binder takes each job as it
- * is queued and nobody is ever woken, so the scheduling thread pays neither the futex nor
- * a batch's delay. On a machine whose other core is busy the poll yields it every 8 steps.
+ * A binder that finds the FIFO empty first polls it for KS_BIND_SPIN_NS, one binder at a
+ * time (bind_spinner), napping KS_BIND_NAP_NS between two looks: while pods keep coming,
+ * that binder takes the jobs queued meanwhile and nobody is ever woken, so the scheduling
+ * thread pays neither the futex nor a batch's delay, and a binding waits a nap at most
+ * (tens of microseconds, timer slack included). The naps leave the core to the worker pool:
+ * a binder that spun instead (pausing, yielding every 8 polls) held half of the second core
+ * of a two-core machine while the pool's thread needed it for Filter and Score (paired
+ * SchedulingBasic runs, bench/results/2026-12-02-second-core.md: 1.19 times the pods/s at
+ * 50,000 nodes with --no-index, 1.12 at 5,000 with the index).
  *
  * Binder states (bind_lock): asleep on bind_ready (bind_sleeping), inside a job whose pod
  * waits on Permit (bind_stuck: it may block for long), or awake (the rest, polling binder
@@ -48,6 +53,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
 {
@@ -201,15 +207,15 @@ static bool bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
 }
 
 /*
- * Poll for a job without the lock for up to KS_BIND_SPIN_NS (spin.h): while the scheduling
- * thread produces a pod every few tens of microseconds, one binder stays awake and
- * ks__bind_async() never pays a wake-up. The lock is only tried (a binder blocking on it
- * while the scheduling thread still holds it would make that thread's unlock a futex
- * wake-up, the very cost the poll avoids). Called and returns with bind_lock held.
+ * Poll for a job without the lock for up to KS_BIND_SPIN_NS, napping in between (see
+ * above): while the scheduling thread produces a pod every few tens of microseconds, one
+ * binder stays awake and ks__bind_async() never pays a wake-up. The lock is only tried (a binder blocking on
+ * it while the scheduling thread still holds it would make that thread's unlock a futex wake-up, the very
+ * cost the poll avoids). Called and returns with bind_lock held.
  */
 static void poll_for_job(struct ks_scheduler *s)
 {
-    struct ks_spin sp = {0};
+    int64_t deadline = ks__mono_ns() + KS_BIND_SPIN_NS;
     s->bind_spinner = true;
     ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
     for (;;) {
@@ -220,10 +226,12 @@ static void poll_for_job(struct ks_scheduler *s)
                 break;
             ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
         }
-        if (!ks__spin_step(&sp, KS_BIND_SPIN_NS)) {
+        if (ks__mono_ns() > deadline) {
             ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
             break;
         }
+        struct timespec nap = {0, KS_BIND_NAP_NS};
+        nanosleep(&nap, NULL);
     }
     s->bind_spinner = false;
 }

@@ -208,8 +208,10 @@ void ks__nominated_free(struct ks_nominated_scratch *nom);
  */
 enum { KS_BIND_BATCH = 8 };
 
-/* How long a binder that found the FIFO empty polls it before it sleeps (binder.c). */
+/* How long a binder that found the FIFO empty polls it before it sleeps, and its nap between two looks
+ * (binder.c). */
 #define KS_BIND_SPIN_NS 200000
+#define KS_BIND_NAP_NS  20000
 int ks__binders_start(struct ks_scheduler *s);
 void ks__binders_stop(struct ks_scheduler *s);
 bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent);

@@ -1,6 +1,6 @@
 /*
  * spin.h - polling before sleeping, for the threads of the scheduling loop (the worker
- * pool's idle threads, the binder that found no job).
+ * pool's idle threads, adaptive locks).
  *
  * On these machines a futex wake-up costs the waker 5-10 us (a system call and an
  * inter-processor interrupt), more than a scheduling cycle's share of it, so a thread
@@ -9,10 +9,10 @@
  * it goes first: the polling thread must never starve the one that makes its work), every
  * 256th reads the clock, and it returns false once @limit_ns have passed since the first.
  *
- * The yield period matters on a two-core machine, where the worker pool's idle thread and
- * the polling binder share the core the scheduling thread does not use: the one the next
- * job is for waits for the other's yield, so a long period (64 polls) delays it, and a
- * short one (2) spends the core in system calls; 8 is between the two (paired
+ * The yield period matters on a two-core machine, where the worker pool's idle thread
+ * shares the core the scheduling thread does not use with the binders: a thread the
+ * next job is for waits for the poller's yield, so a long period (64 polls) delays it,
+ * and a short one (2) spends the core in system calls; 8 is between the two (paired
  * SchedulingBasic runs).
  *
  * Context: any thread; no allocation, no locks.
