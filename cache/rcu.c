@@ -6,13 +6,17 @@
  * liburcu 0.13), so a scheduler that retires a snapshot version per cycle, 150,000 a
  * second, holds 1,500 retired versions (about 5 MB of chunks, records and queue nodes)
  * out of reuse at any time: fresh pages on the hot path, and pooled chunks that come back
- * cold. The reclaimer here pauses KS_RCU_PAUSE_NS (4 ms) between batches instead. Each
- * batch costs one grace period (urcu_memb_synchronize_rcu: membarrier system calls, which
- * interrupt the cores running ksched's threads, and a wait for the read sections in
- * progress), so at most 250 a second, and none while nothing is retired. Paired
- * SchedulingBasic runs at 5,000 nodes chose 4 ms: 1 ms made the scheduling thread pay for
- * the grace periods (0.87 times the pods/s of liburcu's thread), 2 and 8 ms were slower
- * than 4 (bench/results/2026-12-02-second-core.md).
+ * cold. The reclaimer here bounds the calls waiting rather than the time: after a batch
+ * it pauses KS_RCU_PAUSE_NS (4 ms), then more pauses of the same until KS_RCU_BATCH calls
+ * wait, KS_RCU_MAX_PAUSE_NS passed or a ks_rcu_barrier() waits. Each batch costs one grace
+ * period (urcu_memb_synchronize_rcu: membarrier system calls, which interrupt the cores
+ * running ksched's threads, about 0.3 ms of CPU on this VM, and a wait for the read
+ * sections in progress): so at most 250 a second when versions retire fast, 20 when they
+ * retire slowly, and none while nothing is retired. Paired SchedulingBasic runs chose the
+ * figures (bench/results/2026-12-02-second-core.md): at 5,000 nodes a 1 ms pause made the
+ * scheduling thread pay for the grace periods (0.87 times the pods/s of liburcu's thread),
+ * 2 and 8 ms were slower than 4; at 50,000 nodes with --no-index (10,000 versions a second)
+ * a fixed 4 ms pause cost a tenth of a core in grace periods.
  *
  * Protocol: ks_rcu_call() pushes the head on a lock-free stack (never blocks: a CAS loop
  * that only fails when another push succeeded) and wakes the reclaimer only if it sleeps
@@ -30,6 +34,7 @@
 #include "ksched/rcu.h"
 
 #include "ksched/lock.h"
+#include "ksched/spin.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -42,7 +47,9 @@
 #include <unistd.h>
 
 /* The reclaimer's pause between two batches (each batch is one grace period). */
-#define KS_RCU_PAUSE_NS (4 * 1000 * 1000)
+#define KS_RCU_PAUSE_NS     (4 * 1000 * 1000)
+#define KS_RCU_MAX_PAUSE_NS (50 * 1000 * 1000)
+#define KS_RCU_BATCH        512
 
 #ifdef KS_TSAN
 char ks_rcu_grace_token;
@@ -50,7 +57,8 @@ char ks_rcu_grace_token;
 
 static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t barrier_done = PTHREAD_COND_INITIALIZER;
-static atomic_ulong pending; /* callbacks queued and not yet run */
+static atomic_ulong pending;      /* callbacks queued and not yet run */
+static atomic_uint barrier_waits; /* ks_rcu_barrier() callers waiting */
 
 static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
 static bool reclaimer_running;               /* written once under reclaimer_once */
@@ -89,6 +97,18 @@ static void reclaimer_sleep(void)
     atomic_store_explicit(&sleeping, 0, memory_order_relaxed);
 }
 
+/* After a batch: see the top of the file. */
+static void pause_between_batches(void)
+{
+    int64_t start = ks__mono_ns();
+    do {
+        struct timespec pause = {0, KS_RCU_PAUSE_NS};
+        nanosleep(&pause, NULL);
+    } while (atomic_load_explicit(&pending, memory_order_relaxed) < KS_RCU_BATCH &&
+             !atomic_load_explicit(&barrier_waits, memory_order_relaxed) &&
+             ks__mono_ns() - start < KS_RCU_MAX_PAUSE_NS);
+}
+
 static void *reclaimer_main(void *arg)
 {
     (void)arg;
@@ -112,8 +132,7 @@ static void *reclaimer_main(void *arg)
             run_callback(fifo); /* may free fifo */
             fifo = next;
         }
-        struct timespec pause = {0, KS_RCU_PAUSE_NS};
-        nanosleep(&pause, NULL);
+        pause_between_batches();
     }
     return NULL;
 }
@@ -153,9 +172,11 @@ void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
 
 void ks_rcu_barrier(void)
 {
+    atomic_fetch_add_explicit(&barrier_waits, 1, memory_order_relaxed); /* cuts the reclaimer's pause */
     ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
     /* acquire: pairs with the callbacks' release decrements */
     while (atomic_load_explicit(&pending, memory_order_acquire))
         pthread_cond_wait(&barrier_done, &barrier_lock);
     ks_mutex_unlock(&barrier_lock, KS_LOCK_RCU_BARRIER);
+    atomic_fetch_sub_explicit(&barrier_waits, 1, memory_order_relaxed);
 }
