@@ -25,13 +25,19 @@
  * Blocks are claimed with a relaxed fetch-add on `next`, in increasing order, and a claimed
  * block is always finished, so the processed indices are a prefix even when stopped.
  *
- * Spinning assumes the threads have cores to themselves. When they do not (more runnable
- * threads than cores: binders, other processes), a thread can be preempted in the middle
- * of a block and the submitter then waits a whole time slice for it. So a job whose
- * submitter had to wait long for a thread (a stall: KS_WORKERS_STALL_SPINS spins) makes
- * the next `backoff` jobs run on the submitter alone; the backoff doubles with each stall
- * (up to KS_WORKERS_BACKOFF_MAX jobs) and halves with each job that ran in parallel without
- * one. A pool that keeps stalling thus degrades to the serial loop, not below it.
+ * The threads pay only when they have a core to themselves. When they do not (more
+ * runnable threads than cores: binders, other processes; or a virtual CPU the host gives
+ * to another guest), a thread joins late, or is preempted in the middle of a block and the
+ * submitter then waits a whole time slice for it. So after each parallel job the submitter
+ * weighs what the threads saved it (the blocks they ran, at its own pace per block in this
+ * job) against how long it then waited for them to leave; a job that lost (or waited
+ * KS_WORKERS_STALL_SPINS spins) makes the next `backoff` jobs run on the submitter alone.
+ * The backoff doubles with each loss (up to KS_WORKERS_BACKOFF_MAX jobs) and halves with
+ * each job that paid. A pool whose threads do not pay thus degrades to the serial loop, not
+ * below it: on the two-vCPU reference machine, in its slow hours, SchedulingBasic with
+ * --no-index ran 0.59 times as fast with the pool as without it at 5,000 nodes (0.65 at
+ * 50,000) while only stalls of 1,024 spins counted as losses
+ * (bench/results/2026-12-02-second-core.md).
  */
 #include "ksched/workers.h"
 
@@ -68,6 +74,7 @@ struct ks_workers {
     _Alignas(64) atomic_uint seq; /* job number: moves once per job that uses the threads */
     atomic_uint open;             /* seq of the job threads may still join, 0 once closed */
     atomic_uint inside;           /* threads that joined the current job and have not left */
+    atomic_uint helped;           /* blocks the threads ran in the current job */
 
     _Alignas(64) pthread_mutex_t lock; /* guards sleeping and quit */
     pthread_cond_t wake;               /* sleeping threads wait here for seq to move or quit */
@@ -87,15 +94,15 @@ struct worker_arg {
     uint32_t id;
 };
 
-/* Claim and run blocks until none is left or the job is stopped; records the prefix end. */
-static void drain(struct ks_workers *w, uint32_t id)
+/* Claim and run blocks until none is left or the job is stopped; records the prefix end. The blocks run. */
+static uint32_t drain(struct ks_workers *w, uint32_t id)
 {
-    for (;;) {
+    for (uint32_t blocks = 0;; blocks++) {
         if (atomic_load_explicit(&w->stopped, memory_order_relaxed))
-            return;
+            return blocks;
         uint32_t begin = atomic_fetch_add_explicit(&w->next, w->block, memory_order_relaxed);
         if (begin >= w->n)
-            return;
+            return blocks;
         uint32_t end = begin + w->block < w->n ? begin + w->block : w->n;
         w->fn(w->ctx, begin, end, id);
         /* blocks are claimed in order and finished, so the prefix ends at the highest end */
@@ -147,7 +154,7 @@ static void *worker_main(void *p)
         /* Dekker with the close in ks_workers_run: inside++ then load open */
         atomic_fetch_add_explicit(&w->inside, 1, memory_order_seq_cst);
         if (atomic_load_explicit(&w->open, memory_order_seq_cst) == s)
-            drain(w, id);
+            atomic_fetch_add_explicit(&w->helped, drain(w, id), memory_order_relaxed);
         /* release: every write of the blocks run here happens-before the submitter sees inside drop */
         atomic_fetch_sub_explicit(&w->inside, 1, memory_order_release);
     }
@@ -230,6 +237,8 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
         drain(w, 0);
         return atomic_load_explicit(&w->done_end, memory_order_relaxed);
     }
+    atomic_store_explicit(&w->helped, 0, memory_order_relaxed);
+    int64_t t0 = ks__mono_ns();
     unsigned s = atomic_load_explicit(&w->seq, memory_order_relaxed) + 1;
     if (s == 0)
         s = 1; /* 0 means "closed" in open */
@@ -242,7 +251,8 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
         pthread_cond_broadcast(&w->wake);
         ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
     }
-    drain(w, 0);
+    uint32_t own = drain(w, 0);
+    int64_t t1 = ks__mono_ns();
     /*
      * close: a thread that has not joined yet stays out; wait for those inside (Dekker:
      * store open, load inside). The load that reads 0 acquires every thread's release
@@ -256,7 +266,12 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
         else
             sched_yield(); /* a joined thread was preempted mid-block: give it the CPU */
     }
-    if (spins >= KS_WORKERS_STALL_SPINS) {
+    /* relaxed: each thread counted before its release decrement of inside, acquired above */
+    uint32_t helped = atomic_load_explicit(&w->helped, memory_order_relaxed);
+    int64_t waited = ks__mono_ns() - t1;
+    /* what the threads saved the submitter (their blocks at its pace) against its wait for them */
+    int64_t saved = own ? (t1 - t0) / own * helped : 0;
+    if (spins >= KS_WORKERS_STALL_SPINS || waited > saved) {
         w->serial_jobs = w->backoff;
         w->backoff = w->backoff < KS_WORKERS_BACKOFF_MAX ? w->backoff * 2 : KS_WORKERS_BACKOFF_MAX;
     } else if (w->backoff > KS_WORKERS_BACKOFF_MIN) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 Test(schedule, num_feasible_nodes_to_find_table)
@@ -107,6 +108,41 @@ static void mark(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
         if (i == j->stop_at)
             ks_workers_stop(j->w);
     }
+}
+
+/* Blocks on the pool's thread take 2 ms (a thread the host preempted); the caller's 20 µs. */
+struct who_job {
+    _Atomic uint32_t by_threads;
+};
+
+static void slow_thread(void *ctx, uint32_t begin, uint32_t end, uint32_t worker)
+{
+    struct who_job *j = ctx;
+    (void)begin;
+    (void)end;
+    struct timespec ts = {0, worker ? 2 * 1000 * 1000 : 20 * 1000};
+    if (worker)
+        atomic_fetch_add(&j->by_threads, 1);
+    nanosleep(&ts, NULL);
+}
+
+Test(workers, a_thread_that_only_delays_the_caller_is_left_out_of_the_next_jobs)
+{
+    struct ks_workers *w;
+    cr_assert_eq(ks_workers_create(1, &w), 0);
+    bool lost = false;
+    for (int round = 0; round < 200 && !lost; round++) {
+        struct who_job j = {0};
+        cr_assert_eq(ks_workers_run(w, 64, 4, slow_thread, &j), 64);
+        lost = atomic_load(&j.by_threads) > 0; /* the caller then waited 2 ms for one block */
+    }
+    cr_assert(lost, "the pool's thread never joined a job");
+    for (int round = 0; round < 8; round++) { /* the backoff is at least 16 jobs */
+        struct who_job j = {0};
+        cr_assert_eq(ks_workers_run(w, 64, 4, slow_thread, &j), 64);
+        cr_assert_eq(atomic_load(&j.by_threads), 0, "job %d after the loss ran blocks on the thread", round);
+    }
+    ks_workers_destroy(w);
 }
 
 Test(workers, every_index_once_and_stop_leaves_a_prefix)
