@@ -36,7 +36,6 @@
 #include "ksched/lock.h"
 #include "ksched/spin.h"
 
-#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The reclaimer's pause between two batches (each batch is one grace period). */
+/* The reclaimer's pause after a batch (each batch is one grace period): see above. */
 #define KS_RCU_PAUSE_NS     (4 * 1000 * 1000)
 #define KS_RCU_MAX_PAUSE_NS (50 * 1000 * 1000)
 #define KS_RCU_BATCH        512

@@ -209,9 +209,10 @@ static bool bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
 /*
  * Poll for a job without the lock for up to KS_BIND_SPIN_NS, napping in between (see
  * above): while the scheduling thread produces a pod every few tens of microseconds, one
- * binder stays awake and ks__bind_async() never pays a wake-up. The lock is only tried (a binder blocking on
- * it while the scheduling thread still holds it would make that thread's unlock a futex wake-up, the very
- * cost the poll avoids). Called and returns with bind_lock held.
+ * binder stays awake and ks__bind_async() never pays a wake-up. The lock is only tried (a
+ * binder blocking on it while the scheduling thread still holds it would make that
+ * thread's unlock a futex wake-up, the very cost the poll avoids). Called and returns with
+ * bind_lock held.
  */
 static void poll_for_job(struct ks_scheduler *s)
 {

@@ -80,9 +80,9 @@ static inline void ks_rcu_synchronize(void)
 
 /*
  * ks_rcu_call - run @fn(@head) after a grace period, on the reclaimer thread (cache/rcu.c),
- * within about a millisecond plus the grace period. Callbacks run one at a time, in the
- * order of the calls. Never blocks; the caller must not be inside a read section it
- * registered from a different flavour.
+ * 4 to 50 ms after the call plus the grace period (sooner while a ks_rcu_barrier() waits).
+ * Callbacks run one at a time, in the order of the calls. Never blocks; the caller must not be inside a read
+ * section it registered from a different flavour.
  */
 void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *));
 
