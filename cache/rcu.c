@@ -33,17 +33,15 @@
  */
 #include "ksched/rcu.h"
 
+#include "ksched/futex.h"
 #include "ksched/lock.h"
 #include "ksched/spin.h"
 
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 /* The reclaimer's pause after a batch (each batch is one grace period): see above. */
 #define KS_RCU_PAUSE_NS     (4 * 1000 * 1000)
@@ -92,7 +90,7 @@ static void reclaimer_sleep(void)
     atomic_store_explicit(&sleeping, 1, memory_order_seq_cst); /* Dekker with ks_rcu_call */
     while (!atomic_load_explicit(&pushed, memory_order_seq_cst) &&
            atomic_load_explicit(&sleeping, memory_order_seq_cst))
-        syscall(SYS_futex, (uint32_t *)&sleeping, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+        ks__futex_wait(&sleeping, 1);
     atomic_store_explicit(&sleeping, 0, memory_order_relaxed);
 }
 
@@ -166,7 +164,7 @@ void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
                                                   memory_order_relaxed));
     if (atomic_load_explicit(&sleeping, memory_order_seq_cst) &&
         atomic_exchange_explicit(&sleeping, 0, memory_order_seq_cst))
-        syscall(SYS_futex, (uint32_t *)&sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        ks__futex_wake(&sleeping, 1);
 }
 
 void ks_rcu_barrier(void)

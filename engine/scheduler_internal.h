@@ -208,7 +208,7 @@ void ks__nominated_free(struct ks_nominated_scratch *nom);
  */
 enum { KS_BIND_BATCH = 8 };
 
-/* How long a binder that found the FIFO empty polls it before it sleeps, and its nap between two looks
+/* How long a binder that found the FIFO empty looks at it before it sleeps, and its nap between looks
  * (binder.c). */
 #define KS_BIND_SPIN_NS 200000
 #define KS_BIND_NAP_NS  20000

@@ -163,8 +163,7 @@ struct ks_index_class *ks_index_lookup(struct ks_index *ix, const void *owner, c
         unlink_class(ix, c);
         ix->nclasses--;
     }
-    *c = (struct ks_index_class){
-        .hash = h, .owner = owner, .keylen = len, .used = ix->clock, .sightings = 1, .ring = ix->ring_next};
+    *c = (struct ks_index_class){.hash = h, .owner = owner, .keylen = len, .used = ix->clock, .sightings = 1};
     memcpy(c->key, key, len);
     ix->ring_next = (ix->ring_next + 1) % KS_INDEX_CLASSES;
     ix->nclasses++;

@@ -50,7 +50,9 @@ int ks_index_tree_init(struct ks_index_tree *t, uint32_t n)
 
 void ks_index_tree_clear(struct ks_index_tree *t)
 {
-    for (uint32_t i = 0; t->t && i < 2 * t->leaves; i++)
+    if (!t->t)
+        return;
+    for (uint32_t i = 0; i < 2 * t->leaves; i++)
         t->t[i] = empty;
 }
 

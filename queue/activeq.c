@@ -54,21 +54,19 @@
  * loaded with acquire, so the ThreadSanitizer build sees each node initialised before it
  * is reachable, and rcu.h's grace-period annotations order every read before the reuse.
  */
+#include "ksched/futex.h"
 #include "ksched/queue.h"
 
 #include "ksched/rcu.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 /* Levels: 2^20 entries before the top level fills (p = 1/2). */
 #define AQ_MAX_LEVEL 20
@@ -293,16 +291,6 @@ static void release_node(struct aq_node *n)
 
 /* ---- creation --------------------------------------------------------------------------------- */
 
-static void futex_wait(_Atomic uint32_t *word, uint32_t expect)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expect, NULL, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic uint32_t *word)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
 int ks_activeq_create(ks_queue_less_fn less, const void *less_ctx, ks_activeq_release_fn release,
                       void *release_ctx, struct ks_activeq **out)
 {
@@ -403,7 +391,7 @@ static void wake(struct ks_activeq *aq)
     if (atomic_load_explicit(&aq->waiting, memory_order_seq_cst)) {
         /* release: the consumer re-reads the list after futex_wait returns */
         atomic_fetch_add_explicit(&aq->seq, 1, memory_order_release);
-        futex_wake_all(&aq->seq);
+        ks__futex_wake(&aq->seq, INT_MAX);
     }
 }
 
@@ -690,7 +678,7 @@ struct ks_queued_pod *ks_activeq_pop_sc(struct ks_activeq *aq, bool block)
         atomic_store_explicit(&aq->waiting, 1, memory_order_seq_cst);
         qp = pop(aq);
         if (!qp && !atomic_load_explicit(&aq->closed, memory_order_acquire))
-            futex_wait(&aq->seq, seq);
+            ks__futex_wait(&aq->seq, seq);
         atomic_store_explicit(&aq->waiting, 0, memory_order_relaxed);
         if (qp)
             return qp;
@@ -731,7 +719,7 @@ void ks_activeq_close(struct ks_activeq *aq)
     /* release: a woken consumer that reads `closed` also sees everything before it */
     atomic_store_explicit(&aq->closed, true, memory_order_release);
     atomic_fetch_add_explicit(&aq->seq, 1, memory_order_release);
-    futex_wake_all(&aq->seq);
+    ks__futex_wake(&aq->seq, INT_MAX);
 }
 
 uint32_t ks_activeq_walk(struct ks_activeq *aq, bool (*fn)(void *ctx, const struct ks_queued_pod *qp),

@@ -50,7 +50,6 @@ struct ks_index_class {
     uint32_t sightings;          /* lookups since created */
     uint32_t misses;             /* cycles in a row the tree could not answer (ks_index_outcome) */
     uint32_t resting;            /* lookups left before the class is tried again after many misses */
-    uint32_t ring;               /* its place in the creation ring */
     struct ks_index_class *next; /* hash chain */
     uint64_t hash;
     const void *owner; /* the profile's framework */

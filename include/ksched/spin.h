@@ -10,10 +10,10 @@
  * 256th reads the clock, and it returns false once @limit_ns have passed since the first.
  *
  * The yield period matters on a two-core machine, where the worker pool's idle thread
- * shares the core the scheduling thread does not use with the binders: a thread the
- * next job is for waits for the poller's yield, so a long period (64 polls) delays it,
- * and a short one (2) spends the core in system calls; 8 is between the two (paired
- * SchedulingBasic runs).
+ * polls on the core the scheduling thread does not use, which it shares with the binders
+ * and the RCU reclaimer: a thread that wakes there with work waits for the poller's
+ * yield, so a long period (64 polls) delays it, and a short one (2) spends the core in
+ * system calls; 8 is between the two (paired SchedulingBasic runs).
  *
  * Context: any thread; no allocation, no locks.
  */
