@@ -47,15 +47,7 @@ static int usage(FILE *out)
 
 static int parse_u64(const char *flag, const char *val, uint64_t max, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(val, &end, 10);
-    if (errno || end == val || *end || val[0] == '-' || v > max) {
-        fprintf(stderr, "ksched bench: %s: invalid number \"%s\"\n", flag, val);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return ks_cmd_parse_u64(CMD, flag, val, max, out);
 }
 
 static int parse_args(int argc, char **argv, struct ks_bench_args *a)

@@ -3,7 +3,9 @@
  */
 #include "flag.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ks_cmd_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i, const char **value)
@@ -22,4 +24,17 @@ int ks_cmd_flag_value(const char *cmd, const char *name, int argc, char **argv, 
         return -1;
     }
     return 1;
+}
+
+int ks_cmd_parse_u64(const char *cmd, const char *flag, const char *val, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(val, &end, 10);
+    if (errno || end == val || *end || val[0] == '-' || v > max) {
+        fprintf(stderr, "%s: %s: invalid number \"%s\"\n", cmd, flag, val);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }

@@ -5,6 +5,8 @@
 #ifndef KSCHED_CMD_FLAG_H
 #define KSCHED_CMD_FLAG_H
 
+#include <stdint.h>
+
 /*
  * ks_cmd_flag_value - if argv[*i] is @name followed by a value ("@name VALUE" or
  * "@name=VALUE"), set *@value and leave *i on the last word used. Returns 0 when argv[*i] is
@@ -13,5 +15,11 @@
  * Context: argument parsing, main thread.
  */
 int ks_cmd_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i, const char **value);
+
+/*
+ * ks_cmd_parse_u64 - @val as a decimal number of at most @max into *@out: 0, or -1 after
+ * printing "@cmd: @flag: invalid number "@val"" on standard error.
+ */
+int ks_cmd_parse_u64(const char *cmd, const char *flag, const char *val, uint64_t max, uint64_t *out);
 
 #endif

@@ -44,6 +44,7 @@ struct schedule_args {
     enum ks_validation validate; /* --validate, warn by default */
     bool seeded;
     uint64_t seed;
+    uint32_t parallelism; /* --parallelism; 0: the configuration's */
     int nfiles;
     const char **files;
 };
@@ -164,8 +165,8 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
 static int usage(FILE *out)
 {
     fputs("usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N]\n"
-          "                       [--plugin-dir DIR] [--validate MODE] [--no-index] [-o json|table]\n"
-          "                       FILE...\n"
+          "                       [--parallelism N] [--plugin-dir DIR] [--validate MODE] [--no-index]\n"
+          "                       [-o json|table] FILE...\n"
           "Loads manifests (multi-document YAML or kind: List; FILE - is standard input), schedules\n"
           "their pending pods as kube-scheduler does and writes one JSON line per outcome.\n"
           "  --config FILE          a KubeSchedulerConfiguration (default: kube-scheduler's defaults;\n"
@@ -176,7 +177,10 @@ static int usage(FILE *out)
           "  -o, --output FORMAT    json (default: one object per line) or table (for a terminal:\n"
           "                         outcomes; with --explain, per attempt the best nodes' scores and\n"
           "                         the filtered nodes grouped by reason)\n"
-          "  --seed N               seed tie-breaks (reproducible decisions)\n"
+          "  --seed N               seed tie-breaks: the same files, flags and seed give the same\n"
+          "                         output, byte for byte (without it, ties break differently per run)\n"
+          "  --parallelism N        Filter/Score threads, the scheduling thread included (default: the\n"
+          "                         configuration's, at most the online cores); never changes the output\n"
           "  --no-index             never answer a cycle from the signature index: filter and score\n"
           "                         node by node in every cycle (the same decisions, the same output)\n"
           "  --validate MODE        fields the Kubernetes API does not define, and duplicate fields, as\n"
@@ -267,16 +271,18 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
             if (rc < 0)
                 return -1;
         } else if ((rc = ks_cmd_flag_value(CMD, "--seed", argc, argv, &i, &val)) != 0) {
-            char *end;
-            if (rc < 0)
+            if (rc < 0 || ks_cmd_parse_u64(CMD, "--seed", val, UINT64_MAX, &a->seed) < 0)
                 return -1;
-            errno = 0;
-            a->seed = strtoull(val, &end, 10);
-            if (errno || end == val || *end || val[0] == '-') {
-                fprintf(stderr, "ksched schedule: --seed: invalid number \"%s\"\n", val);
+            a->seeded = true;
+        } else if ((rc = ks_cmd_flag_value(CMD, "--parallelism", argc, argv, &i, &val)) != 0) {
+            uint64_t v;
+            if (rc < 0 || ks_cmd_parse_u64(CMD, "--parallelism", val, 1024, &v) < 0)
+                return -1;
+            if (v == 0) {
+                fprintf(stderr, "ksched schedule: --parallelism: must be at least 1\n");
                 return -1;
             }
-            a->seeded = true;
+            a->parallelism = (uint32_t)v;
         } else if ((rc = ks_cmd_feature_gates_arg("ksched schedule", argc, argv, &i)) != 0) {
             if (rc < 0)
                 return -1;
@@ -381,6 +387,8 @@ int ks_cmd_schedule(int argc, char **argv)
         .objects = objs,
         .seed = a.seed,
         .seeded = a.seeded,
+        .parallelism = a.parallelism,
+        .deterministic = true,
         .explain = a.explain,
         .no_index = a.no_index,
         .on_event = table ? ks_explain_table_on_event : on_event,

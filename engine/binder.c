@@ -269,7 +269,8 @@ static void *binder_main(void *arg)
         bool done = bind_one(s, job);
         ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
         s->bind_stuck -= urgent;
-        if (done && --s->in_flight == 0)
+        /* a deterministic run's settling waits for every binding done, not only the last */
+        if (done && (--s->in_flight == 0 || s->opts.deterministic))
             pthread_cond_broadcast(&s->bind_idle);
     }
     ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
@@ -334,6 +335,44 @@ void ks__bind_flush(struct ks_scheduler *s)
         else
             pthread_cond_signal(&s->bind_ready);
     }
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+}
+
+/* Pods of every profile that wait on Permit and were not yet allowed, rejected or timed out. */
+static uint32_t permit_undecided(struct ks_scheduler *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nfw; i++)
+        n += ks_fw_undecided_count(s->fw[i]);
+    return n;
+}
+
+void ks__bind_settle(struct ks_scheduler *s)
+{
+    ks__bind_flush(s);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    /*
+     * Each undecided pod's job is in flight (its Permit ran before its job was queued), so
+     * in_flight exceeds the undecided count exactly while some other binding is unfinished.
+     * Both are read under bind_lock, and a binder finishing a job broadcasts bind_idle under
+     * it, so no finish is missed between the check and the wait.
+     */
+    while (s->in_flight > permit_undecided(s))
+        pthread_cond_wait(&s->bind_idle, &s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+}
+
+void ks__bind_inline(struct ks_scheduler *s, struct ks_bind_job *job)
+{
+    ks__bind_settle(s);
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    s->in_flight++;
+    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    if (!bind_one(s, job))
+        return; /* parked on a PreBind wait: a binder finishes it, and settling waits for that */
+    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    if (--s->in_flight == 0)
+        pthread_cond_broadcast(&s->bind_idle);
     ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
 }
 

@@ -317,6 +317,16 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
     return 0;
 }
 
+uint32_t ks_fw_undecided_count(struct ks_framework *fw)
+{
+    uint32_t n = 0;
+    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    for (const struct ks_waiting_pod *wp = fw->waiting; wp; wp = wp->next)
+        n += !wp->decided;
+    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    return n;
+}
+
 uint32_t ks_fw_waiting_count(struct ks_framework *fw)
 {
     ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);

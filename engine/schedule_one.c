@@ -155,6 +155,10 @@ static bool commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
         ks__job_put(s, job);
         return false;
     }
+    if (s->opts.deterministic && rc == KS_SUCCESS) {
+        ks__bind_inline(s, job);
+        return false;
+    }
     return ks__bind_async(s, job, rc == KS_WAIT);
 }
 
@@ -185,6 +189,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp);
 
 int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
 {
+    ks__logical_tick(s);
     struct ks_queued_pod *qp = pop(s, block);
     if (!qp)
         return 0;
@@ -193,6 +198,8 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     schedule_pod(s, qp);
     if (s->bind_deferred)
         flush_if_idle(s);
+    if (s->opts.deterministic)
+        ks__bind_settle(s); /* pods this cycle's Permit allowed are bound before the next one */
     return 1;
 }
 

@@ -17,6 +17,10 @@
  * Time: the queue reads opts.clock, by default CLOCK_MONOTONIC plus `warp_ns`, which
  * ks_scheduler_run_until_idle() advances to the next backoff expiry instead of sleeping:
  * a batch run has no other source of events, so waiting in real time would change nothing.
+ * A deterministic run (opts.deterministic) reads the logical clock plus `warp_ns` instead:
+ * it moves only at pods added and cycles run (ks__logical_tick), so what the queue decides
+ * by time (backoff over or not, the order of pods added one after another) depends on the
+ * run's own steps, not on how fast the machine took them.
  */
 #include "scheduler_internal.h"
 
@@ -56,9 +60,31 @@ static int64_t warped_now(void *ctx)
     return ks__mono_ns() + atomic_load_explicit(&s->warp_ns, memory_order_relaxed);
 }
 
+/*
+ * The logical clock of a deterministic run. Its origin is arbitrary (only differences
+ * matter); a fixed one keeps it far from KS_TIME_NONE and the same in every run. Relaxed:
+ * only the scheduling thread moves it, and a binder reads it only between the cycles the
+ * scheduling thread waits for (ks__bind_settle orders both).
+ */
+#define KS_LOGICAL_ORIGIN_NS INT64_C(1000000000000)
+
+static int64_t logical_now(void *ctx)
+{
+    struct ks_scheduler *s = ctx;
+    return KS_LOGICAL_ORIGIN_NS + atomic_load_explicit(&s->logical_ns, memory_order_relaxed) +
+           atomic_load_explicit(&s->warp_ns, memory_order_relaxed);
+}
+
+void ks__logical_tick(struct ks_scheduler *s)
+{
+    if (s->opts.deterministic)
+        atomic_fetch_add_explicit(&s->logical_ns, KS_LOGICAL_TICK_NS, memory_order_relaxed);
+}
+
+/* Move the scheduler's own clock (the default or the logical one) forward to @t. */
 static void warp_to(struct ks_scheduler *s, int64_t t)
 {
-    int64_t now = warped_now(s);
+    int64_t now = s->clock.now(s->clock.ctx);
     if (t > now)
         atomic_fetch_add_explicit(&s->warp_ns, t - now, memory_order_relaxed);
 }
@@ -210,8 +236,15 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     s->rng = opts->seeded ? opts->seed * 0x9e3779b97f4a7c15ull + 1 : (uint64_t)ks__mono_ns() | 1;
     s->sample_rng = (s->rng ^ 0x5851f42d4c957f2dull) | 1;
     atomic_init(&s->warp_ns, 0);
+    atomic_init(&s->logical_ns, 0);
     atomic_init(&s->progress, 0);
-    s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
+    if (opts->deterministic) {
+        s->opts.clock = (struct ks_clock){0};
+        s->opts.binders = 1; /* pods allowed by one Permit bind in the order they were permitted */
+        s->clock = (struct ks_clock){.now = logical_now, .ctx = s};
+    } else {
+        s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
+    }
     ks_mutex_init_adaptive(&s->bind_lock);
     pthread_mutex_init(&s->event_lock, NULL);
     pthread_mutex_init(&s->flush_lock, NULL);
@@ -364,6 +397,7 @@ int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod)
         return add_bound(s, pod);
     if (!framework_of(s, pod))
         return 1;
+    ks__logical_tick(s);
     int rc = ks_queue_add(s->queue, ks_pod_get(pod), ks_queue_now(s->queue));
     if (rc < 0) {
         ks_pod_put(pod);

@@ -135,7 +135,8 @@ struct ks_scheduler {
 
     struct ks_event_map **maps; /* per framework: events and PreEnqueue plugins (queue/plugin_events.c) */
     struct ks_clock clock;      /* what the queue reads */
-    _Atomic int64_t warp_ns;    /* the default clock: how far batch runs moved it past CLOCK_MONOTONIC */
+    _Atomic int64_t warp_ns;    /* how far batch runs moved the clock past its own time */
+    _Atomic int64_t logical_ns; /* opts.deterministic: the logical clock's ticks (relaxed: see logical_now) */
     /* bindings, evictions and delivered events: a batch round of retries that moves it is worth another */
     _Atomic uint64_t progress;
 
@@ -217,6 +218,18 @@ void ks__binders_stop(struct ks_scheduler *s);
 bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent);
 void ks__bind_flush(struct ks_scheduler *s);
 void ks__wait_bindings(struct ks_scheduler *s);
+
+/*
+ * Deterministic runs (opts.deterministic), binder.c. ks__bind_settle - wait until every
+ * binding in flight is done but those of pods still waiting on Permit (scheduling thread).
+ * ks__bind_inline - run @job's binding cycle on the calling scheduling thread, counted in
+ * flight as a binder's is, after settling the earlier ones.
+ */
+void ks__bind_settle(struct ks_scheduler *s);
+void ks__bind_inline(struct ks_scheduler *s, struct ks_bind_job *job);
+
+/* The logical clock of a deterministic run moves one tick (any thread; a no-op otherwise). */
+void ks__logical_tick(struct ks_scheduler *s);
 
 /* find_nodes.c: PreFilter and Filter; returns a code, fills feasible/diag. */
 struct ks_find_result {

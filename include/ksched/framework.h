@@ -171,6 +171,13 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
 uint32_t ks_fw_waiting_count(struct ks_framework *fw);
 
 /*
+ * ks_fw_undecided_count - pods waiting on Permit that no allow, reject or timeout has
+ * decided yet (a decided pod's binder may not have taken the decision yet). Any thread;
+ * takes the framework's wait lock (KS_LOCK_PERMIT_WAIT).
+ */
+uint32_t ks_fw_undecided_count(struct ks_framework *fw);
+
+/*
  * PreBind: every PreBind plugin in order; the first failure ends the run (rejections keep
  * their code, other failures become Error "running PreBind plugin %q: <message>"). A
  * plugin that returns KS_WAIT while cs->bind_wait is set (framework_types.h) stops the run

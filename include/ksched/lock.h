@@ -86,7 +86,8 @@
     X(KUBE_RATE, "kube/client.c rate_lock")                                                                  \
     /* the scheduler's flusher thread's quit flag; a leaf */                                                 \
     X(FLUSH, "engine/scheduler_internal.h flush_lock")                                                       \
-    /* the binders' FIFO, job states and free jobs; a leaf */                                                \
+    /* the binders' FIFO, job states and free jobs; a deterministic run's settling counts */                 \
+    /* the pods waiting on Permit inside (PERMIT_WAIT) */                                                    \
     X(BIND, "engine/scheduler_internal.h bind_lock")                                                         \
     /* the worker pool's sleepers; a leaf */                                                                 \
     X(WORKERS, "engine/workers.c lock")                                                                      \

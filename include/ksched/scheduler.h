@@ -86,6 +86,22 @@ struct ks_scheduler_opts {
     void *ctx;
     /* the queue's clock; now NULL: CLOCK_MONOTONIC, which batch runs move forward instead of sleeping */
     struct ks_clock clock;
+    /*
+     * A batch run whose every outcome depends on its input, configuration and seed only, never
+     * on thread timing (`ksched schedule`), by two rules:
+     *   - a binding is settled before the next scheduling cycle starts: bound and confirmed in
+     *     the cache (with its AssignedPod/Add event delivered), or failed and back in the queue;
+     *     only the bindings of pods still waiting on Permit (not yet allowed, rejected or timed
+     *     out) stay open. Bindings that wait for nothing run on the scheduling thread; the
+     *     others on one binder thread, in the order their pods were permitted;
+     *   - the queue's clock is logical: it moves KS_LOGICAL_TICK_NS at each pending pod added
+     *     and at each scheduling cycle, stands still within a cycle, and
+     *     ks_scheduler_run_until_idle() moves it to the next backoff expiry. Pods added one
+     *     after another are thus queued in that order, and a pod's backoff is over after as
+     *     many cycles as it lasts in ticks.
+     * Permit timeouts stay in real time. Replaces opts.clock and opts.binders.
+     */
+    bool deterministic;
     int64_t max_unschedulable_ns; /* podMaxInUnschedulablePodsDuration; 0: 5 minutes */
     /*
      * Start a thread that flushes backoffQ every second and the unschedulable pods every 30
@@ -123,6 +139,9 @@ struct ks_scheduler_opts {
 };
 
 struct ks_scheduler;
+
+/* How far the logical clock of a deterministic run moves per pod added and per cycle: 1 us. */
+#define KS_LOGICAL_TICK_NS 1000
 
 int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache,
                         struct ks_scheduler **out, struct ks_error *err);

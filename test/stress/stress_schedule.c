@@ -6,6 +6,10 @@
  * 600 nodes (enough for the filter phase to split across workers) and 3,000 pods, half of
  * them too big to fit once the cluster fills up. Checks every pod ends bound or reported
  * unschedulable exactly once per attempt, and that no node is overcommitted.
+ *
+ * `stress_schedule deterministic` runs the same cluster as a deterministic run
+ * (struct ks_scheduler_opts.deterministic: bindings settled on the scheduling thread before
+ * each cycle) twice, and also requires both runs to report the same counts.
  */
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -16,8 +20,10 @@
 #include "ksched/scheduler.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 enum { NODES = 600, PODS = 3000 };
@@ -57,7 +63,8 @@ static int write_cluster(char *path)
     return 0;
 }
 
-int main(void)
+/* One run over the cluster of write_cluster(); 0 when every check holds. */
+static int run(bool deterministic)
 {
     char path[] = "/tmp/ksched-stress-XXXXXX";
     struct ks_objects *objs;
@@ -68,16 +75,22 @@ int main(void)
     const char *p = path;
     int bad = 0;
 
-    ks_api_init();
-    ks_rcu_register_thread();
+    atomic_store(&scheduled, 0);
+    atomic_store(&unschedulable, 0);
+    atomic_store(&errors, 0);
     if (write_cluster(path) < 0 || ks_objects_load(&p, 1, &objs, &err) < 0 ||
         ks_config_load_default(&cfg) < 0 || ks_cache_create(0, &cache) < 0) {
         fprintf(stderr, "stress_schedule: setup failed: %s\n", err.msg);
         return 1;
     }
     unlink(path);
-    struct ks_scheduler_opts opts = {
-        .config = cfg, .parallelism = 4, .binders = 3, .seeded = true, .seed = 1, .on_event = on_event};
+    struct ks_scheduler_opts opts = {.config = cfg,
+                                     .parallelism = 4,
+                                     .binders = 3,
+                                     .seeded = true,
+                                     .seed = 1,
+                                     .deterministic = deterministic,
+                                     .on_event = on_event};
     if (ks_scheduler_create(&opts, cache, &s, &err) < 0) {
         fprintf(stderr, "stress_schedule: %s\n", err.msg);
         return 1;
@@ -115,6 +128,27 @@ int main(void)
     ks_cache_destroy(cache);
     ks_objects_destroy(objs);
     ks_config_destroy(cfg);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    bool deterministic = argc > 1 && strcmp(argv[1], "deterministic") == 0;
+    int bad;
+
+    ks_api_init();
+    ks_rcu_register_thread();
+    bad = run(deterministic);
+    if (deterministic && !bad) {
+        unsigned first[2] = {atomic_load(&scheduled), atomic_load(&unschedulable)};
+        bad = run(true);
+        if (first[0] != atomic_load(&scheduled) || first[1] != atomic_load(&unschedulable)) {
+            fprintf(stderr,
+                    "stress_schedule: two deterministic runs differ: %u/%u scheduled, %u/%u attempts\n",
+                    first[0], atomic_load(&scheduled), first[1], atomic_load(&unschedulable));
+            bad = 1;
+        }
+    }
     ks_rcu_unregister_thread();
     return bad;
 }
