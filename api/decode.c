@@ -2,9 +2,12 @@
  * decode.c - field decoders shared by every Kubernetes object decoder.
  *
  * Shapes follow the JSON forms of k8s.io/api (a YAML document is decoded as its JSON
- * equivalent, as sigs.k8s.io/yaml does): integers must be plain YAML integers, strings
- * may be any scalar, quantities may be numbers or strings. Label sets and resource lists
- * are sorted by interned id so matching can binary-search or merge.
+ * equivalent, as sigs.k8s.io/yaml does: ksched/yaml_tree.h's ks_yaml_json_type): integers
+ * are JSON numbers without fraction or exponent once converted (0x10, 1e3 and 1_000 are
+ * integers, "80" is not), booleans YAML 1.1 ones, quantities numbers or strings. The
+ * loader has checked every value's type against the API schema first (api/type_check.c),
+ * so the decoders' own type messages are for input that skips that check. Label sets and
+ * resource lists are sorted by interned id so matching can binary-search or merge.
  */
 #include "ksched/decode.h"
 
@@ -218,15 +221,25 @@ int ks_dec_id(struct ks_decoder *d, const struct ks_yaml_node *map, const char *
     return scalar_field(d, map, key, parse_id, out);
 }
 
-/* A plain integer scalar in [@lo, @hi]. */
+int ks_dec_number_text(const struct ks_yaml_node *n, char *buf, size_t len)
+{
+    struct ks_json_number num;
+    if (ks_yaml_json_type(n, NULL, &num) != KS_JSON_NUMBER)
+        return -EINVAL;
+    return ks_json_number_text(&num, buf, len);
+}
+
+/* An integer in [@lo, @hi]: a JSON number without fraction or exponent once converted. */
 static int parse_int(struct ks_decoder *d, const struct ks_yaml_node *n, int64_t lo, int64_t hi, int64_t *out)
 {
+    char text[64], *end;
     if (!n->plain)
         return ks_dec_fail(d, n, 0, "expected an integer, found the string \"%s\"", n->str);
-    char *end;
+    if (ks_dec_number_text(n, text, sizeof(text)) < 0)
+        snprintf(text, sizeof(text), "-"); /* no number: invalid below */
     errno = 0;
-    long long v = strtoll(n->str, &end, 10);
-    if (errno || end == n->str || *end || v < lo || v > hi)
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi)
         return ks_dec_fail(d, n, 0, "invalid integer \"%s\" (want %" PRId64 "..%" PRId64 ")", n->str, lo, hi);
     *out = v;
     return 0;
@@ -258,16 +271,8 @@ int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const cha
 
 static int parse_bool(struct ks_decoder *d, const struct ks_yaml_node *n, void *out)
 {
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", NULL};
-    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", NULL};
-    int found = 0;
-    for (int i = 0; n->plain && yes[i]; i++) {
-        if (strcmp(n->str, yes[i]) == 0)
-            *(bool *)out = true, found = 1;
-        if (strcmp(n->str, no[i]) == 0)
-            *(bool *)out = false, found = 1;
-    }
-    if (!found)
+    struct ks_json_number num;
+    if (ks_yaml_json_type(n, out, &num) != KS_JSON_BOOL)
         return ks_dec_fail(d, n, 0, "expected true or false, found \"%s\"", n->str);
     return 0;
 }
@@ -459,6 +464,22 @@ int ks_dec_annotations(struct ks_decoder *d, const struct ks_yaml_node *map, con
     return 0;
 }
 
+int ks_dec_quantity(const struct ks_yaml_node *n, struct ks_quantity *q)
+{
+    char text[64];
+    if (ks_dec_number_text(n, text, sizeof(text)) == 0)
+        return ks_quantity_parse(text, q);
+    if (n->kind != KS_YAML_SCALAR)
+        return -EINVAL;
+    /* resource.Quantity's UnmarshalJSON trims the string */
+    size_t b = 0, e = n->len;
+    while (b < e && n->str[b] == ' ')
+        b++;
+    while (e > b && n->str[e - 1] == ' ')
+        e--;
+    return ks_quantity_parse_n(n->str + b, e - b, q);
+}
+
 static int cmp_resource(const void *a, const void *b)
 {
     const struct ks_resource_item *x = a, *y = b;
@@ -475,7 +496,7 @@ static int resource_pair(struct ks_decoder *d, const struct ks_yaml_pair *p, voi
     ks_dec_push_key(d, p->key->str);
     if (ks_yaml_is_null(p->value) || p->value->kind != KS_YAML_SCALAR)
         return ks_dec_fail(d, p->value, 0, "expected a quantity, found %s", ks_yaml_kind_name(p->value));
-    if (ks_quantity_parse(p->value->str, &q) < 0)
+    if (ks_dec_quantity(p->value, &q) < 0)
         return ks_dec_fail(d, p->value, 0, "invalid quantity \"%s\"", p->value->str);
     if (ks_quantity_sign(&q) < 0)
         return ks_dec_fail(d, p->value, 0, "must be greater than or equal to 0, found \"%s\"", p->value->str);

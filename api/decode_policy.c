@@ -19,10 +19,14 @@ static int int_or_percent(struct ks_decoder *d, const struct ks_yaml_node *map, 
     if (n->kind != KS_YAML_SCALAR)
         return ks_dec_fail(d, n, 0, "expected an integer or a percentage, found %s", ks_yaml_kind_name(n));
     int value, used = 0;
+    char number[64];
+    /* a number as kubectl sends it (1e1 is 10), or a string "N%" */
+    bool is_number = ks_dec_number_text(n, number, sizeof(number)) == 0;
+    const char *text = is_number ? number : n->str;
     out->set = true;
-    out->percent = n->len > 0 && n->str[n->len - 1] == '%';
-    if (sscanf(n->str, "%d%n", &value, &used) != 1 || used != (int)n->len - (out->percent ? 1 : 0) ||
-        value < 0 || (out->percent && value > 100) || (!out->percent && !n->plain))
+    out->percent = !is_number && n->len > 0 && n->str[n->len - 1] == '%';
+    if (sscanf(text, "%d%n", &value, &used) != 1 || used != (int)strlen(text) - (out->percent ? 1 : 0) ||
+        value < 0 || (out->percent && value > 100) || (!out->percent && !is_number))
         return ks_dec_fail(d, n, 0, "invalid value \"%s\": want a non-negative integer or a percentage",
                            n->str);
     out->value = value;

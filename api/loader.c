@@ -20,7 +20,9 @@
 #include "ksched/api.h"
 #include "ksched/decode.h"
 #include "ksched/intern.h"
+#include "ksched/api_schema.h"
 #include "ksched/load_filter.h"
+#include "ksched/type_check.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
@@ -322,9 +324,14 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
     int m = modelled(kind);
     if (m < 0 && !list)
         return ks__load_filter_kind(&l->filter, file, doc, prefix, kind, api_version); /* skip or refuse */
-    if (m >= 0 && version_ok(kinds[m].versions, api_version) &&
-        (rc = ks__load_filter_fields(&l->filter, file, doc, prefix, kind)))
-        return rc;
+    if (m >= 0 && version_ok(kinds[m].versions, api_version)) {
+        /* as the API server: values of the wrong type refuse the object, whatever --validate says */
+        const char *slash = strchr(api_version, '/');
+        if ((rc = ks_type_check(doc, ks_api_schema_root(kind), kind, slash ? slash + 1 : api_version, file,
+                                prefix, l->err)) ||
+            (rc = ks__load_filter_fields(&l->filter, file, doc, prefix, kind)))
+            return rc;
+    }
     enum ks_kind k;
     void *obj;
     /* a list inside a list fails here, as a kind that is not decoded */

@@ -140,6 +140,28 @@ static int keep_duplicate(struct frame *f, uint32_t i, struct ks_yaml_node *valu
     return 0;
 }
 
+/*
+ * A map key as the JSON key it becomes (yaml_json.c): an unquoted integer or boolean key
+ * gets a copy spelled in decimal or as true/false (a key may be an anchored node used
+ * elsewhere as a value); other keys stay as they are. NULL when out of memory.
+ */
+static struct ks_yaml_node *json_key(struct builder *b, struct ks_yaml_node *key)
+{
+    char buf[24];
+    const char *text = ks_yaml_json_key(key, buf, sizeof(buf));
+    if (text == key->str)
+        return key;
+    struct ks_yaml_node *k = ks_arena_alloc(arena(b), sizeof(*k));
+    if (!k)
+        return NULL;
+    *k = *key;
+    k->len = strlen(text);
+    k->plain = 0;
+    if (!(k->str = ks_arena_strndup(arena(b), text, k->len)))
+        return NULL;
+    return k;
+}
+
 /* Attach a finished node (with its expanded weight) to the open collection or the document. */
 static int attach(struct builder *b, struct ks_yaml_node *node, uint64_t weight, const char *anchor)
 {
@@ -158,6 +180,9 @@ static int attach(struct builder *b, struct ks_yaml_node *node, uint64_t weight,
         return 0;
     }
     struct frame *f = &b->stack[b->depth - 1];
+    if (f->node->kind == KS_YAML_MAP && f->n % 2 == 0 && node->kind == KS_YAML_SCALAR && node->plain &&
+        !(node = json_key(b, node)))
+        return -ENOMEM;
     if (f->node->kind == KS_YAML_MAP && f->n % 2 == 1) {
         /* node is a value: its key is the previous kid; reject a repeated key */
         struct ks_yaml_node *key = f->kids[f->n - 1];

@@ -3,9 +3,10 @@
  *
  * The inverse of kube/proto_tree.c, walking the same descriptors: a key of the map names a
  * field of the message (or of a `<name>_inline` message, whose fields JSON shows in the
- * parent); a null value is no value; strings take any scalar, integers and booleans plain
- * scalars only (as the manifest decoders read them); Time and MicroTime take RFC 3339,
- * Quantity any scalar, IntOrString a plain integer or a string; a `...Entry` field takes a
+ * parent); a null value is no value; strings take any scalar, integers and booleans the
+ * numbers and booleans of kubectl's YAML-to-JSON conversion (ksched/yaml_tree.h, as the
+ * manifest decoders read them); Time and MicroTime take RFC 3339, Quantity any scalar (a
+ * number as its JSON text), IntOrString a number or a string; a `...Entry` field takes a
  * map. A key the message lacks fails the encoding unless the caller is lenient: a write
  * must not lose a field silently (the caller then sends JSON), while tests that read a
  * manifest through protobuf only want what ksched reads. Messages and arrays live in the
@@ -86,15 +87,16 @@ static int want_scalar(struct enc *e, const struct ks_yaml_node *n, const char *
     return 0;
 }
 
+/* An integer as the API server reads kubectl's JSON of it (0x10 and 1e3 are integers, "80" is not). */
 static int integer(struct enc *e, const struct ks_yaml_node *n, int64_t lo, int64_t hi, int64_t *out)
 {
     int rc = want_scalar(e, n, "an integer");
     if (rc)
         return rc;
-    char *end;
+    char text[64], *end = text;
     errno = 0;
-    long long v = strtoll(n->str, &end, 10);
-    if (!n->plain || errno || end == n->str || *end || v < lo || v > hi)
+    long long v = ks_dec_number_text(n, text, sizeof(text)) == 0 ? strtoll(text, &end, 10) : 0;
+    if (!n->plain || errno || end == text || *end || v < lo || v > hi)
         return fail(e, n, -EINVAL, "invalid integer \"%s\"", n->str);
     *out = v;
     return 0;
@@ -142,7 +144,12 @@ static int encode_special(struct enc *e, const ProtobufCMessageDescriptor *d, co
             return rc;
         if (!(*out = new_message(e, d)))
             return nomem(e);
-        ((Ks__Meta__Quantity *)*out)->string = (char *)n->str;
+        /* a number as the JSON text the API server parsed it from (0x10: "16") */
+        char text[64];
+        const char *q = ks_dec_number_text(n, text, sizeof(text)) == 0 ? ks_arena_strdup(e->arena, text) : n->str;
+        if (!q)
+            return nomem(e);
+        ((Ks__Meta__Quantity *)*out)->string = (char *)q;
         return 0;
     }
     if (d == &ks__meta__int_or_string__descriptor) {
@@ -150,12 +157,12 @@ static int encode_special(struct enc *e, const ProtobufCMessageDescriptor *d, co
             return rc;
         if (!(*out = new_message(e, d)))
             return nomem(e);
-        /* a plain integer is the int form; anything else ("50%", a quoted number) the string form */
+        /* a number is the int form; anything else ("50%", a quoted number) the string form */
         Ks__Meta__IntOrString *v = (Ks__Meta__IntOrString *)*out;
-        char *end;
+        char text[64], *end = text;
         errno = 0;
-        long long x = strtoll(n->str, &end, 10);
-        if (n->plain && !errno && end != n->str && !*end && x >= INT32_MIN && x <= INT32_MAX) {
+        long long x = ks_dec_number_text(n, text, sizeof(text)) == 0 ? strtoll(text, &end, 10) : 0;
+        if (end != text && !errno && !*end && x >= INT32_MIN && x <= INT32_MAX) {
             v->intval = (int32_t)x;
         } else {
             v->type = 1;
@@ -195,9 +202,11 @@ static int encode_value(struct enc *e, const ProtobufCFieldDescriptor *f, const 
     case PROTOBUF_C_TYPE_BOOL:
         if ((rc = want_scalar(e, n, "true or false")))
             return rc;
-        if (!n->plain || (strcmp(n->str, "true") != 0 && strcmp(n->str, "false") != 0))
+        bool truth;
+        struct ks_json_number num;
+        if (ks_yaml_json_type(n, &truth, &num) != KS_JSON_BOOL)
             return fail(e, n, -EINVAL, "expected true or false, found \"%s\"", n->str);
-        *(protobuf_c_boolean *)member = n->str[0] == 't';
+        *(protobuf_c_boolean *)member = truth;
         return 0;
     case PROTOBUF_C_TYPE_MESSAGE: {
         ProtobufCMessage *m = NULL;

@@ -14,17 +14,28 @@
 
 /* How a schema node constrains the YAML below it. */
 enum ks_schema_kind {
-    KS_SCHEMA_ANY,      /* nothing is checked below (scalars; free-form objects such as FieldsV1) */
+    KS_SCHEMA_ANY,      /* nothing is checked below (free-form objects such as FieldsV1) */
     KS_SCHEMA_OBJECT,   /* a struct: every key must be one of its fields */
     KS_SCHEMA_ARRAY,    /* a list whose items are node `ref` */
     KS_SCHEMA_MAP,      /* a map whose keys are free and whose values are node `ref` */
     KS_SCHEMA_SEPARATE, /* not walked: a List's items, checked as objects of their own */
+    /* scalars, as the API server's JSON decoder takes them (api/type_check.c) */
+    KS_SCHEMA_STRING,        /* a JSON string */
+    KS_SCHEMA_BYTES,         /* a JSON string of base64 ([]byte) */
+    KS_SCHEMA_BOOL,          /* true or false */
+    KS_SCHEMA_INT32,         /* a JSON number that is an integer in int32's range */
+    KS_SCHEMA_INT64,         /* ... in int64's */
+    KS_SCHEMA_FLOAT64,       /* any JSON number */
+    KS_SCHEMA_QUANTITY,      /* resource.Quantity: a string or number that parses as a quantity */
+    KS_SCHEMA_INT_OR_STRING, /* intstr.IntOrString: a string, or an int32 */
+    KS_SCHEMA_TIME,          /* metav1.Time, MicroTime: an RFC 3339 string */
 };
 
 struct ks_schema_node {
-    uint8_t kind; /* enum ks_schema_kind */
-    uint16_t n;   /* OBJECT: number of fields */
-    uint32_t ref; /* OBJECT: first field in ks_schema_fields; ARRAY, MAP: the element's node */
+    uint8_t kind;   /* enum ks_schema_kind */
+    uint16_t n;     /* OBJECT: number of fields */
+    uint32_t ref;   /* OBJECT: first field in ks_schema_fields; ARRAY, MAP: the element's node */
+    const char *go; /* the Go type as the decoder's errors spell it: "v1.PodSpec", "[]string", "int32" */
 };
 
 /* One field of a struct; a struct's fields are sorted by (len, bytes of name). */

@@ -20,6 +20,7 @@
 
 #include "ksched/api_types.h"
 #include "ksched/error.h"
+#include "ksched/quantity.h"
 #include "ksched/yaml_tree.h"
 
 #define KS_DECODE_PATH_MAX 256
@@ -62,6 +63,15 @@ int ks_dec_int32(struct ks_decoder *d, const struct ks_yaml_node *map, const cha
 int ks_dec_int64(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
 int ks_dec_bool(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, bool *out);
 int ks_dec_time(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, int64_t *out);
+
+/*
+ * ks_dec_number_text - the JSON text of number node @n as kubectl would send it ("16" for
+ * 0x10, "1000" for 1e3) into @buf: 0, or -EINVAL when @n is no number (-EDOM: NaN, an infinity).
+ * ks_dec_quantity - quantity node @n (a number, or a string with its spaces trimmed) into *@q:
+ * 0 or -EINVAL.
+ */
+int ks_dec_number_text(const struct ks_yaml_node *n, char *buf, size_t len);
+int ks_dec_quantity(const struct ks_yaml_node *n, struct ks_quantity *q);
 
 /*
  * ks_rfc3339_parse - RFC 3339 text (metav1.Time: YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM), a day

@@ -10,6 +10,7 @@
 #ifndef KSCHED_YAML_TREE_H
 #define KSCHED_YAML_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -129,5 +130,53 @@ int ks_yaml_is_null(const struct ks_yaml_node *n);
 
 /* ks_yaml_kind_name - "a string", "a list", "a map": for messages. */
 const char *ks_yaml_kind_name(const struct ks_yaml_node *n);
+
+/*
+ * A node as the JSON value kubectl sends for it (api/yaml_json.c): YAML converted as
+ * sigs.k8s.io/yaml converts it, go-yaml v2's YAML 1.1 typing of unquoted scalars
+ * (yes/on/off are booleans, 0x10 and 010 integers, 1e3 a float), numbers then written by
+ * Go's JSON encoder.
+ */
+enum ks_json_type {
+    KS_JSON_NULL,
+    KS_JSON_BOOL,
+    KS_JSON_NUMBER,
+    KS_JSON_STRING,
+    KS_JSON_ARRAY,
+    KS_JSON_OBJECT,
+};
+
+enum ks_json_number_form {
+    KS_JSON_INT,   /* i: what go-yaml decodes as int (int64 range) */
+    KS_JSON_UINT,  /* u: an integer past INT64_MAX */
+    KS_JSON_FLOAT, /* f: a float (NaN and the infinities included) */
+};
+
+struct ks_json_number {
+    enum ks_json_number_form form;
+    int64_t i;
+    uint64_t u;
+    double f;
+};
+
+/*
+ * ks_yaml_json_type - what @n (NULL: a missing field, null) is in JSON; for a boolean *@truth
+ * (@truth may be NULL), for a number *@num. Any thread; allocates nothing.
+ */
+enum ks_json_type ks_yaml_json_type(const struct ks_yaml_node *n, bool *truth, struct ks_json_number *num);
+
+/*
+ * ks_json_number_text - @num as encoding/json writes it ("80", "1000" for 1e3, "0.5",
+ * "1e+21", "1e-7") into @buf of @len bytes: 0, -EDOM for NaN and the infinities (which JSON
+ * cannot hold: "json: unsupported value"), -ENOSPC when @buf is too small.
+ */
+int ks_json_number_text(const struct ks_json_number *num, char *buf, size_t len);
+
+/*
+ * ks_yaml_json_key - the JSON object key a map key becomes: an unquoted integer key in
+ * decimal ("0x1" -> "1"), a boolean one "true" or "false", any other key its own text;
+ * @buf (of @len bytes, 24 are enough) may hold the result.
+ */
+const char *ks_yaml_json_key(const struct ks_yaml_node *key, char *buf, size_t len);
 
 #endif

@@ -147,7 +147,7 @@ Test(field_check, free_key_maps_and_free_objects_are_not_checked)
 {
     /* labels, capacity and allocatable take any key */
     struct issues is = {0};
-    check("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: b, c.d/e: f}}\n"
+    check("apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {a: b, c.d/e: f}}\n"
           "status:\n"
           "  capacity: {cpu: '4', hugepages-2Mi: '0', example.com/foo: '1'}\n"
           "  allocatable: {cpu: '4'}\n"
@@ -323,7 +323,7 @@ static int load_text(const char *text, enum ks_validation v, struct ks_objects *
 }
 
 static const char typo_list[] = "apiVersion: v1\nkind: List\nitems:\n"
-                                "- apiVersion: v1\n  kind: Node\n  metadata: {name: n}\n"
+                                "- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n"
                                 "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n"
                                 "  spec: {containers: [{name: c, resouces: {}}]}\n"
                                 "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  bogus: 1\n";

@@ -302,7 +302,8 @@ Test(loader_errors, error_after_good_objects_returns_nothing)
     cr_expect_null(o);
     cr_expect_eq(err.line, 11);
     cr_expect_str_eq(err.field, "spec.containers[0].resources.requests.cpu");
-    cr_expect_str_eq(err.msg, "invalid quantity \"abc\"");
+    cr_expect_str_eq(err.msg, "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular "
+                              "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
 Test(loader_errors, first_error_wins)

@@ -52,7 +52,7 @@ static const struct {
     {"inTreeNonMigratableOneVolPod", "default", NULL, NULL,
      "{name: a, persistentVolumeClaim: {claimName: csi-kubernetes.io/hostpath-0}}"},
     {"ephemeralVolumePod", "test", "abc", "'12345'", "{name: xyz, ephemeral: {}}"},
-    {"ephemeralTwoVolumePod", "test", "abc", "12345II", "{name: x, ephemeral: {}}, {name: y, ephemeral: {}}"},
+    {"ephemeralTwoVolumePod", "test", "abc", "12345II", "{name: x, ephemeral: {}}, {name: \"y\", ephemeral: {}}"},
     {"inTreeInlineVolPod", "default", NULL, NULL, "{name: a, awsElasticBlockStore: {volumeID: aws-inline1}}"},
     {"inTreeInlineVolPodWithSameCSIVolumeID", "default", NULL, NULL,
      "{name: a, awsElasticBlockStore: {volumeID: csi-ebs.csi.aws.com-1}}"},

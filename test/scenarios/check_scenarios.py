@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Run every conformance scenario through `ksched schedule --explain --seed 1` and check
 its .expect.json: the feasible set exactly, the top-score set equal to `best`, the chosen
-node in `best`, Unschedulable message phrases, and preemption outcomes.
+node in `best`, Unschedulable message phrases, and preemption outcomes; for a malformed
+input that names its error (`line`, `field`, `message`), that exact error.
 
 Scenarios listed in pending.txt ("name: reason") need plugins that have not landed yet:
 they are run and reported, and one that starts passing fails the run so the list only
@@ -94,6 +95,22 @@ def check(ksched, yaml_path, expect):
     return problems
 
 
+def check_error(ksched, yaml_path, expect):
+    """A malformed input with the error it must give: exit 2, nothing on standard output,
+    and exactly "ksched: FILE:LINE: FIELD: MESSAGE" on standard error."""
+    proc = subprocess.run([ksched, "schedule", "--seed", "1", yaml_path],
+                          capture_output=True, text=True, timeout=120)
+    want = "ksched: %s:%d: %s: %s\n" % (yaml_path, expect["line"], expect["field"], expect["message"])
+    problems = []
+    if proc.returncode != 2:
+        problems.append("exit %d, want 2" % proc.returncode)
+    if proc.stdout:
+        problems.append("standard output not empty: %r" % proc.stdout[:200])
+    if proc.stderr != want:
+        problems.append("standard error %r, want %r" % (proc.stderr, want))
+    return problems
+
+
 def main():
     ksched, scenario_dir, pending_file = sys.argv[1:4]
     pending = load_pending(pending_file)
@@ -102,9 +119,12 @@ def main():
         name = os.path.basename(expect_path)[: -len(".expect.json")]
         with open(expect_path) as f:
             expect = json.load(f)
+        if expect.get("error") and "message" not in expect:
+            continue  # malformed inputs without a message: load_all.sh checks the error's form
         if expect.get("error"):
-            continue  # malformed inputs: checked by load_all.sh
-        problems = check(ksched, os.path.join(scenario_dir, name + ".yaml"), expect)
+            problems = check_error(ksched, os.path.join(scenario_dir, name + ".yaml"), expect)
+        else:
+            problems = check(ksched, os.path.join(scenario_dir, name + ".yaml"), expect)
         if name in pending:
             if problems:
                 xfail += 1

@@ -15,7 +15,7 @@ for f in "$dir"/*.yaml; do
   rc=$?
   case "$name" in
   malformed-*)
-    if [ $rc -eq 2 ] && [ ! -s "$out" ] && grep -Eq "^ksched: $f:[0-9]+: [A-Za-z][][A-Za-z0-9_.-]*: .+" "$errf"; then
+    if [ $rc -eq 2 ] && [ ! -s "$out" ] && grep -Eq "^ksched: $f:[0-9]+: [A-Za-z][][A-Za-z0-9_./-]*: .+" "$errf"; then
       pass=$((pass + 1))
     else
       fail=$((fail + 1)); echo "FAIL $name: exit $rc, stdout $(wc -c <"$out") bytes, stderr: $(cat "$errf")"

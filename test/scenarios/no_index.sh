@@ -62,11 +62,11 @@ EOF
   done
 } >"$dir/cluster.yaml"
 run schedule --seed 3 "$dir/cluster.yaml"
-sort "$dir/out" >"$dir/with"
+cp "$dir/out" "$dir/with"
 [ $rc -eq 0 ] && [ "$(grep -c '"status":"Scheduled"' "$dir/with")" -eq 24 ] && ok ||
   bad "schedule: exit $rc, $(head -c 300 "$dir/out") $(cat "$dir/err")"
 run schedule --seed 3 --no-index "$dir/cluster.yaml"
-sort "$dir/out" >"$dir/without"
+cp "$dir/out" "$dir/without"
 [ $rc -eq 0 ] && [ ! -s "$dir/err" ] && cmp -s "$dir/with" "$dir/without" && ok ||
   bad "schedule --no-index: exit $rc, decisions differ: $(diff "$dir/with" "$dir/without" | head -5) $(cat "$dir/err")"
 

@@ -3,14 +3,9 @@
 # Every conformance scenario (and every other manifest under DIR) is run through
 # Kubernetes' protobuf encoding and back (ks_proto_roundtrip: only what kube/proto/
 # carries survives, as from an API server speaking protobuf), and
-# `ksched schedule --explain --seed 1` must decide exactly the same from the result as
-# from the original: same exit status, same standard output (scores included). A field a
-# plugin reads that the .proto files lack changes a decision here. A retry's timing is
-# not seeded (whether and when a pod's second attempt comes depends on when the binder's
-# events arrive), so the outputs are compared without later attempts, in sorted order:
-# every pod's first attempt (its node or its reasons, every score) and every outcome must
-# be the same; a difference is looked at again up to four times, since even an outcome
-# may follow a retry (a missing field differs every time).
+# `ksched schedule --explain --seed 1` must print exactly the same from the result as from
+# the original: same exit status, same standard output (scores included). A field a
+# plugin reads that the .proto files lack changes a decision here.
 set -u
 ksched=$1
 roundtrip=$2
@@ -24,6 +19,8 @@ for dir in "$@"; do
     name=$(basename "$f" .yaml)
     "$ksched" schedule --explain --seed 1 "$f" >"$tmp/a.out" 2>"$tmp/a.err" </dev/null
     rc_a=$?
+    # an object the API server refuses for a value's type never comes back from it in protobuf
+    grep -q ' cannot be handled as a ' "$tmp/a.err" && continue
     if ! "$roundtrip" "$f" >"$tmp/rt.yaml" 2>"$tmp/rt.err"; then
       fail=$((fail + 1)); echo "FAIL $name: ks_proto_roundtrip: $(cat "$tmp/rt.err")"; continue
     fi
@@ -31,21 +28,11 @@ for dir in "$@"; do
     objects=$((objects + ${n:-0}))
     "$ksched" schedule --explain --seed 1 "$tmp/rt.yaml" >"$tmp/b.out" 2>"$tmp/b.err" </dev/null
     rc_b=$?
-    for retry in 0 1 2 3 4; do
-      for out in a b; do
-        grep -v '"attempt":\([2-9]\|[1-9][0-9]\)' "$tmp/$out.out" | sort >"$tmp/$out.first"
-      done
-      [ $retry -eq 4 ] || { [ $rc_a -eq $rc_b ] && cmp -s "$tmp/a.first" "$tmp/b.first"; } && break
-      "$ksched" schedule --explain --seed 1 "$f" >"$tmp/a.out" 2>"$tmp/a.err" </dev/null
-      rc_a=$?
-      "$ksched" schedule --explain --seed 1 "$tmp/rt.yaml" >"$tmp/b.out" 2>"$tmp/b.err" </dev/null
-      rc_b=$?
-    done
     if [ $rc_a -ne $rc_b ]; then
       fail=$((fail + 1)); echo "FAIL $name: exit $rc_a, through protobuf $rc_b: $(head -c 400 "$tmp/b.err")"
-    elif ! cmp -s "$tmp/a.first" "$tmp/b.first"; then
-      fail=$((fail + 1)); echo "FAIL $name: first attempts differ through protobuf:"
-      diff "$tmp/a.first" "$tmp/b.first" | head -6
+    elif ! cmp -s "$tmp/a.out" "$tmp/b.out"; then
+      fail=$((fail + 1)); echo "FAIL $name: the output differs through protobuf:"
+      diff "$tmp/a.out" "$tmp/b.out" | head -6
     else
       pass=$((pass + 1))
     fi

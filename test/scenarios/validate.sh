@@ -74,7 +74,7 @@ run 2 "" "ksched: $tmp/wrong-version.yaml:1: apiVersion: unsupported apiVersion 
 
 # past 20 warnings, a count of the rest
 {
-  printf 'apiVersion: v1\nkind: Node\nmetadata: {name: n}\n'
+  printf 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n'
   for i in $(seq 1 25); do printf 'bogus%d: 1\n' "$i"; done
 } >"$tmp/many.yaml"
 "$ksched" schedule "$tmp/many.yaml" >"$out" 2>"$errf" </dev/null
