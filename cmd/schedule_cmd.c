@@ -17,6 +17,7 @@
 #include "explain_table.h"
 #include "feature_gates.h"
 #include "flag.h"
+#include "summary.h"
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
@@ -39,6 +40,7 @@ struct schedule_args {
     const char *config;
     const char *plugin_dir;
     bool explain;
+    bool summary;                /* --summary */
     bool no_index;               /* --no-index */
     bool table;                  /* -o table */
     enum ks_validation validate; /* --validate, warn by default */
@@ -164,31 +166,36 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
 
 static int usage(FILE *out)
 {
-    fputs("usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain] [--seed N]\n"
-          "                       [--parallelism N] [--plugin-dir DIR] [--validate MODE] [--no-index]\n"
-          "                       [-o json|table] FILE...\n"
-          "Loads manifests (multi-document YAML or kind: List; FILE - is standard input), schedules\n"
-          "their pending pods as kube-scheduler does and writes one JSON line per outcome.\n"
-          "  --config FILE          a KubeSchedulerConfiguration (default: kube-scheduler's defaults;\n"
-          "                         - is standard input)\n"
-          "  --feature-gates GATES  kube-scheduler's feature gates, Name=bool,... (before --config is read)\n"
-          "  --explain              per attempt, also every filtered node with its reasons and every\n"
-          "                         feasible node's score per plugin (percentageOfNodesToScore 100)\n"
-          "  -o, --output FORMAT    json (default: one object per line) or table (for a terminal:\n"
-          "                         outcomes; with --explain, per attempt the best nodes' scores and\n"
-          "                         the filtered nodes grouped by reason)\n"
-          "  --seed N               seed tie-breaks: the same files, flags and seed give the same\n"
-          "                         output, byte for byte (without it, ties break differently per run)\n"
-          "  --parallelism N        Filter/Score threads, the scheduling thread included (default: the\n"
-          "                         configuration's, at most the online cores); never changes the output\n"
-          "  --no-index             never answer a cycle from the signature index: filter and score\n"
-          "                         node by node in every cycle (the same decisions, the same output)\n"
-          "  --validate MODE        fields the Kubernetes API does not define, and duplicate fields, as\n"
-          "                         kubectl: warn (default: say so on standard error), strict (or true,\n"
-          "                         the default of a bare --validate: bad input), ignore (or false)\n"
-          "  --plugin-dir DIR       out-of-tree plugins: every DIR/*.so exporting ks_plugin_entry; one\n"
-          "                         that cannot be loaded fails the start, and none is loaded\n",
-          out);
+    fputs(
+        "usage: ksched schedule [--config FILE] [--feature-gates GATES] [--explain | --summary] [--seed N]\n"
+        "                       [--parallelism N] [--plugin-dir DIR] [--validate MODE] [--no-index]\n"
+        "                       [-o json|table] FILE...\n"
+        "Loads manifests (multi-document YAML or kind: List; FILE - is standard input), schedules\n"
+        "their pending pods as kube-scheduler does and writes one JSON line per outcome.\n"
+        "  --config FILE          a KubeSchedulerConfiguration (default: kube-scheduler's defaults;\n"
+        "                         - is standard input)\n"
+        "  --feature-gates GATES  kube-scheduler's feature gates, Name=bool,... (before --config is read)\n"
+        "  --summary              per workload (the pods of one owner, or of one template) instead of\n"
+        "                         per pod: pods placed, nodes and zones, the reasons of the others,\n"
+        "                         the pods preempted, and what would fit them (more nodes, smaller\n"
+        "                         requests) where the failures are of capacity alone\n"
+        "  --explain              per attempt, also every filtered node with its reasons and every\n"
+        "                         feasible node's score per plugin (percentageOfNodesToScore 100)\n"
+        "  -o, --output FORMAT    json (default: one object per line) or table (for a terminal:\n"
+        "                         outcomes; with --explain, per attempt the best nodes' scores and\n"
+        "                         the filtered nodes grouped by reason)\n"
+        "  --seed N               seed tie-breaks: the same files, flags and seed give the same\n"
+        "                         output, byte for byte (without it, ties break differently per run)\n"
+        "  --parallelism N        Filter/Score threads, the scheduling thread included (default: the\n"
+        "                         configuration's, at most the online cores); never changes the output\n"
+        "  --no-index             never answer a cycle from the signature index: filter and score\n"
+        "                         node by node in every cycle (the same decisions, the same output)\n"
+        "  --validate MODE        fields the Kubernetes API does not define, and duplicate fields, as\n"
+        "                         kubectl: warn (default: say so on standard error), strict (or true,\n"
+        "                         the default of a bare --validate: bad input), ignore (or false)\n"
+        "  --plugin-dir DIR       out-of-tree plugins: every DIR/*.so exporting ks_plugin_entry; one\n"
+        "                         that cannot be loaded fails the start, and none is loaded\n",
+        out);
     return out == stderr ? 2 : 0;
 }
 
@@ -258,6 +265,8 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
                 a->files[a->nfiles++] = argv[i];
         } else if (strcmp(arg, "--explain") == 0) {
             a->explain = true;
+        } else if (strcmp(arg, "--summary") == 0) {
+            a->summary = true;
         } else if (strcmp(arg, "--no-index") == 0) {
             a->no_index = true;
         } else if ((rc = output_arg(argc, argv, &i, a)) != 0) {
@@ -295,6 +304,10 @@ static int parse_args(int argc, char **argv, struct schedule_args *a)
     }
     if (a->nfiles == 0) {
         usage(stderr);
+        return -1;
+    }
+    if (a->summary && a->explain) {
+        fprintf(stderr, "ksched schedule: --summary and --explain do not go together\n");
         return -1;
     }
     /* standard input can be read once */
@@ -348,6 +361,7 @@ int ks_cmd_schedule(int argc, char **argv)
     struct ks_cache *cache = NULL;
     struct ks_scheduler *s = NULL;
     struct ks_explain_table *table = NULL;
+    struct ks_summary *summary = NULL;
     int status = 1, rc;
 
     if (!(a.files = calloc((size_t)argc, sizeof(*a.files))))
@@ -378,7 +392,8 @@ int ks_cmd_schedule(int argc, char **argv)
                 objs->nwarnings - KS_LOAD_MAX_WARNINGS);
     for (uint32_t i = 0; i < objs->nnotes; i++)
         fprintf(stderr, "ksched: note: %s\n", objs->notes[i]);
-    if (a.table && (rc = ks_explain_table_create(stdout, a.explain, &table)) < 0) {
+    if (a.summary ? (rc = ks_summary_create(objs, a.table, stdout, &summary)) < 0
+                  : a.table && (rc = ks_explain_table_create(stdout, a.explain, &table)) < 0) {
         fprintf(stderr, "ksched: %s\n", strerror(-rc));
         goto out;
     }
@@ -391,10 +406,15 @@ int ks_cmd_schedule(int argc, char **argv)
         .deterministic = true,
         .explain = a.explain,
         .no_index = a.no_index,
-        .on_event = table ? ks_explain_table_on_event : on_event,
+        .on_event = summary ? ks_summary_on_event
+                    : table ? ks_explain_table_on_event
+                            : on_event,
         .on_attempt = a.explain ? (table ? ks_explain_table_on_attempt : on_attempt) : NULL,
+        .on_unschedulable = summary ? ks_summary_on_unschedulable : NULL,
         .on_cycle = table ? ks_explain_table_on_cycle : NULL,
-        .ctx = table ? (void *)table : stdout,
+        .ctx = summary ? (void *)summary
+               : table ? (void *)table
+                       : stdout,
     };
     if ((rc = ks_cache_create(0, &cache)) < 0 || (rc = ks_scheduler_create(&opts, cache, &s, &err)) < 0) {
         if (err.set)
@@ -413,9 +433,14 @@ int ks_cmd_schedule(int argc, char **argv)
         fprintf(stderr, "ksched: writing the table: %s\n", strerror(-rc));
         status = 1;
     }
+    if (summary && (rc = ks_summary_finish(summary, cache)) < 0) {
+        fprintf(stderr, "ksched: writing the summary: %s\n", strerror(-rc));
+        status = 1;
+    }
 out:
     ks_scheduler_destroy(s);
     ks_explain_table_destroy(table);
+    ks_summary_destroy(summary);
     ks_cache_destroy(cache);
     ks_objects_destroy(objs);
     ks_config_destroy(cfg);

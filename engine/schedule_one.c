@@ -75,15 +75,18 @@ void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queu
     ks_queue_add_unschedulable(s->queue, qp, cycle, events);
 }
 
-/* Report an attempt that found no feasible node (prioritize reports the others). */
+/* Report an attempt that found no feasible node (prioritize reports the others to on_attempt). */
 static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_queued_pod *qp,
                          const struct ks_find_result *found)
 {
-    if (!s->opts.on_attempt)
+    if (!s->opts.on_attempt && !s->opts.on_unschedulable)
         return;
     struct ks_attempt a = {
         .pod = qp->pod, .attempt = qp->attempts, .fw = fw, .snap = found->snap, .diag = &found->diag};
-    s->opts.on_attempt(s->opts.ctx, &a);
+    if (s->opts.on_attempt)
+        s->opts.on_attempt(s->opts.ctx, &a);
+    if (s->opts.on_unschedulable)
+        s->opts.on_unschedulable(s->opts.ctx, &a);
 }
 
 /* scheduling_algorithm_duration_seconds: the cycle that began at @start found its answer. */

@@ -83,6 +83,12 @@ struct ks_scheduler_opts {
     bool no_index;
     ks_event_fn on_event;     /* may be called from binder threads concurrently */
     ks_attempt_fn on_attempt; /* scheduling thread */
+    /*
+     * on_unschedulable - each attempt that found no feasible node, with its diagnosis (scores
+     * empty), before PostFilter runs; scheduling thread. Unlike on_attempt it costs the other
+     * cycles nothing: the signature index keeps answering them. May be NULL.
+     */
+    ks_attempt_fn on_unschedulable;
     void *ctx;
     /* the queue's clock; now NULL: CLOCK_MONOTONIC, which batch runs move forward instead of sleeping */
     struct ks_clock clock;
