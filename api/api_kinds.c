@@ -86,3 +86,20 @@ int64_t ks_api_schema_root(const char *kind)
     }
     return -1;
 }
+
+const struct ks_schema_field *ks_schema_field_find(const struct ks_schema_node *s, const char *name,
+                                                   size_t len)
+{
+    const struct ks_schema_field *lo = &ks_schema_fields[s->ref], *hi = lo + s->n;
+    while (lo < hi) {
+        const struct ks_schema_field *mid = lo + (hi - lo) / 2;
+        int c = mid->len != len ? (mid->len < len ? -1 : 1) : memcmp(mid->name, name, len);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}

@@ -74,23 +74,6 @@ static int report(const struct walk *w, const struct frame *f, const char *what)
     return w->issue(w->ctx, f->key->line, path, msg);
 }
 
-/* The field @key of struct node @s, or NULL. */
-static const struct ks_schema_field *field_of(const struct ks_schema_node *s, const struct ks_yaml_node *key)
-{
-    const struct ks_schema_field *lo = &ks_schema_fields[s->ref], *hi = lo + s->n;
-    while (lo < hi) {
-        const struct ks_schema_field *mid = lo + (hi - lo) / 2;
-        int c = mid->len != key->len ? (mid->len < key->len ? -1 : 1) : memcmp(mid->name, key->str, key->len);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 static int walk(const struct walk *w, const struct ks_yaml_node *n, uint32_t node, const struct frame *up)
 {
     const struct ks_schema_node *s = &ks_schema_nodes[node];
@@ -114,7 +97,7 @@ static int walk(const struct walk *w, const struct ks_yaml_node *n, uint32_t nod
         if (key->kind != KS_YAML_SCALAR)
             continue; /* not a field name; the decoders reject what they need */
         if (s->kind == KS_SCHEMA_OBJECT) {
-            const struct ks_schema_field *fld = field_of(s, key);
+            const struct ks_schema_field *fld = ks_schema_field_find(s, key->str, key->len);
             if (fld)
                 child = fld->node;
             else if ((rc = report(w, &f, "unknown")))

@@ -18,9 +18,9 @@
 #include "ksched/loader.h"
 
 #include "ksched/api.h"
+#include "ksched/api_schema.h"
 #include "ksched/decode.h"
 #include "ksched/intern.h"
-#include "ksched/api_schema.h"
 #include "ksched/load_filter.h"
 #include "ksched/type_check.h"
 #include "ksched/yaml_tree.h"

@@ -424,23 +424,6 @@ static int cmp_key(const void *a, const void *b)
     return cmp_pair(*(const struct ks_yaml_pair *const *)a, *(const struct ks_yaml_pair *const *)b);
 }
 
-/* The field @key of struct node @s, or NULL (field_check.c's lookup: fields sorted by length, then bytes). */
-static const struct ks_schema_field *field_of(const struct ks_schema_node *s, const struct ks_yaml_node *key)
-{
-    const struct ks_schema_field *lo = &ks_schema_fields[s->ref], *hi = lo + s->n;
-    while (lo < hi) {
-        const struct ks_schema_field *mid = lo + (hi - lo) / 2;
-        int c = mid->len != key->len ? (mid->len < key->len ? -1 : 1) : memcmp(mid->name, key->str, key->len);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 /* The Go struct name of an OBJECT node: "v1.PodSpec" -> "PodSpec". */
 static const char *short_name(const char *go)
 {
@@ -478,7 +461,7 @@ static int object(struct walk *w, const struct ks_yaml_node *n, const struct ks_
         if (p->key->kind != KS_YAML_SCALAR)
             continue;
         if (s->kind == KS_SCHEMA_OBJECT) {
-            const struct ks_schema_field *fld = field_of(s, p->key);
+            const struct ks_schema_field *fld = ks_schema_field_find(s, p->key->str, p->key->len);
             if (!fld)
                 continue; /* unknown: field_check.c's */
             struct frame sub = {f, p->key->str, 0, true};

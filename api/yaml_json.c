@@ -33,15 +33,18 @@ static enum word word_of(const char *s, size_t len)
         const char *text;
         enum word w;
     } words[] = {
-        {"", WORD_NULL},        {"~", WORD_NULL},        {"y", WORD_TRUE},        {"Y", WORD_TRUE},
-        {"n", WORD_FALSE},      {"N", WORD_FALSE},       {"on", WORD_TRUE},       {"On", WORD_TRUE},
-        {"ON", WORD_TRUE},      {"no", WORD_FALSE},      {"No", WORD_FALSE},      {"NO", WORD_FALSE},
-        {"yes", WORD_TRUE},     {"Yes", WORD_TRUE},      {"YES", WORD_TRUE},      {"off", WORD_FALSE},
-        {"Off", WORD_FALSE},    {"OFF", WORD_FALSE},     {"true", WORD_TRUE},     {"True", WORD_TRUE},
-        {"TRUE", WORD_TRUE},    {"null", WORD_NULL},     {"Null", WORD_NULL},     {"NULL", WORD_NULL},
-        {".nan", WORD_NAN},     {".NaN", WORD_NAN},      {".NAN", WORD_NAN},      {".inf", WORD_INF},
-        {".Inf", WORD_INF},     {".INF", WORD_INF},      {"false", WORD_FALSE},   {"False", WORD_FALSE},
-        {"FALSE", WORD_FALSE},  {"+.inf", WORD_INF},     {"+.Inf", WORD_INF},     {"+.INF", WORD_INF},
+        {"", WORD_NULL},           {"~", WORD_NULL},          {"y", WORD_TRUE},
+        {"Y", WORD_TRUE},          {"n", WORD_FALSE},         {"N", WORD_FALSE},
+        {"on", WORD_TRUE},         {"On", WORD_TRUE},         {"ON", WORD_TRUE},
+        {"no", WORD_FALSE},        {"No", WORD_FALSE},        {"NO", WORD_FALSE},
+        {"yes", WORD_TRUE},        {"Yes", WORD_TRUE},        {"YES", WORD_TRUE},
+        {"off", WORD_FALSE},       {"Off", WORD_FALSE},       {"OFF", WORD_FALSE},
+        {"true", WORD_TRUE},       {"True", WORD_TRUE},       {"TRUE", WORD_TRUE},
+        {"null", WORD_NULL},       {"Null", WORD_NULL},       {"NULL", WORD_NULL},
+        {".nan", WORD_NAN},        {".NaN", WORD_NAN},        {".NAN", WORD_NAN},
+        {".inf", WORD_INF},        {".Inf", WORD_INF},        {".INF", WORD_INF},
+        {"false", WORD_FALSE},     {"False", WORD_FALSE},     {"FALSE", WORD_FALSE},
+        {"+.inf", WORD_INF},       {"+.Inf", WORD_INF},       {"+.INF", WORD_INF},
         {"-.inf", WORD_MINUS_INF}, {"-.Inf", WORD_MINUS_INF}, {"-.INF", WORD_MINUS_INF},
     };
     if (len > 5)

@@ -158,45 +158,20 @@ static const struct ks_replica_set *replica_set(const struct ks_objects *objs, u
     return NULL;
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return -ENOMEM;
-        if (*len + (size_t)n < *cap) {
-            *len += (size_t)n;
-            return 0;
-        }
-        size_t ncap = (*cap + (size_t)n) * 2;
-        char *b = realloc(*buf, ncap);
-        if (!b)
-            return -ENOMEM;
-        *buf = b;
-        *cap = ncap;
-    }
-}
-
 /*
  * The key of @pod's workload into *@key (malloc'd), and its name for an owner (*@name,
  * malloc'd; NULL for a template, named when the run ends).
  */
 static int workload_key(const struct ks_objects *objs, const struct ks_pod *pod, char **key, char **name)
 {
-    size_t len = 0, cap = 128;
-    char *k = malloc(cap);
+    size_t len;
     const struct ks_object_meta *m = &pod->meta;
     const struct ks_owner_ref *owner = controller_of(m);
+    FILE *k = open_memstream(key, &len);
     *name = NULL;
     if (!k)
         return -ENOMEM;
-    int rc = append(&k, &len, &cap, "%s\n", ks_intern_str(m->namespace_id));
+    fprintf(k, "%s\n", ks_intern_str(m->namespace_id));
     if (owner) {
         const char *kind = owner->kind ? owner->kind : "", *oname = owner->name ? owner->name : "";
         const struct ks_replica_set *rs =
@@ -204,35 +179,30 @@ static int workload_key(const struct ks_objects *objs, const struct ks_pod *pod,
         const struct ks_owner_ref *up = rs ? controller_of(&rs->meta) : NULL;
         if (up && up->kind && up->name)
             kind = up->kind, oname = up->name;
-        rc = rc ?: append(&k, &len, &cap, "owner %s/%s", kind, oname);
-        if (rc == 0 && !(*name = malloc(strlen(kind) + strlen(oname) + 2)))
-            rc = -ENOMEM;
-        if (rc == 0)
+        fprintf(k, "owner %s/%s", kind, oname);
+        if ((*name = malloc(strlen(kind) + strlen(oname) + 2)))
             sprintf(*name, "%s/%s", kind, oname);
     } else {
         /* one template: labels, requests, priority, scheduler and node selector */
-        rc = rc
-                 ?: append(&k, &len, &cap,
-                           "template %s %" PRId32 " cpu=%" PRId64 " mem=%" PRId64 " eph=%" PRId64,
-                           ks_intern_str(pod->scheduler_name), pod->priority, pod->requests.milli_cpu,
-                           pod->requests.memory, pod->requests.ephemeral_storage);
-        for (uint32_t i = 0; rc == 0 && i < pod->requests.nscalar; i++)
-            rc = append(&k, &len, &cap, " %s=%" PRId64, ks_intern_str(pod->requests.scalar[i].name),
-                        pod->requests.scalar[i].value);
-        for (uint32_t i = 0; rc == 0 && i < m->labels.n; i++)
-            rc = append(&k, &len, &cap, " l:%s=%s", ks_intern_str(m->labels.items[i].key),
-                        ks_intern_str(m->labels.items[i].value));
-        for (uint32_t i = 0; rc == 0 && i < pod->node_selector.n; i++)
-            rc = append(&k, &len, &cap, " s:%s=%s", ks_intern_str(pod->node_selector.items[i].key),
-                        ks_intern_str(pod->node_selector.items[i].value));
+        fprintf(k, "template %s %" PRId32 " cpu=%" PRId64 " mem=%" PRId64 " eph=%" PRId64,
+                ks_intern_str(pod->scheduler_name), pod->priority, pod->requests.milli_cpu,
+                pod->requests.memory, pod->requests.ephemeral_storage);
+        for (uint32_t i = 0; i < pod->requests.nscalar; i++)
+            fprintf(k, " %s=%" PRId64, ks_intern_str(pod->requests.scalar[i].name),
+                    pod->requests.scalar[i].value);
+        for (uint32_t i = 0; i < m->labels.n; i++)
+            fprintf(k, " l:%s=%s", ks_intern_str(m->labels.items[i].key),
+                    ks_intern_str(m->labels.items[i].value));
+        for (uint32_t i = 0; i < pod->node_selector.n; i++)
+            fprintf(k, " s:%s=%s", ks_intern_str(pod->node_selector.items[i].key),
+                    ks_intern_str(pod->node_selector.items[i].value));
     }
-    if (rc < 0) {
-        free(k);
+    if (fclose(k) != 0 || (owner && !*name)) {
+        free(*key);
         free(*name);
-        *name = NULL;
-        return rc;
+        *key = *name = NULL;
+        return -ENOMEM;
     }
-    *key = k;
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "../fakes/fake_plugins.h"
+#include "../fakes/load_text.h"
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 struct record {
     struct ks_scheduler *s;
@@ -54,13 +54,13 @@ static int slow_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
     return 0;
 }
 
-/* @nodes nodes of 8 cpu and @pods pods of 100m for the profile @scheduler, in a new file. */
-static char *write_cluster(uint32_t nodes, uint32_t pods, const char *scheduler)
+/* @nodes nodes of 8 cpu and @pods pods of 100m for the profile @scheduler, as manifests (malloc'd). */
+static char *cluster_text(uint32_t nodes, uint32_t pods, const char *scheduler)
 {
-    char *path = strdup("/tmp/ksched-deterministic-XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
     for (uint32_t i = 0; i < nodes; i++)
         fprintf(f,
                 "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%u}\n"
@@ -68,28 +68,26 @@ static char *write_cluster(uint32_t nodes, uint32_t pods, const char *scheduler)
                 i);
     for (uint32_t i = 0; i < pods; i++)
         fprintf(f,
-                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod-%02u}\nspec:\n"
-                "  schedulerName: %s\n  containers:\n  - name: c\n"
-                "    resources: {requests: {cpu: 100m, memory: 100Mi}}\n",
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pod-%02u}\nspec:\n  schedulerName: %s\n"
+                "  containers: [{name: c, resources: {requests: {cpu: 100m, memory: 100Mi}}}]\n",
                 i, scheduler);
-    fclose(f);
-    return path;
+    cr_assert_eq(fclose(f), 0);
+    return text;
 }
 
 struct run {
-    char *path;
     struct ks_objects *objs;
     struct ks_cache *cache;
 };
 
-/* Load the cluster of write_cluster() into a new scheduler with @opts reporting to @r. */
+/* Load the cluster of cluster_text() into a new scheduler with @opts reporting to @r. */
 static void start(struct run *run, struct ks_scheduler_opts *opts, uint32_t nodes, uint32_t pods,
                   const char *scheduler, struct record *r)
 {
     struct ks_error err = {0};
-    run->path = write_cluster(nodes, pods, scheduler);
-    const char *p = run->path;
-    cr_assert_eq(ks_objects_load(&p, 1, &run->objs, &err), 0, "%s", err.msg);
+    char *text = cluster_text(nodes, pods, scheduler);
+    cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &run->objs, &err), 0, "%s", err.msg);
+    free(text);
     cr_assert_eq(ks_cache_create(0, &run->cache), 0);
     opts->on_event = on_event;
     opts->on_cycle = on_cycle;
@@ -107,8 +105,6 @@ static void finish(struct run *run, struct record *r)
     ks_scheduler_destroy(r->s);
     ks_cache_destroy(run->cache);
     ks_objects_destroy(run->objs);
-    unlink(run->path);
-    free(run->path);
 }
 
 static void setup(void)

@@ -32,18 +32,22 @@ run() {
   "$ksched" schedule --seed 1 "$@" "$file" >"$out" 2>&1 || rc=$?
   echo "exit $rc" >>"$out"
 }
+# same WHAT: the last run's output must be the reference's
+same() {
+  compared=$((compared + 1))
+  if ! cmp -s "$work/ref" "$work/out"; then
+    echo "FAIL: $1 differs:"
+    diff "$work/ref" "$work/out" | head -10
+    fail=1
+  fi
+}
 for f in "${files[@]}"; do
   run "$work/ref" "$f"
   for r in $(seq 1 "$runs"); do
     for w in "${ways[@]}"; do
       # shellcheck disable=SC2086 # a way is a list of flags
       run "$work/out" "$f" $w
-      compared=$((compared + 1))
-      if ! cmp -s "$work/ref" "$work/out"; then
-        echo "FAIL: $(basename "$f") run $r ${w:-(default)} differs from the first run:"
-        diff "$work/ref" "$work/out" | head -10
-        fail=1
-      fi
+      same "$(basename "$f") run $r ${w:-(default)}"
     done
   done
   for extra in "--explain" "-o table" "--explain -o table"; do
@@ -52,12 +56,7 @@ for f in "${files[@]}"; do
     for w in "${ways[@]:1}"; do
       # shellcheck disable=SC2086
       run "$work/out" "$f" $extra $w
-      compared=$((compared + 1))
-      if ! cmp -s "$work/ref" "$work/out"; then
-        echo "FAIL: $(basename "$f") $extra ${w} differs:"
-        diff "$work/ref" "$work/out" | head -10
-        fail=1
-      fi
+      same "$(basename "$f") $extra $w"
     done
   done
 done
