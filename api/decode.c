@@ -232,14 +232,12 @@ int ks_dec_number_text(const struct ks_yaml_node *n, char *buf, size_t len)
 /* An integer in [@lo, @hi]: a JSON number without fraction or exponent once converted. */
 static int parse_int(struct ks_decoder *d, const struct ks_yaml_node *n, int64_t lo, int64_t hi, int64_t *out)
 {
-    char text[64], *end;
+    struct ks_json_number num;
+    int64_t v;
     if (!n->plain)
         return ks_dec_fail(d, n, 0, "expected an integer, found the string \"%s\"", n->str);
-    if (ks_dec_number_text(n, text, sizeof(text)) < 0)
-        snprintf(text, sizeof(text), "-"); /* no number: invalid below */
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi)
+    if (ks_yaml_json_type(n, NULL, &num) != KS_JSON_NUMBER || !ks_json_number_int(&num, &v) || v < lo ||
+        v > hi)
         return ks_dec_fail(d, n, 0, "invalid integer \"%s\" (want %" PRId64 "..%" PRId64 ")", n->str, lo, hi);
     *out = v;
     return 0;

@@ -33,6 +33,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +221,7 @@ static int rfc3339_error(const char *s, char *msg, size_t len)
     if (range)
         goto out_of_range;
     LITERAL('-', "-");
-    NUMBER(day, true, "02", 1, 31, "day");
+    NUMBER(day, true, "02", 0, 99, "day"); /* its range is the month's, checked at the end */
     LITERAL('T', "T");
     int unused;
     NUMBER(unused, false, "15", 0, 23, "hour");
@@ -306,19 +307,22 @@ static const char *quantity_error(const char *s)
     return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 }
 
-/* Go's int of @bits bits from the JSON number text @text (no fraction, no exponent). */
-static bool json_int(const char *text, int bits)
+/* Whether the JSON text of @num is an integer of an int32 (@int32) or int64 Go field. */
+static bool fits_int(const struct ks_json_number *num, bool int32)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || strpbrk(text, ".eE"))
-        return false;
-    return bits == 64 || (v >= INT32_MIN && v <= INT32_MAX);
+    int64_t v;
+    return ks_json_number_int(num, &v) && (!int32 || (v >= INT32_MIN && v <= INT32_MAX));
 }
 
-static int walk(struct walk *w, const struct ks_yaml_node *n, uint32_t node, const struct frame *f,
-                const char *sname);
+/* encoding/json's error for a number @num that does not fit Go type @type: "number 1.5". */
+static void number_error(struct walk *w, const struct ks_yaml_node *n, const struct frame *f,
+                         const char *sname, const struct ks_json_number *num, const char *type)
+{
+    char text[64], value[80];
+    ks_json_number_text(num, text, sizeof(text));
+    snprintf(value, sizeof(value), "number %s", text);
+    type_error(w, n, f, sname, value, type);
+}
 
 /* A scalar (or a value where a scalar goes) of schema @s: WALK_STOP after an error that ends decoding. */
 static int scalar(struct walk *w, const struct ks_yaml_node *n, const struct ks_schema_node *s,
@@ -327,12 +331,12 @@ static int scalar(struct walk *w, const struct ks_yaml_node *n, const struct ks_
 {
     char text[64], msg[KS_ERROR_MSG_MAX];
 
-    if (t == KS_JSON_NUMBER && ks_json_number_text(num, text, sizeof(text)) < 0) {
+    if (t == KS_JSON_NUMBER && num->form == KS_JSON_FLOAT && (isnan(num->f) || isinf(num->f))) {
         /* kubectl's conversion cannot write it */
         snprintf(msg, sizeof(msg), "error converting YAML to JSON: json: unsupported value: %s",
-                 num->f != num->f ? "NaN"
-                 : num->f > 0     ? "+Inf"
-                                  : "-Inf");
+                 isnan(num->f) ? "NaN"
+                 : num->f > 0  ? "+Inf"
+                               : "-Inf");
         set_error(w, n, f, msg);
         return WALK_STOP;
     }
@@ -351,18 +355,15 @@ static int scalar(struct walk *w, const struct ks_yaml_node *n, const struct ks_
     case KS_SCHEMA_FLOAT64:
         if (t != KS_JSON_NUMBER)
             goto mismatch;
-        if (s->kind != KS_SCHEMA_FLOAT64 && !json_int(text, s->kind == KS_SCHEMA_INT32 ? 32 : 64) &&
-            !w->saved) {
-            char value[80];
-            snprintf(value, sizeof(value), "number %s", text);
-            type_error(w, n, f, sname, value, s->go);
+        if (s->kind != KS_SCHEMA_FLOAT64 && !fits_int(num, s->kind == KS_SCHEMA_INT32) && !w->saved) {
+            number_error(w, n, f, sname, num, s->go);
             w->saved = true;
         }
         return WALK_GO;
     case KS_SCHEMA_QUANTITY: {
         /* UnmarshalJSON: the raw JSON text (a string's without its quotes), trimmed */
         struct ks_quantity q;
-        const char *v = t == KS_JSON_NUMBER ? text : t == KS_JSON_BOOL ? n->str : NULL;
+        const char *v = t == KS_JSON_BOOL ? n->str : NULL;
         if (t == KS_JSON_STRING) {
             size_t b = 0, e = n->len;
             while (b < e && n->str[b] == ' ')
@@ -373,24 +374,22 @@ static int scalar(struct walk *w, const struct ks_yaml_node *n, const struct ks_
                 return WALK_GO;
             snprintf(text, sizeof(text), "%.*s", (int)(e - b), n->str + b);
             v = text;
-        } else if (t == KS_JSON_NUMBER && ks_quantity_parse(text, &q) == 0) {
-            return WALK_GO;
+        } else if (t == KS_JSON_NUMBER) {
+            ks_json_number_text(num, text, sizeof(text)); /* finite: it fits */
+            if (ks_quantity_parse(text, &q) == 0)
+                return WALK_GO;
+            v = text;
         }
         set_error(w, n, f, quantity_error(v ? v : "["));
         return WALK_STOP;
     }
     case KS_SCHEMA_INT_OR_STRING:
-        if (t == KS_JSON_STRING)
+        if (t == KS_JSON_STRING || (t == KS_JSON_NUMBER && fits_int(num, true)))
             return WALK_GO;
-        if (t == KS_JSON_NUMBER && json_int(text, 32))
-            return WALK_GO;
-        if (t == KS_JSON_NUMBER) {
-            char value[80];
-            snprintf(value, sizeof(value), "number %s", text);
-            type_error(w, n, f, sname, value, "int32");
-        } else {
+        if (t == KS_JSON_NUMBER)
+            number_error(w, n, f, sname, num, "int32");
+        else
             type_error(w, n, f, sname, json_name(t), "int32");
-        }
         return WALK_STOP;
     case KS_SCHEMA_TIME:
         if (t != KS_JSON_STRING) {
@@ -430,6 +429,9 @@ static const char *short_name(const char *go)
     const char *dot = strrchr(go, '.');
     return dot ? dot + 1 : go;
 }
+
+static int walk(struct walk *w, const struct ks_yaml_node *n, uint32_t node, const struct frame *f,
+                const char *sname);
 
 /* An object's pairs in the key order encoding/json wrote them. */
 static int object(struct walk *w, const struct ks_yaml_node *n, const struct ks_schema_node *s,

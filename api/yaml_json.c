@@ -26,35 +26,59 @@
 
 enum word { WORD_NONE, WORD_NULL, WORD_TRUE, WORD_FALSE, WORD_NAN, WORD_INF, WORD_MINUS_INF };
 
-/* go-yaml v2's resolve table: the words that are not strings, by length. */
-static enum word word_of(const char *s, size_t len)
+struct word_entry {
+    char text[6];
+    enum word w;
+};
+
+/* The entry of @s among @words (all @len bytes long), WORD_NONE when absent. */
+static enum word find_word(const char *s, size_t len, const struct word_entry *words, size_t n)
 {
-    static const struct {
-        const char *text;
-        enum word w;
-    } words[] = {
-        {"", WORD_NULL},           {"~", WORD_NULL},          {"y", WORD_TRUE},
-        {"Y", WORD_TRUE},          {"n", WORD_FALSE},         {"N", WORD_FALSE},
-        {"on", WORD_TRUE},         {"On", WORD_TRUE},         {"ON", WORD_TRUE},
-        {"no", WORD_FALSE},        {"No", WORD_FALSE},        {"NO", WORD_FALSE},
-        {"yes", WORD_TRUE},        {"Yes", WORD_TRUE},        {"YES", WORD_TRUE},
-        {"off", WORD_FALSE},       {"Off", WORD_FALSE},       {"OFF", WORD_FALSE},
-        {"true", WORD_TRUE},       {"True", WORD_TRUE},       {"TRUE", WORD_TRUE},
-        {"null", WORD_NULL},       {"Null", WORD_NULL},       {"NULL", WORD_NULL},
-        {".nan", WORD_NAN},        {".NaN", WORD_NAN},        {".NAN", WORD_NAN},
-        {".inf", WORD_INF},        {".Inf", WORD_INF},        {".INF", WORD_INF},
-        {"false", WORD_FALSE},     {"False", WORD_FALSE},     {"FALSE", WORD_FALSE},
-        {"+.inf", WORD_INF},       {"+.Inf", WORD_INF},       {"+.INF", WORD_INF},
-        {"-.inf", WORD_MINUS_INF}, {"-.Inf", WORD_MINUS_INF}, {"-.INF", WORD_MINUS_INF},
-    };
-    if (len > 5)
-        return WORD_NONE;
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        if (words[i].text[0] == s[0] && strlen(words[i].text) == len && memcmp(words[i].text, s, len) == 0)
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(words[i].text, s, len) == 0)
             return words[i].w;
     }
     return WORD_NONE;
 }
+
+#define FIND(words) find_word(s, len, words, sizeof(words) / sizeof(words[0]))
+
+/* go-yaml v2's resolve table: the words that are not strings, by length. */
+static enum word word_of(const char *s, size_t len)
+{
+    static const struct word_entry one[] = {
+        {"~", WORD_NULL}, {"y", WORD_TRUE}, {"Y", WORD_TRUE}, {"n", WORD_FALSE}, {"N", WORD_FALSE}};
+    static const struct word_entry two[] = {{"on", WORD_TRUE},  {"On", WORD_TRUE},  {"ON", WORD_TRUE},
+                                            {"no", WORD_FALSE}, {"No", WORD_FALSE}, {"NO", WORD_FALSE}};
+    static const struct word_entry three[] = {{"yes", WORD_TRUE},  {"Yes", WORD_TRUE},  {"YES", WORD_TRUE},
+                                              {"off", WORD_FALSE}, {"Off", WORD_FALSE}, {"OFF", WORD_FALSE}};
+    static const struct word_entry four[] = {{"true", WORD_TRUE}, {"True", WORD_TRUE}, {"TRUE", WORD_TRUE},
+                                             {"null", WORD_NULL}, {"Null", WORD_NULL}, {"NULL", WORD_NULL},
+                                             {".nan", WORD_NAN},  {".NaN", WORD_NAN},  {".NAN", WORD_NAN},
+                                             {".inf", WORD_INF},  {".Inf", WORD_INF},  {".INF", WORD_INF}};
+    static const struct word_entry five[] = {
+        {"false", WORD_FALSE},     {"False", WORD_FALSE},     {"FALSE", WORD_FALSE},
+        {"+.inf", WORD_INF},       {"+.Inf", WORD_INF},       {"+.INF", WORD_INF},
+        {"-.inf", WORD_MINUS_INF}, {"-.Inf", WORD_MINUS_INF}, {"-.INF", WORD_MINUS_INF}};
+    switch (len) {
+    case 0:
+        return WORD_NULL;
+    case 1:
+        return FIND(one);
+    case 2:
+        return FIND(two);
+    case 3:
+        return FIND(three);
+    case 4:
+        return FIND(four);
+    case 5:
+        return FIND(five);
+    default:
+        return WORD_NONE;
+    }
+}
+
+#undef FIND
 
 static int digit_value(char c)
 {
@@ -187,6 +211,9 @@ enum ks_json_type ks_yaml_json_type(const struct ks_yaml_node *n, bool *truth, s
     if (!n->plain)
         return KS_JSON_STRING;
     const char *s = n->str;
+    /* resolve.go's hint: only these first bytes can start anything but a string */
+    if (!strchr("~yYnNtTfFoO.+-0123456789", s[0]))
+        return KS_JSON_STRING;
     switch (word_of(s, n->len)) {
     case WORD_NULL:
         return KS_JSON_NULL;
@@ -301,4 +328,23 @@ const char *ks_yaml_json_key(const struct ks_yaml_node *key, char *buf, size_t l
     default:
         return key->str;
     }
+}
+
+bool ks_json_number_int(const struct ks_json_number *num, int64_t *out)
+{
+    switch (num->form) {
+    case KS_JSON_INT:
+        *out = num->i;
+        return true;
+    case KS_JSON_UINT:
+        return false;
+    case KS_JSON_FLOAT:
+        /* Go writes an integral float below 1e21 without fraction or exponent ("1000"); past
+         * int64 (below 1e21) its text is an integer ParseInt refuses */
+        if (num->f != num->f || fabs(num->f) >= 9223372036854775808.0 || num->f != (double)(int64_t)num->f)
+            return false;
+        *out = (int64_t)num->f;
+        return true;
+    }
+    return false;
 }

@@ -173,6 +173,12 @@ enum ks_json_type ks_yaml_json_type(const struct ks_yaml_node *n, bool *truth, s
 int ks_json_number_text(const struct ks_json_number *num, char *buf, size_t len);
 
 /*
+ * ks_json_number_int - whether @num's JSON text is an integer literal that fits int64 (what
+ * encoding/json's ParseInt into an int field takes), and its value in *@out. Pure.
+ */
+bool ks_json_number_int(const struct ks_json_number *num, int64_t *out);
+
+/*
  * ks_yaml_json_key - the JSON object key a map key becomes: an unquoted integer key in
  * decimal ("0x1" -> "1"), a boolean one "true" or "false", any other key its own text;
  * @buf (of @len bytes, 24 are enough) may hold the result.
