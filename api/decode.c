@@ -31,30 +31,49 @@ void ks_decoder_init(struct ks_decoder *d, const char *file, struct ks_arena *ar
     d->err = err;
 }
 
-static size_t path_append(struct ks_decoder *d, const char *fmt, const char *s, uint32_t i)
+/*
+ * Append @open, the @len bytes at @s and @close (each may be empty) to the path, cut at its
+ * end; returns the length before. Every field decoded pushes once: no formatting here.
+ */
+static size_t path_append(struct ks_decoder *d, char open, const char *s, size_t len, char close)
 {
-    size_t old = d->plen;
-    int n = s ? snprintf(d->path + d->plen, sizeof(d->path) - d->plen, fmt, s)
-              : snprintf(d->path + d->plen, sizeof(d->path) - d->plen, fmt, i);
-    if (n > 0)
-        d->plen += (size_t)n < sizeof(d->path) - d->plen ? (size_t)n : sizeof(d->path) - d->plen - 1;
+    size_t old = d->plen, room = sizeof(d->path) - 1 - d->plen;
+    char *p = d->path + d->plen;
+    if (open && room) {
+        *p++ = open;
+        room--;
+    }
+    if (len > room)
+        len = room;
+    memcpy(p, s, len);
+    p += len;
+    room -= len;
+    if (close && room)
+        *p++ = close;
+    *p = '\0';
+    d->plen = (size_t)(p - d->path);
     return old;
 }
 
 size_t ks_dec_push(struct ks_decoder *d, const char *field)
 {
-    return path_append(d, d->plen ? ".%s" : "%s", field, 0);
+    return path_append(d, d->plen ? '.' : 0, field, strlen(field), 0);
 }
 
 size_t ks_dec_push_index(struct ks_decoder *d, uint32_t i)
 {
-    return path_append(d, "[%u]", NULL, i);
+    char digits[10];
+    size_t n = sizeof(digits);
+    do
+        digits[--n] = (char)('0' + i % 10);
+    while ((i /= 10) != 0);
+    return path_append(d, '[', digits + n, sizeof(digits) - n, ']');
 }
 
 size_t ks_dec_push_key(struct ks_decoder *d, const char *key)
 {
     if (strpbrk(key, "./") || !*key)
-        return path_append(d, "[%s]", key, 0);
+        return path_append(d, '[', key, strlen(key), ']');
     return ks_dec_push(d, key);
 }
 

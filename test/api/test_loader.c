@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include "ksched/api.h"
+#include "ksched/decode.h"
 #include "ksched/intern.h"
 #include "ksched/loader.h"
 
@@ -302,8 +303,9 @@ Test(loader_errors, error_after_good_objects_returns_nothing)
     cr_expect_null(o);
     cr_expect_eq(err.line, 11);
     cr_expect_str_eq(err.field, "spec.containers[0].resources.requests.cpu");
-    cr_expect_str_eq(err.msg, "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular "
-                              "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    cr_expect_str_eq(err.msg,
+                     "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular "
+                     "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
 Test(loader_errors, first_error_wins)
@@ -346,4 +348,31 @@ Test(loader_errors, same_name_in_other_namespace_is_fine)
         0);
     cr_expect_eq(ks_objects_count(o, POD), 2);
     ks_objects_destroy(o);
+}
+
+Test(decoder, paths_spell_fields_indexes_and_keys_and_are_cut_at_the_end)
+{
+    struct ks_decoder d;
+    struct ks_error err = {0};
+    ks_decoder_init(&d, "f.yaml", NULL, &err);
+    size_t top = ks_dec_push(&d, "spec");
+    ks_dec_push(&d, "containers");
+    size_t at = ks_dec_push_index(&d, 120);
+    ks_dec_push_key(&d, "example.com/gpu");
+    cr_expect_str_eq(d.path, "spec.containers[120][example.com/gpu]");
+    ks_dec_pop(&d, at);
+    ks_dec_push_index(&d, 0);
+    ks_dec_push_key(&d, "cpu");
+    cr_expect_str_eq(d.path, "spec.containers[0].cpu");
+    ks_dec_pop(&d, top);
+    cr_expect_str_eq(d.path, "");
+    char long_key[400];
+    memset(long_key, 'k', sizeof(long_key) - 1);
+    long_key[sizeof(long_key) - 1] = '\0';
+    ks_dec_push(&d, "metadata");
+    ks_dec_push_key(&d, long_key);
+    ks_dec_push_index(&d, 7);
+    cr_expect_eq(strlen(d.path), KS_DECODE_PATH_MAX - 1);
+    cr_expect_eq(d.plen, KS_DECODE_PATH_MAX - 1);
+    cr_expect(strncmp(d.path, "metadata.kkk", 12) == 0);
 }
