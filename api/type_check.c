@@ -482,6 +482,8 @@ static int walk(struct walk *w, const struct ks_yaml_node *n, uint32_t node, con
                 const char *sname)
 {
     const struct ks_schema_node *s = &ks_schema_nodes[node];
+    if (s->kind == KS_SCHEMA_STRING && n && ks_yaml_surely_string(n))
+        return WALK_GO; /* most values */
     struct ks_json_number num = {0};
     enum ks_json_type t = ks_yaml_json_type(n, NULL, &num);
 

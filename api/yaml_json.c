@@ -208,12 +208,9 @@ enum ks_json_type ks_yaml_json_type(const struct ks_yaml_node *n, bool *truth, s
         return KS_JSON_OBJECT;
     if (n->kind == KS_YAML_SEQ)
         return KS_JSON_ARRAY;
-    if (!n->plain)
+    if (ks_yaml_surely_string(n)) /* resolve.go's hint: by its first byte */
         return KS_JSON_STRING;
     const char *s = n->str;
-    /* resolve.go's hint: only these first bytes can start anything but a string */
-    if (!strchr("~yYnNtTfFoO.+-0123456789", s[0]))
-        return KS_JSON_STRING;
     switch (word_of(s, n->len)) {
     case WORD_NULL:
         return KS_JSON_NULL;

@@ -160,6 +160,49 @@ struct ks_json_number {
 };
 
 /*
+ * ks_yaml_surely_string - whether scalar @n is a JSON string on its first byte alone: quoted,
+ * or plain and starting with none of the bytes that begin go-yaml v2's nulls, booleans and
+ * numbers. The check ks_yaml_json_type() makes first; hot walks make it inline.
+ */
+static inline bool ks_yaml_surely_string(const struct ks_yaml_node *n)
+{
+    if (n->kind != KS_YAML_SCALAR)
+        return false;
+    if (!n->plain)
+        return true;
+    switch (n->str[0]) {
+    case '\0':
+    case '~':
+    case 'y':
+    case 'Y':
+    case 'n':
+    case 'N':
+    case 't':
+    case 'T':
+    case 'f':
+    case 'F':
+    case 'o':
+    case 'O':
+    case '.':
+    case '+':
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+        return false;
+    default:
+        return true;
+    }
+}
+
+/*
  * ks_yaml_json_type - what @n (NULL: a missing field, null) is in JSON; for a boolean *@truth
  * (@truth may be NULL), for a number *@num. Any thread; allocates nothing.
  */
