@@ -454,6 +454,100 @@ int ks_quantity_sign(const struct ks_quantity *q)
     return q ? q->sign : 0;
 }
 
+/* ---- arithmetic (Quantity.Cmp, Add, Sub) ------------------------------------------------- */
+
+/*
+ * The magnitudes of @a and @b on the smaller of their exponents, into *@ma and *@mb; false
+ * when the one with the larger exponent does not fit 128 bits that way (it is then the
+ * larger magnitude, and *@a_larger says which one it was).
+ */
+static bool align(const struct ks_quantity *a, const struct ks_quantity *b, u128 *ma, u128 *mb, int64_t *exp,
+                  bool *a_larger)
+{
+    u128 ca = coef_of(a), cb = coef_of(b), p;
+    int64_t ea = a->sign ? a->exp : 0, eb = b->sign ? b->exp : 0;
+
+    *a_larger = ea > eb;
+    *exp = ea < eb ? ea : eb;
+    if (ea > eb)
+        return pow10_u128(ea - eb, &p) && mul_u128(ca, p, ma) && (*mb = cb, true);
+    if (eb > ea)
+        return pow10_u128(eb - ea, &p) && mul_u128(cb, p, mb) && (*ma = ca, true);
+    *ma = ca;
+    *mb = cb;
+    return true;
+}
+
+int ks_quantity_cmp(const struct ks_quantity *a, const struct ks_quantity *b)
+{
+    u128 ma, mb;
+    int64_t exp;
+    bool a_larger;
+    int mag;
+
+    if (a->sign != b->sign)
+        return a->sign < b->sign ? -1 : 1;
+    if (a->sign == 0)
+        return 0;
+    if (a->huge || b->huge)
+        mag = a->huge && b->huge ? 0 : a->huge ? 1 : -1;
+    else if (!align(a, b, &ma, &mb, &exp, &a_larger))
+        mag = a_larger ? 1 : -1;
+    else
+        mag = ma < mb ? -1 : ma > mb ? 1 : 0;
+    return a->sign * mag;
+}
+
+/* *@a + @sign_b * |@b| into *@a; -ERANGE (a unchanged) when the digits do not fit. */
+static int add_signed(struct ks_quantity *a, const struct ks_quantity *b, int sign_b)
+{
+    u128 ma, mb, sum;
+    int64_t exp;
+    bool a_larger;
+    int sign;
+
+    if (a->huge || b->huge)
+        return -ERANGE;
+    if (sign_b == 0)
+        return 0;
+    if (a->sign == 0) {
+        uint8_t fmt = b->fmt;
+        *a = *b;
+        a->sign = (int8_t)sign_b;
+        a->fmt = fmt;
+        return 0;
+    }
+    if (!align(a, b, &ma, &mb, &exp, &a_larger))
+        return -ERANGE;
+    if (a->sign == sign_b) {
+        if (ma > U128_MAX - mb)
+            return -ERANGE;
+        sum = ma + mb;
+        sign = a->sign;
+    } else if (ma >= mb) {
+        sum = ma - mb;
+        sign = a->sign;
+    } else {
+        sum = mb - ma;
+        sign = sign_b;
+    }
+    strip_zeros(&sum, &exp);
+    set_coef(a, sum);
+    a->exp = exp;
+    a->sign = (int8_t)(sum == 0 ? 0 : sign);
+    return 0;
+}
+
+int ks_quantity_add(struct ks_quantity *a, const struct ks_quantity *b)
+{
+    return add_signed(a, b, b->sign);
+}
+
+int ks_quantity_sub(struct ks_quantity *a, const struct ks_quantity *b)
+{
+    return add_signed(a, b, -b->sign);
+}
+
 /* ---- canonical text (CanonicalizeBytes) --------------------------------------------------- */
 
 /* Appends the decimal digits of v at p; returns the number of characters written. */

@@ -95,6 +95,21 @@ int ks_quantity_milli_value_checked(const struct ks_quantity *q, int64_t *out);
 int ks_quantity_sign(const struct ks_quantity *q);
 
 /*
+ * ks_quantity_cmp - -1, 0 or 1 as @a is less than, equal to or greater than @b, exactly
+ * (Quantity.Cmp). A huge quantity is larger in magnitude than any other; two of the same
+ * sign compare equal.
+ */
+int ks_quantity_cmp(const struct ks_quantity *a, const struct ks_quantity *b);
+
+/*
+ * ks_quantity_add, ks_quantity_sub - *@a += @b, *@a -= @b, exactly (Quantity.Add, Sub). @a
+ * keeps its format, or takes @b's when @a is zero. Returns 0, or -ERANGE (and @a is left
+ * unchanged) when either is huge or the exact result needs more than 128 bits of digits.
+ */
+int ks_quantity_add(struct ks_quantity *a, const struct ks_quantity *b);
+int ks_quantity_sub(struct ks_quantity *a, const struct ks_quantity *b);
+
+/*
  * ks_quantity_format - write the canonical text of q into buf, as upstream's CanonicalizeBytes
  * builds it: the largest suffix that keeps the number an integer ("1.5Gi" -> "1536Mi", "0.1" ->
  * "100m", "1000" -> "1k", "1e3" -> "1e3"); BinarySI falls back to DecimalSI below 1024 or when

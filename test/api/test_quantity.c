@@ -843,3 +843,48 @@ Test(quantity, canonical_text_round_trips)
         cr_assert_eq(ks_quantity_milli_value(&r), ks_quantity_milli_value(&q), "%s: MilliValue changed", in);
     }
 }
+
+/* Quantity.Cmp, Add and Sub: exact on mixed suffixes and exponents (upstream's TestQuantityCmp, TestAdd). */
+Test(quantity, compares_adds_and_subtracts_exactly)
+{
+    static const struct {
+        const char *a, *b;
+        int cmp;
+        const char *sum, *diff;
+    } cases[] = {
+        {"1Gi", "1024Mi", 0, "2Gi", "0"},
+        {"1", "1000m", 0, "2", "0"},
+        {"100m", "0.1", 0, "200m", "0"},
+        {"1", "2", -1, "3", "-1"},
+        {"2Gi", "1G", 1, "3147483648", "1147483648"},
+        {"-1", "1", -1, "0", "-2"},
+        {"1e30", "1", 1, "1000000000000000000000000000001", "999999999999999999999999999999"},
+        {"1n", "1E", -1, "1000000000000000000000000001n", "-999999999999999999999999999n"},
+        {"0", "5Ki", -1, "5Ki", "-5Ki"},
+        {"1.5", "1500m", 0, "3", "0"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ks_quantity a = must_parse(cases[i].a), b = must_parse(cases[i].b), s = a, d = a;
+        char text[KS_QUANTITY_STR_MAX];
+
+        cr_assert_eq(ks_quantity_cmp(&a, &b), cases[i].cmp, "cmp(%s, %s)", cases[i].a, cases[i].b);
+        cr_assert_eq(ks_quantity_cmp(&b, &a), -cases[i].cmp, "cmp(%s, %s)", cases[i].b, cases[i].a);
+        cr_assert_eq(ks_quantity_add(&s, &b), 0);
+        cr_assert_eq(ks_quantity_format(&s, text, sizeof(text)), 0);
+        cr_assert_str_eq(text, cases[i].sum, "%s + %s", cases[i].a, cases[i].b);
+        cr_assert_eq(ks_quantity_sub(&d, &b), 0);
+        cr_assert_eq(ks_quantity_format(&d, text, sizeof(text)), 0);
+        cr_assert_str_eq(text, cases[i].diff, "%s - %s", cases[i].a, cases[i].b);
+    }
+}
+
+Test(quantity, cmp_orders_values_whose_alignment_overflows)
+{
+    struct ks_quantity big = must_parse("1e60"), small = must_parse("123456789123456789123456789n"), s = big;
+
+    cr_assert_eq(ks_quantity_cmp(&big, &small), 1);
+    cr_assert_eq(ks_quantity_cmp(&small, &big), -1);
+    cr_assert_eq(ks_quantity_add(&s, &small), -ERANGE, "the exact sum needs more than 128 bits");
+    cr_assert_eq(ks_quantity_cmp(&s, &big), 0, "a failed add leaves its operand unchanged");
+}
