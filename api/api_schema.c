@@ -4,8 +4,8 @@
  * with the Go types of k8s.io/api and k8s.io/apimachinery. Do not edit: regenerate with
  *   scripts/gen-api-schema.py swagger.json v1.36 API_DIR APIMACHINERY_DIR > api/api_schema.c
  *
- * 311 group/version/kinds in 26 groups; 369 schema nodes and 1013 fields reachable from the
- * 13 kinds ksched decodes (see include/ksched/api_schema.h).
+ * 311 group/version/kinds in 26 groups; 436 schema nodes and 1158 fields reachable from the
+ * 17 kinds ksched decodes (see include/ksched/api_schema.h).
  */
 // clang-format off
 #include "ksched/api_schema.h"
@@ -359,7 +359,8 @@ const uint32_t ks_schema_ngroups = 26;
 
 const struct ks_schema_root ks_schema_roots[] = {
     {"CSINode", 297}, /* io.k8s.api.storage.v1.CSINode */
-    {"List", 366}, /* a list type, as io.k8s.api.core.v1.PodList */
+    {"DeviceClass", 366}, /* io.k8s.api.resource.v1.DeviceClass */
+    {"List", 433}, /* a list type, as io.k8s.api.core.v1.PodList */
     {"Namespace", 309}, /* io.k8s.api.core.v1.Namespace */
     {"Node", 2}, /* io.k8s.api.core.v1.Node */
     {"PersistentVolume", 262}, /* io.k8s.api.core.v1.PersistentVolume */
@@ -369,11 +370,14 @@ const struct ks_schema_root ks_schema_roots[] = {
     {"PriorityClass", 318}, /* io.k8s.api.scheduling.v1.PriorityClass */
     {"ReplicaSet", 346}, /* io.k8s.api.apps.v1.ReplicaSet */
     {"ReplicationController", 339}, /* io.k8s.api.core.v1.ReplicationController */
+    {"ResourceClaim", 399}, /* io.k8s.api.resource.v1.ResourceClaim */
+    {"ResourceClaimTemplate", 431}, /* io.k8s.api.resource.v1.ResourceClaimTemplate */
+    {"ResourceSlice", 374}, /* io.k8s.api.resource.v1.ResourceSlice */
     {"Service", 319}, /* io.k8s.api.core.v1.Service */
     {"StatefulSet", 352}, /* io.k8s.api.apps.v1.StatefulSet */
     {"StorageClass", 291}, /* io.k8s.api.storage.v1.StorageClass */
 };
-const uint32_t ks_schema_nroots = 14;
+const uint32_t ks_schema_nroots = 18;
 
 const struct ks_schema_node ks_schema_nodes[] = {
     {KS_SCHEMA_ANY, 0, 0, ""}, /* 0: anything */
@@ -742,11 +746,78 @@ const struct ks_schema_node ks_schema_nodes[] = {
     {KS_SCHEMA_OBJECT, 5, 983, "v1.StatefulSetCondition"}, /* 363: io.k8s.api.apps.v1.StatefulSetCondition */
     {KS_SCHEMA_STRING, 0, 0, "v1.StatefulSetConditionType"}, /* 364: v1.StatefulSetConditionType */
     {KS_SCHEMA_ARRAY, 0, 363, "[]v1.StatefulSetCondition"}, /* 365: list of io.k8s.api.apps.v1.StatefulSetCondition */
-    {KS_SCHEMA_OBJECT, 4, 1009, "v1.PodList"}, /* 366: List */
-    {KS_SCHEMA_OBJECT, 5, 1004, "v1.ListMeta"}, /* 367: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
-    {KS_SCHEMA_OBJECT, 1, 1003, "v1.ShardInfo"}, /* 368: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
+    {KS_SCHEMA_OBJECT, 4, 1011, "v1.DeviceClass"}, /* 366: io.k8s.api.resource.v1.DeviceClass */
+    {KS_SCHEMA_OBJECT, 3, 1008, "v1.DeviceClassSpec"}, /* 367: io.k8s.api.resource.v1.DeviceClassSpec */
+    {KS_SCHEMA_OBJECT, 1, 1005, "v1.DeviceClassConfiguration"}, /* 368: io.k8s.api.resource.v1.DeviceClassConfiguration */
+    {KS_SCHEMA_OBJECT, 2, 1003, "v1.OpaqueDeviceConfiguration"}, /* 369: io.k8s.api.resource.v1.OpaqueDeviceConfiguration */
+    {KS_SCHEMA_ARRAY, 0, 368, "[]v1.DeviceClassConfiguration"}, /* 370: list of io.k8s.api.resource.v1.DeviceClassConfiguration */
+    {KS_SCHEMA_OBJECT, 1, 1007, "v1.DeviceSelector"}, /* 371: io.k8s.api.resource.v1.DeviceSelector */
+    {KS_SCHEMA_OBJECT, 1, 1006, "v1.CELDeviceSelector"}, /* 372: io.k8s.api.resource.v1.CELDeviceSelector */
+    {KS_SCHEMA_ARRAY, 0, 371, "[]v1.DeviceSelector"}, /* 373: list of io.k8s.api.resource.v1.DeviceSelector */
+    {KS_SCHEMA_OBJECT, 4, 1066, "v1.ResourceSlice"}, /* 374: io.k8s.api.resource.v1.ResourceSlice */
+    {KS_SCHEMA_OBJECT, 8, 1058, "v1.ResourceSliceSpec"}, /* 375: io.k8s.api.resource.v1.ResourceSliceSpec */
+    {KS_SCHEMA_OBJECT, 13, 1040, "v1.Device"}, /* 376: io.k8s.api.resource.v1.Device */
+    {KS_SCHEMA_OBJECT, 8, 1015, "v1.DeviceAttribute"}, /* 377: io.k8s.api.resource.v1.DeviceAttribute */
+    {KS_SCHEMA_ARRAY, 0, 13, "[]bool"}, /* 378: list of bool */
+    {KS_SCHEMA_MAP, 0, 377, "map[v1.QualifiedName]v1.DeviceAttribute"}, /* 379: map of io.k8s.api.resource.v1.DeviceAttribute */
+    {KS_SCHEMA_OBJECT, 2, 1029, "v1.DeviceCapacity"}, /* 380: io.k8s.api.resource.v1.DeviceCapacity */
+    {KS_SCHEMA_OBJECT, 3, 1026, "v1.CapacityRequestPolicy"}, /* 381: io.k8s.api.resource.v1.CapacityRequestPolicy */
+    {KS_SCHEMA_OBJECT, 3, 1023, "v1.CapacityRequestPolicyRange"}, /* 382: io.k8s.api.resource.v1.CapacityRequestPolicyRange */
+    {KS_SCHEMA_ARRAY, 0, 26, "[]resource.Quantity"}, /* 383: list of resource.Quantity */
+    {KS_SCHEMA_MAP, 0, 380, "map[v1.QualifiedName]v1.DeviceCapacity"}, /* 384: map of io.k8s.api.resource.v1.DeviceCapacity */
+    {KS_SCHEMA_OBJECT, 2, 1032, "v1.DeviceCounterConsumption"}, /* 385: io.k8s.api.resource.v1.DeviceCounterConsumption */
+    {KS_SCHEMA_OBJECT, 1, 1031, "v1.Counter"}, /* 386: io.k8s.api.resource.v1.Counter */
+    {KS_SCHEMA_MAP, 0, 386, "map[string]v1.Counter"}, /* 387: map of io.k8s.api.resource.v1.Counter */
+    {KS_SCHEMA_ARRAY, 0, 385, "[]v1.DeviceCounterConsumption"}, /* 388: list of io.k8s.api.resource.v1.DeviceCounterConsumption */
+    {KS_SCHEMA_OBJECT, 2, 1034, "v1.NodeAllocatableResourceMapping"}, /* 389: io.k8s.api.resource.v1.NodeAllocatableResourceMapping */
+    {KS_SCHEMA_STRING, 0, 0, "v1.QualifiedName"}, /* 390: v1.QualifiedName */
+    {KS_SCHEMA_MAP, 0, 389, "map[v1.ResourceName]v1.NodeAllocatableResourceMapping"}, /* 391: map of io.k8s.api.resource.v1.NodeAllocatableResourceMapping */
+    {KS_SCHEMA_OBJECT, 4, 1036, "v1.DeviceTaint"}, /* 392: io.k8s.api.resource.v1.DeviceTaint */
+    {KS_SCHEMA_STRING, 0, 0, "v1.DeviceTaintEffect"}, /* 393: v1.DeviceTaintEffect */
+    {KS_SCHEMA_ARRAY, 0, 392, "[]v1.DeviceTaint"}, /* 394: list of io.k8s.api.resource.v1.DeviceTaint */
+    {KS_SCHEMA_ARRAY, 0, 376, "[]v1.Device"}, /* 395: list of io.k8s.api.resource.v1.Device */
+    {KS_SCHEMA_OBJECT, 3, 1053, "v1.ResourcePool"}, /* 396: io.k8s.api.resource.v1.ResourcePool */
+    {KS_SCHEMA_OBJECT, 2, 1056, "v1.CounterSet"}, /* 397: io.k8s.api.resource.v1.CounterSet */
+    {KS_SCHEMA_ARRAY, 0, 397, "[]v1.CounterSet"}, /* 398: list of io.k8s.api.resource.v1.CounterSet */
+    {KS_SCHEMA_OBJECT, 5, 1137, "v1.ResourceClaim"}, /* 399: io.k8s.api.resource.v1.ResourceClaim */
+    {KS_SCHEMA_OBJECT, 1, 1101, "v1.ResourceClaimSpec"}, /* 400: io.k8s.api.resource.v1.ResourceClaimSpec */
+    {KS_SCHEMA_OBJECT, 3, 1098, "v1.DeviceClaim"}, /* 401: io.k8s.api.resource.v1.DeviceClaim */
+    {KS_SCHEMA_OBJECT, 2, 1070, "v1.DeviceClaimConfiguration"}, /* 402: io.k8s.api.resource.v1.DeviceClaimConfiguration */
+    {KS_SCHEMA_ARRAY, 0, 402, "[]v1.DeviceClaimConfiguration"}, /* 403: list of io.k8s.api.resource.v1.DeviceClaimConfiguration */
+    {KS_SCHEMA_OBJECT, 3, 1072, "v1.DeviceConstraint"}, /* 404: io.k8s.api.resource.v1.DeviceConstraint */
+    {KS_SCHEMA_STRING, 0, 0, "v1.FullyQualifiedName"}, /* 405: v1.FullyQualifiedName */
+    {KS_SCHEMA_ARRAY, 0, 404, "[]v1.DeviceConstraint"}, /* 406: list of io.k8s.api.resource.v1.DeviceConstraint */
+    {KS_SCHEMA_OBJECT, 3, 1095, "v1.DeviceRequest"}, /* 407: io.k8s.api.resource.v1.DeviceRequest */
+    {KS_SCHEMA_OBJECT, 7, 1081, "v1.ExactDeviceRequest"}, /* 408: io.k8s.api.resource.v1.ExactDeviceRequest */
+    {KS_SCHEMA_STRING, 0, 0, "v1.DeviceAllocationMode"}, /* 409: v1.DeviceAllocationMode */
+    {KS_SCHEMA_OBJECT, 1, 1075, "v1.CapacityRequirements"}, /* 410: io.k8s.api.resource.v1.CapacityRequirements */
+    {KS_SCHEMA_MAP, 0, 26, "map[v1.QualifiedName]resource.Quantity"}, /* 411: map of resource.Quantity */
+    {KS_SCHEMA_OBJECT, 5, 1076, "v1.DeviceToleration"}, /* 412: io.k8s.api.resource.v1.DeviceToleration */
+    {KS_SCHEMA_STRING, 0, 0, "v1.DeviceTolerationOperator"}, /* 413: v1.DeviceTolerationOperator */
+    {KS_SCHEMA_ARRAY, 0, 412, "[]v1.DeviceToleration"}, /* 414: list of io.k8s.api.resource.v1.DeviceToleration */
+    {KS_SCHEMA_OBJECT, 7, 1088, "v1.DeviceSubRequest"}, /* 415: io.k8s.api.resource.v1.DeviceSubRequest */
+    {KS_SCHEMA_ARRAY, 0, 415, "[]v1.DeviceSubRequest"}, /* 416: list of io.k8s.api.resource.v1.DeviceSubRequest */
+    {KS_SCHEMA_ARRAY, 0, 407, "[]v1.DeviceRequest"}, /* 417: list of io.k8s.api.resource.v1.DeviceRequest */
+    {KS_SCHEMA_OBJECT, 3, 1134, "v1.ResourceClaimStatus"}, /* 418: io.k8s.api.resource.v1.ResourceClaimStatus */
+    {KS_SCHEMA_OBJECT, 3, 1117, "v1.AllocationResult"}, /* 419: io.k8s.api.resource.v1.AllocationResult */
+    {KS_SCHEMA_OBJECT, 2, 1115, "v1.DeviceAllocationResult"}, /* 420: io.k8s.api.resource.v1.DeviceAllocationResult */
+    {KS_SCHEMA_OBJECT, 3, 1102, "v1.DeviceAllocationConfiguration"}, /* 421: io.k8s.api.resource.v1.DeviceAllocationConfiguration */
+    {KS_SCHEMA_STRING, 0, 0, "v1.AllocationConfigSource"}, /* 422: v1.AllocationConfigSource */
+    {KS_SCHEMA_ARRAY, 0, 421, "[]v1.DeviceAllocationConfiguration"}, /* 423: list of io.k8s.api.resource.v1.DeviceAllocationConfiguration */
+    {KS_SCHEMA_OBJECT, 10, 1105, "v1.DeviceRequestAllocationResult"}, /* 424: io.k8s.api.resource.v1.DeviceRequestAllocationResult */
+    {KS_SCHEMA_ARRAY, 0, 424, "[]v1.DeviceRequestAllocationResult"}, /* 425: list of io.k8s.api.resource.v1.DeviceRequestAllocationResult */
+    {KS_SCHEMA_OBJECT, 7, 1123, "v1.AllocatedDeviceStatus"}, /* 426: io.k8s.api.resource.v1.AllocatedDeviceStatus */
+    {KS_SCHEMA_OBJECT, 3, 1120, "v1.NetworkDeviceData"}, /* 427: io.k8s.api.resource.v1.NetworkDeviceData */
+    {KS_SCHEMA_ARRAY, 0, 426, "[]v1.AllocatedDeviceStatus"}, /* 428: list of io.k8s.api.resource.v1.AllocatedDeviceStatus */
+    {KS_SCHEMA_OBJECT, 4, 1130, "v1.ResourceClaimConsumerReference"}, /* 429: io.k8s.api.resource.v1.ResourceClaimConsumerReference */
+    {KS_SCHEMA_ARRAY, 0, 429, "[]v1.ResourceClaimConsumerReference"}, /* 430: list of io.k8s.api.resource.v1.ResourceClaimConsumerReference */
+    {KS_SCHEMA_OBJECT, 4, 1144, "v1.ResourceClaimTemplate"}, /* 431: io.k8s.api.resource.v1.ResourceClaimTemplate */
+    {KS_SCHEMA_OBJECT, 2, 1142, "v1.ResourceClaimTemplateSpec"}, /* 432: io.k8s.api.resource.v1.ResourceClaimTemplateSpec */
+    {KS_SCHEMA_OBJECT, 4, 1154, "v1.PodList"}, /* 433: List */
+    {KS_SCHEMA_OBJECT, 5, 1149, "v1.ListMeta"}, /* 434: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
+    {KS_SCHEMA_OBJECT, 1, 1148, "v1.ShardInfo"}, /* 435: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
 };
-const uint32_t ks_schema_nnodes = 369;
+const uint32_t ks_schema_nnodes = 436;
 
 const struct ks_schema_field ks_schema_fields[] = {
     /* 0: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry */
@@ -1963,18 +2034,202 @@ const struct ks_schema_field ks_schema_fields[] = {
     {"status", 6, 362},
     {"metadata", 8, 4},
     {"apiVersion", 10, 3},
-    /* 1003: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
+    /* 1003: io.k8s.api.resource.v1.OpaqueDeviceConfiguration */
+    {"driver", 6, 3},
+    {"parameters", 10, 0},
+    /* 1005: io.k8s.api.resource.v1.DeviceClassConfiguration */
+    {"opaque", 6, 369},
+    /* 1006: io.k8s.api.resource.v1.CELDeviceSelector */
+    {"expression", 10, 3},
+    /* 1007: io.k8s.api.resource.v1.DeviceSelector */
+    {"cel", 3, 372},
+    /* 1008: io.k8s.api.resource.v1.DeviceClassSpec */
+    {"config", 6, 370},
+    {"selectors", 9, 373},
+    {"extendedResourceName", 20, 3},
+    /* 1011: io.k8s.api.resource.v1.DeviceClass */
+    {"kind", 4, 3},
+    {"spec", 4, 367},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1015: io.k8s.api.resource.v1.DeviceAttribute */
+    {"int", 3, 7},
+    {"bool", 4, 13},
+    {"ints", 4, 159},
+    {"bools", 5, 378},
+    {"string", 6, 3},
+    {"strings", 7, 8},
+    {"version", 7, 3},
+    {"versions", 8, 8},
+    /* 1023: io.k8s.api.resource.v1.CapacityRequestPolicyRange */
+    {"max", 3, 26},
+    {"min", 3, 26},
+    {"step", 4, 26},
+    /* 1026: io.k8s.api.resource.v1.CapacityRequestPolicy */
+    {"default", 7, 26},
+    {"validRange", 10, 382},
+    {"validValues", 11, 383},
+    /* 1029: io.k8s.api.resource.v1.DeviceCapacity */
+    {"value", 5, 26},
+    {"requestPolicy", 13, 381},
+    /* 1031: io.k8s.api.resource.v1.Counter */
+    {"value", 5, 26},
+    /* 1032: io.k8s.api.resource.v1.DeviceCounterConsumption */
+    {"counters", 8, 387},
+    {"counterSet", 10, 3},
+    /* 1034: io.k8s.api.resource.v1.NodeAllocatableResourceMapping */
+    {"capacityKey", 11, 390},
+    {"allocationMultiplier", 20, 26},
+    /* 1036: io.k8s.api.resource.v1.DeviceTaint */
+    {"key", 3, 3},
+    {"value", 5, 3},
+    {"effect", 6, 393},
+    {"timeAdded", 9, 6},
+    /* 1040: io.k8s.api.resource.v1.Device */
+    {"name", 4, 3},
+    {"taints", 6, 394},
+    {"allNodes", 8, 13},
+    {"capacity", 8, 384},
+    {"nodeName", 8, 3},
+    {"attributes", 10, 379},
+    {"bindsToNode", 11, 13},
+    {"nodeSelector", 12, 59},
+    {"consumesCounters", 16, 388},
+    {"bindingConditions", 17, 8},
+    {"allowMultipleAllocations", 24, 13},
+    {"bindingFailureConditions", 24, 8},
+    {"nodeAllocatableResourceMappings", 31, 391},
+    /* 1053: io.k8s.api.resource.v1.ResourcePool */
+    {"name", 4, 3},
+    {"generation", 10, 7},
+    {"resourceSliceCount", 18, 7},
+    /* 1056: io.k8s.api.resource.v1.CounterSet */
+    {"name", 4, 3},
+    {"counters", 8, 387},
+    /* 1058: io.k8s.api.resource.v1.ResourceSliceSpec */
+    {"pool", 4, 396},
+    {"driver", 6, 3},
+    {"devices", 7, 395},
+    {"allNodes", 8, 13},
+    {"nodeName", 8, 3},
+    {"nodeSelector", 12, 59},
+    {"sharedCounters", 14, 398},
+    {"perDeviceNodeSelection", 22, 13},
+    /* 1066: io.k8s.api.resource.v1.ResourceSlice */
+    {"kind", 4, 3},
+    {"spec", 4, 375},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1070: io.k8s.api.resource.v1.DeviceClaimConfiguration */
+    {"opaque", 6, 369},
+    {"requests", 8, 8},
+    /* 1072: io.k8s.api.resource.v1.DeviceConstraint */
+    {"requests", 8, 8},
+    {"matchAttribute", 14, 405},
+    {"distinctAttribute", 17, 405},
+    /* 1075: io.k8s.api.resource.v1.CapacityRequirements */
+    {"requests", 8, 411},
+    /* 1076: io.k8s.api.resource.v1.DeviceToleration */
+    {"key", 3, 3},
+    {"value", 5, 3},
+    {"effect", 6, 393},
+    {"operator", 8, 413},
+    {"tolerationSeconds", 17, 7},
+    /* 1081: io.k8s.api.resource.v1.ExactDeviceRequest */
+    {"count", 5, 7},
+    {"capacity", 8, 410},
+    {"selectors", 9, 373},
+    {"adminAccess", 11, 13},
+    {"tolerations", 11, 414},
+    {"allocationMode", 14, 409},
+    {"deviceClassName", 15, 3},
+    /* 1088: io.k8s.api.resource.v1.DeviceSubRequest */
+    {"name", 4, 3},
+    {"count", 5, 7},
+    {"capacity", 8, 410},
+    {"selectors", 9, 373},
+    {"tolerations", 11, 414},
+    {"allocationMode", 14, 409},
+    {"deviceClassName", 15, 3},
+    /* 1095: io.k8s.api.resource.v1.DeviceRequest */
+    {"name", 4, 3},
+    {"exactly", 7, 408},
+    {"firstAvailable", 14, 416},
+    /* 1098: io.k8s.api.resource.v1.DeviceClaim */
+    {"config", 6, 403},
+    {"requests", 8, 417},
+    {"constraints", 11, 406},
+    /* 1101: io.k8s.api.resource.v1.ResourceClaimSpec */
+    {"devices", 7, 401},
+    /* 1102: io.k8s.api.resource.v1.DeviceAllocationConfiguration */
+    {"opaque", 6, 369},
+    {"source", 6, 422},
+    {"requests", 8, 8},
+    /* 1105: io.k8s.api.resource.v1.DeviceRequestAllocationResult */
+    {"pool", 4, 3},
+    {"device", 6, 3},
+    {"driver", 6, 3},
+    {"request", 7, 3},
+    {"shareID", 7, 14},
+    {"adminAccess", 11, 13},
+    {"tolerations", 11, 414},
+    {"consumedCapacity", 16, 411},
+    {"bindingConditions", 17, 8},
+    {"bindingFailureConditions", 24, 8},
+    /* 1115: io.k8s.api.resource.v1.DeviceAllocationResult */
+    {"config", 6, 423},
+    {"results", 7, 425},
+    /* 1117: io.k8s.api.resource.v1.AllocationResult */
+    {"devices", 7, 420},
+    {"nodeSelector", 12, 59},
+    {"allocationTimestamp", 19, 6},
+    /* 1120: io.k8s.api.resource.v1.NetworkDeviceData */
+    {"ips", 3, 8},
+    {"interfaceName", 13, 3},
+    {"hardwareAddress", 15, 3},
+    /* 1123: io.k8s.api.resource.v1.AllocatedDeviceStatus */
+    {"data", 4, 0},
+    {"pool", 4, 3},
+    {"device", 6, 3},
+    {"driver", 6, 3},
+    {"shareID", 7, 3},
+    {"conditions", 10, 307},
+    {"networkData", 11, 427},
+    /* 1130: io.k8s.api.resource.v1.ResourceClaimConsumerReference */
+    {"uid", 3, 14},
+    {"name", 4, 3},
+    {"apiGroup", 8, 3},
+    {"resource", 8, 3},
+    /* 1134: io.k8s.api.resource.v1.ResourceClaimStatus */
+    {"devices", 7, 428},
+    {"allocation", 10, 419},
+    {"reservedFor", 11, 430},
+    /* 1137: io.k8s.api.resource.v1.ResourceClaim */
+    {"kind", 4, 3},
+    {"spec", 4, 400},
+    {"status", 6, 418},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1142: io.k8s.api.resource.v1.ResourceClaimTemplateSpec */
+    {"spec", 4, 400},
+    {"metadata", 8, 4},
+    /* 1144: io.k8s.api.resource.v1.ResourceClaimTemplate */
+    {"kind", 4, 3},
+    {"spec", 4, 432},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1148: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
     {"selector", 8, 3},
-    /* 1004: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
+    /* 1149: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
     {"continue", 8, 3},
     {"selfLink", 8, 3},
-    {"shardInfo", 9, 368},
+    {"shardInfo", 9, 435},
     {"resourceVersion", 15, 3},
     {"remainingItemCount", 18, 7},
-    /* 1009: List */
+    /* 1154: List */
     {"kind", 4, 3},
     {"items", 5, 1},
-    {"metadata", 8, 367},
+    {"metadata", 8, 434},
     {"apiVersion", 10, 3},
 };
-const uint32_t ks_schema_nfields = 1013;
+const uint32_t ks_schema_nfields = 1158;

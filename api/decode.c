@@ -436,6 +436,103 @@ static int label_pair(struct ks_decoder *d, const struct ks_yaml_pair *p, void *
     return 0;
 }
 
+struct pairs_ctx {
+    ks_dec_pair_fn fn;
+    void *ctx;
+    char *out;
+    size_t size;
+};
+
+int ks_dec_pairs(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t elem_size,
+                 uint32_t *n, void **items, ks_dec_pair_fn fn, void *ctx)
+{
+    size_t saved;
+    const struct ks_yaml_node *m = field(d, map, key, &saved);
+    int rc;
+
+    if (!m)
+        goto done;
+    if ((rc = expect(d, m, KS_YAML_MAP)))
+        return rc;
+    char *out = ks_arena_calloc(d->arena, m->n ? m->n : 1, elem_size);
+    if (!out)
+        return ks_dec_nomem(d);
+    for (uint32_t i = 0; i < m->n; i++) {
+        size_t s2 = d->plen;
+        if ((rc = expect(d, m->pairs[i].key, KS_YAML_SCALAR)) ||
+            (rc = fn(d, m->pairs[i].key, m->pairs[i].value, out + i * elem_size, ctx)))
+            return rc;
+        ks_dec_pop(d, s2);
+    }
+    *n = m->n;
+    memcpy(items, &out, sizeof(out)); /* *items has the caller's element pointer type */
+done:
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
+size_t ks_dec_push_map_key(struct ks_decoder *d, const char *key)
+{
+    size_t prev = d->plen;
+    int w = snprintf(d->path + d->plen, sizeof(d->path) - d->plen, "[%s]", key);
+    if (w > 0)
+        d->plen = d->plen + (size_t)w < sizeof(d->path) ? d->plen + (size_t)w : sizeof(d->path) - 1;
+    return prev;
+}
+
+size_t ks_go_quote(char *buf, size_t len, const char *s, size_t n)
+{
+    size_t o = 0;
+
+#define PUT(c)                                                                                               \
+    do {                                                                                                     \
+        if (o + 1 < len)                                                                                     \
+            buf[o] = (c);                                                                                    \
+        o++;                                                                                                 \
+    } while (0)
+    PUT('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            PUT('\\');
+            PUT((char)c);
+        } else if (c == '\n') {
+            PUT('\\');
+            PUT('n');
+        } else if (c == '\t') {
+            PUT('\\');
+            PUT('t');
+        } else if (c == '\r') {
+            PUT('\\');
+            PUT('r');
+        } else if (c < 0x20 || c == 0x7f) {
+            static const char hex[] = "0123456789abcdef";
+            PUT('\\');
+            PUT('x');
+            PUT(hex[c >> 4]);
+            PUT(hex[c & 15]);
+        } else {
+            PUT((char)c);
+        }
+    }
+    PUT('"');
+#undef PUT
+    if (len)
+        buf[o < len ? o : len - 1] = '\0';
+    return o;
+}
+
+int ks_dec_invalid(struct ks_decoder *d, const struct ks_yaml_node *n, const char *at, const char *value,
+                   const char *detail)
+{
+    char q[KS_ERROR_MSG_MAX / 2];
+
+    if (at)
+        ks_dec_push(d, at);
+    ks_go_quote(q, sizeof(q), value, strlen(value));
+    return ks_dec_fail(d, n, 0, "Invalid value: %s: %s", q, detail);
+}
+
 int ks_dec_labels(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key,
                   struct ks_labels *out)
 {

@@ -10,6 +10,7 @@
 #include "ksched/api.h"
 #include "ksched/decode.h"
 #include "ksched/intern.h"
+#include "ksched/name_check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,7 +80,45 @@ static int container_port(struct ks_decoder *d, const struct ks_yaml_node *pn, v
 struct container_ctx {
     bool init;
     bool host_network;
+    const struct ks_pod *pod; /* its resourceClaims are decoded */
 };
+
+/* resources.claims[i]: validateResourceClaimNames (a pod claim's name, unique with its request). */
+static int container_claim(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    const struct ks_pod *pod = ctx;
+    struct ks_container_claim *c = elem;
+    char names[512] = "", q[256];
+    int rc;
+
+    if ((rc = ks_dec_string(d, n, "name", &c->name)) || (rc = ks_dec_string(d, n, "request", &c->request)))
+        return rc;
+    if (!c->name || !c->name[0])
+        return ks_dec_fail(d, n, 0, "Required value");
+    for (uint32_t i = 0; i < pod->nclaims; i++) {
+        if (strcmp(pod->claims[i].name, c->name) == 0)
+            return 0;
+    }
+    /* the names as sets.List gives them: sorted, each once */
+    for (const char *prev = NULL;;) {
+        const char *next = NULL;
+        for (uint32_t i = 0; i < pod->nclaims; i++) {
+            const char *x = pod->claims[i].name;
+            if ((!prev || strcmp(x, prev) > 0) && (!next || strcmp(x, next) < 0))
+                next = x;
+        }
+        if (!next)
+            break;
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", prev ? ", " : "", next);
+        prev = next;
+    }
+    ks_go_quote(q, sizeof(q), c->name, strlen(c->name));
+    if (pod->nclaims == 0)
+        return ks_dec_fail(
+            d, n, 0, "Not found: %s: must be one of the names in pod.spec.resourceClaims which is empty", q);
+    return ks_dec_fail(d, n, 0, "Not found: %s: must be one of the names in pod.spec.resourceClaims: %s", q,
+                       names);
+}
 
 static int container(struct ks_decoder *d, const struct ks_yaml_node *cn, void *elem, void *ctx)
 {
@@ -97,8 +136,26 @@ static int container(struct ks_decoder *d, const struct ks_yaml_node *cn, void *
     if (res) {
         size_t s3 = ks_dec_push(d, "resources");
         if ((rc = ks_dec_resources(d, res, "requests", &c->requests)) ||
-            (rc = ks_dec_resources(d, res, "limits", &c->limits)) || (rc = default_requests(d, c)))
+            (rc = ks_dec_resources(d, res, "limits", &c->limits)) || (rc = default_requests(d, c)) ||
+            (rc = ks_dec_list(d, res, "claims", sizeof(*c->claims), &c->nclaims, (void **)&c->claims,
+                              container_claim, (void *)cx->pod)))
             return rc;
+        for (uint32_t i = 1; i < c->nclaims; i++) {
+            for (uint32_t j = 0; j < i; j++) {
+                const struct ks_container_claim *a = &c->claims[i], *b = &c->claims[j];
+                if (strcmp(a->name, b->name) == 0 &&
+                    strcmp(a->request ? a->request : "", b->request ? b->request : "") == 0) {
+                    char key[512];
+                    snprintf(key, sizeof(key), "%s%s%s", a->name, a->request && a->request[0] ? "/" : "",
+                             a->request ? a->request : "");
+                    ks_dec_push(d, "claims");
+                    ks_dec_push_index(d, i);
+                    char q[600];
+                    ks_go_quote(q, sizeof(q), key, strlen(key));
+                    return ks_dec_fail(d, res, 0, "Duplicate value: %s", q);
+                }
+            }
+        }
         ks_dec_pop(d, s3);
     }
     if (restart) {
@@ -116,9 +173,9 @@ static int container(struct ks_decoder *d, const struct ks_yaml_node *cn, void *
 }
 
 static int containers(struct ks_decoder *d, const struct ks_yaml_node *spec, const char *key, bool init,
-                      bool host_network, uint32_t *n, struct ks_container **out)
+                      const struct ks_pod *pod, uint32_t *n, struct ks_container **out)
 {
-    struct container_ctx cx = {.init = init, .host_network = host_network};
+    struct container_ctx cx = {.init = init, .host_network = pod->host_network, .pod = pod};
     return ks_dec_list(d, spec, key, sizeof(**out), n, (void **)out, container, &cx);
 }
 
@@ -387,6 +444,79 @@ static int volume(struct ks_decoder *d, const struct ks_yaml_node *vn, void *ele
     return 0;
 }
 
+/* spec.resourceClaims[i]: validatePodResourceClaim (a DNS-1123 label; one source); unique_claims() follows.
+ */
+static int pod_claim(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    struct ks_pod_claim *c = elem;
+    const char *why;
+    int rc;
+
+    (void)ctx;
+    if ((rc = ks_dec_string(d, n, "name", &c->name)) ||
+        (rc = ks_dec_string(d, n, "resourceClaimName", &c->claim_name)) ||
+        (rc = ks_dec_string(d, n, "resourceClaimTemplateName", &c->template_name)))
+        return rc;
+    if (!c->name || !c->name[0])
+        return ks_dec_required(d, n, "name");
+    if ((why = ks_name_dns1123_label(c->name, strlen(c->name))))
+        return ks_dec_invalid(d, ks_yaml_get(n, "name"), "name", c->name, why);
+    if (!c->claim_name == !c->template_name) {
+        char v[768];
+        snprintf(v, sizeof(v),
+                 "core.PodResourceClaim{Name:\"%s\", ResourceClaimName:%s%s%s, "
+                 "ResourceClaimTemplateName:%s%s%s}",
+                 c->name, c->claim_name ? "\"" : "(*string)(nil)", c->claim_name ? c->claim_name : "",
+                 c->claim_name ? "\"" : "", c->template_name ? "\"" : "(*string)(nil)",
+                 c->template_name ? c->template_name : "", c->template_name ? "\"" : "");
+        return ks_dec_fail(
+            d, n, 0, "Invalid value: %s: %s", v,
+            c->claim_name
+                ? "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+                : "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+    }
+    const char *src = c->claim_name ? c->claim_name : c->template_name;
+    if ((why = ks_name_dns1123_subdomain(src, strlen(src))))
+        return ks_dec_invalid(
+            d, ks_yaml_get(n, c->claim_name ? "resourceClaimName" : "resourceClaimTemplateName"),
+            c->claim_name ? "resourceClaimName" : "resourceClaimTemplateName", src, why);
+    return 0;
+}
+
+/* The first pod claim whose name an earlier one has: "Duplicate value" at its name. */
+static int unique_claims(struct ks_decoder *d, const struct ks_yaml_node *spec, const struct ks_pod *pod)
+{
+    const struct ks_yaml_node *seq = ks_yaml_get(spec, "resourceClaims");
+    char q[256];
+
+    for (uint32_t i = 1; i < pod->nclaims; i++) {
+        for (uint32_t j = 0; j < i; j++) {
+            if (strcmp(pod->claims[i].name, pod->claims[j].name) == 0) {
+                ks_dec_push(d, "resourceClaims");
+                ks_dec_push_index(d, i);
+                ks_dec_push(d, "name");
+                ks_go_quote(q, sizeof(q), pod->claims[i].name, strlen(pod->claims[i].name));
+                return ks_dec_fail(d, ks_yaml_get(seq->items[i], "name"), 0, "Duplicate value: %s", q);
+            }
+        }
+    }
+    return 0;
+}
+
+static int pod_claim_status(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
+{
+    struct ks_pod_claim_status *c = elem;
+    int rc;
+
+    (void)ctx;
+    if ((rc = ks_dec_string(d, n, "name", &c->name)) ||
+        (rc = ks_dec_string(d, n, "resourceClaimName", &c->claim_name)))
+        return rc;
+    if (!c->name || !c->name[0])
+        return ks_dec_required(d, n, "name");
+    return 0;
+}
+
 static int gate(struct ks_decoder *d, const struct ks_yaml_node *gn, void *elem, void *ctx)
 {
     const char **name = elem;
@@ -419,10 +549,11 @@ static int spec(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_
         (rc = ks_dec_string(d, s, "priorityClassName", &pod->priority_class_name)) ||
         (rc = ks_dec_enum(d, s, "preemptionPolicy", policies, &policy)) ||
         (rc = ks_dec_bool(d, s, "hostNetwork", &pod->host_network)) ||
-        (rc =
-             containers(d, s, "containers", false, pod->host_network, &pod->ncontainers, &pod->containers)) ||
-        (rc = containers(d, s, "initContainers", true, pod->host_network, &pod->ninit_containers,
-                         &pod->init_containers)) ||
+        (rc = ks_dec_list(d, s, "resourceClaims", sizeof(*pod->claims), &pod->nclaims, (void **)&pod->claims,
+                          pod_claim, NULL)) ||
+        (rc = unique_claims(d, s, pod)) ||
+        (rc = containers(d, s, "containers", false, pod, &pod->ncontainers, &pod->containers)) ||
+        (rc = containers(d, s, "initContainers", true, pod, &pod->ninit_containers, &pod->init_containers)) ||
         (rc = ks_dec_resources(d, s, "overhead", &pod->overhead)) ||
         (rc = ks_dec_labels(d, s, "nodeSelector", &pod->node_selector)) ||
         (rc = affinity(d, s, &pod->affinity)) ||
@@ -469,7 +600,9 @@ static int status(struct ks_decoder *d, const struct ks_yaml_node *doc, struct k
         (rc = ks_dec_id(d, s, "nominatedNodeName", &pod->nominated_node_name)) ||
         (rc = ks_dec_time(d, s, "startTime", &pod->start_time)) ||
         (rc = ks_dec_list(d, s, "conditions", sizeof(*pod->conditions), &pod->nconditions,
-                          (void **)&pod->conditions, pod_condition, NULL)))
+                          (void **)&pod->conditions, pod_condition, NULL)) ||
+        (rc = ks_dec_list(d, s, "resourceClaimStatuses", sizeof(*pod->claim_statuses), &pod->nclaim_statuses,
+                          (void **)&pod->claim_statuses, pod_claim_status, NULL)))
         return rc;
     pod->phase = (enum ks_pod_phase)phase;
     ks_dec_pop(d, saved);

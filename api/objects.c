@@ -5,6 +5,7 @@
  * name can never drift apart.
  */
 #include "ksched/api.h"
+#include "ksched/dra_types.h"
 #include "ksched/intern.h"
 
 #include <errno.h>
@@ -96,3 +97,7 @@ KS_DESTRUCTOR(ks_service_destroy, struct ks_service)
 KS_DESTRUCTOR(ks_replication_controller_destroy, struct ks_replication_controller)
 KS_DESTRUCTOR(ks_replica_set_destroy, struct ks_replica_set)
 KS_DESTRUCTOR(ks_stateful_set_destroy, struct ks_stateful_set)
+KS_DESTRUCTOR(ks_device_class_destroy, struct ks_device_class)
+KS_DESTRUCTOR(ks_resource_slice_destroy, struct ks_resource_slice)
+KS_DESTRUCTOR(ks_resource_claim_destroy, struct ks_resource_claim)
+KS_DESTRUCTOR(ks_resource_claim_template_destroy, struct ks_resource_claim_template)

@@ -100,7 +100,7 @@ static bool is_qualified_name_part(const char *s, size_t len)
  * "requests.", and "requests.<name>" is a qualified name, i.e. <name> is exactly
  * "<subdomain>/<name part>" with len("requests.<subdomain>") <= 253.
  */
-static bool is_extended_resource_name(const char *s)
+bool ks_is_extended_resource_name(const char *s)
 {
     const char *slash = strchr(s, '/');
     if (!slash || strstr(s, "kubernetes.io/") || has_prefix(s, "requests."))
@@ -117,7 +117,7 @@ static bool is_extended_resource_name(const char *s)
 static bool is_scalar_resource(uint32_t name)
 {
     const char *s = ks_intern_str(name);
-    return is_extended_resource_name(s) || has_prefix(s, "hugepages-") || strstr(s, "kubernetes.io/") ||
+    return ks_is_extended_resource_name(s) || has_prefix(s, "hugepages-") || strstr(s, "kubernetes.io/") ||
            has_prefix(s, "attachable-volumes-");
 }
 

@@ -74,6 +74,10 @@ static const char *const resource_paths[KS_KIND_COUNT] = {
     [KS_KIND_REPLICATION_CONTROLLER] = "/api/v1/replicationcontrollers",
     [KS_KIND_REPLICA_SET] = "/apis/apps/v1/replicasets",
     [KS_KIND_STATEFUL_SET] = "/apis/apps/v1/statefulsets",
+    [KS_KIND_DEVICE_CLASS] = "/apis/resource.k8s.io/v1/deviceclasses",
+    [KS_KIND_RESOURCE_SLICE] = "/apis/resource.k8s.io/v1/resourceslices",
+    [KS_KIND_RESOURCE_CLAIM] = "/apis/resource.k8s.io/v1/resourceclaims",
+    [KS_KIND_RESOURCE_CLAIM_TEMPLATE] = "/apis/resource.k8s.io/v1/resourceclaimtemplates",
 };
 
 const char *ks_kube_resource_path(enum ks_kind kind)

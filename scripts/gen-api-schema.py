@@ -52,6 +52,10 @@ MODELLED = [
     ("", "v1", "ReplicationController"),
     ("apps", "v1", "ReplicaSet"),
     ("apps", "v1", "StatefulSet"),
+    ("resource.k8s.io", "v1", "DeviceClass"),
+    ("resource.k8s.io", "v1", "ResourceSlice"),
+    ("resource.k8s.io", "v1", "ResourceClaim"),
+    ("resource.k8s.io", "v1", "ResourceClaimTemplate"),
 ]
 # `kind: List` and `<Kind>List` documents: a list type's own fields, its items being
 # checked one by one as objects of their own kinds.

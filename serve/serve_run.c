@@ -620,7 +620,10 @@ static int start(struct serve *sv)
     sv->sched_started = true;
     struct ks_informer_opts io = {
         .client = sv->client,
-        .kinds = (1u << KS_KIND_COUNT) - 1,
+        /* the resource.k8s.io/v1 kinds are not watched yet */
+        .kinds = ((1u << KS_KIND_COUNT) - 1) &
+                 ~((1u << KS_KIND_DEVICE_CLASS) | (1u << KS_KIND_RESOURCE_SLICE) |
+                   (1u << KS_KIND_RESOURCE_CLAIM) | (1u << KS_KIND_RESOURCE_CLAIM_TEMPLATE)),
         .on_event = on_informer_event,
         .on_synced = on_informer_synced,
         .on_error = on_informer_error,

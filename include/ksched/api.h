@@ -71,6 +71,12 @@ const struct ks_taint *ks_find_untolerated_taint(const struct ks_taint *taints, 
 
 /* ---- resources ---- */
 
+/*
+ * ks_is_extended_resource_name - v1helper.IsExtendedResourceName: a domain-prefixed name
+ * outside kubernetes.io whose quota form ("requests.NAME") is a qualified name.
+ */
+bool ks_is_extended_resource_name(const char *s);
+
 /* ks_resource_list_get - the scaled value of @name in @list, 0 when absent. */
 int64_t ks_resource_list_get(const struct ks_resource_list *list, uint32_t name);
 
@@ -108,5 +114,13 @@ void ks_service_destroy(struct ks_service *svc);
 void ks_replication_controller_destroy(struct ks_replication_controller *rc);
 void ks_replica_set_destroy(struct ks_replica_set *rs);
 void ks_stateful_set_destroy(struct ks_stateful_set *ss);
+struct ks_device_class;
+struct ks_resource_slice;
+struct ks_resource_claim;
+struct ks_resource_claim_template;
+void ks_device_class_destroy(struct ks_device_class *c);
+void ks_resource_slice_destroy(struct ks_resource_slice *s);
+void ks_resource_claim_destroy(struct ks_resource_claim *c);
+void ks_resource_claim_template_destroy(struct ks_resource_claim_template *t);
 
 #endif

@@ -174,6 +174,12 @@ struct ks_container_port {
     enum ks_protocol protocol;
 };
 
+/* resources.claims[] of a container: a pod claim it uses (and one request of it). */
+struct ks_container_claim {
+    const char *name;
+    const char *request; /* NULL when absent */
+};
+
 struct ks_container {
     const char *name;
     uint32_t image; /* interned image name as written; KS_ID_EMPTY when not set */
@@ -182,6 +188,8 @@ struct ks_container {
     uint32_t nports;
     struct ks_container_port *ports;
     bool restart_always; /* an init container with restartPolicy: Always (a sidecar) */
+    uint32_t nclaims;
+    struct ks_container_claim *claims; /* resources.claims */
 };
 
 /* ---- affinity and spreading -------------------------------------------------------------------- */
@@ -326,6 +334,19 @@ struct ks_pod_condition {
     const char *reason;
 };
 
+/* spec.resourceClaims[]: a ResourceClaim the pod uses, named or made from a template. */
+struct ks_pod_claim {
+    const char *name;
+    const char *claim_name;    /* resourceClaimName, NULL when absent */
+    const char *template_name; /* resourceClaimTemplateName, NULL when absent */
+};
+
+/* status.resourceClaimStatuses[]: the claim made for a pod claim from a template. */
+struct ks_pod_claim_status {
+    const char *name;
+    const char *claim_name; /* resourceClaimName; NULL: no claim was needed */
+};
+
 struct ks_pod {
     struct ks_object_meta meta;
 
@@ -353,6 +374,8 @@ struct ks_pod {
     uint32_t ngates;
     const char **scheduling_gates;
     bool host_network;
+    uint32_t nclaims;
+    struct ks_pod_claim *claims; /* spec.resourceClaims */
 
     /* status */
     enum ks_pod_phase phase;
@@ -360,6 +383,8 @@ struct ks_pod {
     int64_t start_time;           /* unix nanoseconds, KS_TIME_NONE */
     uint32_t nconditions;
     struct ks_pod_condition *conditions;
+    uint32_t nclaim_statuses;
+    struct ks_pod_claim_status *claim_statuses; /* status.resourceClaimStatuses */
 
     /* derived at load by ks_pod_finish() */
     struct ks_resources requests; /* effective requests: containers, init containers, overhead */

@@ -118,6 +118,34 @@ int ks_dec_list(struct ks_decoder *d, const struct ks_yaml_node *map, const char
 int ks_dec_object(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t size,
                   void **out, ks_dec_item_fn fn, void *ctx);
 
+/*
+ * ks_dec_pair_fn - decode one pair of a map field: @key (a scalar) and @value (any node,
+ * null included) into @elem (zeroed arena memory). The path is at the map; the function
+ * pushes what its errors need (ks_dec_push_map_key) and the caller restores it.
+ * ks_dec_pairs - the map field @key into a new arena array of *n elements, one per pair in
+ * document order; a missing or null field leaves *n and *items alone.
+ */
+typedef int (*ks_dec_pair_fn)(struct ks_decoder *d, const struct ks_yaml_node *key,
+                              const struct ks_yaml_node *value, void *elem, void *ctx);
+int ks_dec_pairs(struct ks_decoder *d, const struct ks_yaml_node *map, const char *key, size_t elem_size,
+                 uint32_t *n, void **items, ks_dec_pair_fn fn, void *ctx);
+
+/* ks_dec_push_map_key - push "[key]", as field.Path.Key() writes a map key; returns the previous length. */
+size_t ks_dec_push_map_key(struct ks_decoder *d, const char *key);
+
+/*
+ * ks_go_quote - the @n bytes at @s as Go's %q writes an ASCII string ("a\"b", "\n", "\x01")
+ * into @buf of @len bytes (truncated, NUL-terminated); returns the full length.
+ */
+size_t ks_go_quote(char *buf, size_t len, const char *s, size_t n);
+
+/*
+ * ks_dec_invalid - fail with field.Invalid's text at @field (pushed; NULL: the current path)
+ * of node @n: "Invalid value: \"VALUE\": DETAIL".
+ */
+int ks_dec_invalid(struct ks_decoder *d, const struct ks_yaml_node *n, const char *field, const char *value,
+                   const char *detail);
+
 /* ks_dec_required - fail with "Required value" at @field of @at (the map that lacks it). */
 int ks_dec_required(struct ks_decoder *d, const struct ks_yaml_node *at, const char *field);
 
@@ -184,6 +212,18 @@ int ks_decode_replication_controller(const char *file, const struct ks_yaml_node
                                      struct ks_replication_controller **out, struct ks_error *err);
 int ks_decode_replica_set(const char *file, const struct ks_yaml_node *doc, struct ks_replica_set **out,
                           struct ks_error *err);
+struct ks_device_class;
+struct ks_resource_slice;
+struct ks_resource_claim;
+struct ks_resource_claim_template;
+int ks_decode_device_class(const char *file, const struct ks_yaml_node *doc, struct ks_device_class **out,
+                           struct ks_error *err);
+int ks_decode_resource_slice(const char *file, const struct ks_yaml_node *doc, struct ks_resource_slice **out,
+                             struct ks_error *err);
+int ks_decode_resource_claim(const char *file, const struct ks_yaml_node *doc, struct ks_resource_claim **out,
+                             struct ks_error *err);
+int ks_decode_resource_claim_template(const char *file, const struct ks_yaml_node *doc,
+                                      struct ks_resource_claim_template **out, struct ks_error *err);
 int ks_decode_stateful_set(const char *file, const struct ks_yaml_node *doc, struct ks_stateful_set **out,
                            struct ks_error *err);
 

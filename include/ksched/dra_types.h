@@ -89,9 +89,9 @@ struct ks_device_taint {
 
 /* A device toleration (of a request): as a pod toleration, with the device taint effects. */
 struct ks_device_toleration {
-    uint32_t key;                     /* KS_ID_EMPTY: any key (only with Exists) */
-    bool exists;                      /* operator Exists (else Equal) */
-    uint32_t value;                   /* interned */
+    uint32_t key;                       /* KS_ID_EMPTY: any key (only with Exists) */
+    bool exists;                        /* operator Exists (else Equal) */
+    uint32_t value;                     /* interned */
     enum ks_device_taint_effect effect; /* KS_DEVICE_TAINT_NONE here: any effect (effect unset) */
     bool has_effect;
     int64_t toleration_seconds; /* -1 when absent */
@@ -114,8 +114,8 @@ struct ks_device {
     bool binds_to_node;
     uint32_t nbinding_conditions, nbinding_failure_conditions;
     const char **binding_conditions, **binding_failure_conditions;
-    bool has_allow_multiple;      /* allowMultipleAllocations given */
-    bool allow_multiple; /* its value */
+    bool has_allow_multiple; /* allowMultipleAllocations given */
+    bool allow_multiple;     /* its value */
 };
 
 /* ---- DeviceClass ---------------------------------------------------------------------------- */
@@ -130,9 +130,10 @@ struct ks_device_class {
     struct ks_object_meta meta;
     uint32_t name; /* interned meta.name */
     uint32_t nselectors;
-    const char **selectors; /* spec.selectors[].cel.expression; NULL entries: a selector without cel */
+    const char **selectors; /* spec.selectors[].cel.expression */
+    int *selector_lines;    /* the source line of each expression (0: not from a file) */
     uint32_t nconfig;
-    struct ks_opaque_config *config; /* spec.config[].opaque */
+    struct ks_opaque_config *config;    /* spec.config[].opaque */
     const char *extended_resource_name; /* NULL when absent */
     struct ks_arena arena;
 };
@@ -141,11 +142,11 @@ struct ks_device_class {
 
 struct ks_resource_slice {
     struct ks_object_meta meta;
-    uint32_t driver;      /* interned */
-    uint32_t pool;        /* interned pool name */
-    int64_t generation;   /* spec.pool.generation */
-    int64_t slice_count;  /* spec.pool.resourceSliceCount */
-    uint32_t node_name;   /* interned; KS_ID_NONE when absent */
+    uint32_t driver;     /* interned */
+    uint32_t pool;       /* interned pool name */
+    int64_t generation;  /* spec.pool.generation */
+    int64_t slice_count; /* spec.pool.resourceSliceCount */
+    uint32_t node_name;  /* interned; KS_ID_NONE when absent */
     struct ks_node_selector *node_selector;
     bool all_nodes;
     bool per_device_node_selection;
@@ -169,7 +170,8 @@ struct ks_device_request_spec {
     const char *name;
     const char *device_class_name;
     uint32_t nselectors;
-    const char **selectors; /* CEL expressions; NULL entries: a selector without cel */
+    const char **selectors; /* CEL expressions */
+    int *selector_lines;    /* the source line of each expression (0: not from a file) */
     enum ks_allocation_mode mode;
     const char *mode_text;
     int64_t count;
@@ -191,9 +193,9 @@ struct ks_device_request {
 
 struct ks_device_constraint {
     uint32_t nrequests;
-    const char **requests;         /* empty: every request */
-    uint32_t match_attribute;      /* interned fully qualified name, KS_ID_NONE when absent */
-    uint32_t distinct_attribute;   /* KS_ID_NONE when absent */
+    const char **requests;       /* empty: every request */
+    uint32_t match_attribute;    /* interned fully qualified name, KS_ID_NONE when absent */
+    uint32_t distinct_attribute; /* KS_ID_NONE when absent */
 };
 
 /* spec.devices.config[] of a claim: the requests it names (empty: all) and its opaque config. */
@@ -214,7 +216,7 @@ struct ks_device_claim {
 
 /* One device of an allocation result. */
 struct ks_device_result {
-    const char *request; /* "req" or "req/subreq" */
+    const char *request;           /* "req" or "req/subreq" */
     uint32_t driver, pool, device; /* interned */
     bool has_admin_access, admin_access;
     uint32_t ntolerations;
@@ -280,7 +282,7 @@ struct ks_resource_claim_template {
 };
 
 /* The upper bounds the API validates (resource.k8s.io/v1 constants). */
-#define KS_DRA_ALLOCATION_RESULTS_MAX 32 /* AllocationResultsMaxSize */
+#define KS_DRA_ALLOCATION_RESULTS_MAX 32  /* AllocationResultsMaxSize */
 #define KS_DRA_RESERVED_FOR_MAX       256 /* ResourceClaimReservedForMaxSize */
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
+#include "ksched/dra_types.h"
 #include "ksched/error.h"
 #include "ksched/field_check.h"
 
@@ -34,7 +35,12 @@ struct ks_yaml_node;
     X(REPLICATION_CONTROLLER, "ReplicationController", "v1", struct ks_replication_controller,               \
       replication_controller)                                                                                \
     X(REPLICA_SET, "ReplicaSet", "apps/v1", struct ks_replica_set, replica_set)                              \
-    X(STATEFUL_SET, "StatefulSet", "apps/v1", struct ks_stateful_set, stateful_set)
+    X(STATEFUL_SET, "StatefulSet", "apps/v1", struct ks_stateful_set, stateful_set)                          \
+    X(DEVICE_CLASS, "DeviceClass", "resource.k8s.io/v1", struct ks_device_class, device_class)               \
+    X(RESOURCE_SLICE, "ResourceSlice", "resource.k8s.io/v1", struct ks_resource_slice, resource_slice)       \
+    X(RESOURCE_CLAIM, "ResourceClaim", "resource.k8s.io/v1", struct ks_resource_claim, resource_claim)       \
+    X(RESOURCE_CLAIM_TEMPLATE, "ResourceClaimTemplate", "resource.k8s.io/v1",                                \
+      struct ks_resource_claim_template, resource_claim_template)
 
 enum ks_kind {
 #define KS_X(id, kind, versions, type, suffix) KS_KIND_##id,

@@ -73,9 +73,6 @@ int64_t ks_broken_linear(const struct ks_fn_point *shape, uint32_t n, int64_t p)
 
 /* ---- resources ----------------------------------------------------------------------------- */
 
-/* ks_is_extended_resource_name - v1helper.IsExtendedResourceName (not for the hot path). */
-bool ks_is_extended_resource_name(const char *name);
-
 /*
  * ks_resource_items_find - the value of @name in @items (@n entries sorted by name id);
  * *found tells whether it is present (NULL @found allowed). 0 when absent.

@@ -22,15 +22,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-
-/*
- * ks_qualified_name_ok - IsQualifiedName (label keys); on failure writes upstream's
- * reasons, joined by "; ", to @why.
- */
-bool ks_qualified_name_ok(const char *s, char *why, size_t len);
-
-/* ks_label_value_ok - IsValidLabelValue; on failure writes upstream's reasons to @why. */
-bool ks_label_value_ok(const char *v, char *why, size_t len);
+#include "ksched/name_check.h" /* ks_qualified_name_ok, ks_label_value_ok */
 
 /*
  * ks_node_selector_term_valid - @t parses as upstream's newNodeSelectorTerm: every

@@ -3,81 +3,18 @@
  * plugins (NodeResourcesFit, NodeResourcesBalancedAllocation).
  *
  * Mirrors the parts of pkg/scheduler/framework/plugins/noderesources/resource_allocation.go
- * that both plugins share (calculatePodResourceRequest, calculateResourceAllocatableRequest)
- * and v1helper.IsExtendedResourceName. A resource's kind is resolved once at init, so the
+ * that both plugins share (calculatePodResourceRequest, calculateResourceAllocatableRequest).
+ * A resource's kind is resolved once at init, so the
  * per-node reads are field loads for cpu, memory and ephemeral storage and a binary search
  * of two short sorted arrays for scalar resources.
  *
  * Invariants relied on: pod and node scalar lists hold only scalar resource names
  * (ks_pod_finish(), ks_node_finish()), sorted by interned id.
  *
- * Context: any thread; allocation-free. ks_is_extended_resource_name() compares strings and
- * is meant for init and PreFilter only.
+ * Context: any thread; allocation-free.
  */
 #include "ksched/api.h"
 #include "ksched/plugin_helpers.h"
-
-#include <string.h>
-
-/* ---- names ---------------------------------------------------------------------------------- */
-
-static bool lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-static bool any_alnum(char c)
-{
-    return lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-
-/* IsDNS1123Subdomain over @len bytes (the length limit is checked by the caller). */
-static bool dns_subdomain(const char *s, size_t len)
-{
-    size_t start = 0;
-
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && s[i] != '.') {
-            if (!lower_alnum(s[i]) && s[i] != '-')
-                return false;
-            continue;
-        }
-        if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
-            return false;
-        start = i + 1;
-    }
-    return true;
-}
-
-/* The name part of IsQualifiedName: 1..63 characters of [-A-Za-z0-9_.], alphanumeric at both ends. */
-static bool qualified_name_part(const char *s, size_t len)
-{
-    if (len == 0 || len > 63 || !any_alnum(s[0]) || !any_alnum(s[len - 1]))
-        return false;
-    for (size_t i = 1; i + 1 < len; i++) {
-        if (!any_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return false;
-    }
-    return true;
-}
-
-bool ks_is_extended_resource_name(const char *name)
-{
-    static const char requests_prefix[] = "requests.";
-    const char *slash = strchr(name, '/');
-
-    /* native: no domain, or a *kubernetes.io/ domain; quota names are never extended */
-    if (!slash || strstr(name, "kubernetes.io/") ||
-        strncmp(name, requests_prefix, sizeof(requests_prefix) - 1) == 0)
-        return false;
-    if (strchr(slash + 1, '/'))
-        return false;
-    /* "requests.<name>" must be a qualified name: "requests.<domain>" a DNS subdomain */
-    size_t domain = (size_t)(slash - name);
-    if (domain + sizeof(requests_prefix) - 1 > 253 || !dns_subdomain(name, domain))
-        return false;
-    return qualified_name_part(slash + 1, strlen(slash + 1));
-}
 
 int64_t ks_resource_items_find(const struct ks_resource_item *items, uint32_t n, uint32_t name, bool *found)
 {

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include "ksched/api.h"
 #include "ksched/plugin_helpers.h"
 
 TestSuite(pluginhelpers);
