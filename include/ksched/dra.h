@@ -19,6 +19,21 @@
  *   changes (the plugin changes it between scheduling cycles only).
  * - a scratch: one allocation's working memory (struct ks_dra_scratch), one per thread,
  *   reused: the steady state allocates nothing.
+ * and, between them, a pod's claims prepared once (struct ks_dra_claims): classes resolved,
+ * selectors compiled, node-independent errors formatted, so that the per-node call compares
+ * no strings and compiles nothing.
+ *
+ * The plugin's flow: build the catalog when a DeviceClass or ResourceSlice changes; keep
+ * the allocated state with ks_dra_allocated_add/_remove as claims are allocated (written
+ * or assumed) and freed; in PreFilter prepare the pod's unallocated claims
+ * (ks_dra_claims_prepare); in Filter call ks_dra_allocate_prepared per node from each
+ * worker with the worker's scratch; in Reserve, add the chosen node's results to the
+ * allocated state.
+ *
+ * Errors come in upstream's words: KS_DRA_ERROR's message is what Allocate returns (the
+ * plugin reports it as the claims' error, for every node); KS_DRA_UNSUITABLE with a
+ * non-empty message is upstream's ErrFailedAllocationOnNode ("invalid resource pools were
+ * encountered"), unsuitable for this node only.
  */
 #ifndef KSCHED_DRA_H
 #define KSCHED_DRA_H
@@ -30,14 +45,18 @@
 #include "ksched/api_types.h"
 #include "ksched/dra_types.h"
 
-/* The DRA feature gates the allocator reads; ks_dra_features_default() is v1.37's. */
+/*
+ * The DRA feature gates the allocator reads. ks_dra_features_default(): all on, the set that
+ * makes v1.37 pick the incubating allocator (DRADeviceBindingConditions and
+ * DRAConsumableCapacity are beyond the stable allocator).
+ */
 struct ks_dra_features {
-    bool admin_access;           /* DRAAdminAccess */
-    bool prioritized_list;       /* DRAPrioritizedList (firstAvailable) */
-    bool partitionable_devices;  /* DRAPartitionableDevices (shared counters, per-device nodes) */
-    bool device_taints;          /* DRADeviceTaints */
+    bool admin_access;              /* DRAAdminAccess */
+    bool prioritized_list;          /* DRAPrioritizedList (firstAvailable) */
+    bool partitionable_devices;     /* DRAPartitionableDevices (shared counters, per-device nodes) */
+    bool device_taints;             /* DRADeviceTaints */
     bool device_binding_conditions; /* DRADeviceBindingConditions */
-    bool consumable_capacity;    /* DRAConsumableCapacity */
+    bool consumable_capacity;       /* DRAConsumableCapacity */
 };
 
 struct ks_dra_features ks_dra_features_default(void);
@@ -48,9 +67,11 @@ struct ks_dra_catalog;
 
 /*
  * ks_dra_catalog_build - a catalog of @nclasses DeviceClasses and @nslices ResourceSlices
- * (the objects are borrowed: they must outlive the catalog). Every CEL selector is compiled
- * here (a selector that does not compile is kept with its error, reported when a claim uses
- * it, as upstream). 0 or -ENOMEM. Slow path (an object changed); any thread.
+ * (the objects are borrowed: they must outlive the catalog) under @features (NULL: the
+ * defaults). Every class selector is compiled here, each distinct expression once (one that
+ * does not compile is kept with its error, reported when a claim uses it, as upstream), and
+ * the pools of every node that slices name are gathered. 0 or -ENOMEM. Slow path (an
+ * object changed); any thread; allocates.
  */
 int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t nclasses,
                          const struct ks_resource_slice *const *slices, uint32_t nslices,
@@ -59,20 +80,26 @@ int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t 
 /* ks_dra_catalog_destroy - accepts NULL. */
 void ks_dra_catalog_destroy(struct ks_dra_catalog *c);
 
-/* ks_dra_catalog_class - the DeviceClass named @name (interned), or NULL. */
+/* ks_dra_catalog_class - the DeviceClass named @name (interned), or NULL. Any thread. */
 const struct ks_device_class *ks_dra_catalog_class(const struct ks_dra_catalog *c, uint32_t name);
 
 /* ---- allocated state ------------------------------------------------------------------------ */
 
 struct ks_dra_allocated;
 
+/* ks_dra_allocated_create - an empty allocated state. 0 or -ENOMEM. */
 int ks_dra_allocated_create(struct ks_dra_allocated **out);
+/* ks_dra_allocated_destroy - accepts NULL. */
 void ks_dra_allocated_destroy(struct ks_dra_allocated *a);
 
 /*
  * ks_dra_allocated_add, _remove - count @alloc's devices (and shares and consumed capacity)
  * as in use, or no longer. Devices allocated with admin access are not counted, as
- * upstream. Every add is undone by one remove of the same allocation. 0 or -ENOMEM (add).
+ * upstream. A result with a share id counts as a share (and its consumedCapacity, when
+ * present, as capacity in use), or as a dedicated device when the catalog's
+ * DRAConsumableCapacity is off. Every add is undone by one remove of the same allocation,
+ * in any order. 0 or -ENOMEM (add, then nothing is counted). The allocation is only read;
+ * it need not outlive the call. One writer; no ks_dra_allocate() may run meanwhile.
  */
 int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation *alloc);
 void ks_dra_allocated_remove(struct ks_dra_allocated *a, const struct ks_allocation *alloc);
@@ -81,25 +108,60 @@ void ks_dra_allocated_remove(struct ks_dra_allocated *a, const struct ks_allocat
 
 struct ks_dra_scratch;
 
+/* ks_dra_scratch_create - an empty scratch (it grows on use). 0 or -ENOMEM. */
 int ks_dra_scratch_create(struct ks_dra_scratch **out);
+/* ks_dra_scratch_destroy - accepts NULL. */
 void ks_dra_scratch_destroy(struct ks_dra_scratch *s);
 
+/*
+ * ks_dra_scratch_steps - how many search steps (upstream's allocateOne invocations) the
+ * last call with @s took: a measure of the search's work, as upstream's Stats.
+ */
+uint64_t ks_dra_scratch_steps(const struct ks_dra_scratch *s);
+
+struct ks_dra_claims;
+
+/*
+ * ks_dra_claims_prepare - the @nclaims claims (none allocated yet) prepared for
+ * ks_dra_allocate_prepared() on @cat: their classes found, their selectors compiled (new
+ * expressions join the catalog's table, lock-free), their node-independent errors
+ * formatted. The claims and @cat must outlive the result. 0 or -ENOMEM. Any thread, once
+ * per pod (PreFilter); allocates. The result is immutable: threads may share it.
+ */
+int ks_dra_claims_prepare(const struct ks_dra_catalog *cat, const struct ks_resource_claim *const *claims,
+                          uint32_t nclaims, struct ks_dra_claims **out);
+/* ks_dra_claims_destroy - accepts NULL. */
+void ks_dra_claims_destroy(struct ks_dra_claims *p);
+
 enum ks_dra_outcome {
-    KS_DRA_ALLOCATED,   /* every claim has a result */
-    KS_DRA_UNSUITABLE,  /* no solution on this node (not an error) */
-    KS_DRA_ERROR,       /* the claims cannot be allocated anywhere: message in @err */
+    KS_DRA_ALLOCATED,  /* every claim has a result */
+    KS_DRA_UNSUITABLE, /* no solution on this node (not an error) */
+    KS_DRA_ERROR,      /* the claims cannot be allocated anywhere: message in @err */
 };
 
 /*
- * ks_dra_allocate - allocate the @nclaims claims (none allocated yet) together for @node,
- * as Allocator.Allocate. KS_DRA_ALLOCATED with results[i] set for claims[i] (arrays and
- * strings in @s, valid until the next call with @s); KS_DRA_UNSUITABLE; KS_DRA_ERROR with
- * upstream's error text in @err (a class that does not exist, a CEL runtime error, an
- * incomplete pool asked for all devices, ...); -ENOMEM. Reads @cat and @alloc, changes
- * nothing but @s. Any thread, one @s per thread; no lock; allocates only when @s grows.
+ * ks_dra_allocate_prepared - allocate the prepared @claims together for @node, as
+ * Allocator.Allocate. KS_DRA_ALLOCATED with results[i] set for claim i (arrays and strings
+ * in @s or borrowed from the objects, valid until the next call with @s);
+ * KS_DRA_UNSUITABLE (no solution on this node; @err empty, or "invalid resource pools were
+ * encountered"); KS_DRA_ERROR with upstream's error text in @err (a class that does not
+ * exist, a CEL compile or runtime error, an incomplete pool asked for all devices, ...);
+ * -ENOMEM. Reads the catalog, @claims and @alloc, changes nothing but @s (and the
+ * selectors' memo). Any thread, one @s per thread; no lock; allocates only when @s grows.
+ */
+int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct ks_node *node,
+                             const struct ks_dra_claims *claims, struct ks_dra_scratch *s,
+                             struct ks_allocation *results, char *err, size_t errlen);
+
+/*
+ * ks_dra_allocate - ks_dra_claims_prepare() into @s, then ks_dra_allocate_prepared(): the
+ * same answers, for callers that allocate a set of claims once (tests, tools). Preparing
+ * compares strings and may compile selectors on every call: the plugin's per-node path
+ * uses the prepared form.
  */
 int ks_dra_allocate(const struct ks_dra_catalog *cat, const struct ks_dra_allocated *alloc,
-                    const struct ks_node *node, const struct ks_resource_claim *const *claims, uint32_t nclaims,
-                    struct ks_dra_scratch *s, struct ks_allocation *results, char *err, size_t errlen);
+                    const struct ks_node *node, const struct ks_resource_claim *const *claims,
+                    uint32_t nclaims, struct ks_dra_scratch *s, struct ks_allocation *results, char *err,
+                    size_t errlen);
 
 #endif

@@ -1,0 +1,1172 @@
+/*
+ * allocate.c - ks_dra_allocate(): the incubating allocator's Allocate for one node over a
+ * catalog, prepared claims and an allocated state, with per-call state in a scratch.
+ *
+ * Steps, as upstream: find the node's pools (the catalog's precomputed poolset, gathered
+ * again into the scratch only when a slice with a node selector or per-device node
+ * selection is relevant for the node); validate the claims in order (each request's
+ * prepared error, allocationMode All's device list with its errors for pools being updated
+ * or invalid, the 32-result limit, empty constraints); search depth-first for the first
+ * solution (allocateOne); on success build each claim's AllocationResult (results, config,
+ * node selector). Without a solution, an invalid pool among the node's pools makes the
+ * answer "invalid resource pools were encountered" (upstream's ErrFailedAllocationOnNode:
+ * unsuitable for this node only).
+ *
+ * The search (allocateOne) recurses over claims, their requests, the subrequests of a
+ * firstAvailable request in order, and the devices of a request in the poolset's flat
+ * order, each request trying device combinations in increasing order only (upstream's
+ * startLocation). A device is tried when it is not in use (admin access: not in use by the
+ * same claim), matches the class's and the request's selectors, and (consumable capacity)
+ * has room for the request; allocateDevice then checks counters, taints and constraints,
+ * and marks it. allocateDevice's undo is exact for what it marks, and reproduces upstream's
+ * leaks where upstream has them: counters consumed before a taint, constraint or capacity
+ * check fails are not given back, nor are the counters or the capacity entry of a device
+ * that allows multiple allocations.
+ *
+ * Selector results come from each selector's memo (struct dra_selector): an entry holds
+ * DRA_MEMO_TRUE, _FALSE or _ERROR for one (device, selector) once any thread evaluated it.
+ * Loads and stores are relaxed atomics: the value is a pure function of immutable inputs
+ * (the selector and the device's view, both complete before any thread can reach the
+ * memo), so racing threads store the same byte and a reader that sees it needs nothing
+ * else published with it; a reader that sees 0 evaluates again. An error is evaluated
+ * again each time to get its text (errors end the call anyway).
+ *
+ * Counters are kept per (driver, pool). Upstream keys its counter caches by pool name
+ * alone, so partitionable pools of two drivers with the same pool name share them there.
+ *
+ * Share ids (results of devices that allow multiple allocations) are upstream's random
+ * UUIDs made deterministic: the hash of the claim's uid (namespace/name without one), the
+ * result's index in the claim, its request name and the device's driver/pool/device,
+ * formatted as an RFC 9562 version-8 UUID.
+ *
+ * Context: any thread, one scratch per thread; reads the catalog, the prepared claims and
+ * the allocated state (which must not change meanwhile); no lock; allocates only when the
+ * scratch grows. Mirrors structured/internal/incubating/allocator_incubating.go.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksched/intern.h"
+#include "ksched/quantity.h"
+
+#include "dra_internal.h"
+
+enum { R_FAIL = 0, R_DONE = 1, R_ERR = -1, R_MAX = -2, R_NOMEM = -3 };
+
+/* requestData: per spec */
+struct rd {
+    int64_t ndev;  /* numDevices */
+    uint32_t nall; /* allocationMode All: its devices */
+    uint32_t *all;
+    uint32_t selected; /* on a request's first spec: the subrequest picked */
+};
+
+/* internalDeviceResult */
+struct res {
+    const struct dra_spec *sp;
+    uint32_t k;       /* flat device */
+    bool multi;       /* the device allows multiple allocations (shareID set) */
+    uint32_t ncons;   /* consumedCapacity entries (0: nil) */
+    uint32_t cap_off; /* ... at cap_stack[cap_off] */
+};
+
+struct claim_run {
+    struct res *res;
+    uint32_t nres;
+    struct dra_cstate *cst;
+};
+
+struct run {
+    const struct ks_dra_catalog *cat;
+    const struct ks_dra_features *f;
+    const struct ks_dra_claims *cl;
+    const struct ks_dra_allocated *alloc;
+    const struct ks_node *node;
+    const struct dra_poolset *ps;
+    struct ks_dra_scratch *s;
+    char *err;
+    size_t errlen;
+
+    struct rd *rd;
+    struct claim_run *cr;
+    uint32_t words; /* claim bitset words per device */
+    uint64_t *bits;
+    uint8_t *looked;
+    const struct dra_alloc_entry **entry;
+    uint8_t *cap_exists;
+    struct ks_quantity *cap_sum; /* ndev x max_cap: allocatingCapacity */
+    uint8_t *node_ok;            /* per-device node selection: 0 unknown, 1 no, 2 yes */
+    uint8_t *avail_done;
+    uint32_t *slot_off;
+    struct ks_quantity *avail, *consumed;
+    struct ks_quantity *cap_stack;
+    uint32_t cap_top;
+};
+
+static int fail(struct run *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct run *R, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (R->errlen)
+        vsnprintf(R->err, R->errlen, fmt, ap);
+    va_end(ap);
+    return R_ERR;
+}
+
+static const struct dra_dev *dev_of(const struct run *R, uint32_t k)
+{
+    return &R->cat->devs[R->ps->devs[k].gidx];
+}
+
+/* "driver/pool/device" */
+static const char *dev_id_text(const struct dra_dev *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s/%s", ks_intern_str(d->slice->driver), ks_intern_str(d->slice->pool),
+             ks_intern_str(d->dev->name));
+    return buf;
+}
+
+/* ---- the allocated state as the allocator reads it --------------------------------------------------- */
+
+static const struct dra_alloc_entry *entry_of(struct run *R, uint32_t k)
+{
+    if (!R->looked[k]) {
+        const struct dra_dev *d = dev_of(R, k);
+        R->entry[k] = ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
+        R->looked[k] = 1;
+    }
+    return R->entry[k];
+}
+
+/* AllocatedDevices.Has: shares count as devices when consumable capacity is off. */
+static bool allocated_dedicated(struct run *R, uint32_t k)
+{
+    const struct dra_alloc_entry *e = entry_of(R, k);
+    return e && (e->dedicated > 0 || (!R->f->consumable_capacity && e->shared > 0));
+}
+
+/* AggregatedCapacity has the device. */
+static const struct dra_alloc_entry *allocated_capacity(struct run *R, uint32_t k)
+{
+    const struct dra_alloc_entry *e = entry_of(R, k);
+    return e && R->f->consumable_capacity && e->capacity > 0 ? e : NULL;
+}
+
+/* IsDeviceAllocated */
+static bool is_allocated(const struct run *R, uint32_t gidx)
+{
+    const struct dra_dev *d = &R->cat->devs[gidx];
+    const struct dra_alloc_entry *e =
+        ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
+    return e && (e->dedicated || e->shared || (R->f->consumable_capacity && e->capacity));
+}
+
+static bool bit(const struct run *R, uint32_t k, uint32_t c)
+{
+    return (R->bits[(size_t)k * R->words + c / 64] >> (c % 64)) & 1;
+}
+
+static void set_bit(struct run *R, uint32_t k, uint32_t c, bool on)
+{
+    uint64_t *w = &R->bits[(size_t)k * R->words + c / 64];
+    *w = on ? *w | (UINT64_C(1) << (c % 64)) : *w & ~(UINT64_C(1) << (c % 64));
+}
+
+static bool allocating_any(const struct run *R, uint32_t k)
+{
+    for (uint32_t i = 0; i < R->words; i++) {
+        if (R->bits[(size_t)k * R->words + i])
+            return true;
+    }
+    return false;
+}
+
+/* deviceInUse */
+static bool in_use(struct run *R, uint32_t k)
+{
+    return allocated_dedicated(R, k) || allocating_any(R, k);
+}
+
+/* deviceCapacityInUse */
+static bool capacity_in_use(struct run *R, uint32_t k)
+{
+    return allocated_capacity(R, k) || R->cap_exists[k];
+}
+
+/* ---- selectors -------------------------------------------------------------------------------------- */
+
+/* 1, 0, -EINVAL (runtime error text in R->s->msg), -ENOMEM. @sel has compiled. */
+static int selector_match(struct run *R, const struct dra_selector *sel, uint32_t gidx)
+{
+    /* relaxed: see the file comment; a stale 0 only costs an evaluation */
+    uint8_t m = atomic_load_explicit(&sel->memo[gidx], memory_order_relaxed);
+    if (m == DRA_MEMO_TRUE)
+        return 1;
+    if (m == DRA_MEMO_FALSE)
+        return 0;
+    if (!R->s->cel && ks__dra_cel_scratch_create(&R->s->cel))
+        return -ENOMEM;
+    int rc = ks__dra_selector_eval(sel, &R->cat->devs[gidx].cel, R->s->cel, R->s->msg, sizeof(R->s->msg));
+    if (rc == -ENOMEM)
+        return rc;
+    atomic_store_explicit(&sel->memo[gidx],
+                          rc == 1   ? DRA_MEMO_TRUE
+                          : rc == 0 ? DRA_MEMO_FALSE
+                                    : DRA_MEMO_ERROR,
+                          memory_order_relaxed);
+    return rc;
+}
+
+/* selectorsMatch for the class (@sp NULL) or the request's own selectors. R_DONE, R_FAIL, R_ERR, R_NOMEM. */
+static int selectors_match(struct run *R, const struct dra_spec *sp, bool class_sel, uint32_t k)
+{
+    uint32_t gidx = R->ps->devs[k].gidx;
+    uint32_t n = class_sel ? sp->cls->nsel : sp->nsel;
+    struct dra_selector *const *sels = class_sel ? sp->cls->sel : sp->sel;
+    const char *cname = class_sel ? ks_intern_str(sp->cls->obj->name) : NULL;
+    const char *who = class_sel ? "class" : "claim";
+    const char *what = class_sel ? cname : R->cl->claims[sp->claim].kobj;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct dra_selector *sel = sels[i];
+        if (!sel)
+            return fail(
+                R,
+                "%s %s: selector #%u: CEL compile error: compilation failed: selector has no CEL expression",
+                who, what, i);
+        if (!sel->prog)
+            return fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
+        int rc = selector_match(R, sel, gidx);
+        if (rc == -ENOMEM)
+            return R_NOMEM;
+        if (rc == -EINVAL) {
+            char id[768];
+            return fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
+                        dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
+        }
+        if (rc == 0)
+            return R_FAIL;
+    }
+    return R_DONE;
+}
+
+/* isSelectable: R_DONE, R_FAIL, R_ERR, R_NOMEM. */
+static int is_selectable(struct run *R, const struct dra_spec *sp, uint32_t k)
+{
+    const struct dra_dev *d = dev_of(R, k);
+    if (!R->f->device_binding_conditions && d->dev->nbinding_conditions > 0)
+        return R_FAIL;
+    int rc = selectors_match(R, sp, true, k);
+    if (rc != R_DONE)
+        return rc;
+    rc = selectors_match(R, sp, false, k);
+    if (rc != R_DONE)
+        return rc;
+    if (d->slice->per_device_node_selection) {
+        if (!R->node_ok[k]) {
+            int m = ks__dra_node_matches(R->node, d->dev->node_name, d->dev->all_nodes, d->dev->node_selector,
+                                         d->node_sel_bad);
+            if (m < 0)
+                return fail(R, "failed to parse node selector: invalid node selector term");
+            R->node_ok[k] = m ? 2 : 1;
+        }
+        if (R->node_ok[k] == 1)
+            return R_FAIL;
+    }
+    return R_DONE;
+}
+
+/* ---- consumable capacity ------------------------------------------------------------------------------ */
+
+static const struct ks_quantity *requested(const struct dra_spec *sp, uint32_t name)
+{
+    if (!sp->has_capacity)
+        return NULL;
+    for (uint32_t i = 0; i < sp->ncapreq; i++) {
+        if (sp->capreq[i].name == name)
+            return &sp->capreq[i].value;
+    }
+    return NULL;
+}
+
+/* CmpRequestOverCapacity: 1 fits, 0 does not, -1 a requested capacity the device does not have. */
+static int capacity_fits(struct run *R, const struct dra_spec *sp, uint32_t k)
+{
+    const struct ks_device *dev = dev_of(R, k)->dev;
+    if (sp->has_capacity) {
+        for (uint32_t i = 0; i < sp->ncapreq; i++) {
+            bool found = false;
+            for (uint32_t j = 0; j < dev->ncapacity && !found; j++)
+                found = dev->capacity[j].name == sp->capreq[i].name;
+            if (!found)
+                return -1;
+        }
+    }
+    const struct dra_alloc_entry *e = allocated_capacity(R, k);
+    for (uint32_t i = 0; i < dev->ncapacity; i++) {
+        const struct ks_device_capacity *cap = &dev->capacity[i];
+        struct ks_quantity sum;
+        ks__dra_consumed_capacity(requested(sp, cap->name), cap, &sum);
+        if (ks__dra_violates_policy(&sum, cap->policy))
+            return 0;
+        if (e) {
+            for (uint32_t j = 0; j < e->ncap; j++) {
+                if (e->cap[j].name == cap->name)
+                    ks_quantity_add(&sum, &e->cap[j].value);
+            }
+        }
+        if (R->cap_exists[k])
+            ks_quantity_add(&sum, &R->cap_sum[(size_t)k * R->ps->max_cap + i]);
+        if (ks_quantity_cmp(&sum, &cap->value) > 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- counters --------------------------------------------------------------------------------------------
+ */
+
+static void consume(struct ks_quantity *slots, uint32_t n, const struct dra_consume *c, bool add)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (add)
+            ks_quantity_add(&slots[c[i].slot], &c[i].q);
+        else
+            ks_quantity_sub(&slots[c[i].slot], &c[i].q);
+    }
+}
+
+/* checkAvailableCounters: consumes the device's counters and returns true, or changes nothing. */
+static bool check_counters(struct run *R, uint32_t k)
+{
+    const struct dra_pdev *pd = &R->ps->devs[k];
+    const struct dra_pool *p = &R->ps->pools[pd->pool];
+    struct ks_quantity *avail = R->avail + R->slot_off[pd->pool];
+    struct ks_quantity *used = R->consumed + R->slot_off[pd->pool];
+    if (!R->avail_done[pd->pool]) {
+        memcpy(avail, p->slot_value, p->nslots * sizeof(*avail));
+        for (uint32_t j = 0; j < p->ndev; j++) {
+            const struct dra_pdev *o = &R->ps->devs[p->dev_first + j];
+            if (o->ncons && is_allocated(R, o->gidx))
+                consume(avail, o->ncons, o->cons, false);
+        }
+        for (uint32_t j = 0; j < p->nother; j++) {
+            if (is_allocated(R, p->other[j].gidx))
+                consume(avail, p->other[j].ncons, p->other[j].cons, false);
+        }
+        R->avail_done[pd->pool] = 1;
+    }
+    consume(used, pd->ncons, pd->cons, true);
+    for (uint32_t s = 0; s < p->nslots; s++) {
+        if (ks_quantity_cmp(&avail[s], &used[s]) < 0) {
+            consume(used, pd->ncons, pd->cons, false);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- taints
+ * ------------------------------------------------------------------------------------------------ */
+
+static uint32_t norm(uint32_t id)
+{
+    return id == KS_ID_NONE ? KS_ID_EMPTY : id;
+}
+
+/* resourceclaim.ToleratesTaint */
+static bool tolerates(const struct ks_device_toleration *t, const struct ks_device_taint *taint)
+{
+    if (t->has_effect && t->effect != taint->effect)
+        return false;
+    if (norm(t->key) != KS_ID_EMPTY && norm(t->key) != norm(taint->key))
+        return false;
+    return t->exists || norm(t->value) == norm(taint->value);
+}
+
+static bool taint_prevents(const struct ks_device *dev, const struct dra_spec *sp)
+{
+    for (uint32_t i = 0; i < dev->ntaints; i++) {
+        const struct ks_device_taint *t = &dev->taints[i];
+        if (t->effect != KS_DEVICE_TAINT_NO_SCHEDULE && t->effect != KS_DEVICE_TAINT_NO_EXECUTE)
+            continue;
+        bool ok = false;
+        for (uint32_t j = 0; j < sp->spec->ntolerations && !ok; j++)
+            ok = tolerates(&sp->spec->tolerations[j], t);
+        if (!ok)
+            return true;
+    }
+    return false;
+}
+
+/* ---- allocateDevice and its undo ---------------------------------------------------------------------- */
+
+static uint32_t spec_in_claim(const struct run *R, const struct dra_spec *sp)
+{
+    return (uint32_t)(sp - R->cl->specs) - R->cl->claims[sp->claim].first_spec;
+}
+
+/* R_DONE (a result appended), R_FAIL, R_ERR (@must only). */
+static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k, bool must)
+{
+    const struct dra_dev *d = dev_of(R, k);
+    const struct ks_device *dev = d->dev;
+    uint32_t ci = sp->claim;
+    const struct dra_claim *cl = &R->cl->claims[ci];
+    struct claim_run *cr = &R->cr[ci];
+    bool multi = R->f->consumable_capacity && dev->has_allow_multiple && dev->allow_multiple;
+
+    if (!multi && sp->admin && bit(R, k, ci))
+        return R_FAIL;
+    if (!sp->admin && in_use(R, k))
+        return R_FAIL;
+    if (!R->f->partitionable_devices && dev->nconsumes > 0)
+        return R_FAIL;
+    bool skip_counters = multi && capacity_in_use(R, k);
+    if (!skip_counters && dev->nconsumes > 0 && !check_counters(R, k))
+        return R_FAIL;
+    if (R->f->device_taints && taint_prevents(dev, sp))
+        return R_FAIL;
+    uint32_t sic = spec_in_claim(R, sp);
+    for (uint32_t i = 0; i < cl->ncons; i++) {
+        if (ks__dra_constraint_add(&cl->cons[i], &cr->cst[i], sp, sic, d))
+            continue;
+        if (must) {
+            char id[768];
+            return fail(R,
+                        "claim %s, request %s: cannot add device %s because a claim constraint would not be "
+                        "satisfied",
+                        cl->kobj, sp->name, dev_id_text(d, id, sizeof(id)));
+        }
+        for (uint32_t e = 0; e < i; e++)
+            ks__dra_constraint_remove(&cl->cons[e], &cr->cst[e], sp, sic);
+        return R_FAIL;
+    }
+    if (!multi)
+        set_bit(R, k, ci, true);
+    struct res *r = &cr->res[cr->nres];
+    r->sp = sp;
+    r->k = k;
+    r->multi = false;
+    r->ncons = 0;
+    r->cap_off = R->cap_top;
+    if (R->f->consumable_capacity) {
+        if (capacity_fits(R, sp, k) != 1)
+            return R_FAIL;
+        if (multi) {
+            struct ks_quantity *c = &R->cap_stack[R->cap_top];
+            struct ks_quantity *sum = &R->cap_sum[(size_t)k * R->ps->max_cap];
+            for (uint32_t i = 0; i < dev->ncapacity; i++) {
+                ks__dra_consumed_capacity(requested(sp, dev->capacity[i].name), &dev->capacity[i], &c[i]);
+                if (R->cap_exists[k])
+                    ks_quantity_add(&sum[i], &c[i]);
+                else
+                    sum[i] = c[i];
+            }
+            R->cap_exists[k] = 1;
+            R->cap_top += dev->ncapacity;
+            r->multi = true;
+            r->ncons = dev->ncapacity;
+        }
+    }
+    cr->nres++;
+    return R_DONE;
+}
+
+/* The undo of the last allocate_device of claim @ci. */
+static void deallocate_device(struct run *R, uint32_t ci)
+{
+    struct claim_run *cr = &R->cr[ci];
+    const struct res *r = &cr->res[cr->nres - 1];
+    const struct dra_claim *cl = &R->cl->claims[ci];
+    const struct dra_pdev *pd = &R->ps->devs[r->k];
+    const struct ks_device *dev = dev_of(R, r->k)->dev;
+    uint32_t sic = spec_in_claim(R, r->sp);
+    for (uint32_t i = 0; i < cl->ncons; i++)
+        ks__dra_constraint_remove(&cl->cons[i], &cr->cst[i], r->sp, sic);
+    set_bit(R, r->k, ci, false);
+    if (r->multi) {
+        if (r->ncons) {
+            struct ks_quantity *sum = &R->cap_sum[(size_t)r->k * R->ps->max_cap];
+            bool zero = true;
+            for (uint32_t i = 0; i < r->ncons; i++) {
+                ks_quantity_sub(&sum[i], &R->cap_stack[r->cap_off + i]);
+                zero &= ks_quantity_sign(&sum[i]) == 0;
+            }
+            if (zero)
+                R->cap_exists[r->k] = 0;
+        }
+        R->cap_top = r->cap_off;
+    } else if (R->f->partitionable_devices && dev->nconsumes > 0) {
+        consume(R->consumed + R->slot_off[pd->pool], pd->ncons, pd->cons, false);
+    }
+    cr->nres--;
+}
+
+/* ---- allocateOne
+ * ------------------------------------------------------------------------------------------- */
+
+static int allocate_one(struct run *R, uint32_t ci, uint32_t ri, uint32_t sub, int64_t di, bool in_sub,
+                        uint32_t start)
+{
+    R->s->steps++;
+    const struct ks_dra_claims *P = R->cl;
+    if (ci >= P->nclaims)
+        return R_DONE;
+    const struct dra_claim *cl = &P->claims[ci];
+    if (ri >= cl->nreq) {
+        int rc = allocate_one(R, ci + 1, 0, 0, 0, false, 0);
+        return rc == R_MAX ? R_FAIL : rc;
+    }
+    const struct dra_req *rq = &cl->reqs[ri];
+    if (!in_sub && rq->has_sub) {
+        bool all_exceeded = true;
+        for (uint32_t s = 0; s < rq->nspec; s++) {
+            int rc = allocate_one(R, ci, ri, s, di, true, 0);
+            if (rc == R_MAX)
+                continue;
+            all_exceeded = false;
+            if (rc < 0)
+                return rc;
+            if (rc == R_DONE) {
+                R->rd[rq->first_spec].selected = s;
+                return R_DONE;
+            }
+        }
+        return all_exceeded ? R_MAX : R_FAIL;
+    }
+    uint32_t si = rq->first_spec + (rq->has_sub ? sub : 0);
+    const struct dra_spec *sp = &P->specs[si];
+    const struct rd *rd = &R->rd[si];
+    if (sp->all && rd->nall == 0)
+        return R_FAIL;
+    if (di >= rd->ndev)
+        return allocate_one(R, ci, ri + 1, 0, 0, false, 0);
+    if ((int64_t)R->cr[ci].nres + rd->ndev - di > KS_DRA_ALLOCATION_RESULTS_MAX)
+        return R_MAX;
+
+    if (sp->all) {
+        int rc = allocate_device(R, sp, rd->all[di], true);
+        if (rc != R_DONE)
+            return rc;
+        rc = allocate_one(R, ci, ri, sub, di + 1, in_sub, 0);
+        if (rc != R_DONE)
+            deallocate_device(R, ci);
+        return rc;
+    }
+    for (uint32_t k = start; k < R->ps->ndev; k++) {
+        if (sp->admin && bit(R, k, ci))
+            continue;
+        if (!sp->admin && in_use(R, k))
+            continue;
+        int rc = is_selectable(R, sp, k);
+        if (rc < 0)
+            return rc;
+        if (rc == R_FAIL)
+            continue;
+        if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
+            continue;
+        rc = allocate_device(R, sp, k, false);
+        if (rc < 0)
+            return rc;
+        if (rc == R_FAIL)
+            continue;
+        rc = allocate_one(R, ci, ri, sub, di + 1, in_sub, k + 1);
+        if (rc == R_DONE)
+            return R_DONE;
+        deallocate_device(R, ci);
+        if (rc < 0)
+            return rc;
+    }
+    return R_FAIL;
+}
+
+/* ---- validation
+ * --------------------------------------------------------------------------------------------- */
+
+static int validate_spec(struct run *R, const struct dra_spec *sp, struct rd *rd)
+{
+    if (sp->static_error)
+        return fail(R, "%s", sp->static_error);
+    if (!sp->all) {
+        rd->ndev = sp->count;
+        return R_DONE;
+    }
+    const struct dra_poolset *ps = R->ps;
+    const char *kobj = R->cl->claims[sp->claim].kobj;
+    rd->all = ks__dra_bump_alloc(&R->s->mem, (ps->ndev ? ps->ndev : 1) * sizeof(*rd->all));
+    if (!rd->all)
+        return R_NOMEM;
+    for (uint32_t p = 0; p < ps->npools; p++) {
+        const struct dra_pool *pool = &ps->pools[p];
+        const struct dra_pool_id *pid = &R->cat->pools[pool->id];
+        if (pool->incomplete)
+            return fail(
+                R,
+                "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently being "
+                "updated",
+                kobj, sp->name, ks_intern_str(pid->driver), ks_intern_str(pid->pool));
+        if (pool->invalid)
+            return fail(
+                R, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently invalid",
+                kobj, sp->name, ks_intern_str(pid->driver), ks_intern_str(pid->pool));
+        for (uint32_t j = 0; j < pool->ndev; j++) {
+            uint32_t k = pool->dev_first + j;
+            int rc = is_selectable(R, sp, k);
+            if (rc < 0)
+                return rc;
+            if (rc == R_FAIL)
+                continue;
+            if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
+                continue;
+            rd->all[rd->nall++] = k;
+        }
+    }
+    rd->ndev = rd->nall;
+    return R_DONE;
+}
+
+static int validate(struct run *R)
+{
+    const struct ks_dra_claims *P = R->cl;
+    for (uint32_t ci = 0; ci < P->nclaims; ci++) {
+        const struct dra_claim *cl = &P->claims[ci];
+        int64_t min_total = 0;
+        for (uint32_t ri = 0; ri < cl->nreq; ri++) {
+            const struct dra_req *rq = &cl->reqs[ri];
+            if (rq->pre_error)
+                return fail(R, "%s", rq->pre_error);
+            int64_t min = INT64_MAX;
+            for (uint32_t j = 0; j < rq->nspec; j++) {
+                uint32_t si = rq->first_spec + j;
+                int rc = validate_spec(R, &P->specs[si], &R->rd[si]);
+                if (rc != R_DONE)
+                    return rc;
+                if (R->rd[si].ndev < min)
+                    min = R->rd[si].ndev;
+            }
+            if (rq->nspec)
+                min_total += min;
+        }
+        if (min_total > KS_DRA_ALLOCATION_RESULTS_MAX)
+            return fail(R, "claim %s: number of requested devices %" PRId64 " exceeds the claim limit of %d",
+                        cl->kobj, min_total, KS_DRA_ALLOCATION_RESULTS_MAX);
+        if (cl->constraint_error)
+            return fail(R, "%s", cl->constraint_error);
+    }
+    return R_DONE;
+}
+
+/* ---- per-call state
+ * ------------------------------------------------------------------------------------------ */
+
+static int setup(struct run *R)
+{
+    struct dra_bump *m = &R->s->mem;
+    const struct ks_dra_claims *P = R->cl;
+    const struct dra_poolset *ps = R->ps;
+    uint32_t ndev = ps->ndev ? ps->ndev : 1;
+    R->words = (P->nclaims + 63) / 64;
+    if (!R->words)
+        R->words = 1;
+    R->rd = ks__dra_bump_zalloc(m, P->nspecs ? P->nspecs : 1, sizeof(*R->rd));
+    R->cr = ks__dra_bump_zalloc(m, P->nclaims ? P->nclaims : 1, sizeof(*R->cr));
+    R->bits = ks__dra_bump_zalloc(m, (size_t)ndev * R->words, sizeof(*R->bits));
+    R->looked = ks__dra_bump_zalloc(m, ndev, 1);
+    R->entry = ks__dra_bump_alloc(m, ndev * sizeof(*R->entry));
+    R->cap_exists = ks__dra_bump_zalloc(m, ndev, 1);
+    R->cap_sum = ks__dra_bump_alloc(m, ((size_t)ndev * ps->max_cap + 1) * sizeof(*R->cap_sum));
+    R->node_ok = ks__dra_bump_zalloc(m, ndev, 1);
+    R->avail_done = ks__dra_bump_zalloc(m, ps->npools ? ps->npools : 1, 1);
+    R->slot_off = ks__dra_bump_alloc(m, (ps->npools ? ps->npools : 1) * sizeof(*R->slot_off));
+    if (!R->rd || !R->cr || !R->bits || !R->looked || !R->entry || !R->cap_exists || !R->cap_sum ||
+        !R->node_ok || !R->avail_done || !R->slot_off)
+        return -ENOMEM;
+    uint32_t nslots = 0;
+    for (uint32_t p = 0; p < ps->npools; p++) {
+        R->slot_off[p] = nslots;
+        nslots += ps->pools[p].nslots;
+    }
+    R->avail = ks__dra_bump_alloc(m, (nslots + 1) * sizeof(*R->avail));
+    R->consumed = ks__dra_bump_zalloc(m, nslots + 1, sizeof(*R->consumed));
+    R->cap_stack = ks__dra_bump_alloc(
+        m, ((size_t)P->nclaims * KS_DRA_ALLOCATION_RESULTS_MAX * ps->max_cap + 1) * sizeof(*R->cap_stack));
+    if (!R->avail || !R->consumed || !R->cap_stack)
+        return -ENOMEM;
+    for (uint32_t ci = 0; ci < P->nclaims; ci++) {
+        const struct dra_claim *cl = &P->claims[ci];
+        struct claim_run *cr = &R->cr[ci];
+        cr->res = ks__dra_bump_alloc(m, KS_DRA_ALLOCATION_RESULTS_MAX * sizeof(*cr->res));
+        cr->cst = ks__dra_bump_zalloc(m, cl->ncons ? cl->ncons : 1, sizeof(*cr->cst));
+        if (!cr->res || !cr->cst)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < cl->ncons; i++) {
+            struct dra_cstate *st = &cr->cst[i];
+            if (cl->cons[i].kind != DRA_DISTINCT)
+                continue;
+            st->nkeys = cl->nreq;
+            st->present = ks__dra_bump_zalloc(m, cl->nreq ? cl->nreq : 1, sizeof(*st->present));
+            st->vals = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*st->vals));
+            st->val_str = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*st->val_str));
+            if (!st->present || !st->vals || !st->val_str)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* ---- the node's pools ------------------------------------------------------------------------------------
+ */
+
+/* Relevance of a shared slice whose relevance depends on the node: 1, 0 or R_ERR. */
+static int dynamic_relevant(struct run *R, uint32_t si)
+{
+    const struct dra_slice *s = &R->cat->slices[si];
+    const struct ks_resource_slice *obj = s->obj;
+    const char *name = obj->meta.name ? obj->meta.name : "";
+    if (obj->node_selector) {
+        int m = ks__dra_node_matches(R->node, KS_ID_NONE, false, obj->node_selector, s->sel_bad);
+        if (m < 0)
+            return fail(
+                R,
+                "gather pool information: failed to perform node selection for slice %s: failed to parse "
+                "node selector: invalid node selector term",
+                name);
+        return m;
+    }
+    for (uint32_t d = 0; d < obj->ndevices; d++) {
+        const struct ks_device *dev = &obj->devices[d];
+        int m = ks__dra_node_matches(R->node, dev->node_name, dev->all_nodes, dev->node_selector,
+                                     R->cat->devs[s->first_dev + d].node_sel_bad);
+        if (m < 0)
+            return fail(
+                R,
+                "gather pool information: failed to perform node selection for device %s in slice %s: "
+                "failed to parse node selector: invalid node selector term",
+                ks_intern_str(dev->name), name);
+        if (m)
+            return 1;
+    }
+    return 0;
+}
+
+static int node_pools(struct run *R)
+{
+    const struct ks_dra_catalog *cat = R->cat;
+    const struct dra_u32v *local;
+    R->ps = ks__dra_catalog_poolset(cat, R->node->name_id, &local);
+    if (cat->ndynamic == 0)
+        return R_DONE;
+    uint32_t nlocal = local ? local->n : 0;
+    uint32_t *rel = ks__dra_bump_alloc(&R->s->mem, (nlocal + cat->nshared + 1) * sizeof(*rel));
+    if (!rel)
+        return R_NOMEM;
+    uint32_t n = 0;
+    bool any = false;
+    for (uint32_t i = 0; i < nlocal; i++)
+        rel[n++] = local->v[i];
+    for (uint32_t k = 0; k < cat->nshared; k++) {
+        if (!cat->shared_dynamic[k]) {
+            rel[n++] = cat->shared[k];
+            continue;
+        }
+        int m = dynamic_relevant(R, cat->shared[k]);
+        if (m < 0)
+            return m;
+        if (m) {
+            any = true;
+            rel[n++] = cat->shared[k];
+        }
+    }
+    if (!any)
+        return R_DONE;
+    struct dra_poolset *ps = ks__dra_bump_alloc(&R->s->mem, sizeof(*ps));
+    if (!ps || ks__dra_gather(cat, rel, n, &R->s->gather, &R->s->mem, ps))
+        return R_NOMEM;
+    R->ps = ps;
+    return R_DONE;
+}
+
+/* ---- results
+ * ------------------------------------------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static const char *share_id(struct run *R, const struct dra_claim *cl, uint32_t idx, const struct res *r)
+{
+    const struct ks_resource_claim *c = cl->obj;
+    const char *who = c->meta.uid && c->meta.uid[0] ? c->meta.uid : cl->kobj;
+    const struct dra_dev *d = dev_of(R, r->k);
+    char buf[1024];
+    int n =
+        snprintf(buf, sizeof(buf), "%s\n%u\n%s\n%s/%s/%s", who, idx, r->sp->full_name,
+                 ks_intern_str(d->slice->driver), ks_intern_str(d->slice->pool), ks_intern_str(d->dev->name));
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    uint64_t hi = mix64(0xcbf29ce484222325ull, buf, len);
+    uint64_t lo = mix64(0x84222325cbf29ce4ull ^ hi, buf, len);
+    hi = (hi & ~UINT64_C(0xf000)) | UINT64_C(0x8000);       /* version 8 */
+    lo = (lo & ~(UINT64_C(3) << 62)) | (UINT64_C(2) << 62); /* variant 10 */
+    return ks__dra_bump_printf(
+        &R->s->mem, "%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%012" PRIx64, hi >> 32,
+        (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48, lo & UINT64_C(0xffffffffffff));
+}
+
+static bool contains(const char *const *v, uint32_t n, const char *s)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i] && strcmp(v[i], s) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The name of the subrequest picked for request @ri of claim @cl ("req/sub"), or NULL. */
+static const char *picked(const struct run *R, const struct dra_claim *cl, uint32_t ri)
+{
+    const struct dra_req *rq = &cl->reqs[ri];
+    if (!rq->has_sub)
+        return NULL;
+    return R->cl->specs[rq->first_spec + R->rd[rq->first_spec].selected].full_name;
+}
+
+static int build_config(struct run *R, const struct dra_claim *cl, struct ks_allocation *a)
+{
+    const struct ks_device_claim *dc = &cl->obj->spec;
+    struct dra_bump *m = &R->s->mem;
+    uint32_t cap = dc->nconfig;
+    for (uint32_t ri = 0; ri < cl->nreq; ri++) {
+        const struct dra_req *rq = &cl->reqs[ri];
+        const struct dra_spec *sp =
+            &R->cl->specs[rq->first_spec + (rq->has_sub ? R->rd[rq->first_spec].selected : 0)];
+        if (sp->cls)
+            cap += sp->cls->obj->nconfig;
+    }
+    struct ks_allocation_config *cfg = ks__dra_bump_zalloc(m, cap ? cap : 1, sizeof(*cfg));
+    const struct dra_class **seen = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen));
+    uint32_t *seen_start = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen_start));
+    if (!cfg || !seen || !seen_start)
+        return -ENOMEM;
+    uint32_t n = 0, nseen = 0;
+    for (uint32_t ri = 0; ri < cl->nreq; ri++) {
+        const struct dra_req *rq = &cl->reqs[ri];
+        const struct dra_spec *sp =
+            &R->cl->specs[rq->first_spec + (rq->has_sub ? R->rd[rq->first_spec].selected : 0)];
+        const struct dra_class *cls = sp->cls;
+        if (!cls)
+            continue;
+        uint32_t k = 0;
+        while (k < nseen && seen[k]->obj->name != cls->obj->name)
+            k++;
+        if (k < nseen) {
+            for (uint32_t i = seen_start[k]; i < seen_start[k] + seen[k]->obj->nconfig; i++)
+                cfg[i].requests[cfg[i].nrequests++] = sp->full_name;
+            continue;
+        }
+        seen[nseen] = cls;
+        seen_start[nseen++] = n;
+        for (uint32_t i = 0; i < cls->obj->nconfig; i++) {
+            cfg[n].from_class = true;
+            cfg[n].requests = ks__dra_bump_alloc(m, cl->nreq * sizeof(*cfg[n].requests));
+            if (!cfg[n].requests)
+                return -ENOMEM;
+            cfg[n].requests[0] = sp->full_name;
+            cfg[n].nrequests = 1;
+            cfg[n].opaque = cls->obj->config[i];
+            n++;
+        }
+    }
+    for (uint32_t c = 0; c < dc->nconfig; c++) {
+        const struct ks_claim_config *cc = &dc->config[c];
+        bool add = cc->nrequests == 0;
+        for (uint32_t ri = 0; ri < cl->nreq && !add; ri++) {
+            const char *name = dc->requests[ri].name ? dc->requests[ri].name : "";
+            const char *sub = picked(R, cl, ri);
+            add = contains(cc->requests, cc->nrequests, name) ||
+                  (sub && contains(cc->requests, cc->nrequests, sub));
+        }
+        if (!add)
+            continue;
+        cfg[n].from_class = false;
+        cfg[n].nrequests = cc->nrequests;
+        cfg[n].requests = (const char **)cc->requests;
+        cfg[n].opaque = cc->opaque;
+        n++;
+    }
+    /* a config naming every request names none: empty means all */
+    for (uint32_t i = 0; i < n; i++) {
+        if (cfg[i].nrequests == 0)
+            continue;
+        bool all = true;
+        for (uint32_t ri = 0; ri < cl->nreq && all; ri++) {
+            const char *name = dc->requests[ri].name ? dc->requests[ri].name : "";
+            const char *sub = picked(R, cl, ri);
+            all = contains(cfg[i].requests, cfg[i].nrequests, name) ||
+                  (sub && contains(cfg[i].requests, cfg[i].nrequests, sub));
+        }
+        if (all) {
+            cfg[i].nrequests = 0;
+            cfg[i].requests = NULL;
+        }
+    }
+    a->nconfig = n;
+    a->config = n ? cfg : NULL;
+    return 0;
+}
+
+static bool same_values(const struct ks_requirement *a, const struct ks_requirement *b)
+{
+    if (a->op == KS_OP_GT || a->op == KS_OP_LT)
+        return a->number == b->number;
+    for (uint32_t i = 0; i < a->nvalues; i++) {
+        if (!ks_ids_contain(b->values, b->nvalues, a->values[i]))
+            return false;
+    }
+    for (uint32_t i = 0; i < b->nvalues; i++) {
+        if (!ks_ids_contain(a->values, a->nvalues, b->values[i]))
+            return false;
+    }
+    return true;
+}
+
+/* addNewNodeSelectorRequirements */
+static void add_requirements(const struct ks_requirement *from, uint32_t n, struct ks_requirement *to,
+                             uint32_t *nto)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        bool have = false;
+        for (uint32_t j = 0; j < *nto && !have; j++)
+            have = to[j].key == from[i].key && to[j].op == from[i].op && same_values(&to[j], &from[i]);
+        if (!have)
+            to[(*nto)++] = from[i];
+    }
+}
+
+/* createNodeSelector: R_DONE, R_ERR, R_NOMEM. */
+static int build_node_selector(struct run *R, const struct dra_claim *cl, const struct claim_run *cr,
+                               struct ks_allocation *a)
+{
+    struct dra_bump *m = &R->s->mem;
+    uint32_t nexpr = 0, nfield = 0;
+    a->node_selector = NULL;
+    for (uint32_t i = 0; i < cr->nres; i++) {
+        const struct dra_dev *d = dev_of(R, cr->res[i].k);
+        const struct ks_node_selector *sel =
+            d->slice->per_device_node_selection ? d->dev->node_selector : d->slice->node_selector;
+        if (sel && sel->nterms == 1) {
+            nexpr += sel->terms[0].nexprs;
+            nfield += sel->terms[0].nfields;
+        }
+    }
+    struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
+    struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
+    struct ks_requirement *exprs = ks__dra_bump_alloc(m, (nexpr + 1) * sizeof(*exprs));
+    struct ks_requirement *fields = ks__dra_bump_alloc(m, (nfield + 1) * sizeof(*fields));
+    if (!ns || !term || !exprs || !fields)
+        return R_NOMEM;
+    ns->nterms = 1;
+    ns->terms = term;
+    term->exprs = exprs;
+    term->fields = fields;
+    for (uint32_t i = 0; i < cr->nres; i++) {
+        const struct dra_dev *d = dev_of(R, cr->res[i].k);
+        bool per_dev = d->slice->per_device_node_selection;
+        uint32_t node_name = per_dev ? d->dev->node_name : d->slice->node_name;
+        const struct ks_node_selector *sel = per_dev ? d->dev->node_selector : d->slice->node_selector;
+        if ((node_name != KS_ID_NONE && node_name != KS_ID_EMPTY) || d->dev->binds_to_node) {
+            uint32_t *v = ks__dra_bump_alloc(m, sizeof(*v));
+            if (!v)
+                return R_NOMEM;
+            *v = R->node->name_id;
+            memset(&fields[0], 0, sizeof(fields[0]));
+            fields[0].key = R->cat->metadata_name;
+            fields[0].op = KS_OP_IN;
+            fields[0].nvalues = 1;
+            fields[0].values = v;
+            term->nexprs = 0;
+            term->nfields = 1;
+            a->node_selector = ns;
+            return R_DONE;
+        }
+        if (!sel || sel->nterms == 0)
+            continue;
+        if (sel->nterms > 1)
+            return fail(
+                R, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
+                cl->obj->meta.name ? cl->obj->meta.name : "", sel->nterms);
+        add_requirements(sel->terms[0].fields, sel->terms[0].nfields, fields, &term->nfields);
+        add_requirements(sel->terms[0].exprs, sel->terms[0].nexprs, exprs, &term->nexprs);
+    }
+    if (term->nfields || term->nexprs)
+        a->node_selector = ns;
+    return R_DONE;
+}
+
+static int build_results(struct run *R, struct ks_allocation *results)
+{
+    struct dra_bump *m = &R->s->mem;
+    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++) {
+        const struct dra_claim *cl = &R->cl->claims[ci];
+        const struct claim_run *cr = &R->cr[ci];
+        struct ks_allocation *a = &results[ci];
+        memset(a, 0, sizeof(*a));
+        a->allocation_time = KS_TIME_NONE;
+        a->nresults = cr->nres;
+        a->results = ks__dra_bump_zalloc(m, cr->nres ? cr->nres : 1, sizeof(*a->results));
+        if (!a->results)
+            return R_NOMEM;
+        for (uint32_t i = 0; i < cr->nres; i++) {
+            const struct res *r = &cr->res[i];
+            const struct dra_dev *d = dev_of(R, r->k);
+            struct ks_device_result *out = &a->results[i];
+            out->request = r->sp->full_name;
+            out->driver = d->slice->driver;
+            out->pool = d->slice->pool;
+            out->device = d->dev->name;
+            if (r->sp->admin) {
+                out->has_admin_access = true;
+                out->admin_access = true;
+            }
+            out->ntolerations = r->sp->nres_tol;
+            out->tolerations = r->sp->nres_tol ? (struct ks_device_toleration *)r->sp->res_tol : NULL;
+            if (r->multi) {
+                out->share_id = share_id(R, cl, i, r);
+                if (!out->share_id)
+                    return R_NOMEM;
+            }
+            if (r->ncons) {
+                struct ks_named_quantity *c = ks__dra_bump_alloc(m, r->ncons * sizeof(*c));
+                if (!c)
+                    return R_NOMEM;
+                for (uint32_t j = 0; j < r->ncons; j++) {
+                    c[j].name = d->dev->capacity[j].name;
+                    c[j].value = R->cap_stack[r->cap_off + j];
+                }
+                out->nconsumed = r->ncons;
+                out->consumed = c;
+            }
+            if (R->f->device_binding_conditions) {
+                out->nbinding_conditions = d->dev->nbinding_conditions;
+                out->binding_conditions = d->dev->binding_conditions;
+                out->nbinding_failure_conditions = d->dev->nbinding_failure_conditions;
+                out->binding_failure_conditions = d->dev->binding_failure_conditions;
+            }
+        }
+        if (build_config(R, cl, a))
+            return R_NOMEM;
+        int rc = build_node_selector(R, cl, cr, a);
+        if (rc != R_DONE)
+            return rc;
+    }
+    return R_DONE;
+}
+
+/* ---- the entry points
+ * ------------------------------------------------------------------------------------------ */
+
+static int outcome(int rc)
+{
+    switch (rc) {
+    case R_NOMEM:
+        return -ENOMEM;
+    case R_ERR:
+        return KS_DRA_ERROR;
+    default:
+        return rc;
+    }
+}
+
+int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct ks_node *node,
+                             const struct ks_dra_claims *claims, struct ks_dra_scratch *s,
+                             struct ks_allocation *results, char *err, size_t errlen)
+{
+    struct run R = {0};
+    if (errlen)
+        err[0] = '\0';
+    ks__dra_bump_reset(&s->mem);
+    s->steps = 0;
+    R.cat = claims->cat;
+    R.f = &claims->cat->features;
+    R.cl = claims;
+    R.alloc = alloc;
+    R.node = node;
+    R.s = s;
+    R.err = err;
+    R.errlen = errlen;
+
+    int rc = node_pools(&R);
+    if (rc != R_DONE)
+        return outcome(rc);
+    if (setup(&R))
+        return -ENOMEM;
+    rc = validate(&R);
+    if (rc != R_DONE)
+        return outcome(rc);
+    rc = allocate_one(&R, 0, 0, 0, 0, false, 0);
+    if (rc == R_MAX)
+        return outcome(fail(&R, "allocation max size exceeded"));
+    if (rc < 0)
+        return outcome(rc);
+    if (rc != R_DONE) {
+        for (uint32_t p = 0; p < R.ps->npools; p++) {
+            if (R.ps->pools[p].invalid) {
+                if (errlen)
+                    snprintf(err, errlen, "invalid resource pools were encountered");
+                break;
+            }
+        }
+        return KS_DRA_UNSUITABLE;
+    }
+    rc = build_results(&R, results);
+    if (rc != R_DONE)
+        return outcome(rc);
+    return KS_DRA_ALLOCATED;
+}
+
+int ks_dra_allocate(const struct ks_dra_catalog *cat, const struct ks_dra_allocated *alloc,
+                    const struct ks_node *node, const struct ks_resource_claim *const *claims,
+                    uint32_t nclaims, struct ks_dra_scratch *s, struct ks_allocation *results, char *err,
+                    size_t errlen)
+{
+    if (ks__dra_claims_prepare_into(cat, claims, nclaims, &s->claims))
+        return -ENOMEM;
+    return ks_dra_allocate_prepared(alloc, node, &s->claims, s, results, err, errlen);
+}
+
+int ks_dra_scratch_create(struct ks_dra_scratch **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : -ENOMEM;
+}
+
+void ks_dra_scratch_destroy(struct ks_dra_scratch *s)
+{
+    if (!s)
+        return;
+    ks__dra_cel_scratch_destroy(s->cel);
+    ks__dra_gather_tmp_free(&s->gather);
+    ks__dra_claims_clear(&s->claims);
+    free(s->claims.private_sels);
+    ks__dra_bump_free(&s->claims.mem);
+    ks__dra_bump_free(&s->mem);
+    free(s);
+}
+
+uint64_t ks_dra_scratch_steps(const struct ks_dra_scratch *s)
+{
+    return s->steps;
+}
