@@ -9,18 +9,13 @@
  *   class <name> [driver=<d>] [multi=true|false] [config=<attr>] [sel `<cel>`]...
  *   slice <name> <node|all|perdevice|sel:k=v,..|fields:<node>> <pool>[:<count>[:<gen>]] <driver>
  *     device <name> [i:|b:|s:|v:<attr>=<value>] [c:<cap>=<qty>] [range:<cap>=<qty>]
- *            [vv:<cap>=<qty>:<default>[:<v>,<v>]] [consume:<set>[:<counter>=<qty>,...]] [fromCounters]
- *            [taint:<key>=<value>:<effect>] [node:<n>|allnodes|nodesel:k=v,..] [binding:<c>,../<c>,..]
- *            [bindsToNode] [multi]
- *     counterset <name> [<counter>=<qty>]...
- *   claim <name> [ns=<namespace>] [uid=<uid>]
- *     request <name> <class> <count|all|mode:<text>|none> [admin] [admin=false] [sel `<cel>`] [sel-empty]
- *             [tol:<Exists|Equal>:<key>:<value>:<effect>] [cap=<qty>]
- *     firstAvailable <name>
- *       sub <name> <class> <count|all> [sel `<cel>`] [tol:...] [cap=<qty>]
- *     match|distinct <qualified attr> [req=<a>,<b>]      constraint-empty
- *     config <driver> <attr> [req=<a>,<b>]
- *   allocated <driver>/<pool>/<device>
+ *            [vv:<cap>=<qty>:<default>[:<v>,<v>]] [consume:<set>[:<counter>=<qty>,...]] [fromCounters: the
+ * capacities become the counters so far] [taint:<key>=<value>:<effect>] [node:<n>|allnodes|nodesel:k=v,..]
+ * [binding:<c>,../<c>,..] [bindsToNode] [multi] counterset <name> [<counter>=<qty>]... claim <name>
+ * [ns=<namespace>] [uid=<uid>] request <name> <class> <count|all|mode:<text>|none> [admin] [admin=false] [sel
+ * `<cel>`] [sel-empty] [tol:<Exists|Equal>:<key>:<value>:<effect>] [cap=<qty>] firstAvailable <name> sub
+ * <name> <class> <count|all> [sel `<cel>`] [tol:...] [cap=<qty>] match|distinct <qualified attr>
+ * [req=<a>,<b>]      constraint-empty config <driver> <attr> [req=<a>,<b>] allocated <driver>/<pool>/<device>
  *   allocatedShare <driver>/<pool>/<device> [<cap>=<qty>,...]
  *   error <substring of the message>       unsuitable [<message>]
  *   expect                                  (the next claim's allocation)
@@ -324,8 +319,13 @@ static inline void dsl_counterset(struct dsl *d, char **tok, uint32_t n)
 static inline void dsl_capacity(struct dsl *d, struct ks_device *dev, const char *name, const char *qty,
                                 struct ks_capacity_policy *policy)
 {
-    struct ks_device_capacity *c = &dev->capacity[dev->ncapacity++];
-    c->name = ks_intern(name);
+    uint32_t id = ks_intern(name), i = 0;
+    while (i < dev->ncapacity && dev->capacity[i].name != id)
+        i++;
+    if (i == dev->ncapacity)
+        dev->ncapacity++;
+    struct ks_device_capacity *c = &dev->capacity[i];
+    c->name = id;
     c->value = dsl_qty(d, qty);
     c->policy = policy;
 }
@@ -342,7 +342,6 @@ static inline void dsl_device(struct dsl *d, char **tok, uint32_t n)
     dev->capacity = ks_arena_calloc(&d->a, DSL_ATTR, sizeof(*dev->capacity));
     dev->consumes = ks_arena_calloc(&d->a, 8, sizeof(*dev->consumes));
     dev->taints = ks_arena_calloc(&d->a, 8, sizeof(*dev->taints));
-    bool from_counters = false;
     for (uint32_t i = 2; i < n; i++) {
         const char *v;
         char *t = tok[i];
@@ -417,7 +416,16 @@ static inline void dsl_device(struct dsl *d, char **tok, uint32_t n)
                 cc->counters[cc->ncounters++].value = dsl_qty(d, eq + 1);
             }
         } else if (strcmp(t, "fromCounters") == 0) {
-            from_counters = true;
+            /* withDeviceCounterConsumption with capacity from counters: the capacities are the counters */
+            dev->ncapacity = 0;
+            for (uint32_t a = 0; a < dev->nconsumes; a++) {
+                for (uint32_t b = 0; b < dev->consumes[a].ncounters; b++) {
+                    struct ks_device_capacity *c = &dev->capacity[dev->ncapacity++];
+                    c->name = dev->consumes[a].counters[b].name;
+                    c->value = dev->consumes[a].counters[b].value;
+                    c->policy = NULL;
+                }
+            }
         } else if (dsl_prefix(t, "taint:", &v)) {
             char *copy = dsl_str(d, v), *eq = strchr(copy, '='), *colon = strrchr(copy, ':');
             cr_assert(eq && colon && colon > eq, "%s: taint:<key>=<value>:<effect>", d->name);
@@ -450,15 +458,6 @@ static inline void dsl_device(struct dsl *d, char **tok, uint32_t n)
             dev->has_allow_multiple = dev->allow_multiple = true;
         } else {
             cr_assert_fail("%s: device token %s", d->name, t);
-        }
-    }
-    if (from_counters) {
-        for (uint32_t i = 0; i < dev->nconsumes; i++) {
-            for (uint32_t j = 0; j < dev->consumes[i].ncounters; j++) {
-                struct ks_device_capacity *c = &dev->capacity[dev->ncapacity++];
-                c->name = dev->consumes[i].counters[j].name;
-                c->value = dev->consumes[i].counters[j].value;
-            }
         }
     }
 }
