@@ -96,6 +96,19 @@ const struct ks_cel_type *ks_cel_type_map(struct ks_cel_env *env, const struct k
 const struct ks_cel_type *ks_cel_type_object(struct ks_cel_env *env, const char *name,
                                              const struct ks_cel_field_decl *fields, uint32_t n);
 
+/*
+ * Bounded and optional types. _bounded: a list or map of at most @max_elements entries, or a
+ * STRING/BYTES kind of at most @max_size (code points, bytes) - the sizes cel-go's cost
+ * estimator takes from Kubernetes' declared types (0: unknown). ks_cel_type_optional:
+ * optional_type(@elem). NULL when out of memory.
+ */
+const struct ks_cel_type *ks_cel_type_list_bounded(struct ks_cel_env *env, const struct ks_cel_type *elem,
+                                                  uint64_t max_elements);
+const struct ks_cel_type *ks_cel_type_map_bounded(struct ks_cel_env *env, const struct ks_cel_type *key,
+                                                 const struct ks_cel_type *value, uint64_t max_elements);
+const struct ks_cel_type *ks_cel_type_bounded(struct ks_cel_env *env, enum ks_cel_kind kind, uint64_t max_size);
+const struct ks_cel_type *ks_cel_type_optional(struct ks_cel_env *env, const struct ks_cel_type *elem);
+
 /* ks_cel_env_declare - a variable @name of @type. 0, -EEXIST, -ENOMEM. */
 int ks_cel_env_declare(struct ks_cel_env *env, const char *name, const struct ks_cel_type *type);
 
@@ -110,6 +123,28 @@ struct ks_cel_program;
  */
 int ks_cel_compile(const struct ks_cel_env *env, const char *expr, size_t len, struct ks_cel_program **out,
                    char **msg);
+
+/*
+ * Compile options cel-go has but Kubernetes' environment does not use (tests, tools):
+ * UNCHECKED - parse only, no type check: overloads are chosen from the values at evaluation
+ *   (cel-go's env.Parse then Program);
+ * DYN_AGGREGATES - list and map literals of mixed types are dyn-typed instead of an error
+ *   (cel-go without HomogeneousAggregateLiterals);
+ * NO_FOLD - no constant folding and no literal validators (cel-go without OptOptimize and
+ *   without its AST validators): a failing conversion of a constant fails at evaluation;
+ * BAD_PRESENCE_ERROR - has() or .? on a value that has no fields (an int, a string) is an
+ *   error "no such key: f" rather than false (cel.EnableErrorOnBadPresenceTest).
+ */
+enum ks_cel_compile_flag {
+    KS_CEL_COMPILE_UNCHECKED = 1u << 0,
+    KS_CEL_COMPILE_DYN_AGGREGATES = 1u << 1,
+    KS_CEL_COMPILE_NO_FOLD = 1u << 2,
+    KS_CEL_COMPILE_BAD_PRESENCE_ERROR = 1u << 3,
+};
+
+/* ks_cel_compile_flags - ks_cel_compile() with @flags (enum ks_cel_compile_flag bits). */
+int ks_cel_compile_flags(const struct ks_cel_env *env, const char *expr, size_t len, unsigned flags,
+                         struct ks_cel_program **out, char **msg);
 
 /* ks_cel_program_type - the type the program evaluates to (dyn when unknown). */
 const struct ks_cel_type *ks_cel_program_type(const struct ks_cel_program *p);
@@ -137,6 +172,10 @@ struct ks_cel_value;
  *   ks_cel_scratch_* of @s (for values made on the fly).
  * size, entry - the number of entries and the @i-th (key and value) for iteration (map
  *   macros, size()); entry order must be stable for a given object.
+ * `key in map` on a host map compares @key with the keys size and entry report (lookup when
+ * they are NULL), so a host whose lookup answers absent keys with a default (as DRA's
+ * attribute maps answer an unknown domain with an empty map) keeps `in` exact, as
+ * Kubernetes' Contains does.
  * Called from the evaluating thread only.
  */
 struct ks_cel_scratch;
@@ -189,6 +228,33 @@ void ks_cel_scratch_destroy(struct ks_cel_scratch *s);
 
 /* ks_cel_scratch_string - a copy of @len bytes in @s, valid until the next evaluation with @s. */
 const char *ks_cel_scratch_string(struct ks_cel_scratch *s, const char *p, size_t len);
+
+/*
+ * ks_cel_scratch_alloc - @n bytes aligned to 16 in @s (not zeroed), valid until the next
+ * evaluation with @s; NULL when out of memory. For host lookups that build values on the fly.
+ */
+void *ks_cel_scratch_alloc(struct ks_cel_scratch *s, size_t n);
+
+/*
+ * A list the caller owns, for bindings: a LIST value with ops &ks_cel_array_ops and obj
+ * pointing to a struct ks_cel_array (never copied).
+ */
+struct ks_cel_array {
+    const struct ks_cel_value *items;
+    uint32_t n;
+};
+extern const struct ks_cel_host_ops ks_cel_array_ops;
+
+/* ks_cel_value_equal - CEL's == (numbers of different kinds equal by value; null only null). */
+bool ks_cel_value_equal(const struct ks_cel_value *a, const struct ks_cel_value *b);
+
+/*
+ * ks_cel_value_format - a CEL text of @v into @buf (NUL-terminated, truncated to @len): 1, 1u,
+ * 1.0, "s", b"\x01", [1, 2], {"k": 1} (entries sorted by key text), duration("1.5s"),
+ * timestamp("2024-01-01T00:00:00Z"), optional.of(1), int (a type), error("text"). Returns the
+ * length the whole text needs. Any thread.
+ */
+size_t ks_cel_value_format(const struct ks_cel_value *v, char *buf, size_t len);
 
 /* An activation: the values of the environment's declared variables, by name. */
 struct ks_cel_binding {
