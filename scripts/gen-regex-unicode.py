@@ -4,7 +4,8 @@ scripts, simple case folding) from the Unicode Character Database.
 
 Usage: scripts/gen-regex-unicode.py [UCD_DIR [GO_FOLDS]]
 
-Rewrites the part of cel/cel_regex_unicode.c between BEGIN GENERATED and END GENERATED.
+Rewrites the part of cel/cel_regex_unicode.c between BEGIN GENERATED and END GENERATED;
+run clang-format -i on it afterwards (the committed file is formatted).
 UCD_DIR defaults to /usr/share/unicode (Debian's unicode-data package); GO_FOLDS, a dump of
 Go's unicode.SimpleFold ("RUNE FOLD" in hex per line), is compared with the folds made.
 """
