@@ -573,6 +573,33 @@ int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct
     return load_all(&name, 1, buf ? buf : "", len, KS_VALIDATE_WARN, out, err);
 }
 
+void ks_objects_note_queued(struct ks_objects *objs, enum ks_kind kind)
+{
+    /* release: an index built after reading the new count sees what was queued before it */
+    atomic_fetch_add_explicit(&objs->queued[kind], 1, memory_order_release);
+}
+
+uint64_t ks_objects_queued(const struct ks_objects *objs, enum ks_kind kind)
+{
+    return atomic_load_explicit(&((struct ks_objects *)objs)->queued[kind], memory_order_acquire);
+}
+
+int ks_objects_push(struct ks_objects *objs, enum ks_kind kind, void *obj)
+{
+    struct ks_objvec *v = &objs->of[kind];
+
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 64;
+        void **items = realloc(v->items, cap * sizeof(*items));
+        if (!items)
+            return -ENOMEM;
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = obj;
+    return 0;
+}
+
 void ks_objects_destroy(struct ks_objects *objs)
 {
     if (!objs)

@@ -9,6 +9,7 @@
 #include "ksched/intern.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct ks_wellknown ks_wk;
@@ -101,3 +102,11 @@ KS_DESTRUCTOR(ks_device_class_destroy, struct ks_device_class)
 KS_DESTRUCTOR(ks_resource_slice_destroy, struct ks_resource_slice)
 KS_DESTRUCTOR(ks_resource_claim_destroy, struct ks_resource_claim)
 KS_DESTRUCTOR(ks_resource_claim_template_destroy, struct ks_resource_claim_template)
+
+void ks_pod_identity(const struct ks_pod *pod, char *buf, size_t len)
+{
+    if (pod->meta.uid && pod->meta.uid[0])
+        snprintf(buf, len, "%s", pod->meta.uid);
+    else
+        snprintf(buf, len, "%s/%s", ks_intern_str(pod->meta.namespace_id), pod->meta.name);
+}

@@ -22,6 +22,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
+#include "ksched/dra_controller.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
@@ -392,6 +393,15 @@ int ks_cmd_schedule(int argc, char **argv)
                 objs->nwarnings - KS_LOAD_MAX_WARNINGS);
     for (uint32_t i = 0; i < objs->nnotes; i++)
         fprintf(stderr, "ksched: note: %s\n", objs->notes[i]);
+    if ((rc = ks_dra_make_template_claims(objs, a.seed)) < 0) {
+        fprintf(stderr, "ksched: %s\n", strerror(-rc));
+        goto out;
+    }
+    if (rc > 0)
+        fprintf(stderr,
+                "ksched: note: %d ResourceClaim%s made from ResourceClaimTemplates, as the resourceclaim "
+                "controller makes them\n",
+                rc, rc == 1 ? "" : "s");
     if (a.summary ? (rc = ks_summary_create(objs, a.table, stdout, &summary)) < 0
                   : a.table && (rc = ks_explain_table_create(stdout, a.explain, &table)) < 0) {
         fprintf(stderr, "ksched: %s\n", strerror(-rc));

@@ -6,8 +6,8 @@
  * matching default_plugins.go, with every feature gate at its default:
  *
  *  - v1: the current upstream MultiPoint list (SchedulingGates first; the in-tree volume
- *    limit plugins EBSLimits, GCEPDLimits and AzureDiskLimits gone; DynamicResources not
- *    added since its gate is treated as off) with TaintToleration 3, NodeAffinity 2,
+ *    limit plugins EBSLimits, GCEPDLimits and AzureDiskLimits gone; DynamicResources, GA
+ *    since 1.34, before DefaultPreemption) with TaintToleration 3, NodeAffinity 2,
  *    PodTopologySpread 2, InterPodAffinity 2, NodeResourcesFit 1,
  *    NodeResourcesBalancedAllocation 1 and ImageLocality 1.
  *  - v1beta3: the MultiPoint list of the 1.23-1.25 releases (same weights, the volume
@@ -57,6 +57,7 @@ static const struct default_plugin v1_multi_point[] = {
     {"VolumeZone", 0},
     {"PodTopologySpread", 2},
     {"InterPodAffinity", 2},
+    {"DynamicResources", 0},
     {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1},
     {"ImageLocality", 1},

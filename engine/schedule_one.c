@@ -32,6 +32,7 @@
 #include "ksched/rcu.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,22 @@ static void algorithm_done(const struct ks_framework *fw, int64_t start)
         ks_metric_observe_sw(fw->metrics->algorithm, ks__metrics_secs(ks__mono_ns() - start));
 }
 
+/* Status.Message() of PostFilter's status: every plugin's reasons joined by ", " (interned). */
+static uint32_t post_filter_message(const struct ks_status *st)
+{
+    char buf[2048];
+    size_t len = 0;
+
+    if (st->nreasons == 1)
+        return st->reasons[0];
+    buf[0] = '\0';
+    for (uint16_t i = 0; i < st->nreasons && len < sizeof(buf); i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "",
+                                ks_intern_str(st->reasons[i]));
+    uint32_t id = ks_intern(buf);
+    return id == KS_ID_NONE ? st->reasons[0] : id;
+}
+
 /* No node fits: PostFilter (preemption), then the FitError message. */
 static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                   struct ks_queued_pod *qp, uint64_t cycle, struct ks_find_result *found, int64_t start)
@@ -105,7 +122,7 @@ static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cyc
     int rc = ks_fw_run_post_filter(fw, cs, qp->pod, &found->diag, &res, &pst);
     algorithm_done(fw, start);
     if (pst.nreasons)
-        found->diag.post_filter_msg = pst.reasons[0];
+        found->diag.post_filter_msg = post_filter_message(&pst);
     if (rc == KS_SUCCESS && res.nominated_node != KS_ID_EMPTY) {
         /* the preemptor waits for its victims to leave: the node is held for it meanwhile */
         ks_nominator_add(s->nominator, qp->pod, res.nominated_node);

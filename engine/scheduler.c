@@ -133,6 +133,19 @@ void ks__assigned_pod_event(struct ks_scheduler *s, uint32_t actions, const stru
         ks__event(s, KS_ER_ASSIGNED_POD, actions, NULL, &bound);
 }
 
+static void progress(struct ks_scheduler *s);
+
+/* A plugin's in-process change, delivered as the informer would deliver the server's event. */
+static void emit_in_process(void *ctx, enum ks_event_resource resource, const void *old_obj,
+                            const void *new_obj)
+{
+    struct ks_scheduler *s = ctx;
+    uint32_t actions = !old_obj ? KS_ACT_ADD : !new_obj ? KS_ACT_DELETE : KS_ACT_UPDATE;
+
+    progress(s);
+    ks__event(s, resource, actions, old_obj, new_obj);
+}
+
 /* Preemption in process: the victim leaves the cache at once, as its deletion event would. */
 static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor,
                             uint32_t node)
@@ -268,7 +281,9 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .nominator = s->nominator,
         .objects = opts->objects,
         .volume_api = opts->volume_api,
+        .dra_api = opts->dra_api,
         .metrics = opts->metrics,
+        .events = {.emit = emit_in_process, .ctx = s},
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
@@ -527,9 +542,7 @@ int ks_scheduler_node_event(struct ks_scheduler *s, const struct ks_node *old_no
 void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource resource, const void *old_obj,
                                const void *new_obj)
 {
-    progress(s);
-    uint32_t actions = !old_obj ? KS_ACT_ADD : !new_obj ? KS_ACT_DELETE : KS_ACT_UPDATE;
-    ks__event(s, resource, actions, old_obj, new_obj);
+    emit_in_process(s, resource, old_obj, new_obj);
 }
 
 uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s)

@@ -28,11 +28,6 @@ const struct ks_plugin *const ks_registry[] = {
 
 #define NINTREE (sizeof(ks_registry) / sizeof(ks_registry[0]) - 1)
 
-/* DynamicResources' points upstream (dynamicresources.go), which its empty ops table cannot show. */
-#define DYNAMIC_RESOURCES_POINTS                                                                             \
-    (KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) | KS_EXT_BIT(POST_FILTER) |       \
-     KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND))
-
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct ks_plugin *added[KS_REGISTRY_MAX_ADDED];
 static _Atomic uint32_t nadded;
@@ -98,11 +93,7 @@ static unsigned points_of_ops(const struct ks_plugin *p)
 
 unsigned ks_registry_points(const struct ks_plugin *plugin)
 {
-    if (!plugin)
-        return 0;
-    if (plugin == &ks_plugin_dynamic_resources)
-        return DYNAMIC_RESOURCES_POINTS;
-    return points_of_ops(plugin);
+    return plugin ? points_of_ops(plugin) : 0;
 }
 
 /* The checks of the table itself: present, an ABI version this build reads, a name. */

@@ -953,15 +953,6 @@ static const struct intree intree_events[] = {
      2,
      {{EV(POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE), hint_affinity_pod},
       {EV(NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT), hint_affinity_node}}},
-    {"DynamicResources",
-     5,
-     {{EV(NODE,
-          KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT | KS_ACT_UPDATE_NODE_ALLOCATABLE),
-       NULL},
-      {EV(RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE), NULL},
-      {EV(POD, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM), hint_same_pod},
-      {EV(DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE), NULL},
-      {EV(RESOURCE_SLICE, KS_ACT_ADD | KS_ACT_UPDATE), NULL}}},
 };
 
 /* UnrollWildCardResource: what a plugin that declares nothing is registered for. */

@@ -100,6 +100,13 @@ int ks_node_finish(struct ks_node *node);
 struct ks_pod *ks_pod_get(const struct ks_pod *pod);
 void ks_pod_put(const struct ks_pod *pod);
 
+/*
+ * ks_pod_identity - the uid that stands for @pod where objects refer to it by uid (owner
+ * references, a claim's reservedFor): its own, or "namespace/name" for a manifest pod
+ * without one. Any thread.
+ */
+void ks_pod_identity(const struct ks_pod *pod, char *buf, size_t len);
+
 /* ---- destructors (each accepts NULL) ---- */
 void ks_pod_destroy(struct ks_pod *pod); /* ignores references: for the pod's only owner */
 void ks_node_destroy(struct ks_node *node);

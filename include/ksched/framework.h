@@ -30,6 +30,7 @@
 #include "ksched/queue_types.h"
 
 struct ks_volume_api;
+struct ks_dra_api;
 
 /* Where Bind sends decisions (the in-process cache, or the API server). */
 struct ks_binder_backend {
@@ -47,6 +48,17 @@ struct ks_evictor {
     void *ctx;
 };
 
+/*
+ * Where a plugin delivers the cluster events its own in-process changes cause (the
+ * ResourceClaims DynamicResources writes and deallocates without an API server), as an
+ * informer would deliver the server's: the queue moves the pods they may help. Any thread,
+ * holding none of the plugin's locks. @old_obj and @new_obj are read during the call only.
+ */
+struct ks_event_sink {
+    void (*emit)(void *ctx, enum ks_event_resource resource, const void *old_obj, const void *new_obj);
+    void *ctx;
+};
+
 /* What a framework needs from the rest of the scheduler. */
 struct ks_framework_deps {
     struct ks_binder_backend binder;
@@ -56,8 +68,11 @@ struct ks_framework_deps {
     const struct ks_objects *objects; /* PVs, PVCs, storage classes, namespaces, PDBs... (may be NULL) */
     /* volume binding through an API server (ksched/volume_api.h); NULL: in process */
     const struct ks_volume_api *volume_api;
+    /* DynamicResources' claim writes through an API server (ksched/dra_api.h); NULL: in process */
+    const struct ks_dra_api *dra_api;
     /* where the Run functions record (ksched/metrics_sched.h); NULL: nowhere */
     struct ks_sched_metrics *metrics;
+    struct ks_event_sink events; /* emit NULL: not delivered */
 };
 
 struct ks_framework;

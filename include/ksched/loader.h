@@ -9,6 +9,7 @@
 #ifndef KSCHED_LOADER_H
 #define KSCHED_LOADER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "ksched/api_types.h"
@@ -68,6 +69,14 @@ struct ks_objvec {
 struct ks_objects {
     struct ks_objvec of[KS_KIND_COUNT];
     uint64_t gen[KS_KIND_COUNT];
+    /*
+     * queued[kind] counts the changes of a kind announced before they reach of[kind] (ksched
+     * serve's intake bumps it, through ks_objects_note_queued(), when it queues a change and
+     * before it offers the change's event to the queue). Unlike gen, any thread may read it
+     * (atomically): a plugin whose index was built at an older count knows, from any thread,
+     * that its index may lack what an event is about. The loader sets 0.
+     */
+    _Atomic uint64_t queued[KS_KIND_COUNT];
     /* what the load noticed about the input that is not an error, one line each without a
      * prefix or newline, for the user (ksched schedule prints them on standard error): owned */
     uint32_t nnotes;
@@ -144,6 +153,19 @@ int ks_object_decode_as(const char *file, const struct ks_yaml_node *doc, enum k
 /* ks_object_destroy - free an object of @kind from ks_object_decode() (a pod: drop its reference). NULL ok.
  */
 void ks_object_destroy(enum ks_kind kind, void *obj);
+
+/* ks_objects_note_queued - count a change of @kind announced for @objs (see queued). Any thread. */
+void ks_objects_note_queued(struct ks_objects *objs, enum ks_kind kind);
+
+/* ks_objects_queued - the count of announced changes of @kind (see queued). Any thread. */
+uint64_t ks_objects_queued(const struct ks_objects *objs, enum ks_kind kind);
+
+/*
+ * ks_objects_push - append @obj (of @kind, owned by the set from now on) to @objs, as
+ * something acting for the cluster made it (a controller's object). No index or duplicate
+ * check. 0, -ENOMEM (the caller keeps @obj). Load time, before a scheduler reads the set.
+ */
+int ks_objects_push(struct ks_objects *objs, enum ks_kind kind, void *obj);
 
 /* ks_objects_destroy - free the set and every object in it (pods: drop its reference). Accepts NULL. */
 void ks_objects_destroy(struct ks_objects *objs);

@@ -105,6 +105,8 @@
     /* the scheduling queue's backoffQ and unschedulable pods; PreEnqueue plugins and */                     \
     /* QueueingHints run inside (INTERN) */                                                                  \
     X(QUEUE, "queue/queue.c slow")                                                                           \
+    /* DynamicResources' claim tracker; PreEnqueue and QueueingHints take it inside QUEUE (INTERN) */        \
+    X(DYNAMIC_RESOURCES, "plugins/helpers/helper_dra_claims.c lock")                                         \
     /* the metrics registry's families and series; a leaf */                                                 \
     X(METRICS_REGISTRY, "engine/metrics.c lock")                                                             \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \

@@ -101,6 +101,12 @@ struct ks_volumebinding_args {
     struct ks_arena arena;
 };
 
+/* DynamicResourcesArgs (kubescheduler.config.k8s.io/v1 only). */
+struct ks_dynamicresources_args {
+    int64_t filter_timeout_ns;  /* filterTimeout, default 10s; 0: no limit */
+    int64_t binding_timeout_ns; /* bindingTimeout, default 10m */
+};
+
 /* NodeAffinityArgs. */
 struct ks_nodeaffinity_args {
     struct ks_node_affinity *added_affinity; /* NULL when not set */

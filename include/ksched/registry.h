@@ -66,10 +66,8 @@ const struct ks_plugin *ks_registry_find(const char *name);
 /*
  * ks_registry_points - KS_EXT_BIT() mask of the extension points @plugin implements,
  * derived from its non-NULL ops (pre_enqueue, less, pre_filter, filter, post_filter,
- * pre_score, score, reserve or unreserve, permit, pre_bind, bind, post_bind). The one
- * exception is DynamicResources, which has no ops (its feature gate is off in ksched, so it
- * never rejects a pod) and is given upstream's points so configurations naming it load.
- * 0 for NULL. Any thread.
+ * pre_score, score, reserve or unreserve, permit, pre_bind, bind, post_bind). 0 for NULL.
+ * Any thread.
  */
 unsigned ks_registry_points(const struct ks_plugin *plugin);
 

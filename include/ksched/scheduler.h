@@ -137,6 +137,11 @@ struct ks_scheduler_opts {
      */
     const struct ks_volume_api *volume_api;
     /*
+     * How DynamicResources publishes its allocations (ksched/dra_api.h): through an API
+     * server (ksched serve), or, NULL, in process.
+     */
+    const struct ks_dra_api *dra_api;
+    /*
      * Where the engine records its metrics (ksched/metrics_sched.h); NULL: nowhere. The set
      * serves this scheduler from ks_scheduler_create() to ks_scheduler_destroy() and must
      * outlive it.

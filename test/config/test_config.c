@@ -16,42 +16,55 @@
 
 static void assert_v1_expanded(const struct ks_profile *prof)
 {
-    assert_point(prof, KS_EXT_PRE_ENQUEUE, "SchedulingGates");
+    assert_point(prof, KS_EXT_PRE_ENQUEUE, "SchedulingGates DynamicResources");
     assert_point(prof, KS_EXT_QUEUE_SORT, "PrioritySort");
     assert_point(prof, KS_EXT_PRE_FILTER,
                  "NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding "
-                 "VolumeZone PodTopologySpread InterPodAffinity");
+                 "VolumeZone PodTopologySpread InterPodAffinity DynamicResources");
     assert_point(
         prof, KS_EXT_FILTER,
         "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "
-        "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity");
-    assert_point(prof, KS_EXT_POST_FILTER, "DefaultPreemption");
+        "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity "
+        "DynamicResources");
+    assert_point(prof, KS_EXT_POST_FILTER, "DynamicResources DefaultPreemption");
     assert_point(
         prof, KS_EXT_PRE_SCORE,
         "TaintToleration NodeAffinity NodeResourcesFit VolumeBinding PodTopologySpread InterPodAffinity "
         "NodeResourcesBalancedAllocation");
     assert_point(prof, KS_EXT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1 ImageLocality:1");
-    assert_point(prof, KS_EXT_RESERVE, "VolumeBinding");
+                 "InterPodAffinity:2 DynamicResources:1 NodeResourcesBalancedAllocation:1 ImageLocality:1");
+    assert_point(prof, KS_EXT_RESERVE, "VolumeBinding DynamicResources");
     assert_point(prof, KS_EXT_PERMIT, "");
-    assert_point(prof, KS_EXT_PRE_BIND, "VolumeBinding");
+    assert_point(prof, KS_EXT_PRE_BIND, "VolumeBinding DynamicResources");
     assert_point(prof, KS_EXT_BIND, "DefaultBinder");
     assert_point(prof, KS_EXT_POST_BIND, "");
 }
 
-static void assert_default_args(const struct ks_profile *prof)
+/* The defaulted pluginConfig of a profile: in name order; DynamicResources' only in v1. */
+static void assert_default_args(const struct ks_profile *prof, bool v1)
 {
-    static const char *const want[] = {
-        "DefaultPreemption", "InterPodAffinity",  "NodeAffinity",  "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",  "PodTopologySpread", "VolumeBinding",
+    static const char *const all[] = {
+        "DefaultPreemption",
+        "DynamicResources",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "VolumeBinding",
     };
-    cr_assert_eq(prof->nplugin_config, 7, "got %u pluginConfig entries, want 7", prof->nplugin_config);
-    for (uint32_t i = 0; i < 7; i++) {
-        cr_assert_str_eq(prof->plugin_config[i].name, want[i]);
-        cr_assert(prof->plugin_config[i].defaulted);
-        cr_assert_not_null(prof->plugin_config[i].args);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        if (!v1 && strcmp(all[i], "DynamicResources") == 0)
+            continue;
+        cr_assert_lt(n, prof->nplugin_config, "pluginConfig lacks %s", all[i]);
+        cr_assert_str_eq(prof->plugin_config[n].name, all[i]);
+        cr_assert(prof->plugin_config[n].defaulted);
+        cr_assert_not_null(prof->plugin_config[n].args);
+        n++;
     }
+    cr_assert_eq(prof->nplugin_config, n, "got %u pluginConfig entries, want %u", prof->nplugin_config, n);
     const struct ks_defaultpreemption_args *dp = ks_profile_args(prof, "DefaultPreemption");
     cr_assert_eq(dp->min_candidate_nodes_percentage, 10);
     cr_assert_eq(dp->min_candidate_nodes_absolute, 100);
@@ -102,12 +115,13 @@ Test(config_defaults, v1_without_a_file_is_upstream_default_profile)
         &prof->plugins.point[KS_EXT_MULTI_POINT],
         "SchedulingGates PrioritySort NodeUnschedulable NodeName TaintToleration:3 NodeAffinity:2 NodePorts "
         "NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
-        "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 ImageLocality:1 "
+        "InterPodAffinity:2 DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 "
+        "ImageLocality:1 "
         "DefaultBinder");
     for (int p = 0; p < KS_EXT_MULTI_POINT; p++)
         assert_set(&prof->plugins.point[p], "");
     assert_v1_expanded(prof);
-    assert_default_args(prof);
+    assert_default_args(prof, true);
     ks_config_destroy(cfg);
 }
 
@@ -146,7 +160,7 @@ Test(config_defaults, v1beta3_uses_multipoint_with_in_tree_volume_limits)
     assert_point(prof, KS_EXT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 "
                  "InterPodAffinity:2 NodeResourcesBalancedAllocation:1 ImageLocality:1");
-    assert_default_args(prof);
+    assert_default_args(prof, false);
     ks_config_destroy(cfg);
 }
 
@@ -181,7 +195,7 @@ Test(config_defaults, v1beta2_uses_the_1_22_per_point_lists)
     assert_point(prof, KS_EXT_SCORE,
                  "NodeResourcesBalancedAllocation:1 ImageLocality:1 InterPodAffinity:1 NodeResourcesFit:1 "
                  "NodeAffinity:1 PodTopologySpread:2 TaintToleration:1");
-    assert_default_args(prof);
+    assert_default_args(prof, false);
     ks_config_destroy(cfg);
 }
 
@@ -233,9 +247,9 @@ Test(config_defaults, several_profiles_keep_their_names_and_get_defaults_each)
                                                   "    args:\n"
                                                   "      hardPodAffinityWeight: 5\n");
     cr_assert_eq(cfg->nprofiles, 2);
-    assert_default_args(&cfg->profiles[0]);
+    assert_default_args(&cfg->profiles[0], true);
     const struct ks_profile *b = ks_config_find_profile(cfg, "b");
-    cr_assert_eq(b->nplugin_config, 7);
+    cr_assert_eq(b->nplugin_config, 8);
     cr_assert_str_eq(b->plugin_config[0].name, "InterPodAffinity");
     cr_assert(!b->plugin_config[0].defaulted);
     cr_assert_str_eq(b->plugin_config[1].name, "DefaultPreemption");
@@ -396,11 +410,12 @@ Test(config_merge, v1_score_listing_overrides_multipoint_and_moves_first)
     assert_set(&prof->plugins.point[KS_EXT_SCORE], "NodeResourcesFit:5");
     assert_point(prof, KS_EXT_SCORE,
                  "NodeResourcesFit:5 TaintToleration:3 NodeAffinity:2 VolumeBinding:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1 ImageLocality:1");
+                 "InterPodAffinity:2 DynamicResources:1 NodeResourcesBalancedAllocation:1 ImageLocality:1");
     assert_point(
         prof, KS_EXT_FILTER,
         "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "
-        "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity");
+        "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity "
+        "DynamicResources");
     ks_config_destroy(cfg);
 }
 
@@ -415,7 +430,7 @@ Test(config_merge, v1_disabling_at_one_point_keeps_the_plugin_elsewhere)
     const struct ks_profile *prof = &cfg->profiles[0];
     assert_point(prof, KS_EXT_SCORE,
                  "NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 InterPodAffinity:2 "
-                 "NodeResourcesBalancedAllocation:1");
+                 "DynamicResources:1 NodeResourcesBalancedAllocation:1");
     assert_point(
         prof, KS_EXT_PRE_SCORE,
         "TaintToleration NodeAffinity NodeResourcesFit VolumeBinding PodTopologySpread InterPodAffinity "
@@ -479,10 +494,10 @@ Test(config_merge, v1_multipoint_override_of_default_keeps_its_place)
                                                   "      disabled:\n"
                                                   "      - name: SchedulingGates\n");
     const struct ks_profile *prof = &cfg->profiles[0];
-    assert_point(prof, KS_EXT_PRE_ENQUEUE, "");
+    assert_point(prof, KS_EXT_PRE_ENQUEUE, "DynamicResources");
     assert_point(prof, KS_EXT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1 ImageLocality:9");
+                 "InterPodAffinity:2 DynamicResources:1 NodeResourcesBalancedAllocation:1 ImageLocality:9");
     ks_config_destroy(cfg);
 }
 

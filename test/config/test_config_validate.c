@@ -310,7 +310,7 @@ Test(config_validate, score_weights)
     assert_point(
         &cfg->profiles[0], KS_EXT_SCORE,
         "TaintToleration:2147483647 NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 "
-        "InterPodAffinity:2 NodeResourcesBalancedAllocation:1 ImageLocality:1");
+        "InterPodAffinity:2 DynamicResources:1 NodeResourcesBalancedAllocation:1 ImageLocality:1");
     ks_config_destroy(cfg);
 }
 

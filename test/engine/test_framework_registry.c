@@ -131,10 +131,11 @@ Test(registry, points_from_ops)
 
     cr_assert_eq(ks_registry_points(&p), KS_EXT_BIT(FILTER) | KS_EXT_BIT(SCORE) | KS_EXT_BIT(RESERVE));
     cr_assert_eq(ks_registry_points(NULL), 0u);
-    /* in-tree plugins: from their ops too; DynamicResources, without ops, has upstream's points */
+    /* in-tree plugins: from their ops too */
     cr_assert_eq(ks_registry_points(ks_registry_find("DynamicResources")),
                  KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) |
-                     KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND));
+                     KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(SCORE) | KS_EXT_BIT(RESERVE) |
+                     KS_EXT_BIT(PRE_BIND));
     cr_assert_eq(ks_registry_points(ks_registry_find("NodeName")), KS_EXT_BIT(FILTER));
     cr_assert_eq(ks_registry_points(&ks_fake_plugins[0]),
                  KS_EXT_BIT(QUEUE_SORT) | KS_EXT_BIT(PRE_FILTER) | KS_EXT_BIT(FILTER) |
@@ -182,7 +183,7 @@ Test(registry, intree_points_are_upstreams)
         {"ImageLocality", KS_EXT_BIT(SCORE)},
         {"DefaultBinder", KS_EXT_BIT(BIND)},
         {"SelectorSpread", scores},
-        {"DynamicResources", KS_EXT_BIT(PRE_ENQUEUE) | filters | KS_EXT_BIT(POST_FILTER) |
+        {"DynamicResources", KS_EXT_BIT(PRE_ENQUEUE) | filters | KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(SCORE) |
                                  KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND)},
     };
     size_t n = 0;

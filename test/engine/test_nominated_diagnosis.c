@@ -205,10 +205,12 @@ Test(nominated_diagnosis, nominated_node_left_out_by_prefilter_keeps_its_filter_
     cr_expect_null(entry_of(&c, "node3"));
     cr_expect_eq(c.absent_code, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_expect_str_eq(c.absent_reason, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
-    /* FitError.Error(): one node per reason; PostFilter: only node2 is Unschedulable, and it has no victim */
+    /* FitError.Error(): one node per reason; PostFilter: DynamicResources has no claim to deallocate, only
+     * node2 is Unschedulable, and it has no victim */
     cr_expect_str_eq(c.message,
                      "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) "
-                     "[NodeAffinity], 1 node(s) had untolerated taint {dedicated: gpu}. preemption: "
+                     "[NodeAffinity], 1 node(s) had untolerated taint {dedicated: gpu}. no new claims to "
+                     "deallocate, preemption: "
                      "0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 "
                      "Preemption is not helpful for scheduling.");
 }
@@ -251,7 +253,8 @@ Test(nominated_diagnosis, preemption_reads_the_kept_status_of_the_nominated_node
     cr_expect_str_eq(c.absent_reason, "node(s) didn't satisfy plugin(s) [VolumeBinding]");
     cr_expect_str_eq(c.message,
                      "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [VolumeBinding], 2 "
-                     "Insufficient cpu. preemption: 0/3 nodes are available: 1 No preemption victims "
+                     "Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 1 "
+                     "No preemption victims "
                      "found for incoming pod, 1 Preemption is not helpful for scheduling, 1 node(s) "
                      "didn't match PersistentVolume's node affinity.");
     cr_expect_str_eq(c.bound, "", "nothing fits, nobody is evicted");

@@ -331,9 +331,9 @@ Test(schedule, pods_beyond_capacity_are_unschedulable_with_upstream_message)
     cr_expect_eq(o.scheduled, 10);
     cr_expect_geq(o.unschedulable, 3);
     /* every pod has priority 0: preemption finds no victims, as upstream reports it */
-    cr_expect_str_eq(o.last_message,
-                     "0/10 nodes are available: 10 Insufficient cpu. "
-                     "preemption: 0/10 nodes are available: 10 No preemption victims found for "
-                     "incoming pod.");
+    cr_expect_str_eq(o.last_message, "0/10 nodes are available: 10 Insufficient cpu. "
+                                     "no new claims to deallocate, preemption: 0/10 nodes are available: 10 "
+                                     "No preemption victims found for "
+                                     "incoming pod.");
     ks_cache_destroy(cache);
 }
