@@ -195,8 +195,8 @@ static int resolve(struct dra_bump *mem, const struct ks_device *dev, const stru
             return *reason ? -1 : -ENOMEM;
         }
         for (uint32_t j = 0; j < cc->ncounters; j++) {
-            const char *why_set;
-            uint32_t why_counter;
+            const char *why_set = NULL;
+            uint32_t why_counter = 0;
             if (find_slot(sets, nsets, cc->counter_set, cc->counters[j].name, &c[k].slot, &why_set,
                           &why_counter)) {
                 *reason = ks__dra_bump_printf(mem, "counter %s not found in counter set %s",
