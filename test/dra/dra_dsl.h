@@ -286,7 +286,7 @@ static inline void dsl_slice(struct dsl *d, char **tok, uint32_t n)
         s->node_selector = dsl_node_selector(d, buf, true);
     } else
         s->node_name = ks_intern(tok[2]);
-    const char *parts[3];
+    const char *parts[3] = {"", "", ""};
     uint32_t np = 0;
     char *copy = dsl_str(d, tok[3]), *save = NULL;
     for (char *t = strtok_r(copy, ":", &save); t && np < 3; t = strtok_r(NULL, ":", &save))
