@@ -141,6 +141,8 @@ struct missing_ref {
 
 struct load {
     struct ks_objects *objs;
+    ks_object_check_fn check; /* NULL: none */
+    void *check_ctx;
     struct ks_load_filter filter; /* kinds not decoded, --validate */
     struct index ix;
     struct ks_error *err;
@@ -337,6 +339,10 @@ static int load_doc(struct load *l, const char *file, const struct ks_yaml_node 
     /* a list inside a list fails here, as a kind that is not decoded */
     if ((rc = decode_doc(l->err, file, doc, prefix, kind, api_version, &k, &obj)))
         return rc;
+    if (l->check && (rc = l->check(l->check_ctx, file, prefix, k, obj, l->err))) {
+        kinds[k].destroy(obj);
+        return rc;
+    }
     if ((rc = push_object(l, k, obj, file))) {
         kinds[k].destroy(obj);
         if (rc == -ENOMEM)
@@ -520,9 +526,10 @@ static int load_one(struct load *l, const char *path, const char *buf, size_t le
 
 /* The files @paths, or the one in-memory text @buf named @paths[0], into a new set. */
 static int load_all(const char *const *paths, int n, const char *buf, size_t len,
-                    enum ks_validation validation, struct ks_objects **out, struct ks_error *err)
+                    enum ks_validation validation, ks_object_check_fn check, void *check_ctx,
+                    struct ks_objects **out, struct ks_error *err)
 {
-    struct load l = {.err = err};
+    struct load l = {.err = err, .check = check, .check_ctx = check_ctx};
     int rc = 0;
 
     *out = NULL;
@@ -557,20 +564,26 @@ static int load_all(const char *const *paths, int n, const char *buf, size_t len
 
 int ks_objects_load(const char *const *paths, int n, struct ks_objects **out, struct ks_error *err)
 {
-    return load_all(paths, n, NULL, 0, KS_VALIDATE_WARN, out, err);
+    return load_all(paths, n, NULL, 0, KS_VALIDATE_WARN, NULL, NULL, out, err);
 }
 
 int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation validation,
                              struct ks_objects **out, struct ks_error *err)
 {
-    return load_all(paths, n, NULL, 0, validation, out, err);
+    return load_all(paths, n, NULL, 0, validation, NULL, NULL, out, err);
+}
+
+int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation, ks_object_check_fn check,
+                            void *ctx, struct ks_objects **out, struct ks_error *err)
+{
+    return load_all(paths, n, NULL, 0, validation, check, ctx, out, err);
 }
 
 int ks_objects_load_buffer(const char *file, const char *buf, size_t len, struct ks_objects **out,
                            struct ks_error *err)
 {
     const char *name = file ? file : "";
-    return load_all(&name, 1, buf ? buf : "", len, KS_VALIDATE_WARN, out, err);
+    return load_all(&name, 1, buf ? buf : "", len, KS_VALIDATE_WARN, NULL, NULL, out, err);
 }
 
 void ks_objects_note_queued(struct ks_objects *objs, enum ks_kind kind)

@@ -22,6 +22,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
+#include "ksched/dra_check.h"
 #include "ksched/dra_controller.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
@@ -377,7 +378,7 @@ int ks_cmd_schedule(int argc, char **argv)
     }
     rc = a.config ? ks_config_load_file(a.config, &cfg, &err) : ks_config_load_default(&cfg);
     if (rc == 0)
-        rc = ks_objects_load_validate(a.files, a.nfiles, a.validate, &objs, &err);
+        rc = ks_objects_load_checked(a.files, a.nfiles, a.validate, ks_dra_check_object, NULL, &objs, &err);
     if (rc < 0) {
         if (err.set) {
             status = fail_input(&err);

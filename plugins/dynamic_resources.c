@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DR_MSG_MAX            512
 #define DR_FIRST_AVAILABLE    8   /* FirstAvailableDeviceRequestMaxSize */
@@ -122,6 +123,7 @@ struct dynamic_resources {
     const struct ks_dra_api *api; /* NULL: claims are written in process */
     struct ks_event_sink events;  /* in process: the claim updates the queue sees */
     uint16_t slot;
+    int64_t binding_timeout_ns;     /* DynamicResourcesArgs.bindingTimeout */
     struct ks_dra_claims *prepared; /* the last PreFilter's, freed by the next one */
     uint32_t msg_cannot_allocate, msg_not_available;
 };
@@ -132,6 +134,7 @@ struct dr_claim {
     const char *ns, *name, *uid, *rv; /* copies for the binding cycle */
     struct ks_allocation *allocation; /* Reserve's, for PreBind; NULL: none made */
     bool scored;                      /* unallocated, with a prioritized list */
+    bool binding_unusable;            /* allocated, its binding failed or timed out */
 };
 
 struct dr_state {
@@ -184,6 +187,8 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (!p)
         return -ENOMEM;
     p->slot = in->slot;
+    p->binding_timeout_ns = in->args ? ((const struct ks_dynamicresources_args *)in->args)->binding_timeout_ns
+                                     : DR_DEFAULT_BINDING_NS;
     p->cache = deps ? deps->cache : NULL;
     p->api = deps ? deps->dra_api : NULL;
     if (deps && !p->api)
@@ -227,6 +232,61 @@ static int pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *s
     return code;
 }
 
+/* ---- binding conditions ---------------------------------------------------------------------------- */
+
+/* The status of device @r of @obj's allocation (getAllocatedDeviceStatus), or NULL. */
+static const struct ks_device_status *device_status(const struct ks_resource_claim *obj,
+                                                    const struct ks_device_result *r)
+{
+    for (uint32_t d = 0; d < obj->ndevice_status; d++) {
+        const struct ks_device_status *ds = &obj->device_status[d];
+        if (ds->driver == r->driver && ds->pool == r->pool && ds->device == r->device)
+            return ds;
+    }
+    return NULL;
+}
+
+/* apimeta.IsStatusConditionTrue of condition @type in @ds. */
+static bool condition_true(const struct ks_device_status *ds, const char *type)
+{
+    for (uint32_t k = 0; k < ds->nconditions; k++) {
+        if (ds->conditions[k].type && strcmp(ds->conditions[k].type, type) == 0)
+            return ds->conditions[k].status && strcmp(ds->conditions[k].status, "True") == 0;
+    }
+    return false;
+}
+
+/*
+ * isClaimReadyForBinding and isClaimTimeout: whether allocated claim @obj (allocation @a)
+ * cannot be used until it is deallocated: a device reports a binding failure condition, or
+ * its binding conditions are not all true @timeout_ns after the allocation (at @now_ns).
+ */
+static bool binding_unusable(const struct ks_resource_claim *obj, const struct ks_allocation *a,
+                             int64_t now_ns, int64_t timeout_ns)
+{
+    bool ready = true, conditions = false;
+
+    for (uint32_t i = 0; i < a->nresults; i++) {
+        const struct ks_device_result *r = &a->results[i];
+        if (!r->nbinding_conditions)
+            continue;
+        conditions = true;
+        const struct ks_device_status *ds = device_status(obj, r);
+        if (!ds) {
+            ready = false;
+            continue;
+        }
+        for (uint32_t f = 0; f < r->nbinding_failure_conditions; f++) {
+            if (condition_true(ds, r->binding_failure_conditions[f]))
+                return true;
+        }
+        for (uint32_t k = 0; k < r->nbinding_conditions; k++)
+            ready = ready && condition_true(ds, r->binding_conditions[k]);
+    }
+    return !ready && conditions && a->allocation_time != KS_TIME_NONE &&
+           a->allocation_time + timeout_ns < now_ns;
+}
+
 /* ---- PreFilter ------------------------------------------------------------------------------------ */
 
 /* validateDeviceClass of one request or subrequest named @req. */
@@ -263,6 +323,14 @@ static int check_requests(const struct dynamic_resources *p, const struct ks_res
         }
     }
     return KS_SUCCESS;
+}
+
+/* The wall clock: the binding timeout counts from a claim's allocationTimestamp, a date. */
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static char *cs_strdup(struct ks_cycle_state *cs, const char *s)
@@ -312,6 +380,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         if (c->c.allocation) {
             if (c->c.nreserved >= DR_RESERVED_FOR_MAX && !c->c.reserved_for_pod)
                 return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim in use");
+            c->binding_unusable = binding_unusable(obj, c->c.allocation, now_ns(), p->binding_timeout_ns);
             continue;
         }
         if (c->c.in_flight)
@@ -335,28 +404,6 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
 
 /* ---- Filter --------------------------------------------------------------------------------------- */
 
-/* isClaimReadyForBinding's failure half: a device of the allocation reports a failure condition. */
-static bool binding_failed(const struct ks_resource_claim *obj, const struct ks_allocation *a)
-{
-    for (uint32_t i = 0; i < a->nresults; i++) {
-        const struct ks_device_result *r = &a->results[i];
-        for (uint32_t d = 0; d < obj->ndevice_status; d++) {
-            const struct ks_device_status *ds = &obj->device_status[d];
-            if (ds->driver != r->driver || ds->pool != r->pool || ds->device != r->device)
-                continue;
-            for (uint32_t k = 0; k < ds->nconditions; k++) {
-                for (uint32_t f = 0; f < r->nbinding_failure_conditions; f++) {
-                    if (ds->conditions[k].type && ds->conditions[k].status &&
-                        strcmp(ds->conditions[k].type, r->binding_failure_conditions[f]) == 0 &&
-                        strcmp(ds->conditions[k].status, "True") == 0)
-                        return true;
-                }
-            }
-        }
-    }
-    return false;
-}
-
 /* Claim @c (allocated) cannot be used on @node: its node selector rejects it, or its binding failed. */
 static bool unavailable(const struct dr_claim *c, const struct ks_node_snap *node)
 {
@@ -366,7 +413,7 @@ static bool unavailable(const struct dr_claim *c, const struct ks_node_snap *nod
     if (a->node_selector && !ks_node_selector_matches(
                                 a->node_selector, node->node ? &node->node->meta.labels : &none, node->name))
         return true;
-    return c->c.obj && binding_failed(c->c.obj, a);
+    return c->binding_unusable;
 }
 
 /*

@@ -127,6 +127,18 @@ int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation
                              struct ks_objects **out, struct ks_error *err);
 
 /*
+ * ks_object_check_fn - a check of each decoded object that needs more than the loader
+ * knows (the CEL compilation of DRA device selectors, ksched/dra_check.h): 0, or a negative
+ * errno with @err set (its field named after @prefix, "" or "items[N]." inside a List).
+ * ks_objects_load_checked - ks_objects_load_validate() that runs @check, with @ctx, on
+ * every object it decodes, after the object's own decoding and before it joins the set.
+ */
+typedef int (*ks_object_check_fn)(void *ctx, const char *file, const char *prefix, enum ks_kind kind,
+                                  const void *obj, struct ks_error *err);
+int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation, ks_object_check_fn check,
+                            void *ctx, struct ks_objects **out, struct ks_error *err);
+
+/*
  * ks_objects_load_buffer - ks_objects_load() of one file's text: the @len bytes at @buf,
  * named @file in errors (which name its line and field as for a file). Same contract.
  */
