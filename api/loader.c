@@ -154,7 +154,6 @@ struct load {
 
 static int push_object(struct load *l, enum ks_kind kind, void *obj, const char *file)
 {
-    struct ks_objvec *v = &l->objs->of[kind];
     const struct ks_object_meta *m = meta_of(kind, obj);
 
     if ((l->ix.n + 1) * 2 > (l->ix.slots ? l->ix.mask + 1 : 0) && index_grow(&l->ix) < 0)
@@ -166,15 +165,8 @@ static int push_object(struct load *l, enum ks_kind kind, void *obj, const char 
                             "Duplicate value: %s \"%s%s%s\" already defined", kinds[kind].kind, ns,
                             *ns ? "/" : "", m->name);
     }
-    if (v->n == v->cap) {
-        uint32_t cap = v->cap ? v->cap * 2 : 64;
-        void **items = realloc(v->items, cap * sizeof(*items));
-        if (!items)
-            return -ENOMEM;
-        v->items = items;
-        v->cap = cap;
-    }
-    v->items[v->n++] = obj;
+    if (ks_objects_push(l->objs, kind, obj) < 0)
+        return -ENOMEM;
     *s = (struct index_slot){key_hash(kind, m->namespace_id, m->name), kind, obj};
     l->ix.n++;
     return 0;
