@@ -80,6 +80,14 @@ struct claim_run {
     struct dra_cstate *cst;
 };
 
+/* Per device of the poolset, for one call. */
+struct devstate {
+    const struct dra_alloc_entry *entry; /* its allocated-state entry, once looked up */
+    uint8_t looked;
+    uint8_t cap_exists; /* allocatingCapacity has the device */
+    uint8_t node_ok;    /* per-device node selection: 0 unknown, 1 no, 2 yes */
+};
+
 struct run {
     const struct ks_dra_catalog *cat;
     const struct ks_dra_features *f;
@@ -94,17 +102,15 @@ struct run {
     struct rd *rd;
     struct claim_run *cr;
     uint32_t words; /* claim bitset words per device */
-    uint64_t *bits;
-    uint8_t *looked;
-    const struct dra_alloc_entry **entry;
-    uint8_t *cap_exists;
+    uint64_t *bits; /* allocatingDevices: per device, the claims allocating it */
+    struct devstate *ds;
     struct ks_quantity *cap_sum; /* ndev x max_cap: allocatingCapacity */
-    uint8_t *node_ok;            /* per-device node selection: 0 unknown, 1 no, 2 yes */
     uint8_t *avail_done;
     uint32_t *slot_off;
     struct ks_quantity *avail, *consumed;
     struct ks_quantity *cap_stack;
     uint32_t cap_top;
+    struct ks_node_selector *local_sel; /* matchFields metadata.name In [node], made once per call */
 };
 
 static int fail(struct run *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -135,12 +141,13 @@ static const char *dev_id_text(const struct dra_dev *d, char *buf, size_t len)
 
 static const struct dra_alloc_entry *entry_of(struct run *R, uint32_t k)
 {
-    if (!R->looked[k]) {
+    struct devstate *st = &R->ds[k];
+    if (!st->looked) {
         const struct dra_dev *d = dev_of(R, k);
-        R->entry[k] = ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
-        R->looked[k] = 1;
+        st->entry = ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
+        st->looked = 1;
     }
-    return R->entry[k];
+    return st->entry;
 }
 
 /* AllocatedDevices.Has: shares count as devices when consumable capacity is off. */
@@ -195,7 +202,7 @@ static bool in_use(struct run *R, uint32_t k)
 /* deviceCapacityInUse */
 static bool capacity_in_use(struct run *R, uint32_t k)
 {
-    return allocated_capacity(R, k) || R->cap_exists[k];
+    return allocated_capacity(R, k) || R->ds[k].cap_exists;
 }
 
 /* ---- selectors -------------------------------------------------------------------------------------- */
@@ -222,34 +229,41 @@ static int selector_match(struct run *R, const struct dra_selector *sel, uint32_
     return rc;
 }
 
-/* selectorsMatch for the class (@sp NULL) or the request's own selectors. R_DONE, R_FAIL, R_ERR, R_NOMEM. */
-static int selectors_match(struct run *R, const struct dra_spec *sp, bool class_sel, uint32_t k)
+/* The error of selector #@i of the class (@class_sel) or of the claim of @sp. */
+static int selector_error(struct run *R, const struct dra_spec *sp, bool class_sel, uint32_t i,
+                          const struct dra_selector *sel, uint32_t gidx)
 {
-    uint32_t gidx = R->ps->devs[k].gidx;
+    const char *who = class_sel ? "class" : "claim";
+    const char *what = class_sel ? ks_intern_str(sp->cls->obj->name) : R->cl->claims[sp->claim].kobj;
+    if (!sel)
+        return fail(
+            R, "%s %s: selector #%u: CEL compile error: compilation failed: selector has no CEL expression",
+            who, what, i);
+    if (!sel->prog)
+        return fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
+    char id[768];
+    return fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
+                dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
+}
+
+/* selectorsMatch for the class's (@class_sel) or the request's own selectors. R_DONE, R_FAIL, R_ERR, R_NOMEM.
+ */
+static int selectors_match(struct run *R, const struct dra_spec *sp, bool class_sel, uint32_t gidx)
+{
     uint32_t n = class_sel ? sp->cls->nsel : sp->nsel;
     struct dra_selector *const *sels = class_sel ? sp->cls->sel : sp->sel;
-    const char *cname = class_sel ? ks_intern_str(sp->cls->obj->name) : NULL;
-    const char *who = class_sel ? "class" : "claim";
-    const char *what = class_sel ? cname : R->cl->claims[sp->claim].kobj;
     for (uint32_t i = 0; i < n; i++) {
         const struct dra_selector *sel = sels[i];
-        if (!sel)
-            return fail(
-                R,
-                "%s %s: selector #%u: CEL compile error: compilation failed: selector has no CEL expression",
-                who, what, i);
-        if (!sel->prog)
-            return fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
+        if (!sel || !sel->prog)
+            return selector_error(R, sp, class_sel, i, sel, gidx);
         int rc = selector_match(R, sel, gidx);
-        if (rc == -ENOMEM)
-            return R_NOMEM;
-        if (rc == -EINVAL) {
-            char id[768];
-            return fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
-                        dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
-        }
+        if (rc == 1)
+            continue;
         if (rc == 0)
             return R_FAIL;
+        if (rc == -ENOMEM)
+            return R_NOMEM;
+        return selector_error(R, sp, class_sel, i, sel, gidx);
     }
     return R_DONE;
 }
@@ -257,24 +271,25 @@ static int selectors_match(struct run *R, const struct dra_spec *sp, bool class_
 /* isSelectable: R_DONE, R_FAIL, R_ERR, R_NOMEM. */
 static int is_selectable(struct run *R, const struct dra_spec *sp, uint32_t k)
 {
-    const struct dra_dev *d = dev_of(R, k);
+    uint32_t gidx = R->ps->devs[k].gidx;
+    const struct dra_dev *d = &R->cat->devs[gidx];
     if (!R->f->device_binding_conditions && d->dev->nbinding_conditions > 0)
         return R_FAIL;
-    int rc = selectors_match(R, sp, true, k);
+    int rc = selectors_match(R, sp, true, gidx);
     if (rc != R_DONE)
         return rc;
-    rc = selectors_match(R, sp, false, k);
+    rc = selectors_match(R, sp, false, gidx);
     if (rc != R_DONE)
         return rc;
     if (d->slice->per_device_node_selection) {
-        if (!R->node_ok[k]) {
+        if (!R->ds[k].node_ok) {
             int m = ks__dra_node_matches(R->node, d->dev->node_name, d->dev->all_nodes, d->dev->node_selector,
                                          d->node_sel_bad);
             if (m < 0)
                 return fail(R, "failed to parse node selector: invalid node selector term");
-            R->node_ok[k] = m ? 2 : 1;
+            R->ds[k].node_ok = m ? 2 : 1;
         }
-        if (R->node_ok[k] == 1)
+        if (R->ds[k].node_ok == 1)
             return R_FAIL;
     }
     return R_DONE;
@@ -297,6 +312,8 @@ static const struct ks_quantity *requested(const struct dra_spec *sp, uint32_t n
 static int capacity_fits(struct run *R, const struct dra_spec *sp, uint32_t k)
 {
     const struct ks_device *dev = dev_of(R, k)->dev;
+    if (dev->ncapacity == 0 && (!sp->has_capacity || sp->ncapreq == 0))
+        return 1;
     if (sp->has_capacity) {
         for (uint32_t i = 0; i < sp->ncapreq; i++) {
             bool found = false;
@@ -319,7 +336,7 @@ static int capacity_fits(struct run *R, const struct dra_spec *sp, uint32_t k)
                     ks_quantity_add(&sum, &e->cap[j].value);
             }
         }
-        if (R->cap_exists[k])
+        if (R->ds[k].cap_exists)
             ks_quantity_add(&sum, &R->cap_sum[(size_t)k * R->ps->max_cap + i]);
         if (ks_quantity_cmp(&sum, &cap->value) > 0)
             return 0;
@@ -410,8 +427,12 @@ static uint32_t spec_in_claim(const struct run *R, const struct dra_spec *sp)
     return (uint32_t)(sp - R->cl->specs) - R->cl->claims[sp->claim].first_spec;
 }
 
-/* R_DONE (a result appended), R_FAIL, R_ERR (@must only). */
-static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k, bool must)
+/*
+ * R_DONE (a result appended), R_FAIL, R_ERR (@must only). @checked: the caller's loop has
+ * just made allocateDevice's own in-use and capacity checks with the same state (allocateOne
+ * makes them before it calls allocateDevice), so they are not made twice.
+ */
+static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k, bool must, bool checked)
 {
     const struct dra_dev *d = dev_of(R, k);
     const struct ks_device *dev = d->dev;
@@ -420,9 +441,9 @@ static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k,
     struct claim_run *cr = &R->cr[ci];
     bool multi = R->f->consumable_capacity && dev->has_allow_multiple && dev->allow_multiple;
 
-    if (!multi && sp->admin && bit(R, k, ci))
+    if (!checked && !multi && sp->admin && bit(R, k, ci))
         return R_FAIL;
-    if (!sp->admin && in_use(R, k))
+    if (!checked && !sp->admin && in_use(R, k))
         return R_FAIL;
     if (!R->f->partitionable_devices && dev->nconsumes > 0)
         return R_FAIL;
@@ -455,19 +476,19 @@ static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k,
     r->ncons = 0;
     r->cap_off = R->cap_top;
     if (R->f->consumable_capacity) {
-        if (capacity_fits(R, sp, k) != 1)
+        if (!checked && capacity_fits(R, sp, k) != 1)
             return R_FAIL;
         if (multi) {
             struct ks_quantity *c = &R->cap_stack[R->cap_top];
             struct ks_quantity *sum = &R->cap_sum[(size_t)k * R->ps->max_cap];
             for (uint32_t i = 0; i < dev->ncapacity; i++) {
                 ks__dra_consumed_capacity(requested(sp, dev->capacity[i].name), &dev->capacity[i], &c[i]);
-                if (R->cap_exists[k])
+                if (R->ds[k].cap_exists)
                     ks_quantity_add(&sum[i], &c[i]);
                 else
                     sum[i] = c[i];
             }
-            R->cap_exists[k] = 1;
+            R->ds[k].cap_exists = 1;
             R->cap_top += dev->ncapacity;
             r->multi = true;
             r->ncons = dev->ncapacity;
@@ -498,7 +519,7 @@ static void deallocate_device(struct run *R, uint32_t ci)
                 zero &= ks_quantity_sign(&sum[i]) == 0;
             }
             if (zero)
-                R->cap_exists[r->k] = 0;
+                R->ds[r->k].cap_exists = 0;
         }
         R->cap_top = r->cap_off;
     } else if (R->f->partitionable_devices && dev->nconsumes > 0) {
@@ -550,7 +571,7 @@ static int allocate_one(struct run *R, uint32_t ci, uint32_t ri, uint32_t sub, i
         return R_MAX;
 
     if (sp->all) {
-        int rc = allocate_device(R, sp, rd->all[di], true);
+        int rc = allocate_device(R, sp, rd->all[di], true, false);
         if (rc != R_DONE)
             return rc;
         rc = allocate_one(R, ci, ri, sub, di + 1, in_sub, 0);
@@ -570,7 +591,7 @@ static int allocate_one(struct run *R, uint32_t ci, uint32_t ri, uint32_t sub, i
             continue;
         if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
             continue;
-        rc = allocate_device(R, sp, k, false);
+        rc = allocate_device(R, sp, k, false, true);
         if (rc < 0)
             return rc;
         if (rc == R_FAIL)
@@ -664,56 +685,86 @@ static int validate(struct run *R)
 /* ---- per-call state
  * ------------------------------------------------------------------------------------------ */
 
+/* The offset of @n bytes aligned to @align in a layout of *@size bytes. */
+static size_t take(size_t *size, size_t n, size_t align)
+{
+    size_t at = (*size + align - 1) & ~(align - 1);
+    *size = at + n;
+    return at;
+}
+
+/* The call's state in two blocks from the scratch: one zeroed, one not. */
 static int setup(struct run *R)
 {
-    struct dra_bump *m = &R->s->mem;
     const struct ks_dra_claims *P = R->cl;
     const struct dra_poolset *ps = R->ps;
-    uint32_t ndev = ps->ndev ? ps->ndev : 1;
-    R->words = (P->nclaims + 63) / 64;
-    if (!R->words)
-        R->words = 1;
-    R->rd = ks__dra_bump_zalloc(m, P->nspecs ? P->nspecs : 1, sizeof(*R->rd));
-    R->cr = ks__dra_bump_zalloc(m, P->nclaims ? P->nclaims : 1, sizeof(*R->cr));
-    R->bits = ks__dra_bump_zalloc(m, (size_t)ndev * R->words, sizeof(*R->bits));
-    R->looked = ks__dra_bump_zalloc(m, ndev, 1);
-    R->entry = ks__dra_bump_alloc(m, ndev * sizeof(*R->entry));
-    R->cap_exists = ks__dra_bump_zalloc(m, ndev, 1);
-    R->cap_sum = ks__dra_bump_alloc(m, ((size_t)ndev * ps->max_cap + 1) * sizeof(*R->cap_sum));
-    R->node_ok = ks__dra_bump_zalloc(m, ndev, 1);
-    R->avail_done = ks__dra_bump_zalloc(m, ps->npools ? ps->npools : 1, 1);
-    R->slot_off = ks__dra_bump_alloc(m, (ps->npools ? ps->npools : 1) * sizeof(*R->slot_off));
-    if (!R->rd || !R->cr || !R->bits || !R->looked || !R->entry || !R->cap_exists || !R->cap_sum ||
-        !R->node_ok || !R->avail_done || !R->slot_off)
-        return -ENOMEM;
-    uint32_t nslots = 0;
-    for (uint32_t p = 0; p < ps->npools; p++) {
-        R->slot_off[p] = nslots;
-        nslots += ps->pools[p].nslots;
+    size_t ndev = ps->ndev, ncap = ps->max_cap, nres = (size_t)P->nclaims * KS_DRA_ALLOCATION_RESULTS_MAX;
+    size_t ncons = 0, nkeys = 0, nslots = 0;
+    R->words = P->nclaims > 64 ? (P->nclaims + 63) / 64 : 1;
+    for (uint32_t ci = 0; ci < P->nclaims; ci++) {
+        const struct dra_claim *cl = &P->claims[ci];
+        ncons += cl->ncons;
+        for (uint32_t i = 0; i < cl->ncons; i++)
+            nkeys += cl->cons[i].kind == DRA_DISTINCT ? cl->nreq : 0;
     }
-    R->avail = ks__dra_bump_alloc(m, (nslots + 1) * sizeof(*R->avail));
-    R->consumed = ks__dra_bump_zalloc(m, nslots + 1, sizeof(*R->consumed));
-    R->cap_stack = ks__dra_bump_alloc(
-        m, ((size_t)P->nclaims * KS_DRA_ALLOCATION_RESULTS_MAX * ps->max_cap + 1) * sizeof(*R->cap_stack));
-    if (!R->avail || !R->consumed || !R->cap_stack)
+    for (uint32_t p = 0; p < ps->npools; p++)
+        nslots += ps->pools[p].nslots;
+    size_t z = 0, u = 0;
+    size_t o_rd = take(&z, P->nspecs * sizeof(struct rd), 16);
+    size_t o_cr = take(&z, P->nclaims * sizeof(struct claim_run), 16);
+    size_t o_cst = take(&z, ncons * sizeof(struct dra_cstate), 16);
+    size_t o_present = take(&z, nkeys * sizeof(bool), 16);
+    size_t o_ds = take(&z, ndev * sizeof(struct devstate), 16);
+    size_t o_bits = take(&z, ndev * R->words * sizeof(uint64_t), 16);
+    size_t o_done = take(&z, ps->npools, 16);
+    size_t o_consumed = take(&z, nslots * sizeof(struct ks_quantity), 16);
+    size_t o_res = take(&u, nres * sizeof(struct res), 16);
+    size_t o_vals = take(&u, nkeys * sizeof(const struct ks_device_attribute *), 16);
+    size_t o_valstr = take(&u, nkeys * sizeof(uint32_t), 16);
+    size_t o_slot = take(&u, ps->npools * sizeof(uint32_t), 16);
+    size_t o_avail = take(&u, nslots * sizeof(struct ks_quantity), 16);
+    size_t o_capsum = take(&u, ndev * ncap * sizeof(struct ks_quantity), 16);
+    size_t o_stack = take(&u, nres * ncap * sizeof(struct ks_quantity), 16);
+    char *zb = ks__dra_bump_alloc(&R->s->mem, z);
+    char *ub = ks__dra_bump_alloc(&R->s->mem, u);
+    if (!zb || !ub)
         return -ENOMEM;
+    memset(zb, 0, z);
+    R->rd = (struct rd *)(zb + o_rd);
+    R->cr = (struct claim_run *)(zb + o_cr);
+    R->ds = (struct devstate *)(zb + o_ds);
+    R->bits = (uint64_t *)(zb + o_bits);
+    R->avail_done = (uint8_t *)(zb + o_done);
+    R->consumed = (struct ks_quantity *)(zb + o_consumed);
+    R->slot_off = (uint32_t *)(ub + o_slot);
+    R->avail = (struct ks_quantity *)(ub + o_avail);
+    R->cap_sum = (struct ks_quantity *)(ub + o_capsum);
+    R->cap_stack = (struct ks_quantity *)(ub + o_stack);
+    struct dra_cstate *cst = (struct dra_cstate *)(zb + o_cst);
+    bool *present = (bool *)(zb + o_present);
+    const struct ks_device_attribute **vals = (const struct ks_device_attribute **)(ub + o_vals);
+    uint32_t *valstr = (uint32_t *)(ub + o_valstr);
+    struct res *res = (struct res *)(ub + o_res);
+    for (uint32_t p = 0, at = 0; p < ps->npools; p++) {
+        R->slot_off[p] = at;
+        at += ps->pools[p].nslots;
+    }
     for (uint32_t ci = 0; ci < P->nclaims; ci++) {
         const struct dra_claim *cl = &P->claims[ci];
         struct claim_run *cr = &R->cr[ci];
-        cr->res = ks__dra_bump_alloc(m, KS_DRA_ALLOCATION_RESULTS_MAX * sizeof(*cr->res));
-        cr->cst = ks__dra_bump_zalloc(m, cl->ncons ? cl->ncons : 1, sizeof(*cr->cst));
-        if (!cr->res || !cr->cst)
-            return -ENOMEM;
+        cr->res = res + (size_t)ci * KS_DRA_ALLOCATION_RESULTS_MAX;
+        cr->cst = cst;
+        cst += cl->ncons;
         for (uint32_t i = 0; i < cl->ncons; i++) {
-            struct dra_cstate *st = &cr->cst[i];
             if (cl->cons[i].kind != DRA_DISTINCT)
                 continue;
-            st->nkeys = cl->nreq;
-            st->present = ks__dra_bump_zalloc(m, cl->nreq ? cl->nreq : 1, sizeof(*st->present));
-            st->vals = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*st->vals));
-            st->val_str = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*st->val_str));
-            if (!st->present || !st->vals || !st->val_str)
-                return -ENOMEM;
+            cr->cst[i].nkeys = cl->nreq;
+            cr->cst[i].present = present;
+            cr->cst[i].vals = vals;
+            cr->cst[i].val_str = valstr;
+            present += cl->nreq;
+            vals += cl->nreq;
+            valstr += cl->nreq;
         }
     }
     return 0;
@@ -856,7 +907,11 @@ static int build_config(struct run *R, const struct dra_claim *cl, struct ks_all
         if (sp->cls)
             cap += sp->cls->obj->nconfig;
     }
-    struct ks_allocation_config *cfg = ks__dra_bump_zalloc(m, cap ? cap : 1, sizeof(*cfg));
+    a->nconfig = 0;
+    a->config = NULL;
+    if (cap == 0)
+        return 0;
+    struct ks_allocation_config *cfg = ks__dra_bump_zalloc(m, cap, sizeof(*cfg));
     const struct dra_class **seen = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen));
     uint32_t *seen_start = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen_start));
     if (!cfg || !seen || !seen_start)
@@ -956,22 +1011,60 @@ static void add_requirements(const struct ks_requirement *from, uint32_t n, stru
     }
 }
 
+/* The selector of a node-local allocation: matchFields metadata.name In [node], one per call. */
+static struct ks_node_selector *local_selector(struct run *R)
+{
+    if (R->local_sel)
+        return R->local_sel;
+    if (R->ps->local_sel && R->ps->node == R->node->name_id)
+        return R->local_sel = R->ps->local_sel;
+    struct dra_bump *m = &R->s->mem;
+    struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
+    struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
+    struct ks_requirement *field = ks__dra_bump_zalloc(m, 1, sizeof(*field));
+    uint32_t *v = ks__dra_bump_alloc(m, sizeof(*v));
+    if (!ns || !term || !field || !v)
+        return NULL;
+    *v = R->node->name_id;
+    field->key = R->cat->metadata_name;
+    field->op = KS_OP_IN;
+    field->nvalues = 1;
+    field->values = v;
+    term->nfields = 1;
+    term->fields = field;
+    ns->nterms = 1;
+    ns->terms = term;
+    R->local_sel = ns;
+    return ns;
+}
+
 /* createNodeSelector: R_DONE, R_ERR, R_NOMEM. */
 static int build_node_selector(struct run *R, const struct dra_claim *cl, const struct claim_run *cr,
                                struct ks_allocation *a)
 {
-    struct dra_bump *m = &R->s->mem;
     uint32_t nexpr = 0, nfield = 0;
     a->node_selector = NULL;
     for (uint32_t i = 0; i < cr->nres; i++) {
         const struct dra_dev *d = dev_of(R, cr->res[i].k);
-        const struct ks_node_selector *sel =
-            d->slice->per_device_node_selection ? d->dev->node_selector : d->slice->node_selector;
-        if (sel && sel->nterms == 1) {
-            nexpr += sel->terms[0].nexprs;
-            nfield += sel->terms[0].nfields;
+        bool per_dev = d->slice->per_device_node_selection;
+        uint32_t node_name = per_dev ? d->dev->node_name : d->slice->node_name;
+        const struct ks_node_selector *sel = per_dev ? d->dev->node_selector : d->slice->node_selector;
+        if ((node_name != KS_ID_NONE && node_name != KS_ID_EMPTY) || d->dev->binds_to_node) {
+            a->node_selector = local_selector(R);
+            return a->node_selector ? R_DONE : R_NOMEM;
         }
+        if (!sel || sel->nterms == 0)
+            continue;
+        if (sel->nterms > 1)
+            return fail(
+                R, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
+                cl->obj->meta.name ? cl->obj->meta.name : "", sel->nterms);
+        nexpr += sel->terms[0].nexprs;
+        nfield += sel->terms[0].nfields;
     }
+    if (nexpr + nfield == 0)
+        return R_DONE;
+    struct dra_bump *m = &R->s->mem;
     struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
     struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
     struct ks_requirement *exprs = ks__dra_bump_alloc(m, (nexpr + 1) * sizeof(*exprs));
@@ -984,41 +1077,26 @@ static int build_node_selector(struct run *R, const struct dra_claim *cl, const 
     term->fields = fields;
     for (uint32_t i = 0; i < cr->nres; i++) {
         const struct dra_dev *d = dev_of(R, cr->res[i].k);
-        bool per_dev = d->slice->per_device_node_selection;
-        uint32_t node_name = per_dev ? d->dev->node_name : d->slice->node_name;
-        const struct ks_node_selector *sel = per_dev ? d->dev->node_selector : d->slice->node_selector;
-        if ((node_name != KS_ID_NONE && node_name != KS_ID_EMPTY) || d->dev->binds_to_node) {
-            uint32_t *v = ks__dra_bump_alloc(m, sizeof(*v));
-            if (!v)
-                return R_NOMEM;
-            *v = R->node->name_id;
-            memset(&fields[0], 0, sizeof(fields[0]));
-            fields[0].key = R->cat->metadata_name;
-            fields[0].op = KS_OP_IN;
-            fields[0].nvalues = 1;
-            fields[0].values = v;
-            term->nexprs = 0;
-            term->nfields = 1;
-            a->node_selector = ns;
-            return R_DONE;
-        }
-        if (!sel || sel->nterms == 0)
+        const struct ks_node_selector *sel =
+            d->slice->per_device_node_selection ? d->dev->node_selector : d->slice->node_selector;
+        if (!sel || sel->nterms != 1)
             continue;
-        if (sel->nterms > 1)
-            return fail(
-                R, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
-                cl->obj->meta.name ? cl->obj->meta.name : "", sel->nterms);
         add_requirements(sel->terms[0].fields, sel->terms[0].nfields, fields, &term->nfields);
         add_requirements(sel->terms[0].exprs, sel->terms[0].nexprs, exprs, &term->nexprs);
     }
-    if (term->nfields || term->nexprs)
-        a->node_selector = ns;
+    a->node_selector = ns;
     return R_DONE;
 }
 
 static int build_results(struct run *R, struct ks_allocation *results)
 {
     struct dra_bump *m = &R->s->mem;
+    uint32_t total = 0;
+    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++)
+        total += R->cr[ci].nres;
+    struct ks_device_result *all = ks__dra_bump_zalloc(m, total ? total : 1, sizeof(*all));
+    if (!all)
+        return R_NOMEM;
     for (uint32_t ci = 0; ci < R->cl->nclaims; ci++) {
         const struct dra_claim *cl = &R->cl->claims[ci];
         const struct claim_run *cr = &R->cr[ci];
@@ -1026,9 +1104,8 @@ static int build_results(struct run *R, struct ks_allocation *results)
         memset(a, 0, sizeof(*a));
         a->allocation_time = KS_TIME_NONE;
         a->nresults = cr->nres;
-        a->results = ks__dra_bump_zalloc(m, cr->nres ? cr->nres : 1, sizeof(*a->results));
-        if (!a->results)
-            return R_NOMEM;
+        a->results = all;
+        all += cr->nres;
         for (uint32_t i = 0; i < cr->nres; i++) {
             const struct res *r = &cr->res[i];
             const struct dra_dev *d = dev_of(R, r->k);

@@ -3,18 +3,19 @@
  * AllocatedState (AllocatedDevices, AllocatedSharedDeviceIDs, AggregatedCapacity) kept
  * incrementally instead of gathered from every claim at each scheduling attempt.
  *
- * One entry per device (interned driver, pool, device), in an open-addressing table keyed
- * by the three ids. An entry counts the results that name the device: without a share id
- * (dedicated), with one (a share of a device that allows multiple allocations), and with
- * consumedCapacity, whose amounts it sums per capacity name. Results with admin access are
- * not counted, as upstream's foreachAllocatedDevice skips them. Counting instead of a set
- * makes add and remove exact inverses whatever the order: a device is in AllocatedDevices
- * while its dedicated count is positive, in AggregatedCapacity while its capacity count is,
- * which is what gathering the state from the current claims gives. Whether shares count as
- * shares (DRAConsumableCapacity on) or as dedicated devices (off, as the plugin's gathering
- * does then) is decided by the allocator, which knows the features.
+ * One entry per device (interned driver, pool, device): a dense array of entries and an
+ * open-addressing table of 16-byte slots (the three ids and the entry's index) that lookups
+ * probe, so that a miss, the common answer, reads one or two cache lines. An entry counts the results that
+ * name the device: without a share id (dedicated), with one (a share of a device that allows multiple
+ * allocations), and with consumedCapacity, whose amounts it sums per capacity name. Results with admin access
+ * are not counted, as upstream's foreachAllocatedDevice skips them. Counting instead of a set makes add and
+ * remove exact inverses whatever the order: a device is in AllocatedDevices while its dedicated count is
+ * positive, in AggregatedCapacity while its capacity count is, which is what gathering the state from the
+ * current claims gives. Whether shares count as shares (DRAConsumableCapacity on) or as dedicated devices
+ * (off, as the plugin's gathering does then) is decided by the allocator, which knows the features.
  *
- * Entries are never deleted, only emptied; a rehash drops empty ones. Context: one writer
+ * Entries are never deleted, only emptied; a rehash drops empty ones. With no counted entry
+ * at all, lookups return at once. Context: one writer
  * (the plugin, between scheduling cycles); ks_dra_allocate() readers must not run while it
  * writes. Mirrors k8s.io/dynamic-resource-allocation/structured/schedulerapi (AllocatedState,
  * ConsumedCapacityCollection) and the DynamicResources plugin's foreachAllocatedDevice.
@@ -28,15 +29,41 @@
 
 #include "dra_internal.h"
 
+struct key {
+    uint32_t driver, pool, device;
+    uint32_t idx; /* index in entries; UINT32_MAX: an empty slot */
+};
+
 struct ks_dra_allocated {
-    uint32_t mask; /* table size - 1 */
-    uint32_t used; /* slots taken */
-    struct dra_alloc_entry *tab;
+    uint32_t mask;    /* keys' size - 1 */
+    struct key *keys; /* open addressing, 16 bytes a slot: probes stay in few cache lines */
+    uint32_t n, cap;  /* entries used and allocated */
+    struct dra_alloc_entry *entries;
+    uint32_t nonempty; /* entries with a positive count: none lets lookups return at once */
 };
 
 static uint32_t key_hash(uint32_t d, uint32_t p, uint32_t v)
 {
-    return ks_id_hash(d ^ ks_id_hash(p ^ ks_id_hash(v)));
+    uint64_t h = (uint64_t)v * 0x9e3779b97f4a7c15ull ^ (uint64_t)p * 0xc2b2ae3d27d4eb4full ^
+                 (uint64_t)d * 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    return (uint32_t)(h >> 32);
+}
+
+static bool entry_empty(const struct dra_alloc_entry *e)
+{
+    return e->dedicated == 0 && e->shared == 0 && e->capacity == 0;
+}
+
+static struct key *keys_new(uint32_t size)
+{
+    struct key *k = malloc((size_t)size * sizeof(*k));
+    if (k) {
+        for (uint32_t i = 0; i < size; i++)
+            k[i].idx = UINT32_MAX;
+    }
+    return k;
 }
 
 int ks_dra_allocated_create(struct ks_dra_allocated **out)
@@ -45,13 +72,11 @@ int ks_dra_allocated_create(struct ks_dra_allocated **out)
     if (!a)
         return -ENOMEM;
     a->mask = 63;
-    a->tab = malloc(64 * sizeof(*a->tab));
-    if (!a->tab) {
+    a->keys = keys_new(64);
+    if (!a->keys) {
         free(a);
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < 64; i++)
-        a->tab[i].driver = KS_ID_NONE;
     *out = a;
     return 0;
 }
@@ -60,26 +85,21 @@ void ks_dra_allocated_destroy(struct ks_dra_allocated *a)
 {
     if (!a)
         return;
-    for (uint32_t i = 0; i <= a->mask; i++) {
-        if (a->tab[i].driver != KS_ID_NONE)
-            free(a->tab[i].cap);
-    }
-    free(a->tab);
+    for (uint32_t i = 0; i < a->n; i++)
+        free(a->entries[i].cap);
+    free(a->entries);
+    free(a->keys);
     free(a);
 }
 
-static bool entry_empty(const struct dra_alloc_entry *e)
-{
-    return e->dedicated == 0 && e->shared == 0 && e->capacity == 0;
-}
-
-static struct dra_alloc_entry *slot_of(const struct ks_dra_allocated *a, uint32_t d, uint32_t p, uint32_t v)
+/* The slot of the key, or the empty slot where it would go. */
+static struct key *slot_of(const struct ks_dra_allocated *a, uint32_t d, uint32_t p, uint32_t v)
 {
     uint32_t i = key_hash(d, p, v) & a->mask;
     for (;;) {
-        struct dra_alloc_entry *e = &a->tab[i];
-        if (e->driver == KS_ID_NONE || (e->driver == d && e->pool == p && e->device == v))
-            return e;
+        struct key *k = &a->keys[i];
+        if (k->idx == UINT32_MAX || (k->device == v && k->pool == p && k->driver == d))
+            return k;
         i = (i + 1) & a->mask;
     }
 }
@@ -87,44 +107,75 @@ static struct dra_alloc_entry *slot_of(const struct ks_dra_allocated *a, uint32_
 const struct dra_alloc_entry *ks__dra_allocated_find(const struct ks_dra_allocated *a, uint32_t driver,
                                                      uint32_t pool, uint32_t device)
 {
-    if (!a)
+    if (!a || a->nonempty == 0)
         return NULL;
-    const struct dra_alloc_entry *e = slot_of(a, driver, pool, device);
-    return e->driver == KS_ID_NONE || entry_empty(e) ? NULL : e;
+    const struct key *k = slot_of(a, driver, pool, device);
+    if (k->idx == UINT32_MAX)
+        return NULL;
+    const struct dra_alloc_entry *e = &a->entries[k->idx];
+    return entry_empty(e) ? NULL : e;
 }
 
-/* Rebuild the table with room for @need more entries, dropping empty ones. */
+/* Rebuild with room for @need more entries, dropping empty ones. */
 static int grow(struct ks_dra_allocated *a, uint32_t need)
 {
     uint32_t live = 0;
-    for (uint32_t i = 0; i <= a->mask; i++)
-        live += a->tab[i].driver != KS_ID_NONE && !entry_empty(&a->tab[i]);
+    for (uint32_t i = 0; i < a->n; i++)
+        live += !entry_empty(&a->entries[i]);
+    /* entries double; slots keep the load at a quarter at most, short probes for the misses */
+    uint32_t cap = 2 * (live + need) < 16 ? 16 : 2 * (live + need);
     uint32_t size = 64;
-    while (size < 2 * (live + need))
+    while (size < 4 * cap)
         size *= 2;
-    struct dra_alloc_entry *tab = malloc((size_t)size * sizeof(*tab));
-    if (!tab)
+    struct key *keys = keys_new(size);
+    struct dra_alloc_entry *entries = malloc((size_t)(cap ? cap : 1) * sizeof(*entries));
+    if (!keys || !entries) {
+        free(keys);
+        free(entries);
         return -ENOMEM;
-    for (uint32_t i = 0; i < size; i++)
-        tab[i].driver = KS_ID_NONE;
-    struct dra_alloc_entry *old = a->tab;
-    uint32_t old_mask = a->mask;
-    a->tab = tab;
+    }
+    struct key *old_keys = a->keys;
+    struct dra_alloc_entry *old = a->entries;
+    uint32_t old_n = a->n;
+    a->keys = keys;
     a->mask = size - 1;
-    a->used = 0;
-    for (uint32_t i = 0; i <= old_mask; i++) {
+    a->entries = entries;
+    a->cap = cap;
+    a->n = 0;
+    for (uint32_t i = 0; i < old_n; i++) {
         struct dra_alloc_entry *e = &old[i];
-        if (e->driver == KS_ID_NONE)
-            continue;
         if (entry_empty(e)) {
             free(e->cap);
             continue;
         }
-        *slot_of(a, e->driver, e->pool, e->device) = *e;
-        a->used++;
+        struct key *k = slot_of(a, e->driver, e->pool, e->device);
+        k->driver = e->driver;
+        k->pool = e->pool;
+        k->device = e->device;
+        k->idx = a->n;
+        a->entries[a->n++] = *e;
     }
+    free(old_keys);
     free(old);
     return 0;
+}
+
+/* The entry of a key, made (empty) when new; the room was made before. */
+static struct dra_alloc_entry *entry_for(struct ks_dra_allocated *a, uint32_t d, uint32_t p, uint32_t v)
+{
+    struct key *k = slot_of(a, d, p, v);
+    if (k->idx == UINT32_MAX) {
+        k->driver = d;
+        k->pool = p;
+        k->device = v;
+        k->idx = a->n;
+        struct dra_alloc_entry *e = &a->entries[a->n++];
+        memset(e, 0, sizeof(*e));
+        e->driver = d;
+        e->pool = p;
+        e->device = v;
+    }
+    return &a->entries[k->idx];
 }
 
 static bool counted(const struct ks_device_result *r)
@@ -135,20 +186,13 @@ static bool counted(const struct ks_device_result *r)
 int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation *alloc)
 {
     /* First make room for everything, so that a failure changes nothing counted. */
-    if (2 * (a->used + alloc->nresults) > a->mask + 1 && grow(a, alloc->nresults))
+    if (a->n + alloc->nresults > a->cap && grow(a, alloc->nresults))
         return -ENOMEM;
     for (uint32_t i = 0; i < alloc->nresults; i++) {
         const struct ks_device_result *r = &alloc->results[i];
         if (!counted(r))
             continue;
-        struct dra_alloc_entry *e = slot_of(a, r->driver, r->pool, r->device);
-        if (e->driver == KS_ID_NONE) {
-            memset(e, 0, sizeof(*e));
-            e->driver = r->driver;
-            e->pool = r->pool;
-            e->device = r->device;
-            a->used++;
-        }
+        struct dra_alloc_entry *e = entry_for(a, r->driver, r->pool, r->device);
         if (r->share_id && r->consumed && e->ncap + r->nconsumed > e->capcap) {
             uint32_t cap = e->capcap ? e->capcap : 4;
             while (cap < e->ncap + r->nconsumed)
@@ -164,7 +208,8 @@ int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation 
         const struct ks_device_result *r = &alloc->results[i];
         if (!counted(r))
             continue;
-        struct dra_alloc_entry *e = slot_of(a, r->driver, r->pool, r->device);
+        struct dra_alloc_entry *e = &a->entries[slot_of(a, r->driver, r->pool, r->device)->idx];
+        a->nonempty += entry_empty(e);
         if (!r->share_id) {
             e->dedicated++;
             continue;
@@ -188,33 +233,39 @@ int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation 
     return 0;
 }
 
+static void sub_capacity(struct dra_alloc_entry *e, const struct ks_device_result *r)
+{
+    for (uint32_t j = 0; j < r->nconsumed; j++) {
+        for (uint32_t k = 0; k < e->ncap; k++) {
+            if (e->cap[k].name == r->consumed[j].name)
+                ks_quantity_sub(&e->cap[k].value, &r->consumed[j].value);
+        }
+    }
+}
+
 void ks_dra_allocated_remove(struct ks_dra_allocated *a, const struct ks_allocation *alloc)
 {
     for (uint32_t i = 0; i < alloc->nresults; i++) {
         const struct ks_device_result *r = &alloc->results[i];
         if (!counted(r))
             continue;
-        struct dra_alloc_entry *e = slot_of(a, r->driver, r->pool, r->device);
-        if (e->driver == KS_ID_NONE)
+        struct key *k = slot_of(a, r->driver, r->pool, r->device);
+        if (k->idx == UINT32_MAX)
             continue;
+        struct dra_alloc_entry *e = &a->entries[k->idx];
+        bool was_empty = entry_empty(e);
         if (!r->share_id) {
             if (e->dedicated)
                 e->dedicated--;
+            a->nonempty -= !was_empty && entry_empty(e);
             continue;
         }
         if (e->shared)
             e->shared--;
-        if (!r->consumed || e->capacity == 0)
-            continue;
-        if (--e->capacity == 0) {
+        if (r->consumed && e->capacity && --e->capacity == 0)
             e->ncap = 0;
-            continue;
-        }
-        for (uint32_t j = 0; j < r->nconsumed; j++) {
-            for (uint32_t k = 0; k < e->ncap; k++) {
-                if (e->cap[k].name == r->consumed[j].name)
-                    ks_quantity_sub(&e->cap[k].value, &r->consumed[j].value);
-            }
-        }
+        else if (r->consumed && e->capacity)
+            sub_capacity(e, r);
+        a->nonempty -= !was_empty && entry_empty(e);
     }
 }

@@ -381,6 +381,29 @@ static bool slice_considered(const struct ks_dra_catalog *c, const struct ks_res
     return c->features.partitionable_devices || (!s->per_device_node_selection && s->ncounter_sets == 0);
 }
 
+/* The node selector of a node's node-local results, made once: matchFields metadata.name In [@node]. */
+static int local_selector(struct ks_dra_catalog *c, uint32_t node, struct dra_poolset *ps)
+{
+    struct ks_node_selector *ns = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*ns));
+    struct ks_node_selector_term *term = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*term));
+    struct ks_requirement *field = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*field));
+    uint32_t *v = ks__dra_bump_alloc(&c->mem, sizeof(*v));
+    if (!ns || !term || !field || !v)
+        return -ENOMEM;
+    *v = node;
+    field->key = c->metadata_name;
+    field->op = KS_OP_IN;
+    field->nvalues = 1;
+    field->values = v;
+    term->nfields = 1;
+    term->fields = field;
+    ns->nterms = 1;
+    ns->terms = term;
+    ps->node = node;
+    ps->local_sel = ns;
+    return 0;
+}
+
 static int build_poolsets(struct ks_dra_catalog *c)
 {
     int rc = -ENOMEM;
@@ -456,7 +479,7 @@ static int build_poolsets(struct ks_dra_catalog *c)
                 rel[n++] = c->shared[i];
         }
         struct dra_poolset *ps = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*ps));
-        if (!ps || ks__dra_gather(c, rel, n, &tmp, &c->mem, ps))
+        if (!ps || ks__dra_gather(c, rel, n, &tmp, &c->mem, ps) || local_selector(c, names.v[k], ps))
             goto out;
         uint32_t j = ks_id_hash(names.v[k]) & c->node_mask;
         while (c->node_keys[j] != KS_ID_NONE)

@@ -8,6 +8,10 @@
  * and five characters of utilrand's alphabet). The random characters and the claims' uids
  * come from a splitmix64 stream seeded with the caller's seed, so the same input and seed
  * name the same claims.
+ *
+ * ks_dra_make_pod_claims does the same for one pod at a time (a benchmark's pods, created as
+ * it runs), with the stream and the set of names kept in a struct ks_dra_claim_maker instead
+ * of rebuilt from the whole set per call: a pod's claims cost what its claims cost.
  */
 #include "ksched/dra_controller.h"
 
@@ -220,4 +224,80 @@ int ks_dra_make_template_claims(struct ks_objects *objs, uint64_t seed)
 out:
     free(names.slot);
     return rc;
+}
+
+/* ---- one pod at a time ---------------------------------------------------------------------------- */
+
+struct ks_dra_claim_maker {
+    uint64_t rng;
+    struct name_set names;
+};
+
+int ks_dra_claim_maker_create(const struct ks_objects *objs, uint64_t seed, struct ks_dra_claim_maker **out)
+{
+    struct ks_dra_claim_maker *m = calloc(1, sizeof(*m));
+
+    *out = NULL;
+    if (!m || !(m->names.slot = calloc(64, sizeof(uint32_t)))) {
+        free(m);
+        return -ENOMEM;
+    }
+    m->names.mask = 63;
+    m->rng = seed ^ 0x5245534f55524345ull; /* "RESOURCE", as ks_dra_make_template_claims */
+    for (uint32_t i = 0; objs && i < objs->of[KS_KIND_RESOURCE_CLAIM].n; i++) {
+        const struct ks_resource_claim *c = objs->of[KS_KIND_RESOURCE_CLAIM].items[i];
+        if (set_add(&m->names, ks_intern_ns_name(c->meta.namespace_id, c->meta.name)) < 0) {
+            ks_dra_claim_maker_destroy(m);
+            return -ENOMEM;
+        }
+    }
+    *out = m;
+    return 0;
+}
+
+void ks_dra_claim_maker_destroy(struct ks_dra_claim_maker *m)
+{
+    if (!m)
+        return;
+    free(m->names.slot);
+    free(m);
+}
+
+int ks_dra_make_pod_claims(struct ks_dra_claim_maker *m, const struct ks_objects *objs, struct ks_pod *pod,
+                           struct ks_resource_claim **out)
+{
+    int made = 0;
+
+    if (pod->nclaims == 0 || pod->node_name != KS_ID_EMPTY || pod->phase == KS_PHASE_SUCCEEDED ||
+        pod->phase == KS_PHASE_FAILED)
+        return 0;
+    for (uint32_t k = 0; k < pod->nclaims; k++) {
+        const struct ks_pod_claim *pc = &pod->claims[k];
+        bool recorded = false;
+        for (uint32_t s = 0; s < pod->nclaim_statuses; s++)
+            recorded = recorded || strcmp(pod->claim_statuses[s].name, pc->name) == 0;
+        const struct ks_resource_claim_template *t =
+            pc->template_name && !recorded ? find_template(objs, pod->meta.namespace_id, pc->template_name)
+                                           : NULL;
+        if (!t)
+            continue;
+        char base[NAME_MAX_LEN * 2], name[NAME_MAX_LEN + 1];
+        uint32_t id;
+        base_name(pod->meta.name, pc->name, base, sizeof(base));
+        do {
+            generate(base, &m->rng, name, sizeof(name));
+            id = ks_intern_ns_name(pod->meta.namespace_id, name);
+        } while (id != KS_ID_NONE && set_has(&m->names, id));
+        struct ks_resource_claim *c = make_claim(pod, pc, t, name, &m->rng);
+        if (!c || set_add(&m->names, id) < 0 || record_status(pod, pc, name) < 0) {
+            ks_resource_claim_destroy(c);
+            goto fail;
+        }
+        out[made++] = c;
+    }
+    return made;
+fail:
+    while (made > 0)
+        ks_resource_claim_destroy(out[--made]);
+    return -ENOMEM;
 }

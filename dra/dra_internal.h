@@ -262,8 +262,10 @@ struct dra_poolset {
     struct dra_pool *pools;
     uint32_t ndev;
     struct dra_pdev *devs;
-    uint32_t max_cap;   /* most capacities of one device */
-    uint32_t max_slots; /* most counter slots of one pool */
+    uint32_t max_cap;                   /* most capacities of one device */
+    uint32_t max_slots;                 /* most counter slots of one pool */
+    uint32_t node;                      /* the node name of a node's precomputed poolset (KS_ID_NONE: none) */
+    struct ks_node_selector *local_sel; /* ... and its results' node selector: metadata.name In [node] */
 };
 
 /* Claim selectors compiled lazily: an insert-only table of lock-free slots. */

@@ -393,6 +393,7 @@ int ks__dra_gather(const struct ks_dra_catalog *cat, const uint32_t *rel, uint32
                    struct dra_gather_tmp *t, struct dra_bump *mem, struct dra_poolset *out)
 {
     memset(out, 0, sizeof(*out));
+    out->node = KS_ID_NONE;
     if (tmp_reserve(t, cat->npools ? cat->npools : 1, cat->nslices ? cat->nslices : 1))
         return -ENOMEM;
 
