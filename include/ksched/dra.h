@@ -13,7 +13,11 @@
  *
  * Three kinds of object:
  * - a catalog: DeviceClasses and ResourceSlices with their CEL selectors compiled once
- *   (struct ks_dra_catalog). Immutable once built; any thread may read it.
+ *   (struct ks_dra_catalog). Immutable once built, but for two caches any thread may fill
+ *   without a lock: the claim selectors compiled so far (an insert-only table published
+ *   with release/acquire) and each selector's memo of its result per device (pure results,
+ *   relaxed atomics). Any thread may read it. Rebuild it when an object or a feature
+ *   changes.
  * - an allocated state: the devices, shares and capacity that allocated claims (written and
  *   in flight) hold (struct ks_dra_allocated). One writer; readers must not run while it
  *   changes (the plugin changes it between scheduling cycles only).
@@ -146,7 +150,8 @@ enum ks_dra_outcome {
  * KS_DRA_UNSUITABLE (no solution on this node; @err empty, or "invalid resource pools were
  * encountered"); KS_DRA_ERROR with upstream's error text in @err (a class that does not
  * exist, a CEL compile or runtime error, an incomplete pool asked for all devices, ...);
- * -ENOMEM. Reads the catalog, @claims and @alloc, changes nothing but @s (and the
+ * -ENOMEM. @alloc may be NULL (nothing allocated); @err gets at most @errlen bytes, NUL
+ * included. Reads the catalog, @claims and @alloc, changes nothing but @s (and the
  * selectors' memo). Any thread, one @s per thread; no lock; allocates only when @s grows.
  */
 int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct ks_node *node,
@@ -157,7 +162,7 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
  * ks_dra_allocate - ks_dra_claims_prepare() into @s, then ks_dra_allocate_prepared(): the
  * same answers, for callers that allocate a set of claims once (tests, tools). Preparing
  * compares strings and may compile selectors on every call: the plugin's per-node path
- * uses the prepared form.
+ * uses the prepared form. Same context as ks_dra_allocate_prepared().
  */
 int ks_dra_allocate(const struct ks_dra_catalog *cat, const struct ks_dra_allocated *alloc,
                     const struct ks_node *node, const struct ks_resource_claim *const *claims,
