@@ -20,6 +20,7 @@
  */
 #include "kube_internal.h"
 
+#include "ksched/json_edit.h"
 #include "ksched/kube_proto.h"
 #include "ksched/lock.h"
 
@@ -461,9 +462,10 @@ err_hdrs:
 }
 
 int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
-                          const char *content_type, bool stream, struct curl_slist **hdrs)
+                          const char *content_type, bool stream, bool json, struct curl_slist **hdrs)
 {
-    return setup(c, h, method, path, content_type, stream ? c->accept : KS_JSON_MEDIA_TYPE, stream, hdrs);
+    return setup(c, h, method, path, content_type, stream && !json ? c->accept : KS_JSON_MEDIA_TYPE, stream,
+                 hdrs);
 }
 
 static CURL *pool_get(struct ks_kube_client *c)
@@ -647,6 +649,25 @@ int ks_kube_request(struct ks_kube_client *c, const char *method, const char *pa
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
+}
+
+void ks_kube_error_text(const struct ks_kube_response *r, int rc, const char *op, const char *path, char *msg,
+                        size_t len)
+{
+    static const char *const message[] = {"message", NULL};
+    if (rc < 0 || r->status == 0) {
+        size_t n = strlen(op);
+        if (strncasecmp(r->error, op, n) == 0 && r->error[n] == ' ')
+            snprintf(msg, len, "%s", r->error); /* "METHOD PATH: why" (request_once) names them already */
+        else
+            snprintf(msg, len, "%s \"%s\": %s", op, path,
+                     r->error[0] ? r->error : strerror(rc < 0 ? -rc : EIO));
+        return;
+    }
+    if (r->body && ks_json_get_string(r->body, r->len, message, msg, len) && msg[0])
+        return;
+    snprintf(msg, len, "the server responded with the status code %ld but did not return more information",
+             r->status);
 }
 
 void ks_kube_response_free(struct ks_kube_response *r)

@@ -85,6 +85,29 @@ const char *ks_kube_resource_path(enum ks_kind kind)
     return (unsigned)kind < KS_KIND_COUNT ? resource_paths[kind] : NULL;
 }
 
+/*
+ * Whether kube/proto/ has a message for @kind's objects: the group version of its path
+ * ("/api/v1/..." is "v1", "/apis/G/V/..." is "G/V") and its name. A kind without one (the
+ * resource.k8s.io kinds) is listed and watched as JSON, as client-go does for a type it has
+ * no protobuf for; a server would otherwise answer protobuf ksched cannot read.
+ */
+static bool proto_known(enum ks_kind kind)
+{
+    const char *path = resource_paths[kind];
+    bool group = strncmp(path, "/apis/", 6) == 0;
+    const char *start = path + (group ? 6 : 5);
+    const char *end = strchr(start, '/'); /* after the version ("v1/...") or the group ("g/v/...") */
+    if (end && group)
+        end = strchr(end + 1, '/');
+    char api_version[128];
+    size_t n = end ? (size_t)(end - start) : strlen(start);
+    if (n >= sizeof(api_version))
+        return false;
+    memcpy(api_version, start, n);
+    api_version[n] = '\0';
+    return ks_proto_kind_known(api_version, ks_kind_name(kind));
+}
+
 /* ---- state ---- */
 
 enum phase { PH_LIST, PH_WATCH };
@@ -98,6 +121,7 @@ struct kind_state {
     bool relist;       /* the watch asked for a relist (ERROR 410) */
     bool unpaged;      /* the list's continue token expired: list without a limit */
     bool watch_events; /* the current watch delivered an event or bookmark */
+    bool json;         /* kube/proto/ has no message for the kind: LIST and WATCH ask for JSON */
     int64_t due_ms;    /* start the next transfer no earlier */
     int backoff_ms;    /* next backoff; 0: none yet */
     uint32_t gen;      /* current list generation */
@@ -372,7 +396,7 @@ static int start_transfer(struct kind_state *k)
     if (!k->h && !(k->h = curl_easy_init()))
         goto err_url;
     curl_easy_reset(k->h);
-    if ((rc = ks__kube_client_setup(inf->opts.client, k->h, "GET", url, NULL, true, &k->hdrs)))
+    if ((rc = ks__kube_client_setup(inf->opts.client, k->h, "GET", url, NULL, true, k->json, &k->hdrs)))
         goto err_url;
     if (k->phase == PH_LIST) {
         curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, ks__kube_client_timeout_ms(inf->opts.client));
@@ -675,6 +699,7 @@ int ks_informers_start(const struct ks_informer_opts *opts, struct ks_informers 
         struct kind_state *k = &inf->kinds[inf->nkinds++];
         k->inf = inf;
         k->kind = (enum ks_kind)kind;
+        k->json = !proto_known(k->kind);
         start_list(k);
     }
     if (!(inf->multi = curl_multi_init()))

@@ -15,14 +15,14 @@
  * ks__kube_client_setup - configure @h (fresh or reset) for @method on @path of @c's server:
  * URL, TLS material, bearer token (re-read from token_file when it changed), user agent,
  * Accept (for a stream - a LIST or WATCH - the client's: protobuf first when its content
- * type is protobuf, so the body may be either; otherwise application/json), HTTP/2 over
- * TLS, no signals. @hdrs receives the header list
- * the caller frees after the transfer (curl_slist_free_all). @stream: a watch (no total
- * timeout, no shared connection cache: the informer's multi handle keeps its own).
- * Thread-safe. 0 or -ENOMEM.
+ * type is protobuf, so the body may be either; otherwise, or with @json, application/json),
+ * HTTP/2 over TLS, no signals. @hdrs receives the header list the caller frees after the
+ * transfer (curl_slist_free_all). @stream: a watch (no total timeout, no shared connection
+ * cache: the informer's multi handle keeps its own). @json: a stream of a kind kube/proto/
+ * has no message for, which must come as JSON. Thread-safe. 0 or -ENOMEM.
  */
 int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method, const char *path,
-                          const char *content_type, bool stream, struct curl_slist **hdrs);
+                          const char *content_type, bool stream, bool json, struct curl_slist **hdrs);
 
 /* ---- protobuf requests (kube/proto_client.c) ---- */
 

@@ -239,6 +239,20 @@ static bool scaled_down(const struct ks_pod *old_pod, const struct ks_pod *new_p
     return false;
 }
 
+/* resourceclaim.PodStatusEqual over status.resourceClaimStatuses: the same names and claims, in order. */
+static bool claim_statuses_equal(const struct ks_pod *a, const struct ks_pod *b)
+{
+    if (a->nclaim_statuses != b->nclaim_statuses)
+        return false;
+    for (uint32_t i = 0; i < a->nclaim_statuses; i++) {
+        const struct ks_pod_claim_status *x = &a->claim_statuses[i], *y = &b->claim_statuses[i];
+        if (strcmp(x->name, y->name) != 0 || !x->claim_name != !y->claim_name ||
+            (x->claim_name && strcmp(x->claim_name, y->claim_name) != 0))
+            return false;
+    }
+    return true;
+}
+
 uint32_t ks_pod_update_events(const struct ks_pod *old_pod, const struct ks_pod *new_pod,
                               enum ks_event_resource resource, struct ks_cluster_event *out)
 {
@@ -252,6 +266,9 @@ uint32_t ks_pod_update_events(const struct ks_pod *old_pod, const struct ks_pod 
     /* tolerations can only be added, so a different count is a change */
     if (new_pod->ntolerations != old_pod->ntolerations)
         out[n++] = (struct ks_cluster_event){resource, KS_ACT_UPDATE_POD_TOLERATION};
+    /* extractPodGeneratedResourceClaimChange: the resourceclaim controller recorded a claim */
+    if (!claim_statuses_equal(old_pod, new_pod))
+        out[n++] = (struct ks_cluster_event){resource, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM};
     if (n == 0)
         out[n++] = (struct ks_cluster_event){resource, KS_ACT_UPDATE};
     return n;

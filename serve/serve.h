@@ -9,6 +9,9 @@
  *   serve_metrics.c  the scheduler's Prometheus metrics (pkg/scheduler/metrics)
  *   serve_volumes.c  VolumeBinding's API updates and its waits for the PV controller
  *                    (binder.go BindPodVolumes; include/ksched/volume_api.h)
+ *   serve_dra.c      DynamicResources' ResourceClaim writes (bindClaim, Unreserve, the
+ *                    deallocation; include/ksched/dra_api.h), serve_dra_json.c their JSON,
+ *                    and the discovery of resource.k8s.io/v1
  *   serve_http.c     /healthz, /readyz, /metrics over HTTP or HTTPS (serve_http_request.c:
  *                    the request head; serve_tls.c: the serving certificate; serve_auth.c:
  *                    TokenReview/SubjectAccessReview delegation, serve_auth_cache.c its caches)
@@ -317,6 +320,87 @@ void ks_serve_volumes_stats(struct ks_serve_volumes *v, struct ks_serve_volumes_
 
 /* ks_serve_volumes_destroy - cancel, stop the thread, free. The objects stay the intake's. Accepts NULL. */
 void ks_serve_volumes_destroy(struct ks_serve_volumes *v);
+
+/* ---- DRA claims (serve_dra.c, serve_dra_json.c) -------------------------------------------- */
+
+/* ResourceClaim finalizer the scheduler adds with an allocation (resource.k8s.io/v1 Finalizer) */
+#define KS_DRA_FINALIZER "resource.kubernetes.io/delete-protection"
+
+struct ks_serve_dra;
+struct ks_allocation;
+
+struct ks_serve_dra_opts {
+    struct ks_serve_transport transport; /* GET, PUT and PATCH of ResourceClaims (ks_kube_request's contract) */
+    int64_t retry_ns;                    /* between conflict retries; 0: retry.DefaultRetry's 10 ms */
+    bool no_timestamp;                   /* never set allocationTimestamp (tests) */
+};
+
+/* Counters (tests, logs). Requests count every GET (reads) and every PUT or PATCH (writes). */
+struct ks_serve_dra_stats {
+    uint64_t binds, bind_failures, attempts, conflicts, reads, writes;
+    uint64_t unreserves, unreserve_failures, deallocations, deallocation_failures;
+};
+
+/* ks_serve_dra_create - the DRA API (ksched/dra_api.h) over @opts->transport. 0 or -ENOMEM. */
+int ks_serve_dra_create(const struct ks_serve_dra_opts *opts, struct ks_serve_dra **out);
+
+/* ks_serve_dra_api - the ops table for ks_scheduler_opts.dra_api (lives as long as @d). */
+const struct ks_dra_api *ks_serve_dra_api(struct ks_serve_dra *d);
+
+/* ks_serve_dra_stats - the counters so far. Any thread. */
+void ks_serve_dra_stats(struct ks_serve_dra *d, struct ks_serve_dra_stats *out);
+
+/* ks_serve_dra_destroy - free; no call may be running. Accepts NULL. */
+void ks_serve_dra_destroy(struct ks_serve_dra *d);
+
+/* ks_serve_dra_kinds - the informer bits (1u << KS_KIND_x) of the resource.k8s.io/v1 kinds. */
+uint32_t ks_serve_dra_kinds(void);
+
+/*
+ * ks_serve_dra_discover - which resource.k8s.io/v1 kinds the server serves: GET
+ * /apis/resource.k8s.io/v1. 1 with their informer bits in *@kinds (those its
+ * APIResourceList names); 0 when the group version is not served (404, as kube-apiserver
+ * before v1.34 answers); -EAGAIN when the answer says neither (no response, another status,
+ * no resource list), with why in @msg. Blocks for one round trip; any thread.
+ */
+int ks_serve_dra_discover(const struct ks_serve_transport *t, uint32_t *kinds, char *msg, size_t len);
+
+/*
+ * The JSON (serve_dra_json.c; any thread, pure). ks_serve_dra_allocation_json writes @a as a
+ * resource.k8s.io/v1 AllocationResult on @out, with allocationTimestamp @a's or, when it has
+ * none, @stamp_ns (KS_TIME_NONE: none); 0, -ERANGE (a quantity too large to write), -EIO.
+ * ks_serve_dra_time: @ns (unix nanoseconds) as metav1.Time marshals it ("2026-01-02T03:04:05Z").
+ */
+int ks_serve_dra_allocation_json(FILE *out, const struct ks_allocation *a, int64_t stamp_ns);
+void ks_serve_dra_time(int64_t ns, char *buf, size_t len);
+
+/* What bindClaim reads of a claim the server sent. */
+struct ks_serve_dra_claim_view {
+    char rv[64];    /* metadata.resourceVersion ("" when absent) */
+    bool deleting;  /* metadata.deletionTimestamp is set */
+    bool finalizer; /* metadata.finalizers holds KS_DRA_FINALIZER */
+    bool allocated; /* status.allocation is set */
+    bool stamped;   /* with an allocationTimestamp */
+};
+
+/* ks_serve_dra_claim_read - @v from the claim's JSON. 0, -EINVAL (not a JSON object), -ENOMEM. */
+int ks_serve_dra_claim_read(const char *body, size_t len, struct ks_serve_dra_claim_view *v);
+
+/*
+ * Request bodies from the claim's JSON @claim as the server sent it (everything else kept as
+ * it came): the claim with KS_DRA_FINALIZER appended to metadata.finalizers; the claim with
+ * status.allocation = @alloc (NULL: kept; then an allocation without allocationTimestamp gets
+ * @stamp_ns unless it is KS_TIME_NONE) and {resource: pods, name: @pod_name, uid: @pod_uid}
+ * appended to status.reservedFor; the claim at resourceVersion @rv with a status holding no
+ * allocation, reservedFor or devices; Unreserve's strategic merge patch for the pod @pod_uid.
+ * 0 with *@out malloc'ed (NUL-terminated, *@out_len bytes), -EINVAL (@claim is no JSON
+ * object), -ERANGE, -ENOMEM.
+ */
+int ks_serve_dra_finalizer_body(const char *claim, size_t len, char **out, size_t *out_len);
+int ks_serve_dra_status_body(const char *claim, size_t len, const struct ks_allocation *alloc, const char *pod_name,
+                             const char *pod_uid, int64_t stamp_ns, char **out, size_t *out_len);
+int ks_serve_dra_deallocate_body(const char *claim, size_t len, const char *rv, char **out, size_t *out_len);
+int ks_serve_dra_unreserve_patch(const char *claim_uid, const char *pod_uid, char **out, size_t *out_len);
 
 /* ---- metrics (serve_metrics.c) ---------------------------------------------------------- */
 

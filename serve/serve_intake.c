@@ -10,7 +10,12 @@
  *     Terminal pods (Succeeded/Failed) count as deleted, as the informer's field selector
  *     makes them look to kube-scheduler. `pods` holds one reference to the latest version
  *     of every pod, which is the "old" object of the next update.
- *   - Every other kind -> the struct ks_objects plugins read, and ks_scheduler_object_event.
+ *   - Every other kind -> the struct ks_objects plugins read, and ks_scheduler_object_event
+ *     for the kinds plugins register events of (PersistentVolume, PersistentVolumeClaim,
+ *     StorageClass, CSINode, ResourceClaim, ResourceSlice, DeviceClass: the queue's
+ *     resources of upstream's informer event handlers); a pod's
+ *     status.resourceClaimStatuses change reaches the queue as the pod's update
+ *     (UpdatePodGeneratedResourceClaim, queue/plugin_events.c).
  *
  * Until ks_intake_go_live() nothing reaches a scheduler: kube-scheduler does not schedule
  * before WaitForCacheSync either, and creating the scheduler only then lets the plugins
@@ -19,14 +24,23 @@
  *
  * The objects plugins read: plugins read them from the scheduling thread and its workers
  * during a cycle, so the intake thread never changes the vectors once live. It queues the
- * change (`pending`, under `lock`) and offers the event to the queue at once (the hints
- * read the objects the intake holds); the scheduling thread applies the queued changes
- * before every cycle (ks_intake_apply_objects, called from the scheduler's on_cycle hook),
- * so a pod the event moved sees the change when it is scheduled. A replaced or deleted
- * storage object or Namespace may still be referenced by an index a plugin built at
- * start-up (helper_volumes.c, the namespace index of inter-pod affinity), so it is kept in
- * `retired` until the intake is destroyed (after the scheduler); other kinds are read only
- * through the vectors, per cycle, and are freed when the scheduling thread replaces them.
+ * change (`pending`, under `lock`), counts it announced (ks_objects_note_queued, so a
+ * plugin whose index lacks it can tell from any thread; changes applied at once before going
+ * live are counted too, so objects->queued[kind] - objects->gen[kind] is always the number
+ * of changes of the kind still queued) and then offers the event to the
+ * queue (the hints read the objects the intake holds); the scheduling thread applies the
+ * queued changes before every cycle (ks_intake_apply_objects, called from the scheduler's
+ * on_cycle hook), so a pod the event moved sees the change when it is scheduled. A
+ * replaced or deleted object may still be referenced where a plugin keeps it beyond a
+ * cycle, so it is kept in `retired` until the intake is destroyed (after the scheduler):
+ * storage objects and Namespaces (the indexes helper_volumes.c and inter-pod affinity's
+ * namespace index build at start-up), and the resource.k8s.io kinds (DynamicResources'
+ * claim tracker holds claims between its syncs and reads them from any thread in
+ * PreEnqueue and its hints - which read an event's old claim while the scheduling thread
+ * may apply its replacement -, and its device catalog borrows classes and slices until it
+ * is rebuilt). Other kinds are read only through the vectors, per cycle, and are freed when
+ * the scheduling thread replaces them. Retired objects are never freed while serving: the
+ * memory of every version of those kinds the informers delivered is kept.
  * Each applied change bumps objects->gen[kind] (loader.h): the storage plugins and the
  * namespace index compare it at PreFilter and rebuild their indexes, so a claim created
  * after start-up is found by the next cycle (upstream's listers are live). Retired objects
@@ -76,6 +90,12 @@ static enum ks_event_resource resource_of(enum ks_kind k)
         return KS_ER_STORAGE_CLASS;
     case KS_KIND_CSI_NODE:
         return KS_ER_CSI_NODE;
+    case KS_KIND_RESOURCE_CLAIM:
+        return KS_ER_RESOURCE_CLAIM;
+    case KS_KIND_RESOURCE_SLICE:
+        return KS_ER_RESOURCE_SLICE;
+    case KS_KIND_DEVICE_CLASS:
+        return KS_ER_DEVICE_CLASS;
     default:
         return KS_ER_WILDCARD; /* no plugin registers for it: nothing to move */
     }
@@ -187,17 +207,18 @@ static int vec_push(struct ks_objvec *v, void *item)
     return 0;
 }
 
-/* Kinds that plugins index when they are created (see the file comment). */
-static bool indexed_at_start(enum ks_kind k)
+/* Kinds whose objects plugins may hold beyond a cycle (see the file comment). */
+static bool kept_beyond_a_cycle(enum ks_kind k)
 {
     return k == KS_KIND_PV || k == KS_KIND_PVC || k == KS_KIND_STORAGE_CLASS || k == KS_KIND_CSI_NODE ||
-           k == KS_KIND_NAMESPACE;
+           k == KS_KIND_NAMESPACE || k == KS_KIND_RESOURCE_CLAIM || k == KS_KIND_RESOURCE_SLICE ||
+           k == KS_KIND_DEVICE_CLASS || k == KS_KIND_RESOURCE_CLAIM_TEMPLATE;
 }
 
-/* Free @obj, or keep it until the intake is destroyed when an index built at start-up may point at it. */
+/* Free @obj, or keep it until the intake is destroyed when a plugin may still hold it. */
 static void retire(struct ks_intake *in, enum ks_kind kind, void *obj)
 {
-    if (!indexed_at_start(kind)) {
+    if (!kept_beyond_a_cycle(kind)) {
         destroy_fn[kind](obj);
         return;
     }
@@ -297,6 +318,8 @@ static void object_event(struct ks_intake *in, const struct ks_watch_event *ev, 
     if (in->volumes)
         ks_serve_volumes_object(in->volumes, ev->kind, key, obj);
     if (!in->live) {
+        /* counted too, so that queued[kind] - gen[kind] is always the changes still queued */
+        ks_objects_note_queued(in->objects, ev->kind);
         apply_change(in, ev->kind, key, obj);
         return;
     }
@@ -318,6 +341,8 @@ static void object_event(struct ks_intake *in, const struct ks_watch_event *ev, 
     in->pending_tail = &c->next;
     in->npending++;
     ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    /* announced before the event: a hint or PreEnqueue it wakes knows its index may lack it */
+    ks_objects_note_queued(in->objects, ev->kind);
     enum ks_event_resource r = resource_of(ev->kind);
     /* the hints read @old and @obj now: neither is freed before the intake (retired, or pending) */
     if (r != KS_ER_WILDCARD)

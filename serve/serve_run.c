@@ -5,7 +5,11 @@
  *
  * Start-up: the KubeSchedulerConfiguration (bad input: FILE:LINE: FIELD: MESSAGE and exit
  * status 2), the kubeconfig (or the in-cluster service account), the HTTP endpoint, the
- * writer, then the informers and, with --leader-elect, the lease. Informer events go
+ * writer, the discovery of resource.k8s.io/v1 (GET /apis/resource.k8s.io/v1, retried as the
+ * informers retry a failed list, until it answers or SIGTERM/SIGINT: a server that does not
+ * serve it - 404, kube-apiserver before v1.34 - has its DRA kinds left unwatched, said once,
+ * instead of informers that would never sync), then the informers and, with --leader-elect,
+ * the lease. Informer events go
  * through a FIFO to the intake thread (serve_intake.c); when every kind's first LIST
  * has arrived (WaitForCacheSync) the intake thread creates the cache and the scheduler
  * and hands them what it recorded. The scheduling thread waits for that and, with leader
@@ -61,6 +65,9 @@ struct serve {
     struct ks_objects *objects;
     struct ks_intake *intake;
     struct ks_serve_volumes *volumes; /* VolumeBinding's updates and waits */
+    struct ks_serve_dra *dra;         /* DynamicResources' claim writes */
+    uint32_t kinds;                   /* the informers' kinds (the DRA kinds as discovery found them) */
+    bool interrupted;                 /* SIGTERM/SIGINT during start-up */
     struct ks_informers *informers;
     struct ks_cache *cache;
     struct ks_scheduler *sched;
@@ -227,6 +234,7 @@ static int go_live(struct serve *sv)
         .evictor = {.evict = evict, .ctx = sv},
         .on_cycle = on_cycle,
         .volume_api = ks_serve_volumes_api(sv->volumes),
+        .dra_api = ks_serve_dra_api(sv->dra),
         .metrics = ks_serve_metrics_engine(sv->metrics),
     };
     int rc = ks_cache_create(0, &sv->cache);
@@ -549,6 +557,59 @@ static int start_http(struct serve *sv, const struct ks_kube_client_opts *co)
     return 0;
 }
 
+/*
+ * Which resource.k8s.io/v1 kinds to watch (see the file comment): sv->kinds without the
+ * ones the server does not serve. Retries with the informers' backoff (250 ms doubling to
+ * 30 s, +-25%) while the answer says nothing, waiting for SIGTERM/SIGINT meanwhile (then
+ * sv->interrupted). The main thread, during start-up; blocks. 0 or the exit status.
+ */
+static int discover_dra(struct serve *sv)
+{
+    struct ks_serve_transport t = {.request = client_request, .ctx = sv->client};
+    int64_t backoff_ms = 250;
+    uint64_t rng = (uint64_t)ks__mono_ns() | 1;
+    uint32_t served;
+    char msg[512];
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        int rc = ks_serve_dra_discover(&t, &served, msg, sizeof(msg));
+        if (rc >= 0)
+            break;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int64_t wait_ms = backoff_ms - backoff_ms / 4 + (int64_t)(rng % (uint64_t)(backoff_ms / 2 + 1));
+        fprintf(stderr, "ksched serve: discovering resource.k8s.io/v1: %s (again in %.2fs)\n", msg,
+                (double)wait_ms / 1e3);
+        struct timespec ts = {.tv_sec = wait_ms / 1000, .tv_nsec = wait_ms % 1000 * 1000000};
+        int sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            fprintf(stderr, "ksched serve: %s: shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            sv->interrupted = true;
+            return 0;
+        }
+        backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+    }
+    uint32_t all = ks_serve_dra_kinds(), missing = all & ~served;
+    if (missing == all) {
+        fprintf(stderr,
+                "ksched serve: the API server does not serve resource.k8s.io/v1: DeviceClasses, "
+                "ResourceSlices, ResourceClaims and ResourceClaimTemplates are not watched (pods with "
+                "resource claims stay pending)\n");
+    } else if (missing) {
+        char names[256] = "";
+        for (int k = 0; k < KS_KIND_COUNT; k++) {
+            if (missing & (1u << k))
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%ss", names[0] ? ", " : "",
+                         ks_kind_name((enum ks_kind)k));
+        }
+        fprintf(stderr, "ksched serve: resource.k8s.io/v1 lacks %s: not watched\n", names);
+    }
+    sv->kinds &= ~missing;
+    return 0;
+}
+
 static int start(struct serve *sv)
 {
     struct ks_error err = {0};
@@ -611,6 +672,14 @@ static int start(struct serve *sv)
         return 1;
     }
     ks_intake_set_volumes(sv->intake, sv->volumes);
+    struct ks_serve_dra_opts dro = {.transport = {.request = client_request, .ctx = sv->client}};
+    if ((rc = ks_serve_dra_create(&dro, &sv->dra)) < 0) {
+        fprintf(stderr, "ksched serve: %s\n", strerror(-rc));
+        return 1;
+    }
+    sv->kinds = (1u << KS_KIND_COUNT) - 1;
+    if ((status = discover_dra(sv)) || sv->interrupted)
+        return status;
     atomic_store(&sv->leading, !sv->leader_elect);
     if ((rc = pthread_create(&sv->intake_thread, NULL, intake_main, sv)) != 0)
         return 1;
@@ -620,10 +689,7 @@ static int start(struct serve *sv)
     sv->sched_started = true;
     struct ks_informer_opts io = {
         .client = sv->client,
-        /* the resource.k8s.io/v1 kinds are not watched yet */
-        .kinds = ((1u << KS_KIND_COUNT) - 1) &
-                 ~((1u << KS_KIND_DEVICE_CLASS) | (1u << KS_KIND_RESOURCE_SLICE) |
-                   (1u << KS_KIND_RESOURCE_CLAIM) | (1u << KS_KIND_RESOURCE_CLAIM_TEMPLATE)),
+        .kinds = sv->kinds,
         .on_event = on_informer_event,
         .on_synced = on_informer_synced,
         .on_error = on_informer_error,
@@ -674,6 +740,7 @@ static void stop(struct serve *sv)
     ks_serve_volumes_cancel(sv->volumes);
     ks_scheduler_destroy(sv->sched);
     ks_serve_volumes_destroy(sv->volumes);
+    ks_serve_dra_destroy(sv->dra);
     if (sv->metrics)
         ks_serve_metrics_attach(sv->metrics, NULL);
     ks_writer_destroy(sv->writer, 5000);
@@ -726,7 +793,7 @@ int ks_serve_run(const struct ks_serve_args *a)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
     status = start(&sv);
-    if (status == 0) {
+    if (status == 0 && !sv.interrupted) {
         sigdelset(&set, SIGPIPE);
         struct timespec tick = {.tv_nsec = 100000000};
         for (;;) {

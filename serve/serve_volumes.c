@@ -87,22 +87,6 @@ static char *quote(const char *s)
     return ks_serve_text_close(f, &buf);
 }
 
-/* The error of a failed request as client-go prints it: the Status message, or why there is none. */
-static void failure(const struct ks_kube_response *r, int rc, const char *method, const char *path, char *msg,
-                    size_t len)
-{
-    static const char *const message[] = {"message", NULL};
-    if (rc < 0 || r->status == 0) {
-        snprintf(msg, len, "%s \"%s\": %s", method, path,
-                 r->error[0] ? r->error : strerror(rc < 0 ? -rc : EIO));
-        return;
-    }
-    if (r->body && ks_json_get_string(r->body, r->len, message, msg, len) && msg[0])
-        return;
-    snprintf(msg, len, "the server responded with the status code %ld but did not return more information",
-             r->status);
-}
-
 /*
  * GET @path, apply @edits, PUT it back; the new resourceVersion into @rv. 0, or -1 with
  * @msg set. Binder thread (blocks).
@@ -116,7 +100,7 @@ static int get_edit_put(struct ks_serve_volumes *v, const char *path, const stru
     size_t blen = 0;
     int rc = v->transport.request(v->transport.ctx, "GET", path, NULL, NULL, 0, &r);
     if (rc < 0 || r.status != 200) {
-        failure(&r, rc, "Get", path, msg, msg_len);
+        ks_kube_error_text(&r, rc, "Get", path, msg, msg_len);
         ks_kube_response_free(&r);
         return -1;
     }
@@ -131,7 +115,7 @@ static int get_edit_put(struct ks_serve_volumes *v, const char *path, const stru
     rc = v->transport.request(v->transport.ctx, "PUT", path, "application/json", body, blen, &r);
     free(body);
     if (rc < 0 || r.status != 200) {
-        failure(&r, rc, "Put", path, msg, msg_len);
+        ks_kube_error_text(&r, rc, "Put", path, msg, msg_len);
         ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
         v->stats.update_failures++;
         v->stats.conflicts += rc == 0 && r.status == 409;

@@ -108,6 +108,17 @@ int ks_kube_request(struct ks_kube_client *c, const char *method, const char *pa
                     const char *body, size_t len, struct ks_kube_response *resp);
 void ks_kube_response_free(struct ks_kube_response *r);
 
+/*
+ * ks_kube_error_text - the error of a request that did not succeed (ks_kube_request's @rc
+ * and @r), as client-go prints it into @msg: the server's Status message (a StatusError);
+ * without a response, "<Op> \"<path>\": <why>" (@op "Get", "Put", "Patch": url.Error's Op;
+ * the transport's error as it is when it names the method and path already);
+ * a response without a message, "the server responded with the status code N but did not
+ * return more information". Any thread; no allocation.
+ */
+void ks_kube_error_text(const struct ks_kube_response *r, int rc, const char *op, const char *path, char *msg,
+                        size_t len);
+
 /* ---- informers ------------------------------------------------------------------------- */
 
 enum ks_watch_type {
