@@ -26,6 +26,12 @@ Invariants: one lock guards all state; every write takes the next value of one g
 resourceVersion counter; objects are never mutated after they are stored (a write stores a
 new dict), so an event log entry and a list snapshot can share them without copying.
 
+resource.k8s.io/v1 (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates) is
+served with the claim strategy's rules (pkg/registry/resource/resourceclaim/strategy.go and
+pkg/apis/resource/validation), and dra_controller.py plays kube-controller-manager's
+resourceclaim controller; `--disable-group resource.k8s.io` serves none of it, as
+kube-apiserver before v1.34.
+
 Test control lives under /_test/ (no authentication): state dump, breaking watch streams,
 compaction, injected binding conflicts, bad watch events. See Handler.test_* below.
 """
@@ -51,6 +57,7 @@ from urllib.parse import parse_qs, urlsplit
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dra_controller  # noqa: E402
 import k8sproto  # noqa: E402
 import pv_controller  # noqa: E402
 
@@ -190,6 +197,12 @@ def strict_json(data):
 
 def dumps(obj):
     return json.dumps(obj, separators=(",", ":"))
+
+
+def clone(obj):
+    """A deep copy of a JSON value (stored objects are): through the C encoder and decoder,
+    several times faster than copy.deepcopy, which the writes of a large test spend most in."""
+    return json.loads(json.dumps(obj))
 
 
 # Go's json decoder rejects a value of the wrong type for a typed field; these are the
@@ -387,6 +400,7 @@ SMP_MERGE_KEYS = {
     "status.ephemeralContainerStatuses": "name",
     "status.podIPs": "ip",
     "status.images": "",
+    "status.reservedFor": "uid",  # resource.k8s.io ResourceClaimStatus
 }
 
 
@@ -614,6 +628,11 @@ RESOURCES = [
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, subresources=("status",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, subresources=("status",)),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, require_rv=True),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False,
+             fields_=fields(spec__nodeName="spec.nodeName", spec__driver="spec.driver")),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, subresources=("status",)),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
 ]
 BY_PATH = {(r.group, r.version, r.resource): r for r in RESOURCES}
 # create-only reviews (Handler.review), not stored
@@ -721,6 +740,7 @@ class State:
         self.opts = opts
         self.lock = threading.Condition(threading.RLock())
         self.rv = 100
+        self.current_user = None  # who makes the write in progress (claim_log)
         self.stores = {}
         for r in RESOURCES:
             self.stores.setdefault(r.storage, ObjectStore())
@@ -755,6 +775,12 @@ class State:
         self.pv_controller = pv_controller.PVController(
             self, BY_PATH[("", "v1", "persistentvolumes")], BY_PATH[("", "v1", "persistentvolumeclaims")],
             BY_PATH[("storage.k8s.io", "v1", "storageclasses")])
+        # makes claims from templates and deallocates unused ones, as kube-controller-manager would
+        self.dra_controller = dra_controller.DRAController(
+            self, BY_PATH[("", "v1", "pods")], BY_PATH[("resource.k8s.io", "v1", "resourceclaims")],
+            BY_PATH[("resource.k8s.io", "v1", "resourceclaimtemplates")])
+        self.claim_log = []  # every ResourceClaim write: what /_test/dra-log answers
+        self.claim_interference = 0  # the next N claim updates by a client meet another writer first
         for ns in SYSTEM_NAMESPACES:
             self.create(BY_PATH[("", "v1", "namespaces")], None, {"apiVersion": "v1", "kind": "Namespace",
                                                                  "metadata": {"name": ns}}, "system:apiserver")
@@ -793,9 +819,44 @@ class State:
         now = time.monotonic()
         if not self.checkpoints or now - self.checkpoints[-1][0] >= 1.0:
             self.checkpoints.append((now, rv))
+        if res.storage == "resource.k8s.io/resourceclaims":
+            self.log_claim(rv, typ, key, obj)
         self.pv_controller.changed(res)
+        self.dra_controller.changed(res, key, obj if typ != "DELETED" else None, prev)
         self.lock.notify_all()
         return obj
+
+    def log_claim(self, rv, typ, key, obj):
+        """One entry of claim_log: the claim's devices allocated (driver/pool/device) and
+        consumers (pod uids) after the write @rv, or none after its deletion."""
+        status = (obj.get("status") or {}) if typ != "DELETED" else {}
+        alloc = status.get("allocation")
+        devices = None if alloc is None else sorted(
+            "%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device")) for r in
+            ((alloc.get("devices") or {}).get("results") or []))
+        self.claim_log.append({"rv": rv, "type": typ, "claim": key, "uid": obj["metadata"].get("uid"),
+                               "devices": devices,
+                               "reservedFor": [r.get("uid") for r in status.get("reservedFor") or []],
+                               "finalizers": list(obj["metadata"].get("finalizers") or []) if typ != "DELETED" else [],
+                               "deleting": bool(obj["metadata"].get("deletionTimestamp")),
+                               "user": self.current_user, "time": time.time()})
+
+    def interfere(self, res, key, user):
+        """The claim-interference test hook: another writer changes the claim (an annotation)
+        just before @user's update of it, so an update at the version @user read answers 409."""
+        if (self.claim_interference <= 0 or res.storage != "resource.k8s.io/resourceclaims" or
+                user == dra_controller.USER):
+            return
+        old = self.store_of(res).objects.get(key)
+        if old is None:
+            return
+        self.claim_interference -= 1
+        new = clone(old)
+        anns = new["metadata"].setdefault("annotations", {})
+        anns["e2e.ksched.io/touched"] = str(int(anns.get("e2e.ksched.io/touched", "0")) + 1)
+        saved, self.current_user = self.current_user, "other-writer"
+        self.write(res, "MODIFIED", key, new, old)
+        self.current_user = saved
 
     def compact(self, floor):
         self.floor = max(self.floor, floor)
@@ -829,7 +890,7 @@ class State:
 
     def create(self, res, ns, obj, user):
         with self.lock:
-            obj = copy.deepcopy(obj)
+            obj = clone(obj)
             meta = obj.setdefault("metadata", {})
             if meta is None:
                 meta = obj["metadata"] = {}
@@ -864,6 +925,7 @@ class State:
             PREPARE_CREATE.get(res.storage, lambda s, o: None)(self, obj)
             VALIDATE.get(res.storage, lambda r, o: None)(res, obj)
             track_fields(obj, user, "Update", res.api_version)
+            self.current_user = user
             out = self.write(res, "ADDED", key, obj, None)
             if res.resource == "leases":
                 self.log_lease("create", out, user)
@@ -874,11 +936,12 @@ class State:
         with self.lock:
             key = self.key(res, ns, name)
             self.pv_controller.before_update(res, key, user)
+            self.interfere(res, key, user)
             old = self.store_of(res).objects.get(key)
             if old is None:
                 raise not_found(res, name)
             if mutate is not None:
-                obj = mutate(copy.deepcopy(old))
+                obj = mutate(clone(old))
                 if not isinstance(obj, dict):
                     raise bad_request("the patch turned the object into a %s" % json_type(obj))
                 meta = obj.get("metadata") or {}
@@ -886,7 +949,7 @@ class State:
                 if pinned is not None and pinned != old["metadata"]["resourceVersion"]:
                     raise conflict(res.resource, res.group, name, MODIFIED_MSG)
             else:
-                obj = copy.deepcopy(obj)
+                obj = clone(obj)
             check_meta_types(res.kind, obj)
             meta = obj.get("metadata") or {}
             if meta.get("name", name) != name:
@@ -929,9 +992,19 @@ class State:
             VALIDATE_UPDATE.get(res.storage, lambda r, o, p: None)(res, obj, old)
             if obj == old:  # a no-op update writes nothing and keeps the resourceVersion
                 return old
+            if old["metadata"].get("deletionTimestamp"):
+                added = set(new_meta.get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
+                if added:
+                    raise invalid(res, res.kind, name, [("metadata.finalizers", "Forbidden: no new finalizers can "
+                                                         "be added if the object is being deleted, found new "
+                                                         "finalizers %s" % dumps(sorted(added)))])
             track_fields(obj, user, "Update", res.api_version, sub)
             if obj == old:
                 return old
+            self.current_user = user
+            if obj["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers"):
+                # the last finalizer went: the object is deleted now (the answer is the object)
+                return self.write(res, "DELETED", key, None, obj)
             out = self.write(res, "MODIFIED", key, obj, old)
             if res.resource == "leases":
                 self.log_lease("update", out, user)
@@ -954,6 +1027,15 @@ class State:
             if (res.resource == "pods" and self.pod_termination is not None and (old.get("spec") or {}).get("nodeName")
                     and (options or {}).get("gracePeriodSeconds") != 0):
                 return self.terminate(res, key, old, options)
+            self.current_user = None
+            if old["metadata"].get("finalizers"):
+                # finalizers pending: the object stays, being deleted, until the last one goes
+                if old["metadata"].get("deletionTimestamp"):
+                    return old
+                new = clone(old)
+                new["metadata"]["deletionTimestamp"] = now_rfc3339()
+                new["metadata"]["deletionGracePeriodSeconds"] = 0
+                return self.write(res, "MODIFIED", key, new, old)
             return self.write(res, "DELETED", key, None, old)
 
     def terminate(self, res, key, old, options):
@@ -964,7 +1046,7 @@ class State:
         grace = (options or {}).get("gracePeriodSeconds")
         if grace is None:
             grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-        new = copy.deepcopy(old)
+        new = clone(old)
         when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=grace)
         new["metadata"]["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         new["metadata"]["deletionGracePeriodSeconds"] = grace
@@ -1023,7 +1105,7 @@ class State:
 
     def assign(self, key, pod, node, annotations, user):
         pods = BY_PATH[("", "v1", "pods")]
-        new = copy.deepcopy(pod)
+        new = clone(pod)
         new["spec"]["nodeName"] = node
         if annotations:
             new["metadata"].setdefault("annotations", {}).update(annotations)
@@ -1073,8 +1155,9 @@ class State:
         validation); the others share its spec and status (stored objects are never mutated)
         and differ in metadata: labels whose value is "{name}" get the object's name, and
         @cycle {label: [values]} gives object i values[i % len(values)]; pods get spec.nodeName
-        @nodeName % (i % @nodes) when @nodeName is given (bound pods). Returns the last
-        resourceVersion."""
+        @nodeName % (i % @nodes) when @nodeName is given (bound pods), and their first
+        spec.resourceClaims entry the claim @claimName % (i // @claimShare) when @claimName is
+        given (pods sharing named ResourceClaims). Returns the last resourceVersion."""
         res = next(r for r in RESOURCES if r.resource == args["resource"] and
                    (r.group == args.get("group", r.group)))
         ns, count, pattern = args.get("namespace", ""), int(args["count"]), args["name"]
@@ -1090,6 +1173,15 @@ class State:
         def node_of(i):
             return args["nodeName"] % (i % int(args.get("nodes", 1))) if args.get("nodeName") else None
 
+        def claims_of(spec, i):
+            """spec.resourceClaims with @claimName % (i // @claimShare) as the first one's claim"""
+            if not args.get("claimName"):
+                return spec
+            first_claim = dict((spec.get("resourceClaims") or [{"name": "claim"}])[0])
+            first_claim.pop("resourceClaimTemplateName", None)
+            first_claim["resourceClaimName"] = args["claimName"] % (i // int(args.get("claimShare", 1)))
+            return dict(spec, resourceClaims=[first_claim] + (spec.get("resourceClaims") or [])[1:])
+
         with self.lock:
             first = None
             for i in range(count):
@@ -1100,6 +1192,8 @@ class State:
                     obj["metadata"]["labels"] = labels_of(name, i)
                     if node_of(i):
                         obj.setdefault("spec", {})["nodeName"] = node_of(i)
+                    if args.get("claimName"):
+                        obj["spec"] = claims_of(obj.get("spec") or {}, i)
                     first = self.create(res, ns, obj, user)
                     continue
                 key = self.key(res, ns, name)
@@ -1110,6 +1204,9 @@ class State:
                                        labels=labels_of(name, i))
                 if node_of(i):
                     obj["spec"] = dict(first["spec"], nodeName=node_of(i))
+                if args.get("claimName"):
+                    obj["spec"] = claims_of(obj.get("spec") or first["spec"], i)
+                self.current_user = user
                 self.write(res, "ADDED", key, obj, None)
             return self.rv
 
@@ -1129,6 +1226,58 @@ class State:
                     "watches": self.watch_log[-2000:], "slowWatchersClosed": self.slow_watchers_closed,
                     "watchers": [w.describe() for w in self.watchers]}
 
+    def dra_summary(self):
+        """Counts to poll while a large DRA test runs: pods (bound, with a generated claim
+        recorded, pending with PodScheduled=False), claims (allocated, allocated and reserved)."""
+        with self.lock:
+            pods = self.stores["/pods"].objects.values()
+            claims = self.stores[CLAIMS].objects.values()
+
+            def unschedulable(p):
+                return any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+                           for c in (p.get("status") or {}).get("conditions") or [])
+            return {"pods": len(self.stores["/pods"].objects),
+                    "bound": sum(1 for p in pods if (p.get("spec") or {}).get("nodeName")),
+                    "recorded": sum(1 for p in pods if (p.get("status") or {}).get("resourceClaimStatuses")),
+                    "unschedulable": sum(1 for p in pods if not (p.get("spec") or {}).get("nodeName") and
+                                         unschedulable(p)),
+                    "claims": len(self.stores[CLAIMS].objects),
+                    "allocated": sum(1 for c in claims if (c.get("status") or {}).get("allocation") is not None),
+                    "reserved": sum(1 for c in claims if (c.get("status") or {}).get("allocation") is not None and
+                                    (c.get("status") or {}).get("reservedFor"))}
+
+    def dra_log(self, since=0):
+        """What a DRA test checks without every object: the claim writes (claim_log, from
+        index @since), every binding attempt, the resourceclaim controller's actions, the
+        pods' node, uid, claims and PodScheduled condition, and the claims' state."""
+        with self.lock:
+            pods = {}
+            for k, p in self.stores["/pods"].objects.items():
+                cond = next((c for c in (p.get("status") or {}).get("conditions") or []
+                             if c.get("type") == "PodScheduled"), None)
+                spec = p.get("spec") or {}
+                pods[k] = {"uid": p["metadata"]["uid"], "node": spec.get("nodeName"),
+                           "claims": spec.get("resourceClaims") or [],
+                           "claimStatuses": (p.get("status") or {}).get("resourceClaimStatuses") or [],
+                           "condition": cond}
+            claims = {}
+            for k, c in self.stores[CLAIMS].objects.items():
+                status = c.get("status") or {}
+                alloc = status.get("allocation")
+                claims[k] = {"uid": c["metadata"]["uid"], "rv": c["metadata"]["resourceVersion"],
+                             "finalizers": c["metadata"].get("finalizers") or [],
+                             "devices": None if alloc is None else sorted(
+                                 "%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device"))
+                                 for r in (alloc.get("devices") or {}).get("results") or []),
+                             "nodeSelector": None if alloc is None else alloc.get("nodeSelector"),
+                             "allocationTimestamp": None if alloc is None else alloc.get("allocationTimestamp"),
+                             "reservedFor": status.get("reservedFor") or []}
+            return {"resourceVersion": str(self.rv), "claimLog": self.claim_log[since:],
+                    "bindings": [{k: b.get(k) for k in ("pod", "node", "code", "rv", "time", "message")}
+                                 for b in self.bindings],
+                    "draController": self.dra_controller.log, "pods": pods, "claims": claims,
+                    "requests": self.requests, "faults": self.faults}
+
     def dump(self):
         with self.lock:
             return {"resourceVersion": str(self.rv), "floor": self.floor,
@@ -1139,7 +1288,8 @@ class State:
                     "accessReviews": self.access_reviews,
                     "watchers": [w.describe() for w in self.watchers],
                     "slowWatchersClosed": self.slow_watchers_closed,
-                    "pvController": self.pv_controller.log}
+                    "pvController": self.pv_controller.log, "draController": self.dra_controller.log,
+                    "claimLog": self.claim_log}
 
 # ---------------------------------------------------------------------------------------
 # Per-kind strategy: defaults and admission on create, validation
@@ -1367,10 +1517,53 @@ def namespace_prepare_create(state, ns):
     ns["status"] = {"phase": "Active"}
 
 
-PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create}
-PREPARE_UPDATE = {"/pods": pod_prepare_update}
+CLAIMS = "resource.k8s.io/resourceclaims"
+
+
+def claim_prepare_create(state, claim):
+    """The claim strategy: status starts empty."""
+    claim.pop("status", None)
+
+
+def claim_prepare_update(state, claim, old):
+    """What Go's decoder and omitempty make of a status written with nulls: nothing."""
+    status = claim.get("status")
+    if isinstance(status, dict):
+        for k in [k for k, v in status.items() if v is None or v == []]:
+            del status[k]
+        if not status:
+            del claim["status"]
+
+
+def claim_validate_update(res, claim, old):
+    """ValidateResourceClaimUpdate and ValidateResourceClaimStatusUpdate (resource.k8s.io/v1),
+    the rules a scheduler's writes meet: the spec is immutable; reservedFor needs an allocation,
+    holds at most 256 consumers, each uid once; an allocation is immutable once set."""
+    name = claim["metadata"]["name"]
+    causes = []
+    if claim.get("spec") != old.get("spec"):
+        causes.append(("spec", "Invalid value: %s: field is immutable" % dumps(claim.get("spec"))))
+    status, ostatus = claim.get("status") or {}, old.get("status") or {}
+    reserved = status.get("reservedFor") or []
+    if reserved and status.get("allocation") is None:
+        causes.append(("status.reservedFor", "Forbidden: may not be specified when `allocated` is not set"))
+    if len(reserved) > 256:
+        causes.append(("status.reservedFor", "Too many: %d: must have at most 256 items" % len(reserved)))
+    uids = [r.get("uid") for r in reserved]
+    for i, u in enumerate(uids):
+        if u in uids[:i]:
+            causes.append(("status.reservedFor[%d].uid" % i, 'Duplicate value: "%s"' % u))
+    if ostatus.get("allocation") is not None and status.get("allocation") is not None and \
+            status["allocation"] != ostatus["allocation"]:
+        causes.append(("status.allocation", "Invalid value: %s: field is immutable" % dumps(status["allocation"])))
+    if causes:
+        raise invalid(res, "ResourceClaim", name, causes)
+
+
+PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create, CLAIMS: claim_prepare_create}
+PREPARE_UPDATE = {"/pods": pod_prepare_update, CLAIMS: claim_prepare_update}
 VALIDATE = {"/pods": pod_validate, "coordination.k8s.io/leases": lease_validate, "events": event_validate}
-VALIDATE_UPDATE = {"events": event_validate_update}
+VALIDATE_UPDATE = {"events": event_validate_update, CLAIMS: claim_validate_update}
 
 # ---------------------------------------------------------------------------------------
 # Watches
@@ -1656,6 +1849,14 @@ class Handler(BaseHTTPRequestHandler):
         reason, msg = {429: ("TooManyRequests", "Too many requests, please try again later."),
                        503: ("ServiceUnavailable", "the server is currently unable to handle the request")}.get(
             code, ("InternalError", "Internal error occurred: injected fault"))
+        if code == 409:  # a Conflict as an update at a stale resourceVersion gets it
+            try:
+                res, _, name, _, _ = self.route(url.path.rstrip("/"))
+                err = conflict(res.resource, res.group, name or "", MODIFIED_MSG)
+            except ApiError:
+                err = conflict("", "", "", MODIFIED_MSG)
+            self.send_json(409, err.status())
+            return True
         self.send_json(code, status_object(code, reason, msg, {"retryAfterSeconds": 1} if code == 429 else None),
                        {"Retry-After": "1"} if code in (429, 503) else None)
         return True
@@ -1709,7 +1910,7 @@ class Handler(BaseHTTPRequestHandler):
             return True
         groups = {}
         for r in RESOURCES:
-            if r.group:
+            if r.group and r.group not in self.server.opts.disable_group:
                 groups.setdefault(r.group, r.version)
         if path == "/apis":
             self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
@@ -1720,7 +1921,8 @@ class Handler(BaseHTTPRequestHandler):
         if not m:
             return False
         group, version = (m.group(2), m.group(3)) if m.group(2) else ("", m.group(1))
-        rs = [r for r in RESOURCES if r.group == group and r.version == version]
+        rs = [r for r in RESOURCES if r.group == group and r.version == version and
+              group not in self.server.opts.disable_group]
         if not rs:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         out = []
@@ -1755,7 +1957,7 @@ class Handler(BaseHTTPRequestHandler):
         if len(segs) >= 3 and segs[0] == "namespaces" and (group, version, segs[2]) in BY_PATH:
             ns, segs = segs[1], segs[2:]
         res = BY_PATH.get((group, version, segs[0])) if segs else None
-        if res is None or len(segs) > 3:
+        if res is None or len(segs) > 3 or group in self.server.opts.disable_group:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if ns is not None and not res.namespaced:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -1811,7 +2013,8 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "DELETE":
             options = strict_json(body) if body.strip() else {}
             out = state.delete(res, ns, name, options)
-            if res.resource == "pods":  # ReturnDeletedObject
+            # ReturnDeletedObject (pods), or an object its finalizers keep: the object
+            if res.resource == "pods" or out["metadata"].get("finalizers"):
                 return self.send_json(200, out)
             st = success_status(200)
             st["details"] = {"name": name, "group": res.group, "kind": res.resource,
@@ -2221,6 +2424,15 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, {"watchers": n})
             if what == "pv-controller":
                 return self.send_json(200, state.pv_controller.configure(args))
+            if what == "dra-controller":
+                return self.send_json(200, state.dra_controller.configure(args))
+            if what == "claim-interference":
+                state.claim_interference = int(args.get("count", 1))
+                return self.send_json(200, {})
+            if what == "dra-log":
+                return self.send_json(200, state.dra_log(args.get("since", 0)))
+            if what == "dra-summary":
+                return self.send_json(200, state.dra_summary())
             if what == "config":
                 if "watch410" in args:
                     state.watch_410 = args["watch410"]
@@ -2336,6 +2548,8 @@ def main(argv=None):
     p.add_argument("--max-watch-seconds", type=float, default=0, help="end every watch after this long")
     p.add_argument("--watch-buffer", type=int, default=0,
                    help="events a watcher may have waiting; a watcher further behind is closed (0: unbounded)")
+    p.add_argument("--disable-group", action="append", default=[],
+                   help="serve nothing of this API group (resource.k8s.io: as kube-apiserver before v1.34)")
     p.add_argument("-v", "--verbose", action="store_true")
     opts = p.parse_args(argv)
     opts.tokens = {}
@@ -2376,6 +2590,7 @@ def main(argv=None):
                 state.compact_by_age()
     threading.Thread(target=compactor, daemon=True).start()
     state.pv_controller.start()
+    state.dra_controller.start()
     sys.stderr.write("apiserver: listening on %s://%s:%d\n" % (scheme, opts.address, port))
     sys.stderr.flush()
     try:

@@ -732,6 +732,140 @@ class ServerTest(harness.ServerTestCase):
         finally:
             self.c.test("config", {"watchBuffer": 0})
 
+    # ---- resource.k8s.io ----
+
+    def dra_claim_pod(self, ns, name, **ref):
+        return pod(name, resourceClaims=[dict({"name": "gpu"}, **ref)])
+
+    def test_resource_k8s_io_kinds(self):
+        self.c.test("dra-controller", {"enabled": False})  # the API alone (its test follows)
+        try:
+            self.resource_k8s_io_kinds()
+        finally:
+            self.c.test("dra-controller", {"enabled": True})
+
+    def resource_k8s_io_kinds(self):
+        ns = self.ns()
+        r = "/apis/resource.k8s.io/v1"
+        names = {x["name"] for x in self.c.must("GET", r)["resources"]}
+        self.assertEqual(names, {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status",
+                                 "resourceclaimtemplates"})
+        self.c.must("POST", r + "/resourceslices", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s-" + ns},
+            "spec": {"driver": "d", "nodeName": "n-" + ns, "pool": {"name": "p", "resourceSliceCount": 1}}})
+        items = self.c.must("GET", r + "/resourceslices?fieldSelector=spec.nodeName%3Dn-" + ns)["items"]
+        self.assertEqual([i["metadata"]["name"] for i in items], ["s-" + ns])
+        path = r + "/namespaces/%s/resourceclaims" % ns
+        uid = self.c.must("POST", PODS % ns, pod("p"))["metadata"]["uid"]
+        claim = self.c.must("POST", path, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                           "metadata": {"name": "c"}, "spec": {"devices": {}},
+                                           "status": {"reservedFor": [{"resource": "pods"}]}})
+        self.assertNotIn("status", claim, "status starts empty")
+        # reservedFor needs an allocation; the main resource keeps status
+        claim["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": uid}]}
+        self.assertStatus(self.c.put(path + "/c/status", claim), 422, "Invalid",
+                          "status.reservedFor: Forbidden: may not be specified when `allocated` is not set")
+        claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+        claim = self.c.must("PUT", path + "/c", claim)
+        self.assertNotIn("status", claim)
+        alloc = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "x"}]}}
+        claim["status"] = {"allocation": alloc, "reservedFor": [{"resource": "pods", "name": "p", "uid": uid}]}
+        claim = self.c.must("PUT", path + "/c/status", claim)
+        self.assertEqual(claim["status"]["allocation"], alloc)
+        changed = json.loads(json.dumps(claim))
+        changed["status"]["allocation"]["devices"]["results"][0]["device"] = "y"
+        self.assertStatus(self.c.put(path + "/c/status", changed), 422, "Invalid", "status.allocation")
+        # Unreserve's patch (reservedFor merges by uid); a PUT of nulls keeps nothing
+        claim = self.c.must("PATCH", path + "/c/status", {"metadata": {"uid": claim["metadata"]["uid"]}, "status": {
+            "reservedFor": [{"$patch": "delete", "uid": uid}]}})
+        self.assertEqual(claim["status"], {"allocation": alloc})
+        # deletion with a finalizer: deletionTimestamp, the object answered; gone with the finalizer
+        deleting = self.c.must("DELETE", path + "/c")
+        self.assertTrue(deleting["metadata"]["deletionTimestamp"])
+        self.assertEqual(self.c.get(path + "/c").status, 200)
+        deleting["metadata"]["finalizers"].append("new")
+        self.assertStatus(self.c.put(path + "/c", deleting), 422, "Invalid", "no new finalizers")
+        deleting["metadata"]["finalizers"] = []
+        self.c.must("PUT", path + "/c", deleting)
+        self.assertEqual(self.c.get(path + "/c").status, 404)
+        log = [e for e in self.c.test("dra-log")["claimLog"] if e["claim"] == ns + "/c"]
+        self.assertEqual([e["type"] for e in log], ["ADDED"] + ["MODIFIED"] * 4 + ["DELETED"])
+        self.assertEqual([e["devices"] for e in log], [None, None, ["d/p/x"], ["d/p/x"], ["d/p/x"], None])
+
+    def test_resourceclaim_controller(self):
+        ns = self.ns()
+        r = "/apis/resource.k8s.io/v1/namespaces/%s" % ns
+        self.c.must("POST", PODS % ns, self.dra_claim_pod(ns, "waits", resourceClaimTemplateName="t"))
+        self.c.must("POST", r + "/resourceclaimtemplates", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"},
+            "spec": {"metadata": {"labels": {"a": "b"}}, "spec": {"devices": {"requests": []}}}})
+        deadline = time.monotonic() + 10
+        while True:
+            p = self.c.must("GET", PODS % ns + "/waits")
+            if (p.get("status") or {}).get("resourceClaimStatuses") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        made = p["status"]["resourceClaimStatuses"]
+        self.assertEqual([m["name"] for m in made], ["gpu"])
+        name = made[0]["resourceClaimName"]
+        self.assertTrue(name.startswith("waits-gpu-"), name)
+        claim = self.c.must("GET", r + "/resourceclaims/" + name)
+        self.assertEqual(claim["metadata"]["labels"], {"a": "b"})
+        self.assertEqual(claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"], "gpu")
+        owner = claim["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["name"], owner["uid"], owner["controller"]),
+                         ("Pod", "waits", p["metadata"]["uid"], True))
+        # a scheduler's finalizer on a claim nobody used yet is left alone
+        claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+        claim = self.c.must("PUT", r + "/resourceclaims/" + name, claim)
+        claim["status"] = {"allocation": {"devices": {}}, "reservedFor": [
+            {"resource": "pods", "name": "waits", "uid": p["metadata"]["uid"]}]}
+        claim = self.c.must("PUT", r + "/resourceclaims/%s/status" % name, claim)
+        time.sleep(0.3)
+        self.assertEqual(self.c.must("GET", r + "/resourceclaims/" + name)["metadata"]["resourceVersion"],
+                         claim["metadata"]["resourceVersion"])
+        # the pod goes: reservation dropped and allocation cleared, finalizer removed, claim deleted
+        self.c.must("DELETE", PODS % ns + "/waits")
+        deadline = time.monotonic() + 10
+        while self.c.get(r + "/resourceclaims/" + name).status != 404 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.c.get(r + "/resourceclaims/" + name).status, 404)
+        actions = [a["action"] for a in self.c.test("dra-log")["draController"] if a.get("claim") == ns + "/" + name]
+        self.assertEqual(actions, ["claim-created", "deallocated", "finalizer-removed", "claim-deleted"])
+
+    def test_claim_conflicts_and_interference(self):
+        ns = self.ns()
+        path = "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims" % ns
+        claim = self.c.must("POST", path, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                           "metadata": {"name": "c"}, "spec": {}})
+        self.c.test("fault", {"method": "PUT", "path": "^%s/c/status$" % path, "code": 409, "count": 1})
+        self.assertStatus(self.c.put(path + "/c/status", claim), 409, "Conflict",
+                          'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c": the object has been '
+                          'modified')
+        # another writer gets in first: an update at the version read is a real conflict
+        self.c.test("claim-interference", {"count": 1})
+        claim["metadata"]["labels"] = {"x": "y"}
+        self.assertStatus(self.c.put(path + "/c", claim), 409, "Conflict")
+        fresh = self.c.must("GET", path + "/c")
+        self.assertEqual(fresh["metadata"]["annotations"]["e2e.ksched.io/touched"], "1")
+        fresh["metadata"]["labels"] = {"x": "y"}
+        self.c.must("PUT", path + "/c", fresh)
+        users = [e["user"] for e in self.c.test("dra-log")["claimLog"] if e["claim"] == ns + "/c"]
+        self.assertEqual(users, ["admin", "other-writer", "admin"])
+
+    def test_disabled_group(self):
+        srv = harness.ApiServer(self.tmp, None, extra=["--disable-group", "resource.k8s.io"])
+        try:
+            c = srv.client()
+            self.assertStatus(c.get("/apis/resource.k8s.io/v1"), 404, "NotFound")
+            self.assertStatus(c.get("/apis/resource.k8s.io/v1/resourceclaims"), 404, "NotFound")
+            groups = [g["name"] for g in c.must("GET", "/apis")["groups"]]
+            self.assertNotIn("resource.k8s.io", groups)
+            self.assertIn("storage.k8s.io", groups)
+            c.close()
+        finally:
+            srv.stop()
+
 
 class PatchTest(unittest.TestCase):
     """The patch functions alone."""
