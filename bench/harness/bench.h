@@ -4,10 +4,13 @@
  *
  * bench_workload.c reads a workload file (bench/workloads/NAME.yaml, modelled on
  * kube-scheduler's scheduler_perf performance-config.yaml: a workloadTemplate of opcodes,
- * named pod and node templates that are v1 objects, and sized workloads that bind the
- * template's $params); bench_cluster.c builds the generated cluster and the objects the
- * templates describe; bench_stats.c holds the latency histogram and the process's
- * resource figures; bench_run.c runs the opcodes through the real scheduler and reports.
+ * named pod, node and object templates, and sized workloads that bind the template's
+ * $params); bench_cluster.c builds the generated cluster and the objects the templates
+ * describe; bench_dra.c the objects of Dynamic Resource Allocation (a test driver's
+ * ResourceSlices, DeviceClasses, claims and their templates, claims allocated ahead) and
+ * the record of the allocations --check verifies; bench_stats.c holds the latency histogram
+ * and the process's resource figures; bench_run.c runs the opcodes through the real
+ * scheduler and reports.
  *
  * Context: everything here runs on the command's main thread, except the event callback
  * in bench_run.c (binder threads).
@@ -20,7 +23,10 @@
 #include <stdio.h>
 
 #include "ksched/api_types.h"
+#include "ksched/dra_api.h"
+#include "ksched/dra_types.h"
 #include "ksched/error.h"
+#include "ksched/loader.h"
 #include "ksched/spin.h" /* ks__mono_ns */
 #include "ksched/yaml_tree.h"
 
@@ -30,6 +36,22 @@ enum ks_bench_opcode {
     KS_BENCH_CREATE_NODES,
     KS_BENCH_CREATE_PODS,
     KS_BENCH_CHURN,
+    KS_BENCH_CREATE_RESOURCE_DRIVER, /* a DRA test driver's ResourceSlices (upstream's createResourceDriver)
+                                      */
+    KS_BENCH_CREATE_ANY,             /* objects from an objectTemplates entry (upstream's createAny) */
+    KS_BENCH_ALLOC_RESOURCE_CLAIMS,  /* claims allocated without a pod (upstream's allocResourceClaims) */
+};
+
+/*
+ * One attribute (or capacity) of a createResourceDriver op's devices: device d of the k-th
+ * node the op matches takes values[(k * maxClaimsPerNode + d) % nvalues], so the devices take
+ * the values in turn across the nodes.
+ */
+struct ks_bench_device_attr {
+    const char *name;              /* a qualified name, as in a ResourceSlice */
+    enum ks_device_attr_kind kind; /* attributes: the value's type; capacities: unused */
+    uint32_t nvalues;
+    const char **values; /* the scalars as written (an int, a bool, a quantity: checked by the decoder) */
 };
 
 /* What every pod of a createPods op must end as (checked by --check). */
@@ -59,6 +81,27 @@ struct ks_bench_op {
     /* churn (mode recreate): every interval_pods measured cycles, create or delete @number objects */
     uint32_t interval_pods;
     uint32_t number;
+    /*
+     * createPods: steadyState (upstream's: count pods at a time, each batch deleted with its
+     * generated claims once bound and replaced by the next) until totalPods pods were created
+     * in all (upstream runs for a duration instead); skipWaitToCompletion: queue the pods and
+     * go on to the next op without scheduling them.
+     */
+    bool steady_state, skip_wait;
+    const char *total_param; /* a $param name, or NULL for total */
+    int64_t total;
+    /* createResourceDriver */
+    const char *driver_name;
+    const char *nodes;            /* fnmatch pattern of the nodes with devices; NULL: every node */
+    const char *max_claims_param; /* maxClaimsPerNodeParam without the $, or NULL for max_claims */
+    int64_t max_claims;           /* devices per node */
+    bool own_devices;             /* deviceAttributes or deviceCapacity given: upstream's devices replaced */
+    uint32_t nattrs, ncapacity;
+    struct ks_bench_device_attr *attrs, *capacity;
+    /* createAny: an object of objectTemplates (count/countParam: that many, numbered) */
+    const struct ks_yaml_node *object_template;
+    enum ks_kind object_kind;
+    bool numbered; /* count or countParam given */
 };
 
 struct ks_bench_param {
@@ -143,6 +186,84 @@ int ks_bench_node_from(const struct ks_yaml_node *tmpl, const char *file, const 
 
 /* ks_bench_template_prefix - metadata.generateName of @tmpl, or @dflt. */
 const char *ks_bench_template_prefix(const struct ks_yaml_node *tmpl, const char *dflt);
+
+/* ---- Dynamic Resource Allocation (bench_dra.c) ----------------------------------------------- */
+
+/*
+ * ks_bench_driver_slices - the ResourceSlices of createResourceDriver @op, as upstream's
+ * resourceSlice() makes them: for each of the @n node names @names that the op's nodes
+ * pattern matches (fnmatch, as filepath.Match; every node without a pattern), one slice
+ * named after the node, on that node, of the op's driver, alone in the pool named after the
+ * node (generation 1, resourceSliceCount 1), with @per_node devices instance-0, instance-1...
+ * Upstream's devices have the attributes model "A100", family "GPU", driverVersion 1.2.3 and
+ * dra.example.com/numa = the device's index, and capacity memory 1Gi (its binding conditions,
+ * which only a feature gate the benchmark does not turn on reads, are left out); the op's
+ * deviceAttributes and deviceCapacity replace them. Each slice is decoded from its YAML by the
+ * loader's decoder and pushed to @objs (before a scheduler reads it). Returns the number of
+ * slices, -EINVAL with @err at the op's line in @file, or -ENOMEM. One thread.
+ */
+int ks_bench_driver_slices(const struct ks_bench_op *op, const char *file, int64_t per_node,
+                           const char *const *names, uint32_t n, struct ks_objects *objs,
+                           struct ks_error *err);
+
+/*
+ * ks_bench_create_any - createAny @op: its object template decoded @count times (numbered:
+ * named <generateName or name->0, -1, ...; else once, as named), in the op's namespace when
+ * it is namespaced, its device selectors checked as the API server does (ksched/dra_check.h),
+ * pushed to @objs. 0, -EINVAL with @err (file @file), or -ENOMEM. One thread.
+ */
+int ks_bench_create_any(const struct ks_bench_op *op, const char *file, int64_t count,
+                        struct ks_objects *objs, struct ks_error *err);
+
+/*
+ * ks_bench_alloc_claims - allocResourceClaims: every unallocated ResourceClaim of @objs in
+ * @namespace (NULL: all) allocated, one after the other, on the first of the @n @nodes,
+ * tried from a random one (@seed) onwards, where the structured allocator finds its devices
+ * among the set's slices and what the claims before it took; the allocation is written into
+ * the claim's status. Upstream's op does this through the API server before the measured
+ * pods come. Returns the number allocated, or -EINVAL with the claim and the reason in @msg
+ * (no node has room), -ENOMEM. Before a scheduler reads the set; one thread.
+ */
+int ks_bench_alloc_claims(struct ks_objects *objs, const char *namespace, struct ks_node *const *nodes,
+                          uint32_t n, uint64_t seed, char *msg, size_t len);
+
+/*
+ * The allocations the scheduler published, for --check: a struct ks_dra_api (as ksched serve
+ * gives DynamicResources one to write through) that records every claim's allocation instead
+ * of sending it, and counts every device found allocated to two claims at once. In process
+ * the plugin keeps its allocations in its claim tracker, which it does not expose; with the
+ * record it writes them here (and sends the queue no claim update events, which only an
+ * informer would deliver then).
+ */
+struct ks_bench_dra_record;
+
+/*
+ * ks_bench_dra_record_create - a record that starts with the allocations the claims of @objs
+ * already have (allocResourceClaims). 0 or -ENOMEM. Main thread, before the scheduler.
+ */
+int ks_bench_dra_record_create(const struct ks_objects *objs, struct ks_bench_dra_record **out);
+void ks_bench_dra_record_destroy(struct ks_bench_dra_record *rec); /* accepts NULL */
+
+/* ks_bench_dra_record_api - the API the scheduler writes through (ks_scheduler_opts.dra_api). */
+const struct ks_dra_api *ks_bench_dra_record_api(struct ks_bench_dra_record *rec);
+
+/* ks_bench_dra_record_forget - claim @c was deleted: its devices are free. Any thread. */
+void ks_bench_dra_record_forget(struct ks_bench_dra_record *rec, const struct ks_resource_claim *c);
+
+/*
+ * ks_bench_dra_record_conflicts - how many times a device was written as allocated to a claim
+ * while another claim held it, with the first such case in @example. Any thread.
+ */
+uint64_t ks_bench_dra_record_conflicts(struct ks_bench_dra_record *rec, char *example, size_t len);
+
+/*
+ * ks_bench_dra_record_check_pod - @pod is bound to node @node (interned): each of its claims
+ * has a recorded allocation, and every device of it is in a pool of @node (by the slices of
+ * @objs; pools that are not a node's pass). 0, or -1 with the first problem in @msg. Main
+ * thread, after the scheduling.
+ */
+int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *rec, const struct ks_objects *objs,
+                                  const struct ks_pod *pod, uint32_t node, char *msg, size_t len);
 
 /* ---- measurement (bench_stats.c) ------------------------------------------------------------- */
 

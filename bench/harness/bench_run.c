@@ -27,6 +27,23 @@
  * The churn op creates and deletes its node and pod through the scheduler's events between
  * two timed cycles, every intervalPods cycles.
  *
+ * Dynamic Resource Allocation: a workload with createResourceDriver, createAny or
+ * allocResourceClaims ops gets an object set (opts.objects) that holds its ResourceSlices,
+ * DeviceClasses, ResourceClaimTemplates and ResourceClaims, all made before the scheduler
+ * starts, whatever their place among the ops (the nodes' names are known ahead: node i of
+ * the createNodes ops is <prefix><i>); nothing reads them before the pods that need them.
+ * The claims of pods that name a ResourceClaimTemplate are made then too, as the
+ * resourceclaim controller makes them (ks_dra_make_pod_claims), so they exist before their
+ * pods reach the scheduler: DynamicResources' PreEnqueue looks a pod's claims up in its
+ * claim tracker, which takes in the set's changes only at a PreFilter. A steadyState op
+ * (upstream's: count pods at a time; once all are bound they are deleted, with their claims,
+ * and the next count pods come) keeps that order while the scheduler runs: the claims of
+ * batch n+1 join the set (on this thread, between cycles, with gen moved, loader.h) when
+ * batch n is queued, so that batch n's first PreFilter takes them in before batch n+1 is
+ * queued; a deleted batch's claims leave the set (gen moved) and are freed only after the
+ * scheduler, as the tracker and binder threads may still hold them. Claim additions and
+ * deletions are offered to the queue as the claim informer's events.
+ *
  * Context: the main thread is the scheduling thread and the only event source; the event
  * callback runs on binder threads (and the scheduling thread) and touches only atomics.
  */
@@ -35,6 +52,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
+#include "ksched/dra_controller.h"
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
 #include "ksched/queue.h"
@@ -65,6 +83,22 @@ struct bench_pod {
     _Atomic uint8_t state;   /* enum pod_state */
     _Atomic uint32_t node;   /* the node it was bound to */
     _Atomic uint32_t events; /* Unschedulable events: attempts that failed */
+    bool deleted;            /* a steadyState pod deleted after its batch (main thread) */
+};
+
+/*
+ * The claims of a steadyState op's pods, made before the run: claims[first[k] .. first[k + 1])
+ * are pod k's. Claims [removed, pushed) are in the object set (which owns them), at
+ * of[KS_KIND_RESOURCE_CLAIM].items[base ...]; the others are the run's to free, after the
+ * scheduler.
+ */
+struct steady {
+    uint32_t opi;
+    uint32_t batch;
+    uint32_t nclaims, pushed, removed, base;
+    uint32_t *first;
+    struct ks_resource_claim **claims;
+    uint32_t batches;
 };
 
 struct bench_run {
@@ -102,6 +136,14 @@ struct bench_run {
     uint64_t cluster_bytes;
     uint32_t churn_steps;
     bool tty;
+
+    /* Dynamic Resource Allocation (NULL without its ops) */
+    struct ks_objects *objs;
+    struct ks_bench_dra_record *record; /* --check: the allocations the scheduler wrote */
+    struct steady steady;
+    uint32_t nplanned; /* the createNodes ops' nodes, by name, as they will be made */
+    char **planned;
+    uint32_t *planned_op;
 };
 
 /* ---- the pod table ------------------------------------------------------------------------------ */
@@ -222,17 +264,37 @@ static void perf_ctl(const char *cmd)
 
 /* ---- ops ------------------------------------------------------------------------------------------- */
 
+/* $@name of the size, or of the flags that override it (--nodes, --pods, --existing-pods); -1: none. */
+static int64_t param_value(const struct bench_run *r, const char *name)
+{
+    if (strcmp(name, "initNodes") == 0)
+        return r->a.nodes;
+    if (strcmp(name, "measurePods") == 0 && r->a.pods >= 0)
+        return r->a.pods;
+    if (strcmp(name, "initPods") == 0 && r->a.existing >= 0)
+        return r->a.existing;
+    return ks_bench_param(r->size, name, -1);
+}
+
+/* The op's count (a steadyState createPods: its pods at a time), -1 when its $param is not defined. */
+static int64_t op_batch(const struct bench_run *r, const struct ks_bench_op *op)
+{
+    return op->count_param ? param_value(r, op->count_param) : op->count;
+}
+
+/* The objects the op makes: its count, or a steadyState createPods' total. */
 static int64_t op_count(const struct bench_run *r, const struct ks_bench_op *op)
 {
-    if (!op->count_param)
-        return op->count;
-    if (strcmp(op->count_param, "initNodes") == 0)
-        return r->a.nodes;
-    if (strcmp(op->count_param, "measurePods") == 0 && r->a.pods >= 0)
-        return r->a.pods;
-    if (strcmp(op->count_param, "initPods") == 0 && r->a.existing >= 0)
-        return r->a.existing;
-    return ks_bench_param(r->size, op->count_param, -1);
+    if (op->steady_state)
+        return op->total_param ? param_value(r, op->total_param) : op->total;
+    return op_batch(r, op);
+}
+
+static int undefined_param(const struct bench_run *r, const struct ks_bench_op *op, const char *param)
+{
+    fprintf(stderr, "ksched bench: %s:%d: size %s does not define $%s\n", r->w->file, op->line, r->size->name,
+            param);
+    return -EINVAL;
 }
 
 /* Churn steps the measured phase can reach: one every interval_pods cycles, with slack for retries. */
@@ -274,9 +336,14 @@ static int decode_pods(struct bench_run *r)
         int64_t n = op->code == KS_BENCH_CREATE_PODS ? op_count(r, op)
                     : op->code == KS_BENCH_CHURN     ? (int64_t)churn_creates(r, op) * op->number
                                                      : 0;
-        if (n < 0) {
-            fprintf(stderr, "ksched bench: %s:%d: size %s does not define $%s\n", w->file, op->line,
-                    r->size->name, op->count_param);
+        if (n < 0)
+            return undefined_param(r, op,
+                                   op->steady_state && op->total_param ? op->total_param : op->count_param);
+        if (op->steady_state && op_batch(r, op) < 0)
+            return undefined_param(r, op, op->count_param);
+        if (op->steady_state && op_batch(r, op) < 1) {
+            fprintf(stderr, "ksched bench: %s:%d: a steadyState createPods needs a count of at least 1\n",
+                    w->file, op->line);
             return -EINVAL;
         }
         r->op_count[i] = (uint32_t)n;
@@ -354,9 +421,10 @@ static int create_nodes(struct bench_run *r, const struct ks_bench_op *op, uint3
     return 0;
 }
 
-static int queue_pods(struct bench_run *r, uint32_t op)
+/* Pods @from .. @to of op @op join the queue. */
+static int queue_range(struct bench_run *r, uint32_t op, uint32_t from, uint32_t to)
 {
-    for (uint32_t k = 0; k < r->op_count[op]; k++) {
+    for (uint32_t k = from; k < to; k++) {
         int rc = ks_scheduler_add_pod(r->s, r->pods[r->op_first[op] + k].pod);
         if (rc != 0) {
             fprintf(stderr, "ksched bench: %s\n",
@@ -367,11 +435,16 @@ static int queue_pods(struct bench_run *r, uint32_t op)
     return 0;
 }
 
-/* The unmeasured pods of @op, scheduled to completion. */
+static int queue_pods(struct bench_run *r, uint32_t op)
+{
+    return queue_range(r, op, 0, r->op_count[op]);
+}
+
+/* The unmeasured pods of @op, scheduled to completion (skipWaitToCompletion: only queued). */
 static int create_pods(struct bench_run *r, uint32_t op)
 {
     int rc = queue_pods(r, op);
-    if (rc < 0)
+    if (rc < 0 || r->w->ops[op].skip_wait)
         return rc;
     int64_t t0 = ks__mono_ns();
     uint64_t n = 0;
@@ -472,11 +545,358 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     return 0;
 }
 
+/* ---- steady state --------------------------------------------------------------------------------- */
+
+/* The steadyState op's claims up to @upto join the set, as the claim informer delivers them. */
+static int steady_push(struct bench_run *r, uint32_t upto)
+{
+    struct steady *st = &r->steady;
+    uint32_t from = st->pushed;
+
+    if (upto <= from)
+        return 0;
+    for (uint32_t i = from; i < upto; i++) {
+        if (ks_objects_push(r->objs, KS_KIND_RESOURCE_CLAIM, st->claims[i]) < 0) {
+            r->objs->gen[KS_KIND_RESOURCE_CLAIM]++;
+            return -ENOMEM;
+        }
+        st->pushed = i + 1;
+    }
+    r->objs->gen[KS_KIND_RESOURCE_CLAIM]++; /* the claim tracker takes them in at its next PreFilter */
+    for (uint32_t i = from; i < upto; i++)
+        ks_scheduler_object_event(r->s, KS_ER_RESOURCE_CLAIM, NULL, st->claims[i]);
+    return 0;
+}
+
+/* The steadyState op's claims before @upto leave the set (their pods were deleted). */
+static void steady_remove(struct bench_run *r, uint32_t upto)
+{
+    struct steady *st = &r->steady;
+    struct ks_objvec *v = &r->objs->of[KS_KIND_RESOURCE_CLAIM];
+    uint32_t n = upto - st->removed;
+
+    if (upto <= st->removed)
+        return;
+    /* the op's claims in the set are one block at the end of the vector, oldest first */
+    memmove(&v->items[st->base], &v->items[st->base + n], (v->n - st->base - n) * sizeof(v->items[0]));
+    v->n -= n;
+    r->objs->gen[KS_KIND_RESOURCE_CLAIM]++;
+    for (uint32_t i = st->removed; i < upto; i++) {
+        ks_scheduler_object_event(r->s, KS_ER_RESOURCE_CLAIM, st->claims[i], NULL);
+        if (r->record)
+            ks_bench_dra_record_forget(r->record, st->claims[i]);
+    }
+    st->removed = upto;
+}
+
+/*
+ * A steadyState createPods op: batch after batch of st->batch pods queued, scheduled until
+ * idle, deleted with their claims. Measured (collectMetrics) as measure() measures: from
+ * the first batch queued to the last pod bound, every cycle timed.
+ */
+static int run_steady(struct bench_run *r, uint32_t opi)
+{
+    struct steady *st = &r->steady;
+    const struct ks_bench_op *op = &r->w->ops[opi];
+    uint32_t total = r->op_count[opi], first = r->op_first[opi];
+    bool measured = op->collect_metrics, claims = st->first != NULL; /* without DRA ops: pods only */
+    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s);
+    int64_t cpu0 = ks_bench_cpu_ns(), start = ks__mono_ns(), next_report = start;
+    int rc;
+
+    st->opi = opi;
+    st->batch = (uint32_t)op_batch(r, op); /* decode_pods checked it */
+    if (measured) {
+        perf_ctl("enable\n");
+        r->t0 = start;
+        atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
+    }
+    for (uint32_t b0 = 0; b0 < total; b0 += st->batch) {
+        uint32_t b1 = b0 + st->batch < total ? b0 + st->batch : total;
+        uint32_t b2 = b1 + st->batch < total ? b1 + st->batch : total;
+        /* this batch's claims are in the set (and the tracker); the next batch's join it now */
+        if ((rc = queue_range(r, opi, b0, b1)) < 0 || (claims && (rc = steady_push(r, st->first[b2])) < 0))
+            return rc;
+        for (;;) {
+            int64_t a = ks__mono_ns();
+            int got = ks_scheduler_schedule_one(r->s, false);
+            int64_t b = ks__mono_ns();
+            if (!got)
+                break;
+            if (measured) {
+                ks_hist_record(&r->hist, (uint64_t)(b - a));
+                r->cycles++;
+            }
+        }
+        uint64_t untimed = ks_scheduler_run_until_idle(r->s);
+        if (measured)
+            r->untimed_cycles += untimed;
+        /* all bound (or given up on): the batch goes, then its claims */
+        for (uint32_t k = b0; k < b1; k++) {
+            ks_scheduler_delete_pod(r->s, r->pods[first + k].pod);
+            r->pods[first + k].deleted = true;
+        }
+        if (claims)
+            steady_remove(r, st->first[b1]);
+        st->batches++;
+        int64_t now = ks__mono_ns();
+        if (now >= next_report) {
+            progress(r, measured ? "measure" : "steady", b1, total, start);
+            next_report = now + 50 * 1000 * 1000;
+        }
+    }
+    if (measured) {
+        int64_t end = ks__mono_ns();
+        r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
+        atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
+        r->cpu_ns = ks_bench_cpu_ns() - cpu0;
+        int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
+        r->t_end =
+            atomic_load_explicit(&r->measured_bound, memory_order_relaxed) && last > r->t0 ? last : end;
+        r->t_idle = end;
+        perf_ctl("disable\n");
+    }
+    progress_done(r);
+    return 0;
+}
+
+/* ---- Dynamic Resource Allocation's objects ---------------------------------------------------------- */
+
+static bool has_dra_ops(const struct ks_bench_workload *w)
+{
+    for (uint32_t i = 0; i < w->nops; i++) {
+        enum ks_bench_opcode c = w->ops[i].code;
+        if (c == KS_BENCH_CREATE_RESOURCE_DRIVER || c == KS_BENCH_CREATE_ANY ||
+            c == KS_BENCH_ALLOC_RESOURCE_CLAIMS)
+            return true;
+    }
+    return false;
+}
+
+/* The names createNodes' nodes will have (create_nodes() counts with the same r->next_node). */
+static int plan_nodes(struct bench_run *r)
+{
+    char name[128];
+    uint32_t id = 0;
+
+    for (uint32_t i = 0; i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        if (op->code != KS_BENCH_CREATE_NODES)
+            continue;
+        int64_t n = op->count_param ? param_value(r, op->count_param) : op->count;
+        if (n < 0)
+            return undefined_param(r, op, op->count_param);
+        const char *prefix =
+            op->node_template ? ks_bench_template_prefix(op->node_template, "node-") : "node-";
+        char **names = realloc(r->planned, (r->nplanned + (size_t)n + 1) * sizeof(*names));
+        uint32_t *ops = names ? realloc(r->planned_op, (r->nplanned + (size_t)n + 1) * sizeof(*ops)) : NULL;
+        if (names)
+            r->planned = names;
+        if (!names || !ops)
+            return -ENOMEM;
+        r->planned_op = ops;
+        for (int64_t k = 0; k < n; k++) {
+            snprintf(name, sizeof(name), "%s%u", prefix, id++);
+            if (!(r->planned[r->nplanned] = strdup(name)))
+                return -ENOMEM;
+            r->planned_op[r->nplanned++] = i;
+        }
+    }
+    return 0;
+}
+
+/* The planned nodes of createNodes ops before op @opi, built apart from the cluster (allocResourceClaims). */
+static int planned_nodes(struct bench_run *r, uint32_t opi, struct ks_node ***out, uint32_t *n)
+{
+    struct ks_error err = {0};
+    struct ks_node **nodes = calloc(r->nplanned ? r->nplanned : 1, sizeof(*nodes));
+
+    *n = 0;
+    if (!nodes)
+        return -ENOMEM;
+    *out = nodes;
+    for (uint32_t j = 0; j < r->nplanned && r->planned_op[j] < opi; j++) {
+        const struct ks_bench_op *op = &r->w->ops[r->planned_op[j]];
+        if (op->node_template) {
+            int rc = ks_bench_node_from(op->node_template, r->w->file, r->planned[j], &nodes[j], &err);
+            if (rc == -EINVAL)
+                return fail_input(&err);
+            if (rc < 0)
+                return rc;
+        } else if (!(nodes[j] = ks_bench_node(r->planned[j], j, op))) {
+            return -ENOMEM;
+        }
+        ++*n;
+    }
+    return 0;
+}
+
+/* createResourceDriver, createAny and allocResourceClaims, in order. */
+static int make_objects(struct bench_run *r)
+{
+    struct ks_error err = {0};
+    char msg[640];
+    int rc = 0;
+
+    for (uint32_t i = 0; i < r->w->nops && rc >= 0; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        switch (op->code) {
+        case KS_BENCH_CREATE_RESOURCE_DRIVER: {
+            int64_t per_node = op->max_claims_param ? param_value(r, op->max_claims_param) : op->max_claims;
+            uint32_t before = 0;
+            if (per_node < 0)
+                return undefined_param(r, op, op->max_claims_param);
+            while (before < r->nplanned && r->planned_op[before] < i)
+                before++;
+            rc = ks_bench_driver_slices(op, r->w->file, per_node, (const char *const *)r->planned, before,
+                                        r->objs, &err);
+            break;
+        }
+        case KS_BENCH_CREATE_ANY: {
+            int64_t n = op_count(r, op);
+            if (n < 0)
+                return undefined_param(r, op, op->count_param);
+            rc = ks_bench_create_any(op, r->w->file, n, r->objs, &err);
+            break;
+        }
+        case KS_BENCH_ALLOC_RESOURCE_CLAIMS: {
+            struct ks_node **nodes = NULL;
+            uint32_t n = 0;
+            if ((rc = planned_nodes(r, i, &nodes, &n)) == 0) {
+                rc = ks_bench_alloc_claims(r->objs, op->namespace, nodes, n, r->a.seed, msg, sizeof(msg));
+                if (rc == -EINVAL)
+                    fprintf(stderr, "ksched bench: %s:%d: %s\n", r->w->file, op->line, msg);
+            }
+            for (uint32_t j = 0; nodes && j < r->nplanned; j++)
+                ks_node_destroy(nodes[j]);
+            free(nodes);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (rc == -EINVAL && err.set)
+        return fail_input(&err);
+    return rc < 0 ? rc : 0;
+}
+
+/* The claims of every pod that names a ResourceClaimTemplate, made as the resourceclaim controller does. */
+static int make_pod_claims(struct bench_run *r)
+{
+    struct ks_dra_claim_maker *m = NULL;
+    struct steady *st = &r->steady;
+    int rc = ks_dra_claim_maker_create(r->objs, r->a.seed, &m);
+
+    for (uint32_t i = 0; rc == 0 && i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        if (op->code != KS_BENCH_CREATE_PODS && op->code != KS_BENCH_CHURN)
+            continue;
+        if (op->steady_state) {
+            /* made now, joined to the set batch by batch (run_steady) */
+            uint32_t n = r->op_count[i], cap = 0;
+            st->opi = i;
+            st->batch = (uint32_t)op_batch(r, op);
+            if (!(st->first = calloc((size_t)n + 1, sizeof(*st->first))))
+                rc = -ENOMEM;
+            for (uint32_t k = 0; rc == 0 && k < n; k++) {
+                struct ks_pod *pod = r->pods[r->op_first[i] + k].pod;
+                st->first[k] = st->nclaims;
+                if (st->nclaims + pod->nclaims > cap) {
+                    cap = cap * 2 + pod->nclaims + 64;
+                    struct ks_resource_claim **c = realloc(st->claims, cap * sizeof(*c));
+                    if (!c) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    st->claims = c;
+                }
+                int made = ks_dra_make_pod_claims(m, r->objs, pod, &st->claims[st->nclaims]);
+                if (made < 0)
+                    rc = made;
+                else
+                    st->nclaims += (uint32_t)made;
+            }
+            if (st->first)
+                st->first[n] = st->nclaims;
+            continue;
+        }
+        struct ks_resource_claim *made[64];
+        for (uint32_t k = 0; rc == 0 && k < r->op_count[i]; k++) {
+            struct ks_pod *pod = r->pods[r->op_first[i] + k].pod;
+            if (pod->nclaims > sizeof(made) / sizeof(made[0])) {
+                fprintf(stderr, "ksched bench: %s:%d: a pod with more than %zu claims\n", r->w->file,
+                        op->line, sizeof(made) / sizeof(made[0]));
+                rc = -EINVAL;
+                break;
+            }
+            int n = ks_dra_make_pod_claims(m, r->objs, pod, made);
+            for (int c = 0; c < n; c++) {
+                if (rc == 0 && ks_objects_push(r->objs, KS_KIND_RESOURCE_CLAIM, made[c]) < 0)
+                    rc = -ENOMEM;
+                if (rc < 0)
+                    ks_resource_claim_destroy(made[c]);
+            }
+            if (n < 0)
+                rc = n;
+        }
+    }
+    ks_dra_claim_maker_destroy(m);
+    if (rc == 0 && st->first) {
+        /* the first batch's claims are in the set before the scheduler starts */
+        st->base = r->objs->of[KS_KIND_RESOURCE_CLAIM].n;
+        uint32_t b = st->batch < r->op_count[st->opi] ? st->batch : r->op_count[st->opi];
+        for (uint32_t i = 0; rc == 0 && i < st->first[b]; i++) {
+            if ((rc = ks_objects_push(r->objs, KS_KIND_RESOURCE_CLAIM, st->claims[i])) == 0)
+                st->pushed = i + 1;
+        }
+    }
+    return rc;
+}
+
+/* The object set of a workload with DRA ops, complete before the scheduler starts (see the file comment). */
+static int prepare_objects(struct bench_run *r)
+{
+    int rc;
+
+    if (!has_dra_ops(r->w))
+        return 0;
+    if (!(r->objs = calloc(1, sizeof(*r->objs))))
+        return -ENOMEM;
+    if ((rc = plan_nodes(r)) < 0 || (rc = make_objects(r)) < 0 || (rc = make_pod_claims(r)) < 0)
+        return rc;
+    if (r->a.check && (rc = ks_bench_dra_record_create(r->objs, &r->record)) < 0)
+        return rc;
+    return 0;
+}
+
+static void destroy_objects(struct bench_run *r)
+{
+    struct steady *st = &r->steady;
+
+    ks_objects_destroy(r->objs);
+    for (uint32_t i = 0; i < st->nclaims; i++) {
+        if (i < st->removed || i >= st->pushed)
+            ks_resource_claim_destroy(st->claims[i]);
+    }
+    free(st->claims);
+    free(st->first);
+    ks_bench_dra_record_destroy(r->record);
+    for (uint32_t i = 0; i < r->nplanned; i++)
+        free(r->planned[i]);
+    free(r->planned);
+    free(r->planned_op);
+}
+
 /* ---- checks (--check) -------------------------------------------------------------------------------- */
 
 static const char *const state_names[] = {"pending", "bound", "unschedulable", "preempted", "failed"};
 
-/* Every pod ended as its op expects, and no node holds more than it can. Returns the number of problems. */
+/*
+ * Every pod ended as its op expects, no node holds more than it can, and with DRA (the
+ * record of what the scheduler wrote) no device was allocated to two claims at once and
+ * every bound pod's claims are allocated on its node. Returns the number of problems.
+ */
 static uint32_t check(struct bench_run *r)
 {
     uint32_t bad = 0;
@@ -530,15 +950,34 @@ static uint32_t check(struct bench_run *r)
                         n->alloc_memory, n->npods, n->alloc_pods);
         }
     }
-    /* every pod the events call bound is on its node, unless that node was deleted (churn) */
+    /* every pod the events call bound is on its node, unless it or that node was deleted (steadyState, churn)
+     */
     uint64_t bound = 0;
+    uint32_t claims_bad = 0;
+    char msg[1024];
     for (uint32_t k = 0; k < r->npods; k++) {
         const struct bench_pod *bp = &r->pods[k];
-        if (atomic_load_explicit(&bp->state, memory_order_relaxed) == POD_BOUND &&
-            ks_snapshot_find(snap, atomic_load_explicit(&bp->node, memory_order_relaxed)))
-            bound++;
+        uint32_t node = atomic_load_explicit(&bp->node, memory_order_relaxed);
+        if (atomic_load_explicit(&bp->state, memory_order_relaxed) != POD_BOUND || bp->deleted ||
+            !ks_snapshot_find(snap, node))
+            continue;
+        bound++;
+        if (r->record && bp->pod->nclaims &&
+            ks_bench_dra_record_check_pod(r->record, r->objs, bp->pod, node, msg, sizeof(msg)) < 0 &&
+            claims_bad++ < 10)
+            fprintf(stderr, "ksched bench: check: %s\n", msg);
     }
     ks_rcu_read_unlock();
+    bad += claims_bad;
+    if (r->record) {
+        uint64_t twice = ks_bench_dra_record_conflicts(r->record, msg, sizeof(msg));
+        if (twice) {
+            bad++;
+            fprintf(stderr,
+                    "ksched bench: check: %" PRIu64 " devices allocated to two claims at once, first: %s\n",
+                    twice, msg);
+        }
+    }
     if (placed != bound) {
         bad++;
         fprintf(stderr,
@@ -617,6 +1056,14 @@ static void print_human(const struct bench_run *r, const struct bench_result *o)
            cores > 0 ? 100 * o->cpu_cores / cores : 0.0, cores);
     if (r->churn_steps)
         printf("  churn: %u steps\n", r->churn_steps);
+    if (r->steady.batches)
+        printf("  steady state: %u batches of %u pods, each deleted with its claims once bound\n",
+               r->steady.batches, r->steady.batch);
+    if (r->objs)
+        printf("  dra: %u ResourceSlices, %u DeviceClasses, %u ResourceClaims in the end%s\n",
+               r->objs->of[KS_KIND_RESOURCE_SLICE].n, r->objs->of[KS_KIND_DEVICE_CLASS].n,
+               r->objs->of[KS_KIND_RESOURCE_CLAIM].n,
+               r->record ? " (allocations recorded through a ks_dra_api for --check)" : "");
 }
 
 static void print_json(const struct bench_run *r, const struct bench_result *o)
@@ -688,8 +1135,15 @@ static int run_ops(struct bench_run *r)
             break;
         }
         case KS_BENCH_CREATE_PODS:
-            rc = op->collect_metrics ? measure(r, i, churn.op ? &churn : NULL) : create_pods(r, i);
+            if (op->steady_state)
+                rc = run_steady(r, i);
+            else
+                rc = op->collect_metrics ? measure(r, i, churn.op ? &churn : NULL) : create_pods(r, i);
             break;
+        case KS_BENCH_CREATE_RESOURCE_DRIVER:
+        case KS_BENCH_CREATE_ANY:
+        case KS_BENCH_ALLOC_RESOURCE_CLAIMS:
+            break; /* made before the scheduler started (prepare_objects) */
         case KS_BENCH_CHURN:
             free(churn.nodes);
             churn = (struct churn){.op = op, .opi = i};
@@ -777,7 +1231,11 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
     if ((rc = ks_metrics_create(&r.reg)) < 0 || (rc = ks_sched_metrics_create(r.reg, &r.metrics)) < 0)
         rc = -ENOMEM;
     opts.metrics = r.metrics;
-    if (rc < 0 || (rc = decode_pods(&r)) < 0 || (rc = ks_cache_create(0, &r.cache)) < 0 ||
+    if (rc == 0 && (rc = decode_pods(&r)) == 0 && (rc = prepare_objects(&r)) == 0) {
+        opts.objects = r.objs;
+        opts.dra_api = r.record ? ks_bench_dra_record_api(r.record) : NULL;
+    }
+    if (rc < 0 || (rc = ks_cache_create(0, &r.cache)) < 0 ||
         (rc = ks_scheduler_create(&opts, r.cache, &r.s, &err)) < 0) {
         if (err.set)
             fail_input(&err);
@@ -806,6 +1264,7 @@ out:
     ks_sched_metrics_destroy(r.metrics);
     ks_metrics_destroy(r.reg);
     ks_cache_destroy(r.cache);
+    destroy_objects(&r);
     for (uint32_t i = 0; i < r.npods; i++)
         ks_pod_put(r.pods[i].pod);
     free(r.pods);

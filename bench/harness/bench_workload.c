@@ -23,9 +23,35 @@
  * Opcodes: createNodes (countParam/count; labelNodePrepareStrategy {labelKey,
  * labelValues}; nodeTemplate: a name in nodeTemplates instead of generated nodes),
  * createPods (countParam/count, podTemplate, namespace, collectMetrics, expect: Bound |
- * Unschedulable | Settled for --check), churn (mode: recreate, number, intervalPods: the
- * measured cycles between two churn steps, podTemplate, nodeTemplate). Keys are checked
- * strictly: a typo is an error with file and line, never a silently different benchmark.
+ * Unschedulable | Settled for --check, skipWaitToCompletion, steadyState with
+ * totalPods/totalPodsParam), churn (mode: recreate, number, intervalPods: the measured
+ * cycles between two churn steps, podTemplate, nodeTemplate), and those of scheduler_perf's
+ * Dynamic Resource Allocation workloads (test/integration/scheduler_perf/dra):
+ * createResourceDriver (driverName, nodes: a pattern of node names, maxClaimsPerNode or
+ * maxClaimsPerNodeParam: devices per node, deviceAttributes and deviceCapacity: ksched's,
+ * the values devices take in turn instead of upstream's fixed ones), createAny (template: a
+ * name in objectTemplates, namespace, count/countParam) and allocResourceClaims (namespace).
+ * Keys are checked strictly: a typo is an error with file and line, never a silently
+ * different benchmark; a key of the new opcodes on an opcode that does not take it is one
+ * too.
+ *
+ *   - opcode: createResourceDriver         # one ResourceSlice per matching node
+ *     driverName: test-driver.cdi.k8s.io
+ *     nodes: scheduler-perf-dra-*
+ *     maxClaimsPerNodeParam: $maxClaimsPerNode
+ *     deviceAttributes:                    # device d of the k-th node: values[(k*max + d) % n]
+ *       model: {string: [A100, H100, L4]}
+ *       dra.example.com/numa: {int: [0, 1]}
+ *     deviceCapacity:
+ *       memory: [40Gi, 80Gi, 24Gi]
+ *   - opcode: createAny                    # objectTemplates: DeviceClass, ResourceClaimTemplate,
+ *     template: resourceclaimtemplate      # ResourceClaim, ResourceSlice (resource.k8s.io/v1)
+ *     namespace: test
+ *   - opcode: createPods                   # upstream's steady state: count pods at a time, each
+ *     count: 10                            # batch deleted with its claims once bound; ksched
+ *     steadyState: true                    # runs totalPods pods where upstream runs for a
+ *     totalPodsParam: $measurePods         # duration
+ *     collectMetrics: true
  *
  * Beyond upstream: createPods may name a list, `podTemplates: [a, b, c]`, instead of one
  * podTemplate; its pods take the templates in turn (a, b, c, a, b, c, ...), so pods of
@@ -38,6 +64,8 @@
  */
 #include "bench.h"
 
+#include "ksched/api.h"
+#include "ksched/dra_check.h"
 #include "ksched/intern.h"
 
 #include <dirent.h>
@@ -52,6 +80,7 @@ struct wl_parser {
     struct ks_error *err;
     const struct ks_yaml_node *pod_templates;
     const struct ks_yaml_node *node_templates;
+    const struct ks_yaml_node *object_templates;
 };
 
 static int fail(struct wl_parser *p, const struct ks_yaml_node *at, const char *field, const char *fmt,
@@ -207,20 +236,275 @@ static int pod_template_list(struct wl_parser *p, const struct ks_yaml_node *n, 
     return 0;
 }
 
+/* ---- the keys of an op -------------------------------------------------------------------------- */
+
+#define OP(code) (1u << (code))
+#define OLD_OPS  (OP(KS_BENCH_CREATE_NODES) | OP(KS_BENCH_CREATE_PODS) | OP(KS_BENCH_CHURN))
+
+/*
+ * Every key an op may have, with the opcodes that take it. The first three opcodes take each
+ * other's keys (a key that means nothing to them is ignored, as it always was); the keys that
+ * came with the DRA opcodes, and those opcodes, are held to their own.
+ */
+static const struct {
+    const char *key;
+    unsigned ops;
+} op_key_table[] = {
+    {"opcode", ~0u},
+    {"countParam", OLD_OPS | OP(KS_BENCH_CREATE_ANY)},
+    {"count", OLD_OPS | OP(KS_BENCH_CREATE_ANY)},
+    {"podTemplate", OLD_OPS},
+    {"podTemplates", OLD_OPS},
+    {"nodeTemplate", OLD_OPS},
+    {"namespace", OLD_OPS | OP(KS_BENCH_CREATE_ANY) | OP(KS_BENCH_ALLOC_RESOURCE_CLAIMS)},
+    {"collectMetrics", OLD_OPS},
+    {"expect", OLD_OPS},
+    {"labelNodePrepareStrategy", OLD_OPS},
+    {"mode", OLD_OPS},
+    {"number", OLD_OPS},
+    {"intervalPods", OLD_OPS},
+    {"steadyState", OP(KS_BENCH_CREATE_PODS)},
+    {"skipWaitToCompletion", OP(KS_BENCH_CREATE_PODS)},
+    {"totalPods", OP(KS_BENCH_CREATE_PODS)},
+    {"totalPodsParam", OP(KS_BENCH_CREATE_PODS)},
+    {"driverName", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"nodes", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"maxClaimsPerNode", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"maxClaimsPerNodeParam", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"deviceAttributes", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"deviceCapacity", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
+    {"template", OP(KS_BENCH_CREATE_ANY)},
+};
+
+/* Every key of op @n is known (@code < 0), or taken by opcode @code (named @opcode). */
+static int op_keys(struct wl_parser *p, const struct ks_yaml_node *n, int code, const char *opcode)
+{
+    if (!n || n->kind != KS_YAML_MAP)
+        return fail(p, n, "workloadTemplate", "must be a map, not %s", ks_yaml_kind_name(n));
+    for (uint32_t i = 0; i < n->n; i++) {
+        const struct ks_yaml_node *k = n->pairs[i].key;
+        const char *key = k->kind == KS_YAML_SCALAR ? k->str : "?";
+        size_t j = 0, nkeys = sizeof(op_key_table) / sizeof(op_key_table[0]);
+        while (j < nkeys && (k->kind != KS_YAML_SCALAR || strcmp(op_key_table[j].key, key) != 0))
+            j++;
+        if (j == nkeys)
+            return fail(p, k, "workloadTemplate", "unknown field \"%s\"", key);
+        if (code >= 0 && !(op_key_table[j].ops & OP((unsigned)code))) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "does not apply to opcode %s", opcode);
+            return fail(p, k, key, "%s", msg);
+        }
+    }
+    return 0;
+}
+
+/* A $param reference @text (of @field at @at) as the param's name. */
+static int param_name(struct wl_parser *p, const struct ks_yaml_node *at, const char *field, const char *text,
+                      const char **out)
+{
+    if (text[0] != '$' || !text[1])
+        return fail(p, at, field, "must be $name, not \"%s\"", text);
+    *out = text + 1;
+    return 0;
+}
+
+/* One of @list's scalars, or @list itself when a scalar: the values of a device attribute. */
+static int attr_values(struct wl_parser *p, const struct ks_yaml_node *list, const char *field,
+                       enum ks_device_attr_kind kind, struct ks_bench_device_attr *out)
+{
+    bool one = list && list->kind == KS_YAML_SCALAR;
+    uint32_t n = one ? 1 : list && list->kind == KS_YAML_SEQ ? list->n : 0;
+
+    if (n == 0)
+        return fail(p, list, field, "must be a value or a non-empty list of values%s", "");
+    if (!(out->values = ks_arena_calloc(&p->w->arena, n, sizeof(*out->values))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ks_yaml_node *v = one ? list : list->items[i];
+        int rc;
+        if ((rc = scalar(p, v, field, &out->values[i])))
+            return rc;
+        char *end;
+        errno = 0;
+        if (kind == KS_ATTR_INT && (strtoll(v->str, &end, 10), errno || end == v->str || *end))
+            return fail(p, v, field, "must be an integer, not \"%s\"", v->str);
+        if (kind == KS_ATTR_BOOL && strcmp(v->str, "true") != 0 && strcmp(v->str, "false") != 0)
+            return fail(p, v, field, "must be true or false, not \"%s\"", v->str);
+    }
+    out->nvalues = n;
+    return 0;
+}
+
+/* deviceAttributes (@capacity false: name -> {string|int|bool|version: values}) or deviceCapacity. */
+static int device_attrs(struct wl_parser *p, const struct ks_yaml_node *map, bool capacity,
+                        struct ks_bench_op *op)
+{
+    static const char *const kinds[] = {[KS_ATTR_INT] = "int",
+                                        [KS_ATTR_BOOL] = "bool",
+                                        [KS_ATTR_STRING] = "string",
+                                        [KS_ATTR_VERSION] = "version"};
+    const char *what = capacity ? "deviceCapacity" : "deviceAttributes";
+    struct ks_bench_device_attr *attrs;
+    int rc;
+
+    if (!map)
+        return 0;
+    if (map->kind != KS_YAML_MAP || map->n == 0)
+        return fail(p, map, what, "must be a non-empty map of names to values%s", "");
+    if (!(attrs = ks_arena_calloc(&p->w->arena, map->n, sizeof(*attrs))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < map->n; i++) {
+        const struct ks_yaml_node *val = map->pairs[i].value;
+        struct ks_bench_device_attr *a = &attrs[i];
+        char field[320];
+        if ((rc = scalar(p, map->pairs[i].key, what, &a->name)))
+            return rc;
+        snprintf(field, sizeof(field), "%s.%s", what, a->name);
+        if (capacity) {
+            if ((rc = attr_values(p, val, field, KS_ATTR_STRING, a)))
+                return rc;
+            continue;
+        }
+        if (!val || val->kind != KS_YAML_MAP || val->n != 1 || val->pairs[0].key->kind != KS_YAML_SCALAR)
+            return fail(p, val ? val : map->pairs[i].key, field,
+                        "must be a map of one type (string, int, bool, version) to values%s", "");
+        const char *type = val->pairs[0].key->str;
+        size_t t = 0;
+        while (t < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kinds[t], type) != 0)
+            t++;
+        if (t == sizeof(kinds) / sizeof(kinds[0]))
+            return fail(p, val->pairs[0].key, field,
+                        "unknown attribute type \"%s\" (string, int, bool, version)", type);
+        a->kind = (enum ks_device_attr_kind)t;
+        snprintf(field + strlen(field), sizeof(field) - strlen(field), ".%s", type);
+        if ((rc = attr_values(p, val->pairs[0].value, field, a->kind, a)))
+            return rc;
+    }
+    if (capacity) {
+        op->capacity = attrs;
+        op->ncapacity = map->n;
+    } else {
+        op->attrs = attrs;
+        op->nattrs = map->n;
+    }
+    op->own_devices = true;
+    return 0;
+}
+
+/* createAny's template: an object of objectTemplates whose kind the op can make, decoded once to check it. */
+static int object_template(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    static const enum ks_kind made[] = {KS_KIND_DEVICE_CLASS, KS_KIND_RESOURCE_SLICE, KS_KIND_RESOURCE_CLAIM,
+                                        KS_KIND_RESOURCE_CLAIM_TEMPLATE};
+    const struct ks_yaml_node *ref = ks_yaml_get(n, "template");
+    const char *name = NULL;
+    int rc;
+
+    if ((rc = scalar(p, ref, "template", &name)))
+        return rc;
+    if (!name)
+        return fail(p, n, "template", "Required value: a name in objectTemplates%s", "");
+    struct ks_yaml_node *t = (struct ks_yaml_node *)ks_yaml_get(p->object_templates, name);
+    if (!t)
+        return fail(p, ref, "template", "no object template named \"%s\"", name);
+    const struct ks_yaml_node *k = ks_yaml_get(t, "kind");
+    size_t i = 0;
+    while (k && k->kind == KS_YAML_SCALAR && i < sizeof(made) / sizeof(made[0]) &&
+           strcmp(ks_kind_name(made[i]), k->str) != 0)
+        i++;
+    if (!k || k->kind != KS_YAML_SCALAR || i == sizeof(made) / sizeof(made[0]))
+        return fail(p, t, "template",
+                    "template must be a DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate%s",
+                    "");
+    op->object_kind = made[i];
+    bool cluster = op->object_kind == KS_KIND_DEVICE_CLASS || op->object_kind == KS_KIND_RESOURCE_SLICE;
+    if (cluster && op->namespace)
+        return fail(p, ks_yaml_get(n, "namespace"), "namespace", "a %s has no namespace", k->str);
+    if (!op->numbered && !ks_yaml_get(ks_yaml_get(t, "metadata"), "name"))
+        return fail(p, ref, "template",
+                    "the one object of createAny without count is named by metadata.name%s", "");
+    if ((rc = ensure_name(p, t)))
+        return rc;
+    /* decoded once now, so that a bad template is an error of the file before anything runs */
+    enum ks_kind kind = KS_KIND_NODE;
+    void *obj = NULL;
+    if ((rc = ks_object_decode(p->w->file, t, &kind, &obj, p->err)) == 0)
+        rc = ks_dra_check_object(NULL, p->w->file, "", kind, obj, p->err);
+    if (obj)
+        ks_object_destroy(kind, obj);
+    if (rc < 0)
+        return rc;
+    op->object_template = t;
+    return 0;
+}
+
+/* The keys of createResourceDriver and createAny. */
+static int dra_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const char *param = NULL;
+    int rc;
+
+    if (op->code == KS_BENCH_CREATE_ANY)
+        return object_template(p, n, op);
+    if (op->code != KS_BENCH_CREATE_RESOURCE_DRIVER)
+        return 0;
+    if ((rc = scalar(p, ks_yaml_get(n, "driverName"), "driverName", &op->driver_name)) ||
+        (rc = scalar(p, ks_yaml_get(n, "nodes"), "nodes", &op->nodes)) ||
+        (rc = integer(p, ks_yaml_get(n, "maxClaimsPerNode"), "maxClaimsPerNode", 1, &op->max_claims)) ||
+        (rc = scalar(p, ks_yaml_get(n, "maxClaimsPerNodeParam"), "maxClaimsPerNodeParam", &param)) ||
+        (rc = device_attrs(p, ks_yaml_get(n, "deviceAttributes"), false, op)) ||
+        (rc = device_attrs(p, ks_yaml_get(n, "deviceCapacity"), true, op)))
+        return rc;
+    if (!op->driver_name)
+        return fail(p, n, "driverName", "Required value%s", "");
+    if (param && (rc = param_name(p, ks_yaml_get(n, "maxClaimsPerNodeParam"), "maxClaimsPerNodeParam", param,
+                                  &op->max_claims_param)))
+        return rc;
+    if (!param && !op->max_claims)
+        return fail(p, n, "maxClaimsPerNode", "Required value: maxClaimsPerNode or maxClaimsPerNodeParam%s",
+                    "");
+    return 0;
+}
+
+/* createPods' steadyState, totalPods/totalPodsParam and skipWaitToCompletion. */
+static int steady_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const struct ks_yaml_node *total = ks_yaml_get(n, "totalPods"),
+                              *tparam = ks_yaml_get(n, "totalPodsParam");
+    const char *param = NULL;
+    int rc;
+
+    if ((rc = boolean(p, ks_yaml_get(n, "steadyState"), "steadyState", &op->steady_state)) ||
+        (rc = boolean(p, ks_yaml_get(n, "skipWaitToCompletion"), "skipWaitToCompletion", &op->skip_wait)) ||
+        (rc = integer(p, total, "totalPods", 1, &op->total)) ||
+        (rc = scalar(p, tparam, "totalPodsParam", &param)))
+        return rc;
+    if (param && (rc = param_name(p, tparam, "totalPodsParam", param, &op->total_param)))
+        return rc;
+    if (op->steady_state && !total && !tparam)
+        return fail(p, n, "totalPods", "Required value: steadyState runs totalPods or totalPodsParam pods%s",
+                    "");
+    if (!op->steady_state && (total || tparam))
+        return fail(p, total ? total : tparam, total ? "totalPods" : "totalPodsParam",
+                    "only a steadyState createPods has a total%s", "");
+    if (op->skip_wait && (op->steady_state || op->collect_metrics))
+        return fail(p, ks_yaml_get(n, "skipWaitToCompletion"), "skipWaitToCompletion",
+                    "the measured and steadyState pods are waited for%s", "");
+    if (op->steady_state && op->npod_templates > 1)
+        return fail(p, ks_yaml_get(n, "podTemplates"), "podTemplates",
+                    "a steadyState createPods takes one podTemplate%s", "");
+    return 0;
+}
+
 static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const struct ks_yaml_node *dflt_pod,
                     struct ks_bench_op *op)
 {
-    static const char *const fields[] = {
-        "opcode",       "countParam", "count",          "podTemplate", "podTemplates",
-        "nodeTemplate", "namespace",  "collectMetrics", "expect",      "labelNodePrepareStrategy",
-        "mode",         "number",     "intervalPods",   NULL};
     const char *opcode = NULL, *param = NULL, *expect = NULL, *mode = NULL;
     int64_t number = 1, interval = 0;
     int rc;
 
     *op = (struct ks_bench_op){.line = n->line, .label_key = KS_ID_NONE};
-    if ((rc = strict(p, n, "workloadTemplate", fields)) ||
-        (rc = scalar(p, ks_yaml_get(n, "opcode"), "opcode", &opcode)) ||
+    if ((rc = op_keys(p, n, -1, NULL)) || (rc = scalar(p, ks_yaml_get(n, "opcode"), "opcode", &opcode)) ||
         (rc = scalar(p, ks_yaml_get(n, "countParam"), "countParam", &param)) ||
         (rc = integer(p, ks_yaml_get(n, "count"), "count", 0, &op->count)) ||
         (rc = scalar(p, ks_yaml_get(n, "namespace"), "namespace", &op->namespace)) ||
@@ -242,22 +526,36 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
         op->code = KS_BENCH_CREATE_PODS;
     } else if (strcmp(opcode, "churn") == 0) {
         op->code = KS_BENCH_CHURN;
+    } else if (strcmp(opcode, "createResourceDriver") == 0) {
+        op->code = KS_BENCH_CREATE_RESOURCE_DRIVER;
+    } else if (strcmp(opcode, "createAny") == 0) {
+        op->code = KS_BENCH_CREATE_ANY;
+    } else if (strcmp(opcode, "allocResourceClaims") == 0) {
+        op->code = KS_BENCH_ALLOC_RESOURCE_CLAIMS;
     } else {
         return fail(p, ks_yaml_get(n, "opcode"), "opcode",
-                    "unknown opcode \"%s\" (createNodes, createPods, churn)", opcode);
+                    "unknown opcode \"%s\" (createNodes, createPods, churn, createResourceDriver, createAny, "
+                    "allocResourceClaims)",
+                    opcode);
     }
-    if (param) {
-        if (param[0] != '$' || !param[1])
-            return fail(p, ks_yaml_get(n, "countParam"), "countParam", "must be $name, not \"%s\"", param);
-        op->count_param = param + 1;
-    }
-    if (op->code != KS_BENCH_CHURN && !op->count_param && !ks_yaml_get(n, "count"))
-        return fail(p, n, "count", "Required value: count or countParam%s", "");
-    if ((rc = pod_template_list(p, n, op)))
+    if ((rc = op_keys(p, n, (int)op->code, opcode)))
         return rc;
-    if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
+    if (param && (rc = param_name(p, ks_yaml_get(n, "countParam"), "countParam", param, &op->count_param)))
+        return rc;
+    bool pods = op->code == KS_BENCH_CREATE_PODS || op->code == KS_BENCH_CHURN;
+    if ((op->code == KS_BENCH_CREATE_NODES || op->code == KS_BENCH_CREATE_PODS) && !op->count_param &&
+        !ks_yaml_get(n, "count"))
+        return fail(p, n, "count", "Required value: count or countParam%s", "");
+    if (op->code == KS_BENCH_CREATE_ANY) {
+        op->numbered = op->count_param || ks_yaml_get(n, "count");
+        if (!op->numbered)
+            op->count = 1;
+    }
+    if ((rc = pod_template_list(p, n, op)) || (rc = dra_keys(p, n, op)) || (rc = steady_keys(p, n, op)))
+        return rc;
+    if (pods && !op->pod_template)
         op->pod_template = dflt_pod;
-    if (op->code != KS_BENCH_CREATE_NODES && !op->pod_template)
+    if (pods && !op->pod_template)
         return fail(p, n, "podTemplate", "Required value: no podTemplate and no defaultPodTemplate%s", "");
     if (op->pod_template && !op->pod_templates) {
         if (!(op->pod_templates = ks_arena_calloc(&p->w->arena, 1, sizeof(*op->pod_templates))))
@@ -347,9 +645,15 @@ static int parse_size(struct wl_parser *p, const struct ks_yaml_node *n, struct 
 
 static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
 {
-    static const char *const fields[] = {
-        "name",          "description",      "defaultPodTemplate", "podTemplates",
-        "nodeTemplates", "workloadTemplate", "workloads",          NULL};
+    static const char *const fields[] = {"name",
+                                         "description",
+                                         "defaultPodTemplate",
+                                         "podTemplates",
+                                         "nodeTemplates",
+                                         "objectTemplates",
+                                         "workloadTemplate",
+                                         "workloads",
+                                         NULL};
     struct ks_bench_workload *w = p->w;
     const struct ks_yaml_node *ops = ks_yaml_get(doc, "workloadTemplate"),
                               *sizes = ks_yaml_get(doc, "workloads");
@@ -363,6 +667,7 @@ static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
         return fail(p, doc, "name", "Required value%s", "");
     p->pod_templates = ks_yaml_get(doc, "podTemplates");
     p->node_templates = ks_yaml_get(doc, "nodeTemplates");
+    p->object_templates = ks_yaml_get(doc, "objectTemplates");
     if ((rc = template(p, p->pod_templates, ks_yaml_get(doc, "defaultPodTemplate"), "defaultPodTemplate",
                        "Pod", &dflt)))
         return rc;
@@ -373,11 +678,14 @@ static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
     if (!(w->ops = ks_arena_calloc(&w->arena, ops->n, sizeof(*w->ops))) ||
         !(w->sizes = ks_arena_calloc(&w->arena, sizes->n, sizeof(*w->sizes))))
         return -ENOMEM;
-    uint32_t measured = 0;
+    uint32_t measured = 0, steady = 0;
     for (uint32_t i = 0; i < ops->n; i++) {
         if ((rc = parse_op(p, ops->items[i], dflt, &w->ops[i])))
             return rc;
         measured += w->ops[i].collect_metrics;
+        if (w->ops[i].steady_state && steady++)
+            return fail(p, ops->items[i], "steadyState", "one createPods per workload may be steadyState%s",
+                        "");
     }
     w->nops = ops->n;
     if (measured != 1)

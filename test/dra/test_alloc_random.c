@@ -482,7 +482,7 @@ static void run_seed(uint64_t seed, struct ks_dra_scratch *s, uint32_t *counts)
                                     &prep) == 0);
     for (int n = 0; n <= NODES; n++) {
         struct ks_node node = {0};
-        char nname[16], labels[64];
+        char nname[32], labels[64];
         snprintf(nname, sizeof(nname), "node-%d", n);
         snprintf(labels, sizeof(labels), "region=%s", n < NODES ? regions[n] : "r2");
         node.meta.name = nname;
