@@ -82,8 +82,6 @@ struct claim_run {
 
 /* Per device of the poolset, for one call. */
 struct devstate {
-    const struct dra_alloc_entry *entry; /* its allocated-state entry, once looked up */
-    uint8_t looked;
     uint8_t cap_exists; /* allocatingCapacity has the device */
     uint8_t node_ok;    /* per-device node selection: 0 unknown, 1 no, 2 yes */
 };
@@ -141,36 +139,31 @@ static const char *dev_id_text(const struct dra_dev *d, char *buf, size_t len)
 
 static const struct dra_alloc_entry *entry_of(struct run *R, uint32_t k)
 {
-    struct devstate *st = &R->ds[k];
-    if (!st->looked) {
-        const struct dra_dev *d = dev_of(R, k);
-        st->entry = ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
-        st->looked = 1;
-    }
-    return st->entry;
+    return ks__dra_allocated_entry(R->alloc, R->cat, R->ps->devs[k].gidx);
 }
 
 /* AllocatedDevices.Has: shares count as devices when consumable capacity is off. */
 static bool allocated_dedicated(struct run *R, uint32_t k)
 {
-    const struct dra_alloc_entry *e = entry_of(R, k);
-    return e && (e->dedicated > 0 || (!R->f->consumable_capacity && e->shared > 0));
+    uint8_t held = ks__dra_allocated_held(R->alloc, R->cat, R->ps->devs[k].gidx);
+    return held & (R->f->consumable_capacity ? DRA_HELD_DEDICATED : DRA_HELD_DEDICATED | DRA_HELD_SHARED);
 }
 
 /* AggregatedCapacity has the device. */
 static const struct dra_alloc_entry *allocated_capacity(struct run *R, uint32_t k)
 {
-    const struct dra_alloc_entry *e = entry_of(R, k);
-    return e && R->f->consumable_capacity && e->capacity > 0 ? e : NULL;
+    if (!R->f->consumable_capacity ||
+        !(ks__dra_allocated_held(R->alloc, R->cat, R->ps->devs[k].gidx) & DRA_HELD_CAPACITY))
+        return NULL;
+    return entry_of(R, k);
 }
 
 /* IsDeviceAllocated */
 static bool is_allocated(const struct run *R, uint32_t gidx)
 {
-    const struct dra_dev *d = &R->cat->devs[gidx];
-    const struct dra_alloc_entry *e =
-        ks__dra_allocated_find(R->alloc, d->slice->driver, d->slice->pool, d->dev->name);
-    return e && (e->dedicated || e->shared || (R->f->consumable_capacity && e->capacity));
+    uint8_t held = ks__dra_allocated_held(R->alloc, R->cat, gidx);
+    return held & (R->f->consumable_capacity ? DRA_HELD_DEDICATED | DRA_HELD_SHARED | DRA_HELD_CAPACITY
+                                             : DRA_HELD_DEDICATED | DRA_HELD_SHARED);
 }
 
 static bool bit(const struct run *R, uint32_t k, uint32_t c)
@@ -324,6 +317,9 @@ static int capacity_fits(struct run *R, const struct dra_spec *sp, uint32_t k)
         }
     }
     const struct dra_alloc_entry *e = allocated_capacity(R, k);
+    /* nothing requested, no policy, nothing consumed yet: each capacity consumes just itself */
+    if (!e && !R->ds[k].cap_exists && !dev_of(R, k)->cap_policy && (!sp->has_capacity || sp->ncapreq == 0))
+        return 1;
     for (uint32_t i = 0; i < dev->ncapacity; i++) {
         const struct ks_device_capacity *cap = &dev->capacity[i];
         struct ks_quantity sum;
@@ -1038,20 +1034,23 @@ static struct ks_node_selector *local_selector(struct run *R)
     return ns;
 }
 
-/* createNodeSelector: R_DONE, R_ERR, R_NOMEM. */
-static int build_node_selector(struct run *R, const struct dra_claim *cl, const struct claim_run *cr,
-                               struct ks_allocation *a)
+/*
+ * What createNodeSelector makes of a claim's results: R_DONE with *@local (the node's own
+ * selector) or the requirements to merge counted, or R_ERR (a slice selector of many terms).
+ */
+static int selector_shape(struct run *R, const struct dra_claim *cl, const struct claim_run *cr, bool *local,
+                          uint32_t *nexpr, uint32_t *nfield)
 {
-    uint32_t nexpr = 0, nfield = 0;
-    a->node_selector = NULL;
+    *local = false;
+    *nexpr = *nfield = 0;
     for (uint32_t i = 0; i < cr->nres; i++) {
         const struct dra_dev *d = dev_of(R, cr->res[i].k);
         bool per_dev = d->slice->per_device_node_selection;
         uint32_t node_name = per_dev ? d->dev->node_name : d->slice->node_name;
         const struct ks_node_selector *sel = per_dev ? d->dev->node_selector : d->slice->node_selector;
         if ((node_name != KS_ID_NONE && node_name != KS_ID_EMPTY) || d->dev->binds_to_node) {
-            a->node_selector = local_selector(R);
-            return a->node_selector ? R_DONE : R_NOMEM;
+            *local = true;
+            return R_DONE;
         }
         if (!sel || sel->nterms == 0)
             continue;
@@ -1059,8 +1058,25 @@ static int build_node_selector(struct run *R, const struct dra_claim *cl, const 
             return fail(
                 R, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
                 cl->obj->meta.name ? cl->obj->meta.name : "", sel->nterms);
-        nexpr += sel->terms[0].nexprs;
-        nfield += sel->terms[0].nfields;
+        *nexpr += sel->terms[0].nexprs;
+        *nfield += sel->terms[0].nfields;
+    }
+    return R_DONE;
+}
+
+/* createNodeSelector: R_DONE, R_ERR, R_NOMEM. */
+static int build_node_selector(struct run *R, const struct dra_claim *cl, const struct claim_run *cr,
+                               struct ks_allocation *a)
+{
+    uint32_t nexpr, nfield;
+    bool local;
+    a->node_selector = NULL;
+    int rc = selector_shape(R, cl, cr, &local, &nexpr, &nfield);
+    if (rc != R_DONE)
+        return rc;
+    if (local) {
+        a->node_selector = local_selector(R);
+        return a->node_selector ? R_DONE : R_NOMEM;
     }
     if (nexpr + nfield == 0)
         return R_DONE;
@@ -1152,6 +1168,19 @@ static int build_results(struct run *R, struct ks_allocation *results)
     return R_DONE;
 }
 
+/* What build_results would answer, without building: R_DONE or R_ERR. */
+static int check_results(struct run *R)
+{
+    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++) {
+        uint32_t nexpr, nfield;
+        bool local;
+        int rc = selector_shape(R, &R->cl->claims[ci], &R->cr[ci], &local, &nexpr, &nfield);
+        if (rc != R_DONE)
+            return rc;
+    }
+    return R_DONE;
+}
+
 /* ---- the entry points
  * ------------------------------------------------------------------------------------------ */
 
@@ -1208,7 +1237,7 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
         }
         return KS_DRA_UNSUITABLE;
     }
-    rc = build_results(&R, results);
+    rc = results ? build_results(&R, results) : check_results(&R);
     if (rc != R_DONE)
         return outcome(rc);
     return KS_DRA_ALLOCATED;

@@ -15,7 +15,9 @@
  * (off, as the plugin's gathering does then) is decided by the allocator, which knows the features.
  *
  * Entries are never deleted, only emptied; a rehash drops empty ones. With no counted entry
- * at all, lookups return at once. Context: one writer
+ * at all, lookups return at once. A state bound to a catalog mirrors each entry into two
+ * arrays indexed by the catalog's devices (the entry's index, its DRA_HELD_* bits), updated
+ * with the entry, so that the allocator reads a node's devices from consecutive bytes. Context: one writer
  * (the plugin, between scheduling cycles); ks_dra_allocate() readers must not run while it
  * writes. Mirrors k8s.io/dynamic-resource-allocation/structured/schedulerapi (AllocatedState,
  * ConsumedCapacityCollection) and the DynamicResources plugin's foreachAllocatedDevice.
@@ -40,20 +42,76 @@ struct ks_dra_allocated {
     uint32_t n, cap;  /* entries used and allocated */
     struct dra_alloc_entry *entries;
     uint32_t nonempty; /* entries with a positive count: none lets lookups return at once */
-};
 
-static uint32_t key_hash(uint32_t d, uint32_t p, uint32_t v)
-{
-    uint64_t h = (uint64_t)v * 0x9e3779b97f4a7c15ull ^ (uint64_t)p * 0xc2b2ae3d27d4eb4full ^
-                 (uint64_t)d * 0x165667b19e3779f9ull;
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ull;
-    return (uint32_t)(h >> 32);
-}
+    /* The bound catalog (ks_dra_allocated_bind): per device, its entry and what it holds. */
+    const struct ks_dra_catalog *cat;
+    uint64_t cat_serial;
+    uint32_t *by_gidx; /* entry index, UINT32_MAX: none */
+    uint8_t *held;     /* DRA_HELD_* */
+};
 
 static bool entry_empty(const struct dra_alloc_entry *e)
 {
     return e->dedicated == 0 && e->shared == 0 && e->capacity == 0;
+}
+
+static uint8_t held_bits(const struct dra_alloc_entry *e)
+{
+    return (uint8_t)((e->dedicated ? DRA_HELD_DEDICATED : 0) | (e->shared ? DRA_HELD_SHARED : 0) |
+                     (e->capacity ? DRA_HELD_CAPACITY : 0));
+}
+
+/* The bound catalog's devices with entry @idx's id take its index and bits. */
+static void mirror(struct ks_dra_allocated *a, uint32_t idx)
+{
+    if (!a->cat)
+        return;
+    const struct dra_alloc_entry *e = &a->entries[idx];
+    uint8_t bits = held_bits(e);
+    for (uint32_t g = ks__dra_catalog_device(a->cat, e->driver, e->pool, e->device); g != UINT32_MAX;
+         g = a->cat->dev_same[g]) {
+        a->by_gidx[g] = idx;
+        a->held[g] = bits;
+    }
+}
+
+static void mirror_all(struct ks_dra_allocated *a)
+{
+    if (!a->cat)
+        return;
+    memset(a->by_gidx, 0xff, (size_t)a->cat->ndevices * sizeof(*a->by_gidx));
+    memset(a->held, 0, a->cat->ndevices);
+    for (uint32_t i = 0; i < a->n; i++)
+        mirror(a, i);
+}
+
+int ks_dra_allocated_bind(struct ks_dra_allocated *a, const struct ks_dra_catalog *cat)
+{
+    uint32_t *by = NULL;
+    uint8_t *held = NULL;
+    if (cat) {
+        size_t n = cat->ndevices ? cat->ndevices : 1;
+        by = malloc(n * sizeof(*by));
+        held = malloc(n);
+        if (!by || !held) {
+            free(by);
+            free(held);
+            return -ENOMEM;
+        }
+    }
+    free(a->by_gidx);
+    free(a->held);
+    a->by_gidx = by;
+    a->held = held;
+    a->cat = cat;
+    a->cat_serial = cat ? cat->serial : 0;
+    mirror_all(a);
+    return 0;
+}
+
+static bool bound_to(const struct ks_dra_allocated *a, const struct ks_dra_catalog *cat)
+{
+    return a->cat == cat && a->cat_serial == cat->serial;
 }
 
 static struct key *keys_new(uint32_t size)
@@ -89,13 +147,15 @@ void ks_dra_allocated_destroy(struct ks_dra_allocated *a)
         free(a->entries[i].cap);
     free(a->entries);
     free(a->keys);
+    free(a->by_gidx);
+    free(a->held);
     free(a);
 }
 
 /* The slot of the key, or the empty slot where it would go. */
 static struct key *slot_of(const struct ks_dra_allocated *a, uint32_t d, uint32_t p, uint32_t v)
 {
-    uint32_t i = key_hash(d, p, v) & a->mask;
+    uint32_t i = ks__dra_id_hash(d, p, v) & a->mask;
     for (;;) {
         struct key *k = &a->keys[i];
         if (k->idx == UINT32_MAX || (k->device == v && k->pool == p && k->driver == d))
@@ -114,6 +174,30 @@ const struct dra_alloc_entry *ks__dra_allocated_find(const struct ks_dra_allocat
         return NULL;
     const struct dra_alloc_entry *e = &a->entries[k->idx];
     return entry_empty(e) ? NULL : e;
+}
+
+uint8_t ks__dra_allocated_held(const struct ks_dra_allocated *a, const struct ks_dra_catalog *cat,
+                               uint32_t gidx)
+{
+    if (!a || a->nonempty == 0)
+        return 0;
+    if (bound_to(a, cat))
+        return a->held[gidx];
+    const struct dra_alloc_entry *e = ks__dra_allocated_entry(a, cat, gidx);
+    return e ? held_bits(e) : 0;
+}
+
+const struct dra_alloc_entry *ks__dra_allocated_entry(const struct ks_dra_allocated *a,
+                                                      const struct ks_dra_catalog *cat, uint32_t gidx)
+{
+    if (!a || a->nonempty == 0)
+        return NULL;
+    if (bound_to(a, cat)) {
+        uint32_t i = a->by_gidx[gidx];
+        return i == UINT32_MAX || entry_empty(&a->entries[i]) ? NULL : &a->entries[i];
+    }
+    const struct dra_dev *d = &cat->devs[gidx];
+    return ks__dra_allocated_find(a, d->slice->driver, d->slice->pool, d->dev->name);
 }
 
 /* Rebuild with room for @need more entries, dropping empty ones. */
@@ -157,6 +241,7 @@ static int grow(struct ks_dra_allocated *a, uint32_t need)
     }
     free(old_keys);
     free(old);
+    mirror_all(a);
     return 0;
 }
 
@@ -181,6 +266,31 @@ static struct dra_alloc_entry *entry_for(struct ks_dra_allocated *a, uint32_t d,
 static bool counted(const struct ks_device_result *r)
 {
     return !(r->has_admin_access && r->admin_access);
+}
+
+/* One result counted in @e (whose room was made). */
+static void count_result(struct ks_dra_allocated *a, struct dra_alloc_entry *e, const struct ks_device_result *r)
+{
+    a->nonempty += entry_empty(e);
+    if (!r->share_id) {
+        e->dedicated++;
+        return;
+    }
+    e->shared++;
+    if (!r->consumed)
+        return;
+    e->capacity++;
+    for (uint32_t j = 0; j < r->nconsumed; j++) {
+        uint32_t k = 0;
+        while (k < e->ncap && e->cap[k].name != r->consumed[j].name)
+            k++;
+        if (k == e->ncap) {
+            e->cap[k].name = r->consumed[j].name;
+            memset(&e->cap[k].value, 0, sizeof(e->cap[k].value));
+            e->ncap++;
+        }
+        ks_quantity_add(&e->cap[k].value, &r->consumed[j].value);
+    }
 }
 
 int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation *alloc)
@@ -208,27 +318,9 @@ int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation 
         const struct ks_device_result *r = &alloc->results[i];
         if (!counted(r))
             continue;
-        struct dra_alloc_entry *e = &a->entries[slot_of(a, r->driver, r->pool, r->device)->idx];
-        a->nonempty += entry_empty(e);
-        if (!r->share_id) {
-            e->dedicated++;
-            continue;
-        }
-        e->shared++;
-        if (!r->consumed)
-            continue;
-        e->capacity++;
-        for (uint32_t j = 0; j < r->nconsumed; j++) {
-            uint32_t k = 0;
-            while (k < e->ncap && e->cap[k].name != r->consumed[j].name)
-                k++;
-            if (k == e->ncap) {
-                e->cap[k].name = r->consumed[j].name;
-                memset(&e->cap[k].value, 0, sizeof(e->cap[k].value));
-                e->ncap++;
-            }
-            ks_quantity_add(&e->cap[k].value, &r->consumed[j].value);
-        }
+        uint32_t idx = slot_of(a, r->driver, r->pool, r->device)->idx;
+        count_result(a, &a->entries[idx], r);
+        mirror(a, idx);
     }
     return 0;
 }
@@ -257,15 +349,15 @@ void ks_dra_allocated_remove(struct ks_dra_allocated *a, const struct ks_allocat
         if (!r->share_id) {
             if (e->dedicated)
                 e->dedicated--;
-            a->nonempty -= !was_empty && entry_empty(e);
-            continue;
+        } else {
+            if (e->shared)
+                e->shared--;
+            if (r->consumed && e->capacity && --e->capacity == 0)
+                e->ncap = 0;
+            else if (r->consumed && e->capacity)
+                sub_capacity(e, r);
         }
-        if (e->shared)
-            e->shared--;
-        if (r->consumed && e->capacity && --e->capacity == 0)
-            e->ncap = 0;
-        else if (r->consumed && e->capacity)
-            sub_capacity(e, r);
         a->nonempty -= !was_empty && entry_empty(e);
+        mirror(a, k->idx);
     }
 }

@@ -362,6 +362,8 @@ static int build_devices(struct ks_dra_catalog *c)
             dd->attr_str = ids;
             if (dev->ncapacity > c->max_cap)
                 c->max_cap = dev->ncapacity;
+            for (uint32_t k = 0; k < dev->ncapacity; k++)
+                dd->cap_policy = dd->cap_policy || dev->capacity[k].policy;
             if (ks__dra_cel_device_build(&c->mem, dev, driver, types, &dd->cel))
                 goto out;
         }
@@ -371,6 +373,52 @@ out:
     free(st.keys);
     free(st.ids);
     return rc;
+}
+
+/* The table of devices by id: 2 slots per device at least, so misses stop early. */
+static int build_device_table(struct ks_dra_catalog *c)
+{
+    uint32_t size = 16;
+    while (size < 2 * c->ndevices)
+        size *= 2;
+    c->dev_mask = size - 1;
+    c->dev_table = ks__dra_bump_alloc(&c->mem, (size_t)size * sizeof(*c->dev_table));
+    c->dev_same = ks__dra_bump_alloc(&c->mem, (size_t)(c->ndevices ? c->ndevices : 1) * sizeof(*c->dev_same));
+    if (!c->dev_table || !c->dev_same)
+        return -ENOMEM;
+    memset(c->dev_table, 0xff, (size_t)size * sizeof(*c->dev_table));
+    /* backwards, so that each id's chain runs in gidx order */
+    for (uint32_t g = c->ndevices; g-- > 0;) {
+        const struct dra_dev *d = &c->devs[g];
+        uint32_t j = ks__dra_id_hash(d->slice->driver, d->slice->pool, d->dev->name) & c->dev_mask;
+        c->dev_same[g] = UINT32_MAX;
+        for (;; j = (j + 1) & c->dev_mask) {
+            uint32_t h = c->dev_table[j];
+            if (h == UINT32_MAX)
+                break;
+            const struct dra_dev *o = &c->devs[h];
+            if (o->slice->driver == d->slice->driver && o->slice->pool == d->slice->pool &&
+                o->dev->name == d->dev->name) {
+                c->dev_same[g] = h;
+                break;
+            }
+        }
+        c->dev_table[j] = g;
+    }
+    return 0;
+}
+
+uint32_t ks__dra_catalog_device(const struct ks_dra_catalog *cat, uint32_t driver, uint32_t pool,
+                                uint32_t device)
+{
+    for (uint32_t j = ks__dra_id_hash(driver, pool, device) & cat->dev_mask;; j = (j + 1) & cat->dev_mask) {
+        uint32_t g = cat->dev_table[j];
+        if (g == UINT32_MAX)
+            return g;
+        const struct dra_dev *d = &cat->devs[g];
+        if (d->slice->driver == driver && d->slice->pool == pool && d->dev->name == device)
+            return g;
+    }
 }
 
 /* ---- poolsets per node name ------------------------------------------------------------------------- */
@@ -538,9 +586,11 @@ int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t 
     c->metadata_name = ks_intern("metadata.name");
     if (c->metadata_name == KS_ID_NONE)
         goto err_build;
-    if (build_slices(c, slices, nslices) || build_devices(c) || build_classes(c, classes, nclasses) ||
-        build_poolsets(c))
+    if (build_slices(c, slices, nslices) || build_devices(c) || build_device_table(c) ||
+        build_classes(c, classes, nclasses) || build_poolsets(c))
         goto err_build;
+    static _Atomic uint64_t serials;
+    c->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     *out = c;
     return 0;
 

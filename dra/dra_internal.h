@@ -199,6 +199,7 @@ struct dra_dev {
     const struct ks_resource_slice *slice;
     uint32_t slice_idx;
     bool node_sel_bad;        /* its own node selector does not parse (per-device node selection) */
+    bool cap_policy;          /* one of its capacities has a requestPolicy */
     const uint32_t *attr_str; /* catalog-local id of each STRING/VERSION attribute value (0 for others) */
     struct dra_cel_device cel;
 };
@@ -307,10 +308,23 @@ struct ks_dra_catalog {
     uint32_t *node_names;        /* distinct node names of node-local slices */
     struct dra_u32v *node_local; /* per distinct node name: its slices in input order (build only) */
 
+    /* devices by id (driver, pool, device): the first gidx with that id, then dev_same[] */
+    uint32_t dev_mask;
+    uint32_t *dev_table; /* UINT32_MAX empty */
+    uint32_t *dev_same;  /* per gidx: the next gidx with the same id, UINT32_MAX at the end */
+    uint64_t serial;     /* unique among the process's catalogs: what an allocated state binds to */
+
     struct dra_sel_table sels;
     uint32_t max_cap;
     struct dra_bump mem;
 };
+
+/*
+ * ks__dra_catalog_device - the first catalog device (gidx) named (@driver, @pool, @device),
+ * UINT32_MAX when none; the others follow through cat->dev_same.
+ */
+uint32_t ks__dra_catalog_device(const struct ks_dra_catalog *cat, uint32_t driver, uint32_t pool,
+                                uint32_t device);
 
 /* ks__dra_catalog_find_selector - the catalog's compiled selector for @expr, compiling and
  * publishing it when new; *@private_out set when the table is full (then the caller owns the
@@ -363,6 +377,16 @@ int ks__dra_node_matches(const struct ks_node *node, uint32_t node_name, bool al
 
 /* ---- allocated state (allocated.c) --------------------------------------------------------------- */
 
+/* The hash of a device id (interned driver, pool, device) for tables indexed by its low bits. */
+static inline uint32_t ks__dra_id_hash(uint32_t driver, uint32_t pool, uint32_t device)
+{
+    uint64_t h = (uint64_t)device * 0x9e3779b97f4a7c15ull ^ (uint64_t)pool * 0xc2b2ae3d27d4eb4full ^
+                 (uint64_t)driver * 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    return (uint32_t)(h >> 32);
+}
+
 /* What the allocated claims hold of one device. An entry with all counts zero is absent. */
 struct dra_alloc_entry {
     uint32_t driver, pool, device;
@@ -376,6 +400,19 @@ struct dra_alloc_entry {
 /* ks__dra_allocated_find - the entry of device (@driver, @pool, @device), or NULL. */
 const struct dra_alloc_entry *ks__dra_allocated_find(const struct ks_dra_allocated *a, uint32_t driver,
                                                      uint32_t pool, uint32_t device);
+
+/* What an allocated state holds of a device, as bits: results without a share id, with one, with capacity. */
+enum { DRA_HELD_DEDICATED = 1, DRA_HELD_SHARED = 2, DRA_HELD_CAPACITY = 4 };
+
+/*
+ * ks__dra_allocated_held - the DRA_HELD_* bits of catalog device @gidx of @cat; from the
+ * state's per-device array when it is bound to @cat (ks_dra_allocated_bind), else by its id.
+ * ks__dra_allocated_entry - the device's entry, or NULL when nothing holds it.
+ */
+uint8_t ks__dra_allocated_held(const struct ks_dra_allocated *a, const struct ks_dra_catalog *cat,
+                               uint32_t gidx);
+const struct dra_alloc_entry *ks__dra_allocated_entry(const struct ks_dra_allocated *a,
+                                                      const struct ks_dra_catalog *cat, uint32_t gidx);
 
 /* ---- consumable capacity (capacity.c) ------------------------------------------------------------ */
 

@@ -227,7 +227,9 @@ static int pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *s
 
     if (pod->nclaims == 0)
         return KS_SUCCESS;
-    if (ks_dra_tracker_pod_claims(p->tracker, pod, NULL, NULL, &n, NULL, msg, sizeof(msg)) != KS_DRA_FOUND)
+    /* a tracker behind the announced claim changes cannot tell: PreFilter syncs it and answers */
+    if (ks_dra_tracker_pod_claims(p->tracker, pod, NULL, NULL, &n, NULL, msg, sizeof(msg)) != KS_DRA_FOUND &&
+        !ks_dra_tracker_behind(p->tracker))
         code = ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", msg);
     return code;
 }
@@ -418,7 +420,8 @@ static bool unavailable(const struct dr_claim *c, const struct ks_node_snap *nod
 
 /*
  * The allocation of the state's unallocated claims on @node into @results (in the
- * thread's scratch): KS_SUCCESS, or the code and reason Filter reports.
+ * thread's scratch; NULL: only whether there is one): KS_SUCCESS, or the code and reason
+ * Filter reports.
  */
 static int allocate_on(const struct dynamic_resources *p, const struct dr_state *s,
                        const struct ks_node_snap *node, struct ks_allocation *results, struct ks_status *st)
@@ -453,7 +456,6 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
 {
     const struct dynamic_resources *p = self;
     const struct dr_state *s = cs->slot[p->slot];
-    struct ks_allocation results[KS_DRA_ALLOCATION_RESULTS_MAX];
     bool any_unavailable = false;
 
     (void)pod;
@@ -462,7 +464,7 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     for (uint32_t i = 0; i < s->n; i++)
         any_unavailable = any_unavailable || (s->claims[i].c.allocation && unavailable(&s->claims[i], node));
     if (s->nalloc) {
-        int code = allocate_on(p, s, node, s->nalloc <= KS_DRA_ALLOCATION_RESULTS_MAX ? results : NULL, st);
+        int code = allocate_on(p, s, node, NULL, st); /* Reserve allocates again on its node */
         if (code != KS_SUCCESS)
             return code;
     }
@@ -731,7 +733,12 @@ static bool same_status(const struct ks_resource_claim *a, const struct ks_resou
     return true;
 }
 
-/* isSchedulableAfterClaimChange. Any thread, under the queue's locks; takes the tracker's lock. */
+/*
+ * isSchedulableAfterClaimChange. Any thread, under the queue's locks; takes the tracker's
+ * lock. Upstream looks the pod's other claims up in a live lister; a tracker behind the
+ * announced claim changes may lack them, so the pod is queued and PreFilter, which syncs
+ * first, answers (the same holds for the pod's own change and for PreEnqueue).
+ */
 static enum ks_queueing_hint hint_claim(void *self, const struct ks_pod *pod, const void *old_obj,
                                         const void *new_obj)
 {
@@ -743,7 +750,7 @@ static enum ks_queueing_hint hint_claim(void *self, const struct ks_pod *pod, co
     if (!claim)
         return KS_QUEUE;
     if (ks_dra_tracker_pod_claims(p->tracker, pod, claim, NULL, &n, &uses, NULL, 0) != KS_DRA_FOUND)
-        return KS_QUEUE_SKIP;
+        return ks_dra_tracker_behind(p->tracker) ? KS_QUEUE : KS_QUEUE_SKIP; /* PreFilter will know */
     if (old_claim && old_claim->allocation && !claim->allocation)
         return KS_QUEUE; /* deallocated: its devices may help */
     if (!uses)
@@ -766,7 +773,8 @@ static enum ks_queueing_hint hint_pod(void *self, const struct ks_pod *pod, cons
         strcmp(changed->meta.name, pod->meta.name) != 0 ||
         (pod->meta.uid && changed->meta.uid && strcmp(pod->meta.uid, changed->meta.uid) != 0))
         return KS_QUEUE_SKIP;
-    return ks_dra_tracker_pod_claims(p->tracker, changed, NULL, NULL, &n, NULL, NULL, 0) == KS_DRA_FOUND
+    return ks_dra_tracker_pod_claims(p->tracker, changed, NULL, NULL, &n, NULL, NULL, 0) == KS_DRA_FOUND ||
+                   ks_dra_tracker_behind(p->tracker)
                ? KS_QUEUE
                : KS_QUEUE_SKIP;
 }

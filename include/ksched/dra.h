@@ -108,6 +108,15 @@ void ks_dra_allocated_destroy(struct ks_dra_allocated *a);
 int ks_dra_allocated_add(struct ks_dra_allocated *a, const struct ks_allocation *alloc);
 void ks_dra_allocated_remove(struct ks_dra_allocated *a, const struct ks_allocation *alloc);
 
+/*
+ * ks_dra_allocated_bind - keep, besides the counts, what each device of @cat holds, kept
+ * current by every add and remove, so that allocating over @cat reads one array per device
+ * instead of probing the counts by device id (the answers are the same). @cat must outlive
+ * the binding: bind the next catalog (or NULL: none) before destroying it. 0 or -ENOMEM
+ * (then the previous binding stays). One writer, as add and remove.
+ */
+int ks_dra_allocated_bind(struct ks_dra_allocated *a, const struct ks_dra_catalog *cat);
+
 /* ---- allocation ------------------------------------------------------------------------------- */
 
 struct ks_dra_scratch;
@@ -146,7 +155,8 @@ enum ks_dra_outcome {
 /*
  * ks_dra_allocate_prepared - allocate the prepared @claims together for @node, as
  * Allocator.Allocate. KS_DRA_ALLOCATED with results[i] set for claim i (arrays and strings
- * in @s or borrowed from the objects, valid until the next call with @s);
+ * in @s or borrowed from the objects, valid until the next call with @s; @results NULL:
+ * the same answer, nothing built);
  * KS_DRA_UNSUITABLE (no solution on this node; @err empty, or "invalid resource pools were
  * encountered"); KS_DRA_ERROR with upstream's error text in @err (a class that does not
  * exist, a CEL compile or runtime error, an incomplete pool asked for all devices, ...);

@@ -67,6 +67,7 @@ struct ks_dra_tracker {
     bool in_process; /* no API server: what PreBind and Unreserve do is the claims' state */
     struct ks_dra_features features;
     uint64_t gen_claims, gen_classes, gen_slices; /* objs->gen at the last sync */
+    _Atomic uint64_t seen_claims;                 /* gen_claims for other threads */
     bool synced;
 
     struct ks_dra_catalog *cat;
@@ -409,6 +410,10 @@ static int sync_catalog(struct ks_dra_tracker *t)
         (const struct ks_resource_slice *const *)(sv ? sv->items : NULL), sv ? sv->n : 0, &t->features, &cat);
     if (rc < 0)
         return rc;
+    if ((rc = ks_dra_allocated_bind(t->allocated, cat)) < 0) {
+        ks_dra_catalog_destroy(cat);
+        return rc;
+    }
     ks_dra_catalog_destroy(t->cat);
     t->cat = cat;
     return 0;
@@ -514,6 +519,7 @@ int ks_dra_tracker_sync(struct ks_dra_tracker *t)
     if (!t->synced || (o && o->gen[KS_KIND_RESOURCE_CLAIM] != t->gen_claims)) {
         rc = sync_claims(t);
         t->gen_claims = o ? o->gen[KS_KIND_RESOURCE_CLAIM] : 0;
+        atomic_store_explicit(&t->seen_claims, t->gen_claims, memory_order_release);
     }
     for (struct op *op = ops, *next; op; op = next) {
         next = op->next;
@@ -525,6 +531,12 @@ int ks_dra_tracker_sync(struct ks_dra_tracker *t)
     t->synced = rc == 0;
     ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
     return rc;
+}
+
+bool ks_dra_tracker_behind(const struct ks_dra_tracker *t)
+{
+    return t->objs && ks_objects_queued(t->objs, KS_KIND_RESOURCE_CLAIM) >
+                          atomic_load_explicit(&t->seen_claims, memory_order_acquire);
 }
 
 /* ---- life --------------------------------------------------------------------------------------- */

@@ -17,7 +17,9 @@
  *   have admin access, nor to a result when another claim holds it;
  * - shared capacity and shared counters are never exceeded, counting the allocated state;
  * - matchAttribute and distinctAttribute hold;
- * and ks_dra_allocate answers the same twice, prepared or not.
+ * and ks_dra_allocate answers the same twice, prepared or not, and with an allocated state
+ * bound to the catalog (bound between its adds, one allocation removed and added again),
+ * and asked for no results.
  */
 #include <stdarg.h>
 
@@ -478,6 +480,18 @@ static void run_seed(uint64_t seed, struct ks_dra_scratch *s, uint32_t *counts)
     cr_assert(ks_dra_allocated_create(&alloc) == 0);
     for (uint32_t i = 0; i < d->nalloc; i++)
         cr_assert(ks_dra_allocated_add(alloc, &d->alloc[i]) == 0);
+    struct ks_dra_allocated *bound;
+    cr_assert(ks_dra_allocated_create(&bound) == 0);
+    for (uint32_t i = 0; i < d->nalloc; i++) {
+        if (i == d->nalloc / 2)
+            cr_assert(ks_dra_allocated_bind(bound, cat) == 0);
+        cr_assert(ks_dra_allocated_add(bound, &d->alloc[i]) == 0);
+    }
+    if (d->nalloc) {
+        cr_assert(ks_dra_allocated_bind(bound, cat) == 0);
+        ks_dra_allocated_remove(bound, &d->alloc[0]);
+        cr_assert(ks_dra_allocated_add(bound, &d->alloc[0]) == 0);
+    }
     cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)d->claims, d->nclaims,
                                     &prep) == 0);
     for (int n = 0; n <= NODES; n++) {
@@ -506,7 +520,19 @@ static void run_seed(uint64_t seed, struct ks_dra_scratch *s, uint32_t *counts)
             cr_assert(strcmp(dump1, dump2) == 0, "%s\n%s: different answers:\n%s\n%s", buf, nname, dump1,
                       dump2);
         }
+        rc2 = ks_dra_allocate_prepared(bound, &node, prep, s, NULL, err2, sizeof(err2));
+        cr_assert(rc2 == rc && strcmp(err, err2) == 0, "%s\n%s (no results): %d \"%s\" then %d \"%s\"", buf,
+                  nname, rc, err, rc2, err2);
+        rc2 = ks_dra_allocate_prepared(bound, &node, prep, s, res2, err2, sizeof(err2));
+        cr_assert(rc2 == rc && strcmp(err, err2) == 0, "%s\n%s (bound): %d \"%s\" then %d \"%s\"", buf, nname,
+                  rc, err, rc2, err2);
+        if (rc == KS_DRA_ALLOCATED) {
+            dump(dump2, sizeof(dump2), res2, d->nclaims);
+            cr_assert(strcmp(dump1, dump2) == 0, "%s\n%s (bound): different answers:\n%s\n%s", buf, nname,
+                      dump1, dump2);
+        }
     }
+    ks_dra_allocated_destroy(bound);
     ks_dra_claims_destroy(prep);
     ks_dra_allocated_destroy(alloc);
     ks_dra_catalog_destroy(cat);

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ksched/api.h"
 #include "ksched/dra.h"
 #include "ksched/intern.h"
 #include "ksched/quantity.h"
 
 #include "../../dra/dra_internal.h"
+#include "dra_dsl.h"
 
 static struct ks_quantity q(const char *s)
 {
@@ -250,4 +252,70 @@ Test(dra_alloc, allocated_state_grows)
     for (int i = 0; i < N; i++)
         cr_expect((ks__dra_allocated_find(a, r[i].driver, r[i].pool, r[i].device) != NULL) == (i % 2 == 1));
     ks_dra_allocated_destroy(a);
+}
+
+/*
+ * A state bound to a catalog answers by catalog device what it answers by device id, through
+ * adds, removes, a regrowth and a rebinding; a device id that two slices of one pool both
+ * list (an invalid pool) is held on both of its catalog devices.
+ */
+Test(dra_alloc, allocated_state_bound_to_a_catalog)
+{
+    cr_assert(ks_api_init() == 0);
+    struct dsl *d = calloc(1, sizeof(*d));
+    dsl_parse(d, "bound", "slice slice-1 node-1 pool-1:2 driver-a\ndevices 40\n"
+                          "slice slice-2 node-1 pool-1:2 driver-a\ndevice device-3\ndevice device-50\n");
+    struct ks_dra_catalog *cat;
+    cr_assert(ks_dra_catalog_build(NULL, 0, (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f,
+                                   &cat) == 0);
+    struct ks_dra_allocated *a;
+    cr_assert(ks_dra_allocated_create(&a) == 0);
+    enum { N = 42 };
+    static struct ks_device_result r[N];
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "device-%d", i < 40 ? i : 50);
+        memset(&r[i], 0, sizeof(r[i]));
+        r[i].request = "req";
+        r[i].driver = ks_intern("driver-a");
+        r[i].pool = ks_intern("pool-1");
+        r[i].device = ks_intern(name);
+        if (i == 41)
+            r[i].share_id = "s";
+    }
+    for (int round = 0; round < 3; round++) {
+        for (int i = round; i < N; i += 3) {
+            struct ks_allocation one = {.nresults = 1, .results = &r[i]};
+            cr_assert(ks_dra_allocated_add(a, &one) == 0);
+        }
+        if (round == 0)
+            cr_assert(ks_dra_allocated_bind(a, cat) == 0);
+    }
+    for (int i = 0; i < N; i += 2) {
+        struct ks_allocation one = {.nresults = 1, .results = &r[i]};
+        ks_dra_allocated_remove(a, &one);
+    }
+    uint32_t held3 = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t g = 0; g < cat->ndevices; g++) {
+            const struct dra_dev *dv = &cat->devs[g];
+            const struct dra_alloc_entry *e =
+                ks__dra_allocated_find(a, dv->slice->driver, dv->slice->pool, dv->dev->name);
+            uint8_t want = e ? (uint8_t)((e->dedicated ? DRA_HELD_DEDICATED : 0) | (e->shared ? DRA_HELD_SHARED : 0))
+                             : 0;
+            cr_expect(ks__dra_allocated_held(a, cat, g) == want, "pass %d, device %u (%s)", pass, g,
+                      ks_intern_str(dv->dev->name));
+            cr_expect(ks__dra_allocated_entry(a, cat, g) == e, "pass %d, device %u", pass, g);
+            held3 += pass == 0 && dv->dev->name == ks_intern("device-3") && want;
+        }
+        cr_assert(ks_dra_allocated_bind(a, cat) == 0);
+    }
+    cr_expect(held3 == 2, "device-3 is held in both slices");
+    cr_expect(ks__dra_allocated_held(a, cat, 1) == DRA_HELD_DEDICATED, "device-1 stays");
+    cr_expect(ks__dra_allocated_held(a, cat, 41) == DRA_HELD_SHARED, "device-50 is shared");
+    cr_assert(ks_dra_allocated_bind(a, NULL) == 0);
+    ks_dra_allocated_destroy(a);
+    ks_dra_catalog_destroy(cat);
+    ks_arena_destroy(&d->a);
+    free(d);
 }
