@@ -42,6 +42,13 @@ int ks_dra_tracker_create(const struct ks_objects *objs, const struct ks_dra_fea
 void ks_dra_tracker_destroy(struct ks_dra_tracker *t);
 
 /*
+ * ks_dra_tracker_behind - whether changes of ResourceClaims were announced for the objects
+ * (ks_objects_note_queued) that the tracker has not taken in yet, so that a lookup may miss
+ * a claim that exists or see one that is gone. Any thread; lock-free.
+ */
+bool ks_dra_tracker_behind(const struct ks_dra_tracker *t);
+
+/*
  * ks_dra_tracker_sync - apply the objects' changes (their gen moved) and what binder threads
  * recorded. 0, -ENOMEM. Scheduling thread, between Filter passes; allocates.
  */

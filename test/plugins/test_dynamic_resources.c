@@ -170,6 +170,30 @@ Test(dynamicresources, pre_enqueue_waits_for_the_claims_as_upstream)
     drx_close(&d);
 }
 
+/*
+ * A claim ksched serve's intake announced but the scheduling thread has not applied yet: the
+ * tracker is behind, so PreEnqueue cannot tell and lets the pod through; PreFilter syncs and
+ * finds it. Once the tracker has caught up, a missing claim keeps its pod waiting again.
+ */
+Test(dynamicresources, a_claim_announced_but_not_taken_in_lets_the_pod_through)
+{
+    struct drx d;
+    drx_open(&d, NODES CLASS SLICE("worker") POD_WITH_CLAIM("my-pod", "1234", "late-claim")
+                     POD_WITH_CLAIM("other-pod", "5678", "never-claim"));
+    cr_expect_str_eq(pre_enqueue(&d, "my-pod"), UU "could not find ResourceClaim \"default/late-claim\"");
+    ks_objects_note_queued(d.x.objs, KS_KIND_RESOURCE_CLAIM);
+    cr_expect_str_eq(pre_enqueue(&d, "my-pod"), "Success");
+    struct ks_objects *more = vfx_load(CLAIM("late-claim", ""));
+    cr_assert(ks_objects_push(d.x.objs, KS_KIND_RESOURCE_CLAIM, more->of[KS_KIND_RESOURCE_CLAIM].items[0]) == 0);
+    more->of[KS_KIND_RESOURCE_CLAIM].n = 0;
+    ks_objects_destroy(more);
+    d.x.objs->gen[KS_KIND_RESOURCE_CLAIM]++;
+    cr_expect_str_eq(pre_filter(&d, "my-pod"), "Success");
+    cr_expect_str_eq(filter(&d, "my-pod", "worker"), "Success");
+    cr_expect_str_eq(pre_enqueue(&d, "other-pod"), UU "could not find ResourceClaim \"default/never-claim\"");
+    drx_close(&d);
+}
+
 Test(dynamicresources, a_missing_class_rejects_the_pod_at_pre_filter)
 {
     struct drx d;

@@ -57,20 +57,29 @@ struct vfx {
  * vfx_open - load @yaml (multi-document), hand its nodes and bound pods to a new cache as
  * `ksched schedule` does, and build a default framework whose deps carry both.
  */
-static inline void vfx_open(struct vfx *x, const char *yaml)
+/* vfx_load - the objects of @yaml, loaded from a file as ksched schedule loads them. */
+static inline struct ks_objects *vfx_load(const char *yaml)
 {
     char path[] = "/tmp/ksched-vfx-XXXXXX";
     struct ks_error err = {0};
+    struct ks_objects *objs;
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     size_t len = strlen(yaml);
     cr_assert(eq(sz, (size_t)write(fd, yaml, len), len));
     close(fd);
     const char *paths[] = {path};
-    memset(x, 0, sizeof(*x));
-    int rc = ks_objects_load(paths, 1, &x->objs, &err);
+    int rc = ks_objects_load(paths, 1, &objs, &err);
     unlink(path);
     cr_assert(eq(int, rc, 0), "load: %s:%d: %s", err.file, err.line, err.msg);
+    return objs;
+}
+
+static inline void vfx_open(struct vfx *x, const char *yaml)
+{
+    struct ks_error err = {0};
+    memset(x, 0, sizeof(*x));
+    x->objs = vfx_load(yaml);
     cr_assert(eq(int, ks_cache_create(0, &x->cache), 0));
     cr_assert(eq(int, ks_config_load_default(&x->cfg), 0));
     struct ks_framework_deps deps = {.cache = x->cache, .objects = x->objs};
