@@ -45,9 +45,9 @@ if [ "$(cat "$tmp/err")" = "$want" ]; then ok; else bad "small dump: stderr $(ca
 while IFS='|' read -r pod status want; do
   if msg=$(outcome "$tmp/out" "$pod" "$status" "$want" 2>&1); then ok; else bad "small dump: $msg"; fi
 done <<'EOF'
-shop/web-5f6e7d8c9b-k4m8t|Unschedulable|0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.
+shop/web-5f6e7d8c9b-k4m8t|Unschedulable|0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.
 shop/web-5f6e7d8c9b-r7n2v|Scheduled|node-00000
-default/postgres-2|Unschedulable|0/2 nodes are available: persistentvolumeclaim "data-postgres-2" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
+default/postgres-2|Unschedulable|0/2 nodes are available: persistentvolumeclaim "data-postgres-2" not found. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
 EOF
 n=$(grep -c . "$tmp/out")
 [ "$n" -eq 3 ] && ok || bad "small dump: $n outcome lines, want 3 (bound and finished pods are not scheduled)"
