@@ -1181,6 +1181,19 @@ static int check_results(struct run *R)
     return R_DONE;
 }
 
+/* No solution on the node: KS_DRA_UNSUITABLE, with upstream's message when a pool is invalid. */
+static int unsuitable(struct run *R)
+{
+    for (uint32_t p = 0; p < R->ps->npools; p++) {
+        if (R->ps->pools[p].invalid) {
+            if (R->errlen)
+                snprintf(R->err, R->errlen, "invalid resource pools were encountered");
+            break;
+        }
+    }
+    return KS_DRA_UNSUITABLE;
+}
+
 /* ---- the entry points
  * ------------------------------------------------------------------------------------------ */
 
@@ -1217,6 +1230,11 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
     int rc = node_pools(&R);
     if (rc != R_DONE)
         return outcome(rc);
+    uint64_t key = 0;
+    _Atomic uint64_t *memo = results ? NULL : ks__dra_verdict_slot(alloc, claims, R.ps, &key);
+    int known = memo ? ks__dra_verdict_get(memo, key) : -1;
+    if (known >= 0)
+        return known == KS_DRA_UNSUITABLE ? unsuitable(&R) : known;
     if (setup(&R))
         return -ENOMEM;
     rc = validate(&R);
@@ -1228,18 +1246,15 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
     if (rc < 0)
         return outcome(rc);
     if (rc != R_DONE) {
-        for (uint32_t p = 0; p < R.ps->npools; p++) {
-            if (R.ps->pools[p].invalid) {
-                if (errlen)
-                    snprintf(err, errlen, "invalid resource pools were encountered");
-                break;
-            }
-        }
-        return KS_DRA_UNSUITABLE;
+        if (memo)
+            ks__dra_verdict_put(memo, key, KS_DRA_UNSUITABLE);
+        return unsuitable(&R);
     }
     rc = results ? build_results(&R, results) : check_results(&R);
     if (rc != R_DONE)
         return outcome(rc);
+    if (memo)
+        ks__dra_verdict_put(memo, key, KS_DRA_ALLOCATED);
     return KS_DRA_ALLOCATED;
 }
 

@@ -46,8 +46,10 @@ struct ks_dra_allocated {
     /* The bound catalog (ks_dra_allocated_bind): per device, its entry and what it holds. */
     const struct ks_dra_catalog *cat;
     uint64_t cat_serial;
-    uint32_t *by_gidx; /* entry index, UINT32_MAX: none */
-    uint8_t *held;     /* DRA_HELD_* */
+    uint32_t *by_gidx;      /* entry index, UINT32_MAX: none */
+    uint8_t *held;          /* DRA_HELD_* */
+    uint64_t *pool_version; /* per catalog pool: changes counted to its devices (only grows) */
+    _Atomic uint64_t *memo; /* per precomputed poolset, DRA_VERDICT_SLOTS remembered verdicts */
 };
 
 static bool entry_empty(const struct dra_alloc_entry *e)
@@ -72,6 +74,7 @@ static void mirror(struct ks_dra_allocated *a, uint32_t idx)
          g = a->cat->dev_same[g]) {
         a->by_gidx[g] = idx;
         a->held[g] = bits;
+        a->pool_version[a->cat->slices[a->cat->devs[g].slice_idx].pool]++;
     }
 }
 
@@ -85,26 +88,46 @@ static void mirror_all(struct ks_dra_allocated *a)
         mirror(a, i);
 }
 
-int ks_dra_allocated_bind(struct ks_dra_allocated *a, const struct ks_dra_catalog *cat)
+static void unbind(struct ks_dra_allocated *a)
 {
-    uint32_t *by = NULL;
-    uint8_t *held = NULL;
-    if (cat) {
-        size_t n = cat->ndevices ? cat->ndevices : 1;
-        by = malloc(n * sizeof(*by));
-        held = malloc(n);
-        if (!by || !held) {
-            free(by);
-            free(held);
-            return -ENOMEM;
-        }
-    }
     free(a->by_gidx);
     free(a->held);
+    free(a->pool_version);
+    free(a->memo);
+    a->by_gidx = NULL;
+    a->held = NULL;
+    a->pool_version = NULL;
+    a->memo = NULL;
+    a->cat = NULL;
+    a->cat_serial = 0;
+}
+
+int ks_dra_allocated_bind(struct ks_dra_allocated *a, const struct ks_dra_catalog *cat)
+{
+    if (!cat) {
+        unbind(a);
+        return 0;
+    }
+    size_t n = cat->ndevices ? cat->ndevices : 1;
+    uint32_t *by = malloc(n * sizeof(*by));
+    uint8_t *held = malloc(n);
+    uint64_t *pv = calloc(cat->npools ? cat->npools : 1, sizeof(*pv));
+    _Atomic uint64_t *memo = calloc((size_t)(cat->npoolsets ? cat->npoolsets : 1) * DRA_VERDICT_SLOTS,
+                                    sizeof(*memo));
+    if (!by || !held || !pv || !memo) {
+        free(by);
+        free(held);
+        free(pv);
+        free(memo);
+        return -ENOMEM;
+    }
+    unbind(a);
     a->by_gidx = by;
     a->held = held;
+    a->pool_version = pv;
+    a->memo = memo;
     a->cat = cat;
-    a->cat_serial = cat ? cat->serial : 0;
+    a->cat_serial = cat->serial;
     mirror_all(a);
     return 0;
 }
@@ -147,8 +170,7 @@ void ks_dra_allocated_destroy(struct ks_dra_allocated *a)
         free(a->entries[i].cap);
     free(a->entries);
     free(a->keys);
-    free(a->by_gidx);
-    free(a->held);
+    unbind(a);
     free(a);
 }
 
@@ -185,6 +207,18 @@ uint8_t ks__dra_allocated_held(const struct ks_dra_allocated *a, const struct ks
         return a->held[gidx];
     const struct dra_alloc_entry *e = ks__dra_allocated_entry(a, cat, gidx);
     return e ? held_bits(e) : 0;
+}
+
+_Atomic uint64_t *ks__dra_allocated_memo(const struct ks_dra_allocated *a, const struct ks_dra_catalog *cat,
+                                         const struct dra_poolset *ps, uint64_t *version)
+{
+    if (!a || !bound_to(a, cat))
+        return NULL;
+    uint64_t v = 0;
+    for (uint32_t p = 0; p < ps->npools; p++)
+        v += a->pool_version[ps->pools[p].id];
+    *version = v;
+    return &a->memo[(size_t)ps->index * DRA_VERDICT_SLOTS];
 }
 
 const struct dra_alloc_entry *ks__dra_allocated_entry(const struct ks_dra_allocated *a,

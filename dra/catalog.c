@@ -452,6 +452,15 @@ static int local_selector(struct ks_dra_catalog *c, uint32_t node, struct dra_po
     return 0;
 }
 
+/* A precomputed poolset gets its number; its verdicts may be remembered unless a device selects nodes. */
+static void number_poolset(struct ks_dra_catalog *c, struct dra_poolset *ps)
+{
+    ps->index = c->npoolsets++;
+    ps->memo_ok = true;
+    for (uint32_t k = 0; k < ps->ndev && ps->memo_ok; k++)
+        ps->memo_ok = !c->devs[ps->devs[k].gidx].slice->per_device_node_selection;
+}
+
 static int build_poolsets(struct ks_dra_catalog *c)
 {
     int rc = -ENOMEM;
@@ -507,6 +516,7 @@ static int build_poolsets(struct ks_dra_catalog *c)
     c->default_set = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*c->default_set));
     if (!c->default_set || ks__dra_gather(c, rel, n, &tmp, &c->mem, c->default_set))
         goto out;
+    number_poolset(c, c->default_set);
 
     size = 16;
     while (size < 2 * names.n)
@@ -529,6 +539,7 @@ static int build_poolsets(struct ks_dra_catalog *c)
         struct dra_poolset *ps = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*ps));
         if (!ps || ks__dra_gather(c, rel, n, &tmp, &c->mem, ps) || local_selector(c, names.v[k], ps))
             goto out;
+        number_poolset(c, ps);
         uint32_t j = ks_id_hash(names.v[k]) & c->node_mask;
         while (c->node_keys[j] != KS_ID_NONE)
             j = (j + 1) & c->node_mask;
@@ -586,7 +597,8 @@ int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t 
     c->metadata_name = ks_intern("metadata.name");
     if (c->metadata_name == KS_ID_NONE)
         goto err_build;
-    if (build_slices(c, slices, nslices) || build_devices(c) || build_device_table(c) ||
+    if (ks__dra_shapes_init(&c->shapes) || build_slices(c, slices, nslices) || build_devices(c) ||
+        build_device_table(c) ||
         build_classes(c, classes, nclasses) || build_poolsets(c))
         goto err_build;
     static _Atomic uint64_t serials;
@@ -608,6 +620,7 @@ void ks_dra_catalog_destroy(struct ks_dra_catalog *c)
             ks__dra_selector_destroy(atomic_load_explicit(&c->sels.slots[i], memory_order_relaxed));
         free(c->sels.slots);
     }
+    ks__dra_shapes_free(&c->shapes);
     if (c->node_local) {
         for (uint32_t k = 0; k < c->nnode_names; k++)
             free(c->node_local[k].v);

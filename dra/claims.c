@@ -310,6 +310,7 @@ void ks__dra_claims_clear(struct ks_dra_claims *p)
         ks__dra_selector_destroy(p->private_sels[i]);
     p->nprivate = 0;
     p->nclaims = p->nspecs = 0;
+    p->shape = 0;
     p->claims = NULL;
     p->specs = NULL;
     ks__dra_bump_reset(&p->mem);
@@ -337,7 +338,7 @@ int ks__dra_claims_prepare_into(const struct ks_dra_catalog *cat,
             return -ENOMEM;
         p->nclaims++;
     }
-    return 0;
+    return ks__dra_claims_shape(cat, claims, nclaims, &p->shape);
 }
 
 int ks_dra_claims_prepare(const struct ks_dra_catalog *cat, const struct ks_resource_claim *const *claims,

@@ -267,6 +267,17 @@ struct dra_poolset {
     uint32_t max_slots;                 /* most counter slots of one pool */
     uint32_t node;                      /* the node name of a node's precomputed poolset (KS_ID_NONE: none) */
     struct ks_node_selector *local_sel; /* ... and its results' node selector: metadata.name In [node] */
+    uint32_t index;                     /* a precomputed poolset's number in its catalog (npoolsets) */
+    bool memo_ok; /* precomputed, no device selecting nodes itself: verdicts may be remembered (verdict.c) */
+};
+
+/* Claim-set shapes (verdict.c): an insert-only table of lock-free slots, numbered from 1. */
+struct dra_shape;
+enum { DRA_SHAPE_MAX = (1 << 20) - 1, DRA_VERDICT_SLOTS = 4 };
+struct dra_shape_table {
+    uint32_t mask;
+    _Atomic(struct dra_shape *) *slots;
+    _Atomic uint32_t next;
 };
 
 /* Claim selectors compiled lazily: an insert-only table of lock-free slots. */
@@ -314,7 +325,10 @@ struct ks_dra_catalog {
     uint32_t *dev_same;  /* per gidx: the next gidx with the same id, UINT32_MAX at the end */
     uint64_t serial;     /* unique among the process's catalogs: what an allocated state binds to */
 
+    uint32_t npoolsets; /* precomputed poolsets: the default one (index 0) and one per node name */
+
     struct dra_sel_table sels;
+    struct dra_shape_table shapes;
     uint32_t max_cap;
     struct dra_bump mem;
 };
@@ -341,6 +355,31 @@ const struct dra_class *ks__dra_catalog_class_by_name(const struct ks_dra_catalo
  */
 const struct dra_poolset *ks__dra_catalog_poolset(const struct ks_dra_catalog *cat, uint32_t name_id,
                                                   const struct dra_u32v **local);
+
+/* ---- remembered verdicts (verdict.c) ---------------------------------------------------------------- */
+
+int ks__dra_shapes_init(struct dra_shape_table *t);
+void ks__dra_shapes_free(struct dra_shape_table *t);
+
+/*
+ * ks__dra_claims_shape - the shape id of the claim set (@nclaims @claims) in @cat: equal for
+ * sets with equal specs, 0 when the catalog has numbered DRA_SHAPE_MAX shapes. 0 or -ENOMEM.
+ * Any thread; lock-free.
+ */
+int ks__dra_claims_shape(const struct ks_dra_catalog *cat, const struct ks_resource_claim *const *claims,
+                         uint32_t nclaims, uint32_t *shape);
+
+/*
+ * ks__dra_verdict_slot - where the verdict of @p over @ps is remembered in @a, with in *@key
+ * the word that identifies the current state; NULL when it cannot be (no shape, a poolset
+ * gathered for one node, a state not bound to the claims' catalog).
+ * ks__dra_verdict_get - KS_DRA_ALLOCATED or KS_DRA_UNSUITABLE when @slot holds @key's
+ * verdict, else -1. ks__dra_verdict_put - remember @outcome (one of those two) for @key.
+ */
+_Atomic uint64_t *ks__dra_verdict_slot(const struct ks_dra_allocated *a, const struct ks_dra_claims *p,
+                                       const struct dra_poolset *ps, uint64_t *key);
+int ks__dra_verdict_get(_Atomic uint64_t *slot, uint64_t key);
+void ks__dra_verdict_put(_Atomic uint64_t *slot, uint64_t key, int outcome);
 
 /* ---- GatherPools (pools.c) ---------------------------------------------------------------------- */
 
@@ -414,6 +453,15 @@ uint8_t ks__dra_allocated_held(const struct ks_dra_allocated *a, const struct ks
 const struct dra_alloc_entry *ks__dra_allocated_entry(const struct ks_dra_allocated *a,
                                                       const struct ks_dra_catalog *cat, uint32_t gidx);
 
+/*
+ * ks__dra_allocated_memo - the verdict slots (DRA_VERDICT_SLOTS) of precomputed poolset @ps
+ * in a state bound to @cat, and in *@version the sum of the changes counted to the devices of
+ * its pools; NULL when @a is NULL or not bound to @cat. The slots are the one part of a
+ * state that its readers write (atomically, verdict.c).
+ */
+_Atomic uint64_t *ks__dra_allocated_memo(const struct ks_dra_allocated *a, const struct ks_dra_catalog *cat,
+                                         const struct dra_poolset *ps, uint64_t *version);
+
 /* ---- consumable capacity (capacity.c) ------------------------------------------------------------ */
 
 /* calculateConsumedCapacity: what a request of @req (NULL: none) consumes of @cap. */
@@ -481,6 +529,7 @@ struct dra_claim {
 
 struct ks_dra_claims {
     const struct ks_dra_catalog *cat;
+    uint32_t shape; /* the claim set's shape in cat (verdict.c), 0: none */
     uint32_t nclaims;
     struct dra_claim *claims;
     uint32_t nspecs;

@@ -156,7 +156,8 @@ enum ks_dra_outcome {
  * ks_dra_allocate_prepared - allocate the prepared @claims together for @node, as
  * Allocator.Allocate. KS_DRA_ALLOCATED with results[i] set for claim i (arrays and strings
  * in @s or borrowed from the objects, valid until the next call with @s; @results NULL:
- * the same answer, nothing built);
+ * the same answer, nothing built, and with a state bound to the claims' catalog possibly
+ * the verdict an earlier call remembered for claims of the same specs, dra/verdict.c);
  * KS_DRA_UNSUITABLE (no solution on this node; @err empty, or "invalid resource pools were
  * encountered"); KS_DRA_ERROR with upstream's error text in @err (a class that does not
  * exist, a CEL compile or runtime error, an incomplete pool asked for all devices, ...);

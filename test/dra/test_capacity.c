@@ -319,3 +319,60 @@ Test(dra_alloc, allocated_state_bound_to_a_catalog)
     ks_arena_destroy(&d->a);
     free(d);
 }
+
+/*
+ * Remembered verdicts follow the state: a claim set allocatable on a node stops being so
+ * when the node's device is allocated, and is again when it is freed; a set of other specs
+ * keeps its own verdict; a node sharing the default poolset gets the same answer.
+ */
+Test(dra_alloc, remembered_verdicts_follow_the_allocated_state)
+{
+    cr_assert(ks_api_init() == 0);
+    struct dsl *d = calloc(1, sizeof(*d));
+    dsl_parse(d, "verdicts", "class class-a\n"
+                             "slice slice-1 node-1 pool-1:1 driver-a\ndevice device-1\n"
+                             "claim claim-0\nrequest req-0 class-a 1\n"
+                             "claim claim-1\nrequest req-0 class-a 2\n");
+    struct ks_dra_catalog *cat;
+    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
+                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f, &cat) == 0);
+    struct ks_dra_allocated *a;
+    struct ks_dra_scratch *s;
+    struct ks_dra_claims *one, *two;
+    cr_assert(ks_dra_allocated_create(&a) == 0 && ks_dra_allocated_bind(a, cat) == 0);
+    cr_assert(ks_dra_scratch_create(&s) == 0);
+    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[0], 1, &one) == 0);
+    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[1], 1, &two) == 0);
+    cr_expect(one->shape && two->shape && one->shape != two->shape);
+    struct ks_node node = {0}, other = {0};
+    node.meta.name = "node-1";
+    node.name_id = ks_intern("node-1");
+    other.meta.name = "node-9";
+    other.name_id = ks_intern("node-9");
+    char err[256];
+    struct ks_device_result r = {.request = "req-0",
+                                 .driver = ks_intern("driver-a"),
+                                 .pool = ks_intern("pool-1"),
+                                 .device = ks_intern("device-1")};
+    struct ks_allocation held = {.nresults = 1, .results = &r};
+    for (int round = 0; round < 3; round++) {
+        int want = round == 1 ? KS_DRA_UNSUITABLE : KS_DRA_ALLOCATED;
+        for (int again = 0; again < 2; again++) {
+            cr_expect(ks_dra_allocate_prepared(a, &node, one, s, NULL, err, sizeof(err)) == want,
+                      "round %d, call %d", round, again);
+            cr_expect(ks_dra_allocate_prepared(a, &node, two, s, NULL, err, sizeof(err)) == KS_DRA_UNSUITABLE);
+            cr_expect(ks_dra_allocate_prepared(a, &other, one, s, NULL, err, sizeof(err)) == KS_DRA_UNSUITABLE);
+        }
+        if (round == 0)
+            cr_assert(ks_dra_allocated_add(a, &held) == 0);
+        else
+            ks_dra_allocated_remove(a, &held);
+    }
+    ks_dra_claims_destroy(one);
+    ks_dra_claims_destroy(two);
+    ks_dra_scratch_destroy(s);
+    ks_dra_allocated_destroy(a);
+    ks_dra_catalog_destroy(cat);
+    ks_arena_destroy(&d->a);
+    free(d);
+}

@@ -5,7 +5,8 @@
  * pool gathering of label-selected slices, each thread on its own scratch.
  *
  * A cluster of NODES nodes with eight devices each (node-local slices), an allNodes slice
- * and a slice selected by a node label; classes and claims with CEL selectors. The answer
+ * and a slice selected by a node label; classes and claims with CEL selectors; the allocated
+ * state bound to the shared catalog, so that verdicts remembered per poolset race too. The answer
  * for every (claim set, node) is first computed single-threaded on a separate catalog, then
  * THREADS threads prepare the same claim sets on a fresh catalog at the same time and
  * allocate them on every node, ROUNDS times, and must give exactly the reference answers.
@@ -173,6 +174,7 @@ static void answer(char *buf, size_t len, int rc, const struct ks_allocation *re
 }
 
 static char reference[SETS][NODES][512];
+static int reference_rc[SETS][NODES];
 static struct ks_dra_catalog *shared;
 static struct ks_dra_allocated *allocated;
 static int mismatches;
@@ -195,7 +197,16 @@ static void *worker(void *arg)
                 int n = (int)((i * 7 + t * 13) % NODES);
                 struct ks_allocation res[2];
                 char err[512], got[512];
-                int rc = ks_dra_allocate_prepared(allocated, &nodes[n], prep, s, res, err, sizeof(err));
+                /* no results: the verdict, possibly remembered by a racing thread */
+                int rc = ks_dra_allocate_prepared(allocated, &nodes[n], prep, s, NULL, err, sizeof(err));
+                if (rc != reference_rc[set][n]) {
+                    pthread_mutex_lock(&mismatch_lock);
+                    if (mismatches++ < 5)
+                        fprintf(stderr, "thread %ld set %d node %d: verdict %d, want %d\n", t, set, n, rc,
+                                reference_rc[set][n]);
+                    pthread_mutex_unlock(&mismatch_lock);
+                }
+                rc = ks_dra_allocate_prepared(allocated, &nodes[n], prep, s, res, err, sizeof(err));
                 answer(got, sizeof(got), rc, res, err);
                 if (strcmp(got, reference[set][n]) != 0) {
                     pthread_mutex_lock(&mismatch_lock);
@@ -246,9 +257,12 @@ int main(void)
                                      (const struct ks_resource_claim *const *)claim_sets[k], 2, s, res, err,
                                      sizeof(err));
             answer(reference[k][n], sizeof(reference[k][n]), rc, res, err);
+            reference_rc[k][n] = rc;
             allocated_answers += rc == KS_DRA_ALLOCATED;
         }
     }
+    if (ks_dra_allocated_bind(allocated, shared))
+        return 1;
     pthread_t th[THREADS];
     for (long t = 0; t < THREADS; t++)
         pthread_create(&th[t], NULL, worker, (void *)t);
