@@ -431,13 +431,22 @@ static int add_reason(struct view *v, const char *text, const char *node)
     return 0;
 }
 
-static int add_status(struct view *v, const struct ks_status *st, const struct ks_node_snap *n)
+/* A node's status: under each of its reasons, or under its plugin's account of them when it gives one. */
+static int add_status(struct view *v, const struct ks_attempt *a, const struct ks_status *st,
+                      const struct ks_node_snap *n)
 {
     const char *node = ks_intern_str(n->name);
+    char text[1024], plain[1024];
     int rc = 0;
     v->nfiltered++;
     if (st->nreasons == 0)
         return add_reason(v, ks_code_name(st->code), node);
+    ks_framework_explain_status(a->fw, a->cs, a->pod, n, st, text, sizeof(text));
+    ks_framework_explain_status(a->fw, NULL, a->pod, n, st, plain, sizeof(plain));
+    if (strcmp(text, plain) != 0) {
+        uint32_t id = ks_intern(text);
+        return id == KS_ID_NONE ? -ENOMEM : add_reason(v, ks_intern_str(id), node);
+    }
     for (uint32_t r = 0; r < st->nreasons && rc == 0; r++)
         rc = add_reason(v, ks_intern_str(st->reasons[r]), node);
     return rc;
@@ -474,7 +483,7 @@ static int add_absent(struct view *v, const struct ks_attempt *a)
     for (uint32_t i = 0; i < a->snap->nnodes && rc == 0; i++) {
         const struct ks_node_snap *n = ks_snapshot_node(a->snap, i);
         if (!bsearch(&n, listed, nlisted, sizeof(*listed), cmp_ptr))
-            rc = add_status(v, &d->absent, n);
+            rc = add_status(v, a, &d->absent, n);
     }
     free(listed);
     return rc;
@@ -504,7 +513,7 @@ static int record_attempt(struct ks_explain_table *t, struct section *s, const s
     }
     rc = 0;
     for (uint32_t i = 0; i < d->nfailed && rc == 0; i++)
-        rc = add_status(v, &d->statuses[i], d->nodes[i]);
+        rc = add_status(v, a, &d->statuses[i], d->nodes[i]);
     if (rc == 0 && d->absent.code != KS_SUCCESS)
         rc = add_absent(v, a);
     if (rc < 0)

@@ -102,15 +102,16 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     funlockfile(out);
 }
 
-/* The reasons of @st joined by ", ". */
-static void reasons(FILE *out, const struct ks_status *st)
+/* The reasons of @st on @node joined by ", ", with its plugin's account when it gives one. */
+static void reasons(FILE *out, const struct ks_attempt *a, const struct ks_node_snap *node,
+                    const struct ks_status *st)
 {
     char buf[2048];
-    size_t len = 0;
-    buf[0] = '\0';
-    for (uint32_t r = 0; r < st->nreasons && len < sizeof(buf); r++)
-        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", r ? ", " : "",
-                                ks_intern_str(st->reasons[r]));
+    if (st->nreasons == 0) {
+        ks_json_write_cstr(out, "");
+        return;
+    }
+    ks_framework_explain_status(a->fw, a->cs, a->pod, node, st, buf, sizeof(buf));
     ks_json_write_cstr(out, buf);
 }
 
@@ -129,7 +130,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
         first = false;
         ks_json_write_cstr(out, ks_intern_str(d->nodes[i]->name));
         fputc(':', out);
-        reasons(out, &d->statuses[i]);
+        reasons(out, a, d->nodes[i], &d->statuses[i]);
     }
     if (d->absent.code != KS_SUCCESS) {
         /* every node without an explicit entry that did not pass carries the absent status */
@@ -146,7 +147,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
             first = false;
             ks_json_write_cstr(out, ks_intern_str(n->name));
             fputc(':', out);
-            reasons(out, &d->absent);
+            reasons(out, a, n, &d->absent);
         }
     }
     fputs("},\"scores\":{", out);

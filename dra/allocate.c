@@ -34,10 +34,8 @@
  * Counters are kept per (driver, pool). Upstream keys its counter caches by pool name
  * alone, so partitionable pools of two drivers with the same pool name share them there.
  *
- * Share ids (results of devices that allow multiple allocations) are upstream's random
- * UUIDs made deterministic: the hash of the claim's uid (namespace/name without one), the
- * result's index in the claim, its request name and the device's driver/pool/device,
- * formatted as an RFC 9562 version-8 UUID.
+ * The results of a solution are built by results.c; a verdict may be remembered or
+ * answered from verdict.c (Filter asks for none).
  *
  * Context: any thread, one scratch per thread; reads the catalog, the prepared claims and
  * the allocated state (which must not change meanwhile); no lock; allocates only when the
@@ -53,66 +51,9 @@
 #include "ksched/intern.h"
 #include "ksched/quantity.h"
 
-#include "dra_internal.h"
+#include "allocate_run.h"
 
-enum { R_FAIL = 0, R_DONE = 1, R_ERR = -1, R_MAX = -2, R_NOMEM = -3 };
-
-/* requestData: per spec */
-struct rd {
-    int64_t ndev;  /* numDevices */
-    uint32_t nall; /* allocationMode All: its devices */
-    uint32_t *all;
-    uint32_t selected; /* on a request's first spec: the subrequest picked */
-};
-
-/* internalDeviceResult */
-struct res {
-    const struct dra_spec *sp;
-    uint32_t k;       /* flat device */
-    bool multi;       /* the device allows multiple allocations (shareID set) */
-    uint32_t ncons;   /* consumedCapacity entries (0: nil) */
-    uint32_t cap_off; /* ... at cap_stack[cap_off] */
-};
-
-struct claim_run {
-    struct res *res;
-    uint32_t nres;
-    struct dra_cstate *cst;
-};
-
-/* Per device of the poolset, for one call. */
-struct devstate {
-    uint8_t cap_exists; /* allocatingCapacity has the device */
-    uint8_t node_ok;    /* per-device node selection: 0 unknown, 1 no, 2 yes */
-};
-
-struct run {
-    const struct ks_dra_catalog *cat;
-    const struct ks_dra_features *f;
-    const struct ks_dra_claims *cl;
-    const struct ks_dra_allocated *alloc;
-    const struct ks_node *node;
-    const struct dra_poolset *ps;
-    struct ks_dra_scratch *s;
-    char *err;
-    size_t errlen;
-
-    struct rd *rd;
-    struct claim_run *cr;
-    uint32_t words; /* claim bitset words per device */
-    uint64_t *bits; /* allocatingDevices: per device, the claims allocating it */
-    struct devstate *ds;
-    struct ks_quantity *cap_sum; /* ndev x max_cap: allocatingCapacity */
-    uint8_t *avail_done;
-    uint32_t *slot_off;
-    struct ks_quantity *avail, *consumed;
-    struct ks_quantity *cap_stack;
-    uint32_t cap_top;
-    struct ks_node_selector *local_sel; /* matchFields metadata.name In [node], made once per call */
-};
-
-static int fail(struct run *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct run *R, const char *fmt, ...)
+int ks__dra_fail(struct run *R, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -120,11 +61,6 @@ static int fail(struct run *R, const char *fmt, ...)
         vsnprintf(R->err, R->errlen, fmt, ap);
     va_end(ap);
     return R_ERR;
-}
-
-static const struct dra_dev *dev_of(const struct run *R, uint32_t k)
-{
-    return &R->cat->devs[R->ps->devs[k].gidx];
 }
 
 /* "driver/pool/device" */
@@ -229,13 +165,13 @@ static int selector_error(struct run *R, const struct dra_spec *sp, bool class_s
     const char *who = class_sel ? "class" : "claim";
     const char *what = class_sel ? ks_intern_str(sp->cls->obj->name) : R->cl->claims[sp->claim].kobj;
     if (!sel)
-        return fail(
+        return ks__dra_fail(
             R, "%s %s: selector #%u: CEL compile error: compilation failed: selector has no CEL expression",
             who, what, i);
     if (!sel->prog)
-        return fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
+        return ks__dra_fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
     char id[768];
-    return fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
+    return ks__dra_fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
                 dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
 }
 
@@ -279,7 +215,7 @@ static int is_selectable(struct run *R, const struct dra_spec *sp, uint32_t k)
             int m = ks__dra_node_matches(R->node, d->dev->node_name, d->dev->all_nodes, d->dev->node_selector,
                                          d->node_sel_bad);
             if (m < 0)
-                return fail(R, "failed to parse node selector: invalid node selector term");
+                return ks__dra_fail(R, "failed to parse node selector: invalid node selector term");
             R->ds[k].node_ok = m ? 2 : 1;
         }
         if (R->ds[k].node_ok == 1)
@@ -454,7 +390,7 @@ static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k,
             continue;
         if (must) {
             char id[768];
-            return fail(R,
+            return ks__dra_fail(R,
                         "claim %s, request %s: cannot add device %s because a claim constraint would not be "
                         "satisfied",
                         cl->kobj, sp->name, dev_id_text(d, id, sizeof(id)));
@@ -608,7 +544,7 @@ static int allocate_one(struct run *R, uint32_t ci, uint32_t ri, uint32_t sub, i
 static int validate_spec(struct run *R, const struct dra_spec *sp, struct rd *rd)
 {
     if (sp->static_error)
-        return fail(R, "%s", sp->static_error);
+        return ks__dra_fail(R, "%s", sp->static_error);
     if (!sp->all) {
         rd->ndev = sp->count;
         return R_DONE;
@@ -622,13 +558,13 @@ static int validate_spec(struct run *R, const struct dra_spec *sp, struct rd *rd
         const struct dra_pool *pool = &ps->pools[p];
         const struct dra_pool_id *pid = &R->cat->pools[pool->id];
         if (pool->incomplete)
-            return fail(
+            return ks__dra_fail(
                 R,
                 "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently being "
                 "updated",
                 kobj, sp->name, ks_intern_str(pid->driver), ks_intern_str(pid->pool));
         if (pool->invalid)
-            return fail(
+            return ks__dra_fail(
                 R, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently invalid",
                 kobj, sp->name, ks_intern_str(pid->driver), ks_intern_str(pid->pool));
         for (uint32_t j = 0; j < pool->ndev; j++) {
@@ -656,7 +592,7 @@ static int validate(struct run *R)
         for (uint32_t ri = 0; ri < cl->nreq; ri++) {
             const struct dra_req *rq = &cl->reqs[ri];
             if (rq->pre_error)
-                return fail(R, "%s", rq->pre_error);
+                return ks__dra_fail(R, "%s", rq->pre_error);
             int64_t min = INT64_MAX;
             for (uint32_t j = 0; j < rq->nspec; j++) {
                 uint32_t si = rq->first_spec + j;
@@ -670,10 +606,10 @@ static int validate(struct run *R)
                 min_total += min;
         }
         if (min_total > KS_DRA_ALLOCATION_RESULTS_MAX)
-            return fail(R, "claim %s: number of requested devices %" PRId64 " exceeds the claim limit of %d",
+            return ks__dra_fail(R, "claim %s: number of requested devices %" PRId64 " exceeds the claim limit of %d",
                         cl->kobj, min_total, KS_DRA_ALLOCATION_RESULTS_MAX);
         if (cl->constraint_error)
-            return fail(R, "%s", cl->constraint_error);
+            return ks__dra_fail(R, "%s", cl->constraint_error);
     }
     return R_DONE;
 }
@@ -778,7 +714,7 @@ static int dynamic_relevant(struct run *R, uint32_t si)
     if (obj->node_selector) {
         int m = ks__dra_node_matches(R->node, KS_ID_NONE, false, obj->node_selector, s->sel_bad);
         if (m < 0)
-            return fail(
+            return ks__dra_fail(
                 R,
                 "gather pool information: failed to perform node selection for slice %s: failed to parse "
                 "node selector: invalid node selector term",
@@ -790,7 +726,7 @@ static int dynamic_relevant(struct run *R, uint32_t si)
         int m = ks__dra_node_matches(R->node, dev->node_name, dev->all_nodes, dev->node_selector,
                                      R->cat->devs[s->first_dev + d].node_sel_bad);
         if (m < 0)
-            return fail(
+            return ks__dra_fail(
                 R,
                 "gather pool information: failed to perform node selection for device %s in slice %s: "
                 "failed to parse node selector: invalid node selector term",
@@ -838,349 +774,6 @@ static int node_pools(struct run *R)
     return R_DONE;
 }
 
-/* ---- results
- * ------------------------------------------------------------------------------------------------ */
-
-static uint64_t mix64(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
-static const char *share_id(struct run *R, const struct dra_claim *cl, uint32_t idx, const struct res *r)
-{
-    const struct ks_resource_claim *c = cl->obj;
-    const char *who = c->meta.uid && c->meta.uid[0] ? c->meta.uid : cl->kobj;
-    const struct dra_dev *d = dev_of(R, r->k);
-    char buf[1024];
-    int n =
-        snprintf(buf, sizeof(buf), "%s\n%u\n%s\n%s/%s/%s", who, idx, r->sp->full_name,
-                 ks_intern_str(d->slice->driver), ks_intern_str(d->slice->pool), ks_intern_str(d->dev->name));
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-    uint64_t hi = mix64(0xcbf29ce484222325ull, buf, len);
-    uint64_t lo = mix64(0x84222325cbf29ce4ull ^ hi, buf, len);
-    hi = (hi & ~UINT64_C(0xf000)) | UINT64_C(0x8000);       /* version 8 */
-    lo = (lo & ~(UINT64_C(3) << 62)) | (UINT64_C(2) << 62); /* variant 10 */
-    return ks__dra_bump_printf(
-        &R->s->mem, "%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%012" PRIx64, hi >> 32,
-        (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48, lo & UINT64_C(0xffffffffffff));
-}
-
-static bool contains(const char *const *v, uint32_t n, const char *s)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        if (v[i] && strcmp(v[i], s) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* The name of the subrequest picked for request @ri of claim @cl ("req/sub"), or NULL. */
-static const char *picked(const struct run *R, const struct dra_claim *cl, uint32_t ri)
-{
-    const struct dra_req *rq = &cl->reqs[ri];
-    if (!rq->has_sub)
-        return NULL;
-    return R->cl->specs[rq->first_spec + R->rd[rq->first_spec].selected].full_name;
-}
-
-static int build_config(struct run *R, const struct dra_claim *cl, struct ks_allocation *a)
-{
-    const struct ks_device_claim *dc = &cl->obj->spec;
-    struct dra_bump *m = &R->s->mem;
-    uint32_t cap = dc->nconfig;
-    for (uint32_t ri = 0; ri < cl->nreq; ri++) {
-        const struct dra_req *rq = &cl->reqs[ri];
-        const struct dra_spec *sp =
-            &R->cl->specs[rq->first_spec + (rq->has_sub ? R->rd[rq->first_spec].selected : 0)];
-        if (sp->cls)
-            cap += sp->cls->obj->nconfig;
-    }
-    a->nconfig = 0;
-    a->config = NULL;
-    if (cap == 0)
-        return 0;
-    struct ks_allocation_config *cfg = ks__dra_bump_zalloc(m, cap, sizeof(*cfg));
-    const struct dra_class **seen = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen));
-    uint32_t *seen_start = ks__dra_bump_alloc(m, (cl->nreq ? cl->nreq : 1) * sizeof(*seen_start));
-    if (!cfg || !seen || !seen_start)
-        return -ENOMEM;
-    uint32_t n = 0, nseen = 0;
-    for (uint32_t ri = 0; ri < cl->nreq; ri++) {
-        const struct dra_req *rq = &cl->reqs[ri];
-        const struct dra_spec *sp =
-            &R->cl->specs[rq->first_spec + (rq->has_sub ? R->rd[rq->first_spec].selected : 0)];
-        const struct dra_class *cls = sp->cls;
-        if (!cls)
-            continue;
-        uint32_t k = 0;
-        while (k < nseen && seen[k]->obj->name != cls->obj->name)
-            k++;
-        if (k < nseen) {
-            for (uint32_t i = seen_start[k]; i < seen_start[k] + seen[k]->obj->nconfig; i++)
-                cfg[i].requests[cfg[i].nrequests++] = sp->full_name;
-            continue;
-        }
-        seen[nseen] = cls;
-        seen_start[nseen++] = n;
-        for (uint32_t i = 0; i < cls->obj->nconfig; i++) {
-            cfg[n].from_class = true;
-            cfg[n].requests = ks__dra_bump_alloc(m, cl->nreq * sizeof(*cfg[n].requests));
-            if (!cfg[n].requests)
-                return -ENOMEM;
-            cfg[n].requests[0] = sp->full_name;
-            cfg[n].nrequests = 1;
-            cfg[n].opaque = cls->obj->config[i];
-            n++;
-        }
-    }
-    for (uint32_t c = 0; c < dc->nconfig; c++) {
-        const struct ks_claim_config *cc = &dc->config[c];
-        bool add = cc->nrequests == 0;
-        for (uint32_t ri = 0; ri < cl->nreq && !add; ri++) {
-            const char *name = dc->requests[ri].name ? dc->requests[ri].name : "";
-            const char *sub = picked(R, cl, ri);
-            add = contains(cc->requests, cc->nrequests, name) ||
-                  (sub && contains(cc->requests, cc->nrequests, sub));
-        }
-        if (!add)
-            continue;
-        cfg[n].from_class = false;
-        cfg[n].nrequests = cc->nrequests;
-        cfg[n].requests = (const char **)cc->requests;
-        cfg[n].opaque = cc->opaque;
-        n++;
-    }
-    /* a config naming every request names none: empty means all */
-    for (uint32_t i = 0; i < n; i++) {
-        if (cfg[i].nrequests == 0)
-            continue;
-        bool all = true;
-        for (uint32_t ri = 0; ri < cl->nreq && all; ri++) {
-            const char *name = dc->requests[ri].name ? dc->requests[ri].name : "";
-            const char *sub = picked(R, cl, ri);
-            all = contains(cfg[i].requests, cfg[i].nrequests, name) ||
-                  (sub && contains(cfg[i].requests, cfg[i].nrequests, sub));
-        }
-        if (all) {
-            cfg[i].nrequests = 0;
-            cfg[i].requests = NULL;
-        }
-    }
-    a->nconfig = n;
-    a->config = n ? cfg : NULL;
-    return 0;
-}
-
-static bool same_values(const struct ks_requirement *a, const struct ks_requirement *b)
-{
-    if (a->op == KS_OP_GT || a->op == KS_OP_LT)
-        return a->number == b->number;
-    for (uint32_t i = 0; i < a->nvalues; i++) {
-        if (!ks_ids_contain(b->values, b->nvalues, a->values[i]))
-            return false;
-    }
-    for (uint32_t i = 0; i < b->nvalues; i++) {
-        if (!ks_ids_contain(a->values, a->nvalues, b->values[i]))
-            return false;
-    }
-    return true;
-}
-
-/* addNewNodeSelectorRequirements */
-static void add_requirements(const struct ks_requirement *from, uint32_t n, struct ks_requirement *to,
-                             uint32_t *nto)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        bool have = false;
-        for (uint32_t j = 0; j < *nto && !have; j++)
-            have = to[j].key == from[i].key && to[j].op == from[i].op && same_values(&to[j], &from[i]);
-        if (!have)
-            to[(*nto)++] = from[i];
-    }
-}
-
-/* The selector of a node-local allocation: matchFields metadata.name In [node], one per call. */
-static struct ks_node_selector *local_selector(struct run *R)
-{
-    if (R->local_sel)
-        return R->local_sel;
-    if (R->ps->local_sel && R->ps->node == R->node->name_id)
-        return R->local_sel = R->ps->local_sel;
-    struct dra_bump *m = &R->s->mem;
-    struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
-    struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
-    struct ks_requirement *field = ks__dra_bump_zalloc(m, 1, sizeof(*field));
-    uint32_t *v = ks__dra_bump_alloc(m, sizeof(*v));
-    if (!ns || !term || !field || !v)
-        return NULL;
-    *v = R->node->name_id;
-    field->key = R->cat->metadata_name;
-    field->op = KS_OP_IN;
-    field->nvalues = 1;
-    field->values = v;
-    term->nfields = 1;
-    term->fields = field;
-    ns->nterms = 1;
-    ns->terms = term;
-    R->local_sel = ns;
-    return ns;
-}
-
-/*
- * What createNodeSelector makes of a claim's results: R_DONE with *@local (the node's own
- * selector) or the requirements to merge counted, or R_ERR (a slice selector of many terms).
- */
-static int selector_shape(struct run *R, const struct dra_claim *cl, const struct claim_run *cr, bool *local,
-                          uint32_t *nexpr, uint32_t *nfield)
-{
-    *local = false;
-    *nexpr = *nfield = 0;
-    for (uint32_t i = 0; i < cr->nres; i++) {
-        const struct dra_dev *d = dev_of(R, cr->res[i].k);
-        bool per_dev = d->slice->per_device_node_selection;
-        uint32_t node_name = per_dev ? d->dev->node_name : d->slice->node_name;
-        const struct ks_node_selector *sel = per_dev ? d->dev->node_selector : d->slice->node_selector;
-        if ((node_name != KS_ID_NONE && node_name != KS_ID_EMPTY) || d->dev->binds_to_node) {
-            *local = true;
-            return R_DONE;
-        }
-        if (!sel || sel->nterms == 0)
-            continue;
-        if (sel->nterms > 1)
-            return fail(
-                R, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
-                cl->obj->meta.name ? cl->obj->meta.name : "", sel->nterms);
-        *nexpr += sel->terms[0].nexprs;
-        *nfield += sel->terms[0].nfields;
-    }
-    return R_DONE;
-}
-
-/* createNodeSelector: R_DONE, R_ERR, R_NOMEM. */
-static int build_node_selector(struct run *R, const struct dra_claim *cl, const struct claim_run *cr,
-                               struct ks_allocation *a)
-{
-    uint32_t nexpr, nfield;
-    bool local;
-    a->node_selector = NULL;
-    int rc = selector_shape(R, cl, cr, &local, &nexpr, &nfield);
-    if (rc != R_DONE)
-        return rc;
-    if (local) {
-        a->node_selector = local_selector(R);
-        return a->node_selector ? R_DONE : R_NOMEM;
-    }
-    if (nexpr + nfield == 0)
-        return R_DONE;
-    struct dra_bump *m = &R->s->mem;
-    struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
-    struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
-    struct ks_requirement *exprs = ks__dra_bump_alloc(m, (nexpr + 1) * sizeof(*exprs));
-    struct ks_requirement *fields = ks__dra_bump_alloc(m, (nfield + 1) * sizeof(*fields));
-    if (!ns || !term || !exprs || !fields)
-        return R_NOMEM;
-    ns->nterms = 1;
-    ns->terms = term;
-    term->exprs = exprs;
-    term->fields = fields;
-    for (uint32_t i = 0; i < cr->nres; i++) {
-        const struct dra_dev *d = dev_of(R, cr->res[i].k);
-        const struct ks_node_selector *sel =
-            d->slice->per_device_node_selection ? d->dev->node_selector : d->slice->node_selector;
-        if (!sel || sel->nterms != 1)
-            continue;
-        add_requirements(sel->terms[0].fields, sel->terms[0].nfields, fields, &term->nfields);
-        add_requirements(sel->terms[0].exprs, sel->terms[0].nexprs, exprs, &term->nexprs);
-    }
-    a->node_selector = ns;
-    return R_DONE;
-}
-
-static int build_results(struct run *R, struct ks_allocation *results)
-{
-    struct dra_bump *m = &R->s->mem;
-    uint32_t total = 0;
-    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++)
-        total += R->cr[ci].nres;
-    struct ks_device_result *all = ks__dra_bump_zalloc(m, total ? total : 1, sizeof(*all));
-    if (!all)
-        return R_NOMEM;
-    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++) {
-        const struct dra_claim *cl = &R->cl->claims[ci];
-        const struct claim_run *cr = &R->cr[ci];
-        struct ks_allocation *a = &results[ci];
-        memset(a, 0, sizeof(*a));
-        a->allocation_time = KS_TIME_NONE;
-        a->nresults = cr->nres;
-        a->results = all;
-        all += cr->nres;
-        for (uint32_t i = 0; i < cr->nres; i++) {
-            const struct res *r = &cr->res[i];
-            const struct dra_dev *d = dev_of(R, r->k);
-            struct ks_device_result *out = &a->results[i];
-            out->request = r->sp->full_name;
-            out->driver = d->slice->driver;
-            out->pool = d->slice->pool;
-            out->device = d->dev->name;
-            if (r->sp->admin) {
-                out->has_admin_access = true;
-                out->admin_access = true;
-            }
-            out->ntolerations = r->sp->nres_tol;
-            out->tolerations = r->sp->nres_tol ? (struct ks_device_toleration *)r->sp->res_tol : NULL;
-            if (r->multi) {
-                out->share_id = share_id(R, cl, i, r);
-                if (!out->share_id)
-                    return R_NOMEM;
-            }
-            if (r->ncons) {
-                struct ks_named_quantity *c = ks__dra_bump_alloc(m, r->ncons * sizeof(*c));
-                if (!c)
-                    return R_NOMEM;
-                for (uint32_t j = 0; j < r->ncons; j++) {
-                    c[j].name = d->dev->capacity[j].name;
-                    c[j].value = R->cap_stack[r->cap_off + j];
-                }
-                out->nconsumed = r->ncons;
-                out->consumed = c;
-            }
-            if (R->f->device_binding_conditions) {
-                out->nbinding_conditions = d->dev->nbinding_conditions;
-                out->binding_conditions = d->dev->binding_conditions;
-                out->nbinding_failure_conditions = d->dev->nbinding_failure_conditions;
-                out->binding_failure_conditions = d->dev->binding_failure_conditions;
-            }
-        }
-        if (build_config(R, cl, a))
-            return R_NOMEM;
-        int rc = build_node_selector(R, cl, cr, a);
-        if (rc != R_DONE)
-            return rc;
-    }
-    return R_DONE;
-}
-
-/* What build_results would answer, without building: R_DONE or R_ERR. */
-static int check_results(struct run *R)
-{
-    for (uint32_t ci = 0; ci < R->cl->nclaims; ci++) {
-        uint32_t nexpr, nfield;
-        bool local;
-        int rc = selector_shape(R, &R->cl->claims[ci], &R->cr[ci], &local, &nexpr, &nfield);
-        if (rc != R_DONE)
-            return rc;
-    }
-    return R_DONE;
-}
-
 /* No solution on the node: KS_DRA_UNSUITABLE, with upstream's message when a pool is invalid. */
 static int unsuitable(struct run *R)
 {
@@ -1192,6 +785,61 @@ static int unsuitable(struct run *R)
         }
     }
     return KS_DRA_UNSUITABLE;
+}
+
+/* ---- what explain.c asks ------------------------------------------------------------------------------ */
+
+void ks__dra_run_init(struct run *R, const struct ks_dra_allocated *alloc, const struct ks_node *node,
+                      const struct ks_dra_claims *claims, struct ks_dra_scratch *s, char *err, size_t errlen)
+{
+    memset(R, 0, sizeof(*R));
+    if (errlen)
+        err[0] = '\0';
+    ks__dra_bump_reset(&s->mem);
+    s->steps = 0;
+    R->cat = claims->cat;
+    R->f = &claims->cat->features;
+    R->cl = claims;
+    R->alloc = alloc;
+    R->node = node;
+    R->s = s;
+    R->err = err;
+    R->errlen = errlen;
+}
+
+int ks__dra_run_begin(struct run *R)
+{
+    int rc = node_pools(R);
+    if (rc != R_DONE)
+        return rc;
+    if (setup(R))
+        return R_NOMEM;
+    return validate(R);
+}
+
+int ks__dra_unfit(struct run *R, const struct dra_spec *sp, uint32_t k)
+{
+    const struct dra_dev *d = dev_of(R, k);
+    if (!sp->admin && in_use(R, k))
+        return DRA_UNFIT_IN_USE;
+    if (!R->f->device_binding_conditions && d->dev->nbinding_conditions > 0)
+        return DRA_UNFIT_BINDING;
+    int rc = selectors_match(R, sp, true, R->ps->devs[k].gidx);
+    if (rc != R_DONE)
+        return rc == R_FAIL ? DRA_UNFIT_CLASS : rc;
+    rc = selectors_match(R, sp, false, R->ps->devs[k].gidx);
+    if (rc != R_DONE)
+        return rc == R_FAIL ? DRA_UNFIT_SELECTOR : rc;
+    rc = is_selectable(R, sp, k);
+    if (rc != R_DONE)
+        return rc == R_FAIL ? DRA_UNFIT_NODE : rc;
+    if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
+        return DRA_UNFIT_CAPACITY;
+    if (!R->f->partitionable_devices && d->dev->nconsumes > 0)
+        return DRA_UNFIT_PARTITIONABLE;
+    if (R->f->device_taints && taint_prevents(d->dev, sp))
+        return DRA_UNFIT_TAINT;
+    return DRA_FIT;
 }
 
 /* ---- the entry points
@@ -1213,20 +861,8 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
                              const struct ks_dra_claims *claims, struct ks_dra_scratch *s,
                              struct ks_allocation *results, char *err, size_t errlen)
 {
-    struct run R = {0};
-    if (errlen)
-        err[0] = '\0';
-    ks__dra_bump_reset(&s->mem);
-    s->steps = 0;
-    R.cat = claims->cat;
-    R.f = &claims->cat->features;
-    R.cl = claims;
-    R.alloc = alloc;
-    R.node = node;
-    R.s = s;
-    R.err = err;
-    R.errlen = errlen;
-
+    struct run R;
+    ks__dra_run_init(&R, alloc, node, claims, s, err, errlen);
     int rc = node_pools(&R);
     if (rc != R_DONE)
         return outcome(rc);
@@ -1242,7 +878,7 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
         return outcome(rc);
     rc = allocate_one(&R, 0, 0, 0, 0, false, 0);
     if (rc == R_MAX)
-        return outcome(fail(&R, "allocation max size exceeded"));
+        return outcome(ks__dra_fail(&R, "allocation max size exceeded"));
     if (rc < 0)
         return outcome(rc);
     if (rc != R_DONE) {
@@ -1250,7 +886,7 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
             ks__dra_verdict_put(memo, key, KS_DRA_UNSUITABLE);
         return unsuitable(&R);
     }
-    rc = results ? build_results(&R, results) : check_results(&R);
+    rc = results ? ks__dra_build_results(&R, results) : ks__dra_check_results(&R);
     if (rc != R_DONE)
         return outcome(rc);
     if (memo)

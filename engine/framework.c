@@ -20,12 +20,14 @@
  * ks_framework_destroy(), so any thread reads the lists without synchronisation.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "framework_internal.h"
 #include "framework_metrics.h"
 #include "ksched/config.h"
+#include "ksched/intern.h"
 
 static int slot_of(const struct ks_framework *fw, const struct ks_plugin *plugin)
 {
@@ -270,6 +272,27 @@ uint32_t ks_framework_nplugins(const struct ks_framework *fw)
 const char *ks_framework_plugin_name(const struct ks_framework *fw, uint32_t slot)
 {
     return slot < fw->nplugins ? fw->plugins[slot].plugin->name : NULL;
+}
+
+void ks_framework_explain_status(const struct ks_framework *fw, const struct ks_cycle_state *cs,
+                                 const struct ks_pod *pod, const struct ks_node_snap *node,
+                                 const struct ks_status *st, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (st->nreasons == 0)
+        at = (size_t)snprintf(buf, len, "%s", ks_code_name(st->code));
+    for (uint32_t r = 0; r < st->nreasons && at < len; r++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", r ? ", " : "", ks_intern_str(st->reasons[r]));
+    if (at + 2 >= len || st->plugin >= fw->nplugins || !fw->plugins[st->plugin].plugin->explain_filter || !cs)
+        return;
+    const struct ks_fw_plugin *p = &fw->plugins[st->plugin];
+    if (p->plugin->explain_filter(p->self, cs, pod, node, st, buf + at + 2, len - at - 2) == 1) {
+        buf[at] = ':';
+        buf[at + 1] = ' ';
+    }
 }
 
 const struct ks_framework_deps *ks_framework_deps(const struct ks_framework *fw)

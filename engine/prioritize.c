@@ -173,6 +173,7 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .pod = pod,
             .attempt = attempt,
             .fw = fw,
+            .cs = cs,
             .snap = found->snap,
             .diag = &found->diag,
             .nfeasible = n,

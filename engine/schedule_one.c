@@ -77,13 +77,17 @@ void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queu
 }
 
 /* Report an attempt that found no feasible node (prioritize reports the others to on_attempt). */
-static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_queued_pod *qp,
-                         const struct ks_find_result *found)
+static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
+                         const struct ks_queued_pod *qp, const struct ks_find_result *found)
 {
     if (!s->opts.on_attempt && !s->opts.on_unschedulable)
         return;
-    struct ks_attempt a = {
-        .pod = qp->pod, .attempt = qp->attempts, .fw = fw, .snap = found->snap, .diag = &found->diag};
+    struct ks_attempt a = {.pod = qp->pod,
+                           .attempt = qp->attempts,
+                           .fw = fw,
+                           .cs = cs,
+                           .snap = found->snap,
+                           .diag = &found->diag};
     if (s->opts.on_attempt)
         s->opts.on_attempt(s->opts.ctx, &a);
     if (s->opts.on_unschedulable)
@@ -274,7 +278,7 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
     }
     rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, &st);
     if (rc == KS_SUCCESS && found.nfeasible == 0) {
-        report_unfit(s, fw, qp, &found);
+        report_unfit(s, fw, &job->cs, qp, &found);
         unfit(s, fw, &job->cs, qp, cycle, &found, start);
         ks_rcu_read_unlock();
         ks__job_put(s, job);

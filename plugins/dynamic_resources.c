@@ -477,6 +477,23 @@ static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_p
     return KS_SUCCESS;
 }
 
+/*
+ * explain_filter - for --explain, on a node where the claims could not be allocated: which
+ * claim and request the node cannot serve, and why (ks_dra_explain). Scheduling thread.
+ */
+static int explain_filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_node_snap *node, const struct ks_status *st, char *buf, size_t len)
+{
+    const struct dynamic_resources *p = self;
+    const struct dr_state *s = cs->slot[p->slot];
+    struct ks_dra_scratch *sc = scratch();
+
+    (void)pod;
+    if (!s || !s->nalloc || !sc || !node->node || st->nreasons != 1 || st->reasons[0] != p->msg_cannot_allocate)
+        return 0;
+    return ks_dra_explain(ks_dra_tracker_allocated(p->tracker), node->node, s->prepared, sc, buf, len);
+}
+
 /* ---- PostFilter ----------------------------------------------------------------------------------- */
 
 /* Whether allocated claim @c was found not available on a node this plugin rejected. */
@@ -832,4 +849,5 @@ const struct ks_plugin ks_plugin_dynamic_resources = {
     .events_to_register = events_to_register,
     .score_nodes = score_nodes,
     .sign = sign,
+    .explain_filter = explain_filter,
 };

@@ -170,6 +170,18 @@ int ks_dra_allocate_prepared(const struct ks_dra_allocated *alloc, const struct 
                              struct ks_allocation *results, char *err, size_t errlen);
 
 /*
+ * ks_dra_explain - why the prepared @claims cannot be allocated on @node, in words (for
+ * --explain; Filter's message stays upstream's): the first request, in the search's order,
+ * with fewer usable devices on the node than it asks for, the devices counted by why they
+ * cannot serve it; or that every request has enough on its own but not all together. 1 with
+ * the text in @buf (at most @len bytes, NUL included); 0 when the claims can be allocated
+ * there or the allocation fails with an error (its text says why). Same context as
+ * ks_dra_allocate_prepared(); slow path.
+ */
+int ks_dra_explain(const struct ks_dra_allocated *alloc, const struct ks_node *node,
+                   const struct ks_dra_claims *claims, struct ks_dra_scratch *s, char *buf, size_t len);
+
+/*
  * ks_dra_allocate - ks_dra_claims_prepare() into @s, then ks_dra_allocate_prepared(): the
  * same answers, for callers that allocate a set of claims once (tests, tools). Preparing
  * compares strings and may compile selectors on every call: the plugin's per-node path

@@ -280,6 +280,20 @@ struct ks_plugin {
      * Context: scheduling thread, inside the RCU read section; no allocation, no locks.
      */
     int (*sign)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig);
+
+    /*
+     * Appended with Dynamic Resource Allocation, within ABI version 1.
+     *
+     * explain_filter - for `ksched schedule --explain`: an account of why @node failed this
+     * plugin's Filter for @pod with @st that says more than @st's reasons (DynamicResources:
+     * which claim and request the node cannot serve, and why), written into @buf (at most
+     * @len bytes, NUL included). Returns 1 when it wrote one, 0 when the reasons say all.
+     * It changes nothing that Filter answers or that messages are built from. NULL op: the
+     * reasons say all. Context: scheduling thread, inside the RCU read section, during the
+     * attempt callback (ks_framework_explain_status); may be slow; no allocation.
+     */
+    int (*explain_filter)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                          const struct ks_node_snap *node, const struct ks_status *st, char *buf, size_t len);
 };
 
 #endif

@@ -54,7 +54,8 @@ struct ks_attempt {
     const struct ks_pod *pod;
     uint32_t attempt;
     const struct ks_framework *fw;
-    const struct ks_snapshot *snap; /* the snapshot the attempt read (every node) */
+    const struct ks_cycle_state *cs; /* the pod's cycle state (ks_framework_explain_status) */
+    const struct ks_snapshot *snap;  /* the snapshot the attempt read (every node) */
     const struct ks_diagnosis *diag;
     uint32_t nfeasible;
     const struct ks_node_snap *const *feasible;

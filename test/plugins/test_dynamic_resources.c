@@ -91,6 +91,18 @@ static const char *filter(struct drx *d, const char *pod, const char *node)
     return vfx_filter(dr, d->self, &d->cs, vfx_pod(&d->x, "default", pod), vfx_node(&d->x, node), d->buf);
 }
 
+/* Filter on @node, then the plugin's account of its failure for --explain ("-": none). */
+static const char *explain(struct drx *d, const char *pod, const char *node)
+{
+    struct ks_status st = {0};
+    const struct ks_pod *p = vfx_pod(&d->x, "default", pod);
+    const struct ks_node_snap *n = vfx_node(&d->x, node);
+    dr->filter(d->self, &d->cs, p, n, &st);
+    if (dr->explain_filter(d->self, &d->cs, p, n, &st, d->buf, sizeof(d->buf)) != 1)
+        snprintf(d->buf, sizeof(d->buf), "-");
+    return d->buf;
+}
+
 static const char *post_filter(struct drx *d, const char *pod, const char *failed_node)
 {
     const struct ks_node_snap *nodes[1];
@@ -217,6 +229,10 @@ Test(dynamicresources, filter_allocates_per_node)
     cr_expect_str_eq(pre_filter(&d, "my-pod"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker-2"), UU "cannot allocate all claims");
+    cr_expect_str_eq(explain(&d, "my-pod", "worker-2"),
+                     "claim default/my-claim, request req-1: 1 device of class my-resource-class wanted, the node "
+                     "has no devices");
+    cr_expect_str_eq(explain(&d, "my-pod", "worker"), "-");
     drx_close(&d);
 }
 
@@ -267,6 +283,8 @@ Test(dynamicresources, reserve_prebind_and_unreserve_move_the_devices)
                      UU "resource claim default/claim-a is in the process of being allocated");
     cr_expect_str_eq(pre_filter(&d, "pod-b"), "Success");
     cr_expect_str_eq(filter(&d, "pod-b", "worker"), UU "cannot allocate all claims");
+    cr_expect_str_eq(explain(&d, "pod-b", "worker"), "claim default/claim-b, request req-1: 1 device of class "
+                                                     "my-resource-class wanted, 0 of 1 usable (1 in use)");
     vfx_unlock(&d.x);
 
     /* written: claim-a is allocated and reserved for pod-a; pod-c shares it on worker only */
