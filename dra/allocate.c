@@ -276,6 +276,15 @@ static int capacity_fits(struct run *R, const struct dra_spec *sp, uint32_t k)
     return 1;
 }
 
+/* isSelectable and, with consumable capacity, room for the request: R_DONE, R_FAIL, R_ERR, R_NOMEM. */
+static int selectable_with_room(struct run *R, const struct dra_spec *sp, uint32_t k)
+{
+    int rc = is_selectable(R, sp, k);
+    if (rc != R_DONE)
+        return rc;
+    return R->f->consumable_capacity && capacity_fits(R, sp, k) != 1 ? R_FAIL : R_DONE;
+}
+
 /* ---- counters --------------------------------------------------------------------------------------------
  */
 
@@ -516,12 +525,10 @@ static int allocate_one(struct run *R, uint32_t ci, uint32_t ri, uint32_t sub, i
             continue;
         if (!sp->admin && in_use(R, k))
             continue;
-        int rc = is_selectable(R, sp, k);
+        int rc = selectable_with_room(R, sp, k);
         if (rc < 0)
             return rc;
         if (rc == R_FAIL)
-            continue;
-        if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
             continue;
         rc = allocate_device(R, sp, k, false, true);
         if (rc < 0)
@@ -569,14 +576,11 @@ static int validate_spec(struct run *R, const struct dra_spec *sp, struct rd *rd
                 kobj, sp->name, ks_intern_str(pid->driver), ks_intern_str(pid->pool));
         for (uint32_t j = 0; j < pool->ndev; j++) {
             uint32_t k = pool->dev_first + j;
-            int rc = is_selectable(R, sp, k);
+            int rc = selectable_with_room(R, sp, k);
             if (rc < 0)
                 return rc;
-            if (rc == R_FAIL)
-                continue;
-            if (R->f->consumable_capacity && capacity_fits(R, sp, k) != 1)
-                continue;
-            rd->all[rd->nall++] = k;
+            if (rc == R_DONE)
+                rd->all[rd->nall++] = k;
         }
     }
     rd->ndev = rd->nall;

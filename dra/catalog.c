@@ -429,15 +429,15 @@ static bool slice_considered(const struct ks_dra_catalog *c, const struct ks_res
     return c->features.partitionable_devices || (!s->per_device_node_selection && s->ncounter_sets == 0);
 }
 
-/* The node selector of a node's node-local results, made once: matchFields metadata.name In [@node]. */
-static int local_selector(struct ks_dra_catalog *c, uint32_t node, struct dra_poolset *ps)
+struct ks_node_selector *ks__dra_name_selector(const struct ks_dra_catalog *c, struct dra_bump *mem,
+                                               uint32_t node)
 {
-    struct ks_node_selector *ns = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*ns));
-    struct ks_node_selector_term *term = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*term));
-    struct ks_requirement *field = ks__dra_bump_zalloc(&c->mem, 1, sizeof(*field));
-    uint32_t *v = ks__dra_bump_alloc(&c->mem, sizeof(*v));
+    struct ks_node_selector *ns = ks__dra_bump_zalloc(mem, 1, sizeof(*ns));
+    struct ks_node_selector_term *term = ks__dra_bump_zalloc(mem, 1, sizeof(*term));
+    struct ks_requirement *field = ks__dra_bump_zalloc(mem, 1, sizeof(*field));
+    uint32_t *v = ks__dra_bump_alloc(mem, sizeof(*v));
     if (!ns || !term || !field || !v)
-        return -ENOMEM;
+        return NULL;
     *v = node;
     field->key = c->metadata_name;
     field->op = KS_OP_IN;
@@ -447,9 +447,15 @@ static int local_selector(struct ks_dra_catalog *c, uint32_t node, struct dra_po
     term->fields = field;
     ns->nterms = 1;
     ns->terms = term;
+    return ns;
+}
+
+/* The node selector of a node's node-local results, made once. */
+static int local_selector(struct ks_dra_catalog *c, uint32_t node, struct dra_poolset *ps)
+{
     ps->node = node;
-    ps->local_sel = ns;
-    return 0;
+    ps->local_sel = ks__dra_name_selector(c, &c->mem, node);
+    return ps->local_sel ? 0 : -ENOMEM;
 }
 
 /* A precomputed poolset gets its number; its verdicts may be remembered unless a device selects nodes. */

@@ -173,59 +173,6 @@ static int record_status(struct ks_pod *pod, const struct ks_pod_claim *pc, cons
     return 0;
 }
 
-int ks_dra_make_template_claims(struct ks_objects *objs, uint64_t seed)
-{
-    uint64_t rng = seed ^ 0x5245534f55524345ull; /* "RESOURCE" */
-    struct name_set names = {calloc(64, sizeof(uint32_t)), 63, 0};
-    int made = 0, rc = -ENOMEM;
-
-    if (!names.slot)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < objs->of[KS_KIND_RESOURCE_CLAIM].n; i++) {
-        const struct ks_resource_claim *c = objs->of[KS_KIND_RESOURCE_CLAIM].items[i];
-        if (set_add(&names, ks_intern_ns_name(c->meta.namespace_id, c->meta.name)) < 0)
-            goto out;
-    }
-
-    for (uint32_t i = 0; i < objs->of[KS_KIND_POD].n; i++) {
-        struct ks_pod *pod = objs->of[KS_KIND_POD].items[i];
-        if (pod->node_name != KS_ID_EMPTY || pod->phase == KS_PHASE_SUCCEEDED ||
-            pod->phase == KS_PHASE_FAILED)
-            continue;
-        for (uint32_t k = 0; k < pod->nclaims; k++) {
-            const struct ks_pod_claim *pc = &pod->claims[k];
-            bool recorded = false;
-            for (uint32_t s = 0; s < pod->nclaim_statuses; s++)
-                recorded = recorded || strcmp(pod->claim_statuses[s].name, pc->name) == 0;
-            const struct ks_resource_claim_template *t =
-                pc->template_name && !recorded
-                    ? find_template(objs, pod->meta.namespace_id, pc->template_name)
-                    : NULL;
-            if (!t)
-                continue;
-            char base[NAME_MAX_LEN * 2], name[NAME_MAX_LEN + 1];
-            uint32_t id;
-            base_name(pod->meta.name, pc->name, base, sizeof(base));
-            do {
-                generate(base, &rng, name, sizeof(name));
-                id = ks_intern_ns_name(pod->meta.namespace_id, name);
-            } while (id != KS_ID_NONE && set_has(&names, id));
-            struct ks_resource_claim *c = make_claim(pod, pc, t, name, &rng);
-            if (!c || set_add(&names, id) < 0 || ks_objects_push(objs, KS_KIND_RESOURCE_CLAIM, c) < 0) {
-                ks_resource_claim_destroy(c);
-                goto out;
-            }
-            if (record_status(pod, pc, name) < 0)
-                goto out;
-            made++;
-        }
-    }
-    rc = made;
-out:
-    free(names.slot);
-    return rc;
-}
-
 /* ---- one pod at a time ---------------------------------------------------------------------------- */
 
 struct ks_dra_claim_maker {
@@ -243,7 +190,7 @@ int ks_dra_claim_maker_create(const struct ks_objects *objs, uint64_t seed, stru
         return -ENOMEM;
     }
     m->names.mask = 63;
-    m->rng = seed ^ 0x5245534f55524345ull; /* "RESOURCE", as ks_dra_make_template_claims */
+    m->rng = seed ^ 0x5245534f55524345ull; /* "RESOURCE" */
     for (uint32_t i = 0; objs && i < objs->of[KS_KIND_RESOURCE_CLAIM].n; i++) {
         const struct ks_resource_claim *c = objs->of[KS_KIND_RESOURCE_CLAIM].items[i];
         if (set_add(&m->names, ks_intern_ns_name(c->meta.namespace_id, c->meta.name)) < 0) {
@@ -300,4 +247,29 @@ fail:
     while (made > 0)
         ks_resource_claim_destroy(out[--made]);
     return -ENOMEM;
+}
+
+/* ---- a whole set ------------------------------------------------------------------------------------ */
+
+int ks_dra_make_template_claims(struct ks_objects *objs, uint64_t seed)
+{
+    struct ks_dra_claim_maker *m;
+    int made = 0, rc = ks_dra_claim_maker_create(objs, seed, &m);
+
+    for (uint32_t i = 0; rc == 0 && i < objs->of[KS_KIND_POD].n; i++) {
+        struct ks_pod *pod = objs->of[KS_KIND_POD].items[i];
+        struct ks_resource_claim **out = pod->nclaims ? malloc(pod->nclaims * sizeof(*out)) : NULL;
+        int n = !pod->nclaims ? 0 : out ? ks_dra_make_pod_claims(m, objs, pod, out) : -ENOMEM;
+        for (int j = 0; j < n; j++) {
+            if (rc == 0 && ks_objects_push(objs, KS_KIND_RESOURCE_CLAIM, out[j]) < 0)
+                rc = -ENOMEM;
+            if (rc < 0)
+                ks_resource_claim_destroy(out[j]); /* not taken by the set */
+        }
+        free(out);
+        rc = n < 0 ? n : rc;
+        made += n > 0 ? n : 0;
+    }
+    ks_dra_claim_maker_destroy(m);
+    return rc < 0 ? rc : made;
 }

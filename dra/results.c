@@ -199,24 +199,7 @@ static struct ks_node_selector *local_selector(struct run *R)
         return R->local_sel;
     if (R->ps->local_sel && R->ps->node == R->node->name_id)
         return R->local_sel = R->ps->local_sel;
-    struct dra_bump *m = &R->s->mem;
-    struct ks_node_selector *ns = ks__dra_bump_zalloc(m, 1, sizeof(*ns));
-    struct ks_node_selector_term *term = ks__dra_bump_zalloc(m, 1, sizeof(*term));
-    struct ks_requirement *field = ks__dra_bump_zalloc(m, 1, sizeof(*field));
-    uint32_t *v = ks__dra_bump_alloc(m, sizeof(*v));
-    if (!ns || !term || !field || !v)
-        return NULL;
-    *v = R->node->name_id;
-    field->key = R->cat->metadata_name;
-    field->op = KS_OP_IN;
-    field->nvalues = 1;
-    field->values = v;
-    term->nfields = 1;
-    term->fields = field;
-    ns->nterms = 1;
-    ns->terms = term;
-    R->local_sel = ns;
-    return ns;
+    return R->local_sel = ks__dra_name_selector(R->cat, &R->s->mem, R->node->name_id);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <criterion/new/assert.h>
 
 #include "bench.h"
+#include "bench_test_load.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -29,20 +30,6 @@ static void init(void)
 }
 
 TestSuite(bench_dra, .init = init);
-
-static int load_text(const char *text, struct ks_bench_workload **out, struct ks_error *err)
-{
-    char path[] = "/tmp/ksched-workload-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fputs(text, f) >= 0, true);
-    cr_assert_eq(fclose(f), 0);
-    int rc = ks_bench_workload_load(path, out, err);
-    unlink(path);
-    return rc;
-}
 
 /* Lines 1-24: templates; the ops follow (first op on line 26). */
 static const char head[] =

@@ -8,6 +8,7 @@
 #include <criterion/new/assert.h>
 
 #include "bench.h"
+#include "bench_test_load.h"
 
 #include "ksched/api.h"
 #include "ksched/intern.h"
@@ -26,21 +27,6 @@ static void init(void)
 }
 
 TestSuite(bench_workload, .init = init);
-
-/* Load @text as a workload file: the loader's code, *@out and @err as it leaves them. */
-static int load_text(const char *text, struct ks_bench_workload **out, struct ks_error *err)
-{
-    char path[] = "/tmp/ksched-workload-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fputs(text, f) >= 0, true);
-    cr_assert_eq(fclose(f), 0);
-    int rc = ks_bench_workload_load(path, out, err);
-    unlink(path);
-    return rc;
-}
 
 #define POD(name) "  " name ": {apiVersion: v1, kind: Pod, metadata: {generateName: " name "-}}\n"
 

@@ -1046,21 +1046,35 @@ static inline void dsl_check_claim(struct dsl *d, uint32_t ci, const struct ks_a
 }
 
 /* Run the case: catalog, allocated state, allocate (prepared and not), check. */
+/* dsl_catalog - the case's classes and slices as a catalog under its features. */
+static inline struct ks_dra_catalog *dsl_catalog(const struct dsl *d)
+{
+    struct ks_dra_catalog *cat = NULL;
+    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
+                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f,
+                                   &cat) == 0);
+    return cat;
+}
+
+/* dsl_state - an allocated state holding the case's allocated devices. */
+static inline struct ks_dra_allocated *dsl_state(const struct dsl *d)
+{
+    struct ks_dra_allocated *a = NULL;
+    cr_assert(ks_dra_allocated_create(&a) == 0);
+    for (uint32_t i = 0; i < d->nalloc; i++)
+        cr_assert(ks_dra_allocated_add(a, &d->alloc[i]) == 0);
+    return a;
+}
+
 static inline void dsl_run(const char *name, const char *text)
 {
     cr_assert(ks_api_init() == 0);
     struct dsl *d = calloc(1, sizeof(*d));
     dsl_parse(d, name, text);
-    struct ks_dra_catalog *cat = NULL;
-    struct ks_dra_allocated *alloc = NULL;
+    struct ks_dra_catalog *cat = dsl_catalog(d);
+    struct ks_dra_allocated *alloc = dsl_state(d);
     struct ks_dra_scratch *s = NULL;
     struct ks_dra_claims *prep = NULL;
-    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
-                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f,
-                                   &cat) == 0);
-    cr_assert(ks_dra_allocated_create(&alloc) == 0);
-    for (uint32_t i = 0; i < d->nalloc; i++)
-        cr_assert(ks_dra_allocated_add(alloc, &d->alloc[i]) == 0);
     cr_assert(ks_dra_scratch_create(&s) == 0);
     struct ks_allocation *res = ks_arena_calloc(&d->a, d->nclaims + 1, sizeof(*res));
     char err[2048];

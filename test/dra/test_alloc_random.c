@@ -471,15 +471,9 @@ static void run_seed(uint64_t seed, struct ks_dra_scratch *s, uint32_t *counts)
     snprintf(name, sizeof(name), "seed %" PRIu64, seed);
     struct dsl *d = calloc(1, sizeof(*d));
     dsl_parse(d, name, buf);
-    struct ks_dra_catalog *cat;
-    struct ks_dra_allocated *alloc;
+    struct ks_dra_catalog *cat = dsl_catalog(d);
+    struct ks_dra_allocated *alloc = dsl_state(d);
     struct ks_dra_claims *prep;
-    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
-                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f,
-                                   &cat) == 0);
-    cr_assert(ks_dra_allocated_create(&alloc) == 0);
-    for (uint32_t i = 0; i < d->nalloc; i++)
-        cr_assert(ks_dra_allocated_add(alloc, &d->alloc[i]) == 0);
     struct ks_dra_allocated *bound;
     cr_assert(ks_dra_allocated_create(&bound) == 0);
     for (uint32_t i = 0; i < d->nalloc; i++) {

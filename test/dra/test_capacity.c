@@ -265,9 +265,7 @@ Test(dra_alloc, allocated_state_bound_to_a_catalog)
     struct dsl *d = calloc(1, sizeof(*d));
     dsl_parse(d, "bound", "slice slice-1 node-1 pool-1:2 driver-a\ndevices 40\n"
                           "slice slice-2 node-1 pool-1:2 driver-a\ndevice device-3\ndevice device-50\n");
-    struct ks_dra_catalog *cat;
-    cr_assert(ks_dra_catalog_build(NULL, 0, (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f,
-                                   &cat) == 0);
+    struct ks_dra_catalog *cat = dsl_catalog(d);
     struct ks_dra_allocated *a;
     cr_assert(ks_dra_allocated_create(&a) == 0);
     enum { N = 42 };
@@ -333,9 +331,7 @@ Test(dra_alloc, remembered_verdicts_follow_the_allocated_state)
                              "slice slice-1 node-1 pool-1:1 driver-a\ndevice device-1\n"
                              "claim claim-0\nrequest req-0 class-a 1\n"
                              "claim claim-1\nrequest req-0 class-a 2\n");
-    struct ks_dra_catalog *cat;
-    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
-                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f, &cat) == 0);
+    struct ks_dra_catalog *cat = dsl_catalog(d);
     struct ks_dra_allocated *a;
     struct ks_dra_scratch *s;
     struct ks_dra_claims *one, *two;

@@ -14,15 +14,11 @@ static void expect_explain(const char *text, const char *want)
     cr_assert(ks_api_init() == 0);
     struct dsl *d = calloc(1, sizeof(*d));
     dsl_parse(d, "explain", text);
-    struct ks_dra_catalog *cat;
-    struct ks_dra_allocated *a;
+    struct ks_dra_catalog *cat = dsl_catalog(d);
+    struct ks_dra_allocated *a = dsl_state(d);
     struct ks_dra_scratch *s;
     struct ks_dra_claims *p;
-    cr_assert(ks_dra_catalog_build((const struct ks_device_class *const *)d->classes, d->nclasses,
-                                   (const struct ks_resource_slice *const *)d->slices, d->nslices, &d->f, &cat) == 0);
-    cr_assert(ks_dra_allocated_create(&a) == 0 && ks_dra_scratch_create(&s) == 0);
-    for (uint32_t i = 0; i < d->nalloc; i++)
-        cr_assert(ks_dra_allocated_add(a, &d->alloc[i]) == 0);
+    cr_assert(ks_dra_scratch_create(&s) == 0);
     cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)d->claims, d->nclaims, &p) == 0);
     char buf[512];
     int rc = ks_dra_explain(a, &d->node, p, s, buf, sizeof(buf));
