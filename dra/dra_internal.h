@@ -273,7 +273,7 @@ struct dra_poolset {
 
 /* Claim-set shapes (verdict.c): an insert-only table of lock-free slots, numbered from 1. */
 struct dra_shape;
-enum { DRA_SHAPE_MAX = (1 << 20) - 1, DRA_VERDICT_SLOTS = 4 };
+enum { DRA_SHAPE_MAX = (1 << 20) - 1, DRA_VERDICT_SLOTS = 8 };
 struct dra_shape_table {
     uint32_t mask;
     _Atomic(struct dra_shape *) *slots;
