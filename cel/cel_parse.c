@@ -832,6 +832,33 @@ static struct cel_expr *parse_list(struct parser *P, const struct cel_token *ope
     return new_list(P, open->cp, v, any_opt ? opt : NULL, n);
 }
 
+/* Room for entry @n of @v (grown by doubling in the parse's arena). */
+static struct cel_entry *grow_entries(struct parser *P, struct cel_entry *v, uint32_t n, uint32_t *cap)
+{
+    if (n < *cap)
+        return v;
+    *cap = *cap ? *cap * 2 : 8;
+    struct cel_entry *nv = palloc(P, *cap * sizeof(*nv));
+    if (n)
+        memcpy(nv, v, n * sizeof(*nv));
+    return nv;
+}
+
+/* After an entry of a map or message literal: true at ',' (taken), false at '}', else a syntax error. */
+static bool next_entry(struct parser *P)
+{
+    if (is(P, TK_COMMA)) {
+        take(P);
+        return true;
+    }
+    if (!is(P, TK_RBRACE)) {
+        char b[256];
+        tok_text(P, cur(P), b, sizeof(b));
+        syntax_error_at(P, cur(P), "mismatched input '%s' expecting %s", b, "{'}', ','}");
+    }
+    return false;
+}
+
 static struct cel_expr *parse_map(struct parser *P, const struct cel_token *open)
 {
     enter(P, R_LIST);
@@ -856,28 +883,15 @@ static struct cel_expr *parse_map(struct parser *P, const struct cel_token *open
         const struct cel_token *col = cur(P);
         expect(P, TK_COLON, "':'");
         struct cel_expr *val = parse_expr(P);
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct cel_entry *nv = palloc(P, cap * sizeof(*nv));
-            if (n)
-                memcpy(nv, v, n * sizeof(*nv));
-            v = nv;
-        }
+        v = grow_entries(P, v, n, &cap);
         v[n].id = P->next_id++;
         v[n].off = col->cp;
         v[n].optional = o;
         v[n].key = k;
         v[n].value = val;
         n++;
-        if (is(P, TK_COMMA)) {
-            take(P);
-            continue;
-        }
-        if (!is(P, TK_RBRACE)) {
-            char b[256];
-            tok_text(P, cur(P), b, sizeof(b));
-            syntax_error_at(P, cur(P), "mismatched input '%s' expecting %s", b, "{'}', ','}");
-        }
+        if (!next_entry(P))
+            break;
     }
     take(P);
     leave(P, R_LIST, 1);
@@ -913,28 +927,15 @@ static struct cel_expr *parse_message(struct parser *P, const char *name, const 
         const struct cel_token *col = cur(P);
         expect(P, TK_COLON, "':'");
         struct cel_expr *val = parse_expr(P);
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct cel_entry *nv = palloc(P, cap * sizeof(*nv));
-            if (n)
-                memcpy(nv, v, n * sizeof(*nv));
-            v = nv;
-        }
+        v = grow_entries(P, v, n, &cap);
         v[n].id = P->next_id++;
         v[n].off = col->cp;
         v[n].optional = o;
         v[n].field = pstrn(P, P->src->text + f->start, f->end - f->start);
         v[n].value = val;
         n++;
-        if (is(P, TK_COMMA)) {
-            take(P);
-            continue;
-        }
-        if (!is(P, TK_RBRACE)) {
-            char b[256];
-            tok_text(P, cur(P), b, sizeof(b));
-            syntax_error_at(P, cur(P), "mismatched input '%s' expecting %s", b, "{'}', ','}");
-        }
+        if (!next_entry(P))
+            break;
     }
     take(P);
     leave(P, R_LIST, 1);
