@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cel_internal.h"
@@ -204,6 +205,43 @@ const char *ks__cel_type_name(const struct ks_cel_type *t)
     default:
         return t->name ? t->name : "";
     }
+}
+
+const char *ks_cel_type_name(const struct ks_cel_type *t)
+{
+    return ks__cel_type_name(t);
+}
+
+/* Append @t's Type.String() at @at of @buf (of @len); the new end (may pass @len when cut). */
+static size_t type_string(const struct ks_cel_type *t, char *buf, size_t len, size_t at)
+{
+    int np = t->kind == KS_CEL_MAP ? 2
+             : t->kind == KS_CEL_LIST || t->kind == KS_CEL_OPTIONAL || (t->kind == KS_CEL_TYPE && t->p[0])
+                 ? 1
+                 : 0;
+    at += (size_t)snprintf(buf + (at < len ? at : len), at < len ? len - at : 0, "%s%s", ks__cel_type_name(t),
+                           np ? "(" : "");
+    for (int i = 0; i < np; i++) {
+        if (i)
+            at += (size_t)snprintf(buf + (at < len ? at : len), at < len ? len - at : 0, ", ");
+        at = type_string(t->p[i] ? t->p[i] : &ks__cel_t_dyn, buf, len, at);
+    }
+    if (np)
+        at += (size_t)snprintf(buf + (at < len ? at : len), at < len ? len - at : 0, ")");
+    return at;
+}
+
+void ks_cel_type_string(const struct ks_cel_type *t, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (len)
+        type_string(t ? t : &ks__cel_t_dyn, buf, len, 0);
+}
+
+const char *ks_cel_value_type_name(const struct ks_cel_value *v)
+{
+    return ks__cel_type_name(ks__cel_type_of(v));
 }
 
 bool ks__cel_type_exact(const struct ks_cel_type *a, const struct ks_cel_type *b)

@@ -111,65 +111,6 @@ void ks__dra_cel_destroy(struct dra_cel *c)
     free(c);
 }
 
-/* The name cel-go's Type.String() gives a program's output type, as far as a kind tells it. */
-static const char *type_text(enum ks_cel_kind k)
-{
-    switch (k) {
-    case KS_CEL_DYN:
-        return "dyn";
-    case KS_CEL_NULL:
-        return "null_type";
-    case KS_CEL_BOOL:
-        return "bool";
-    case KS_CEL_INT:
-        return "int";
-    case KS_CEL_UINT:
-        return "uint";
-    case KS_CEL_DOUBLE:
-        return "double";
-    case KS_CEL_STRING:
-        return "string";
-    case KS_CEL_BYTES:
-        return "bytes";
-    case KS_CEL_DURATION:
-        return "google.protobuf.Duration";
-    case KS_CEL_TIMESTAMP:
-        return "google.protobuf.Timestamp";
-    case KS_CEL_LIST:
-        return "list(dyn)";
-    case KS_CEL_MAP:
-        return "map(dyn, dyn)";
-    case KS_CEL_TYPE:
-        return "type";
-    case KS_CEL_OPTIONAL:
-        return "optional_type(dyn)";
-    case KS_CEL_QUANTITY:
-        return "kubernetes.Quantity";
-    case KS_CEL_SEMVER:
-        return "kubernetes.Semver";
-    case KS_CEL_OBJECT:
-        return "kubernetes.DRADevice";
-    case KS_CEL_ERROR:
-        return "*error*";
-    }
-    return "dyn";
-}
-
-/* A value's runtime type name (ref.Val's Type().TypeName()). */
-static const char *value_type_name(enum ks_cel_kind k)
-{
-    switch (k) {
-    case KS_CEL_LIST:
-        return "list";
-    case KS_CEL_MAP:
-        return "map";
-    case KS_CEL_OPTIONAL:
-        return "optional_type";
-    default:
-        return type_text(k);
-    }
-}
-
 int ks__dra_selector_new(const struct dra_cel *c, const char *expr, size_t len, uint64_t hash,
                          uint32_t ndevices, struct dra_selector **out)
 {
@@ -202,14 +143,17 @@ int ks__dra_selector_new(const struct dra_cel *c, const char *expr, size_t len, 
     } else if (rc) {
         goto err_compile;
     } else {
-        enum ks_cel_kind k = ks_cel_type_kind_of(ks_cel_program_type(s->prog));
+        const struct ks_cel_type *t = ks_cel_program_type(s->prog);
+        enum ks_cel_kind k = ks_cel_type_kind_of(t);
         if (k != KS_CEL_BOOL && k != KS_CEL_DYN) {
+            char type[256];
+            ks_cel_type_string(t, type, sizeof(type));
             const char *fmt = "must evaluate to bool or the unknown type, not %s";
-            size_t n = strlen(fmt) + strlen(type_text(k)) + 1;
+            size_t n = strlen(fmt) + strlen(type) + 1;
             s->error = malloc(n);
             if (!s->error)
                 goto err_compile;
-            snprintf(s->error, n, fmt, type_text(k));
+            snprintf(s->error, n, fmt, type);
             ks_cel_program_destroy(s->prog);
             s->prog = NULL;
         }
@@ -264,7 +208,7 @@ int ks__dra_selector_eval(const struct dra_selector *s, const struct dra_cel_dev
         return rc;
     if (res.kind == KS_CEL_BOOL)
         return res.v.b ? 1 : 0;
-    const char *name = value_type_name(res.kind);
+    const char *name = ks_cel_value_type_name(&res);
     switch (res.kind) {
     case KS_CEL_INT:
     case KS_CEL_UINT:

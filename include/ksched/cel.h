@@ -153,6 +153,19 @@ const struct ks_cel_type *ks_cel_program_type(const struct ks_cel_program *p);
 enum ks_cel_kind ks_cel_type_kind_of(const struct ks_cel_type *t);
 
 /*
+ * ks_cel_type_name - cel-go's type name of @t (Type.TypeName(): "int", "list", "map",
+ * "google.protobuf.Duration", an object's or abstract type's name).
+ */
+const char *ks_cel_type_name(const struct ks_cel_type *t);
+
+/*
+ * ks_cel_type_string - cel-go's Type.String() of @t: its name and, for a parameterised type,
+ * its parameters ("list(int)", "map(string, dyn)", "optional_type(int)"), at most @len bytes
+ * into @buf, NUL included.
+ */
+void ks_cel_type_string(const struct ks_cel_type *t, char *buf, size_t len);
+
+/*
  * ks_cel_program_max_cost - cel-go's estimated worst-case cost (EstimateCost's Max) of the
  * program, with the size bounds its types declare; UINT64_MAX when unbounded.
  */
@@ -221,6 +234,9 @@ struct ks_cel_value {
         const void *own; /* LIST, MAP, OPTIONAL made by the evaluator */
     } v;
 };
+
+/* ks_cel_value_type_name - cel-go's type name of @v's runtime type (ref.Val's Type().TypeName()). */
+const char *ks_cel_value_type_name(const struct ks_cel_value *v);
 
 /* ks_cel_scratch_create / _destroy - an evaluation's reusable memory (one per thread). */
 int ks_cel_scratch_create(struct ks_cel_scratch **out);
