@@ -144,7 +144,8 @@ int ks__dra_catalog_selector(const struct ks_dra_catalog *cat, const char *expr,
             break;
     }
     struct dra_selector *mine;
-    int rc = ks__dra_selector_new(cat->cel, expr, len, h, cat->ndevices, &mine);
+    const struct dra_cel *cel = ks__dra_cel_shared();
+    int rc = cel ? ks__dra_selector_new(cel, expr, len, h, cat->ndevices, &mine) : -ENOMEM;
     if (rc)
         return rc;
     for (; probes <= t->mask; probes++, i = (i + 1) & t->mask) {
@@ -339,7 +340,10 @@ static int build_devices(struct ks_dra_catalog *c)
     c->devs = ks__dra_bump_zalloc(&c->mem, c->ndevices ? c->ndevices : 1, sizeof(*c->devs));
     if (!st.keys || !st.ids || !c->devs)
         goto out;
-    const struct dra_cel_types *types = ks__dra_cel_types(c->cel);
+    const struct dra_cel *cel = c->ndevices ? ks__dra_cel_shared() : NULL;
+    if (c->ndevices && !cel)
+        goto out;
+    const struct dra_cel_types *types = cel ? ks__dra_cel_types(cel) : NULL;
     for (uint32_t i = 0; i < c->nslices; i++) {
         const struct ks_resource_slice *s = c->slices[i].obj;
         const char *driver = ks_intern_str(s->driver);
@@ -598,8 +602,6 @@ int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t 
     if (!c)
         return -ENOMEM;
     c->features = features ? *features : ks_dra_features_default();
-    if (ks__dra_cel_create(&c->cel))
-        goto err_build;
     c->metadata_name = ks_intern("metadata.name");
     if (c->metadata_name == KS_ID_NONE)
         goto err_build;
@@ -633,7 +635,6 @@ void ks_dra_catalog_destroy(struct ks_dra_catalog *c)
         free(c->node_local);
     }
     free(c->node_names);
-    ks__dra_cel_destroy(c->cel);
     ks__dra_bump_free(&c->mem);
     free(c);
 }

@@ -22,12 +22,13 @@
  * The `includes` member function that the environment declares for list attributes
  * (DRAListTypeAttributes, not part of v1.37's default allocator) is not declared here.
  *
- * Context: ks__dra_cel_create at catalog build; ks__dra_selector_new from any thread (the
+ * Context: ks__dra_cel_shared once per process, on first use; ks__dra_selector_new from any thread (the
  * environment is only read); ks__dra_selector_eval from any thread with its own CEL
  * scratch. Mirrors k8s.io/dynamic-resource-allocation/cel (compile.go: newCompiler,
  * CompileCELExpression, DeviceMatches; errors.go: EnhanceRuntimeError).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ const struct dra_cel_types *ks__dra_cel_types(const struct dra_cel *c)
     return &c->types;
 }
 
-int ks__dra_cel_create(struct dra_cel **out)
+static int cel_create(struct dra_cel **out)
 {
     struct dra_cel *c = calloc(1, sizeof(*c));
     if (!c)
@@ -103,12 +104,19 @@ err_env:
     return -ENOMEM;
 }
 
-void ks__dra_cel_destroy(struct dra_cel *c)
+static struct dra_cel *shared;
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void shared_create(void)
 {
-    if (!c)
-        return;
-    ks_cel_env_destroy(c->env);
-    free(c);
+    if (cel_create(&shared) < 0)
+        shared = NULL;
+}
+
+const struct dra_cel *ks__dra_cel_shared(void)
+{
+    pthread_once(&shared_once, shared_create);
+    return shared;
 }
 
 int ks__dra_selector_new(const struct dra_cel *c, const char *expr, size_t len, uint64_t hash,

@@ -153,9 +153,12 @@ struct dra_selector {
 
 struct dra_cel;
 
-/* ks__dra_cel_create - the device-selector environment (device_cel.c). 0 or -ENOMEM. */
-int ks__dra_cel_create(struct dra_cel **out);
-void ks__dra_cel_destroy(struct dra_cel *c);
+/*
+ * ks__dra_cel_shared - the device-selector environment (device_cel.c), made on first use
+ * and kept for the process (it is only read once made, and the same for every catalog);
+ * NULL when it could not be made (out of memory). Any thread.
+ */
+const struct dra_cel *ks__dra_cel_shared(void);
 /* ks__dra_cel_scratch_create / _destroy - an evaluation scratch (ks_cel_scratch_create). */
 int ks__dra_cel_scratch_create(struct ks_cel_scratch **out);
 void ks__dra_cel_scratch_destroy(struct ks_cel_scratch *s);
@@ -288,7 +291,6 @@ struct dra_sel_table {
 
 struct ks_dra_catalog {
     struct ks_dra_features features;
-    struct dra_cel *cel;
     uint32_t metadata_name; /* interned "metadata.name" */
 
     uint32_t nclasses;

@@ -21,15 +21,6 @@
 
 #define CEL_SELECTOR_MAX_COST 1000000 /* resourceapi.CELSelectorExpressionMaxCost */
 
-static struct dra_cel *env;
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-
-static void env_create(void)
-{
-    if (ks__dra_cel_create(&env) < 0)
-        env = NULL;
-}
-
 /* One expression at @path (after @prefix), line @line: 0, or -EINVAL with @err set. */
 static int check_one(const char *file, const char *prefix, const char *path, int line, const char *expr,
                      struct ks_error *err)
@@ -39,7 +30,7 @@ static int check_one(const char *file, const char *prefix, const char *path, int
     int rc = 0;
 
     snprintf(field, sizeof(field), "%s%s", prefix ? prefix : "", path);
-    pthread_once(&env_once, env_create);
+    const struct dra_cel *env = ks__dra_cel_shared();
     if (!env || ks__dra_selector_new(env, expr, strlen(expr), 0, 0, &s) < 0) {
         ks_error_set(err, file, line, field, "out of memory");
         return -ENOMEM;
