@@ -8,8 +8,8 @@
  * those names. optional_type(T) is cel-go's opaque optional type.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cel_internal.h"

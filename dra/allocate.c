@@ -172,7 +172,7 @@ static int selector_error(struct run *R, const struct dra_spec *sp, bool class_s
         return ks__dra_fail(R, "%s %s: selector #%u: CEL compile error: %s", who, what, i, sel->error);
     char id[768];
     return ks__dra_fail(R, "%s %s: selector #%u on device %s: CEL runtime error: %s", who, what, i,
-                dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
+                        dev_id_text(&R->cat->devs[gidx], id, sizeof(id)), R->s->msg);
 }
 
 /* selectorsMatch for the class's (@class_sel) or the request's own selectors. R_DONE, R_FAIL, R_ERR, R_NOMEM.
@@ -399,10 +399,11 @@ static int allocate_device(struct run *R, const struct dra_spec *sp, uint32_t k,
             continue;
         if (must) {
             char id[768];
-            return ks__dra_fail(R,
-                        "claim %s, request %s: cannot add device %s because a claim constraint would not be "
-                        "satisfied",
-                        cl->kobj, sp->name, dev_id_text(d, id, sizeof(id)));
+            return ks__dra_fail(
+                R,
+                "claim %s, request %s: cannot add device %s because a claim constraint would not be "
+                "satisfied",
+                cl->kobj, sp->name, dev_id_text(d, id, sizeof(id)));
         }
         for (uint32_t e = 0; e < i; e++)
             ks__dra_constraint_remove(&cl->cons[e], &cr->cst[e], sp, sic);
@@ -610,8 +611,9 @@ static int validate(struct run *R)
                 min_total += min;
         }
         if (min_total > KS_DRA_ALLOCATION_RESULTS_MAX)
-            return ks__dra_fail(R, "claim %s: number of requested devices %" PRId64 " exceeds the claim limit of %d",
-                        cl->kobj, min_total, KS_DRA_ALLOCATION_RESULTS_MAX);
+            return ks__dra_fail(
+                R, "claim %s: number of requested devices %" PRId64 " exceeds the claim limit of %d",
+                cl->kobj, min_total, KS_DRA_ALLOCATION_RESULTS_MAX);
         if (cl->constraint_error)
             return ks__dra_fail(R, "%s", cl->constraint_error);
     }

@@ -82,14 +82,14 @@ int ks__dra_run_begin(struct run *R);
 /* Why a device cannot serve a request, in the order allocateOne's loop finds out. */
 enum dra_unfit {
     DRA_FIT,
-    DRA_UNFIT_IN_USE,         /* allocated, or allocated to another claim of the pod (not for admin access) */
-    DRA_UNFIT_BINDING,        /* binding conditions while DRADeviceBindingConditions is off */
-    DRA_UNFIT_CLASS,          /* the class's selectors do not match */
-    DRA_UNFIT_SELECTOR,       /* the request's own selectors do not match */
-    DRA_UNFIT_NODE,           /* the device's own node selection leaves the node out */
-    DRA_UNFIT_CAPACITY,       /* not the capacity the request asks for */
-    DRA_UNFIT_PARTITIONABLE,  /* consumes counters while DRAPartitionableDevices is off */
-    DRA_UNFIT_TAINT,          /* a NoSchedule or NoExecute taint the request does not tolerate */
+    DRA_UNFIT_IN_USE,        /* allocated, or allocated to another claim of the pod (not for admin access) */
+    DRA_UNFIT_BINDING,       /* binding conditions while DRADeviceBindingConditions is off */
+    DRA_UNFIT_CLASS,         /* the class's selectors do not match */
+    DRA_UNFIT_SELECTOR,      /* the request's own selectors do not match */
+    DRA_UNFIT_NODE,          /* the device's own node selection leaves the node out */
+    DRA_UNFIT_CAPACITY,      /* not the capacity the request asks for */
+    DRA_UNFIT_PARTITIONABLE, /* consumes counters while DRAPartitionableDevices is off */
+    DRA_UNFIT_TAINT,         /* a NoSchedule or NoExecute taint the request does not tolerate */
     DRA_UNFIT_COUNT
 };
 

@@ -112,8 +112,8 @@ int ks_dra_allocated_bind(struct ks_dra_allocated *a, const struct ks_dra_catalo
     uint32_t *by = malloc(n * sizeof(*by));
     uint8_t *held = malloc(n);
     uint64_t *pv = calloc(cat->npools ? cat->npools : 1, sizeof(*pv));
-    _Atomic uint64_t *memo = calloc((size_t)(cat->npoolsets ? cat->npoolsets : 1) * DRA_VERDICT_SLOTS,
-                                    sizeof(*memo));
+    _Atomic uint64_t *memo =
+        calloc((size_t)(cat->npoolsets ? cat->npoolsets : 1) * DRA_VERDICT_SLOTS, sizeof(*memo));
     if (!by || !held || !pv || !memo) {
         free(by);
         free(held);
@@ -303,7 +303,8 @@ static bool counted(const struct ks_device_result *r)
 }
 
 /* One result counted in @e (whose room was made). */
-static void count_result(struct ks_dra_allocated *a, struct dra_alloc_entry *e, const struct ks_device_result *r)
+static void count_result(struct ks_dra_allocated *a, struct dra_alloc_entry *e,
+                         const struct ks_device_result *r)
 {
     a->nonempty += entry_empty(e);
     if (!r->share_id) {

@@ -606,8 +606,7 @@ int ks_dra_catalog_build(const struct ks_device_class *const *classes, uint32_t 
     if (c->metadata_name == KS_ID_NONE)
         goto err_build;
     if (ks__dra_shapes_init(&c->shapes) || build_slices(c, slices, nslices) || build_devices(c) ||
-        build_device_table(c) ||
-        build_classes(c, classes, nclasses) || build_poolsets(c))
+        build_device_table(c) || build_classes(c, classes, nclasses) || build_poolsets(c))
         goto err_build;
     static _Atomic uint64_t serials;
     c->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;

@@ -351,7 +351,8 @@ int ks__dra_catalog_selector(const struct ks_dra_catalog *cat, const char *expr,
 /* ks__dra_catalog_class - the class named by the NUL-terminated @name, or NULL. */
 const struct dra_class *ks__dra_catalog_class_by_name(const struct ks_dra_catalog *cat, const char *name);
 
-/* ks__dra_name_selector - matchFields metadata.name In [@node] in @mem (node-local results'). NULL: ENOMEM. */
+/* ks__dra_name_selector - matchFields metadata.name In [@node] in @mem (node-local results'). NULL: ENOMEM.
+ */
 struct ks_node_selector *ks__dra_name_selector(const struct ks_dra_catalog *c, struct dra_bump *mem,
                                                uint32_t node);
 

@@ -73,8 +73,8 @@ static int spec_fits(struct run *R, const struct dra_spec *sp, struct out *o)
     if (sp->all)
         say(o, "%s: all devices of class %s wanted", sp->full_name, cls);
     else
-        say(o, "%s: %" PRId64 " device%s of class %s wanted", sp->full_name, sp->count, sp->count == 1 ? "" : "s",
-            cls);
+        say(o, "%s: %" PRId64 " device%s of class %s wanted", sp->full_name, sp->count,
+            sp->count == 1 ? "" : "s", cls);
     if (R->ps->ndev == 0) {
         say(o, ", the node has no devices");
         return 0;

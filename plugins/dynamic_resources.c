@@ -489,7 +489,8 @@ static int explain_filter(void *self, const struct ks_cycle_state *cs, const str
     struct ks_dra_scratch *sc = scratch();
 
     (void)pod;
-    if (!s || !s->nalloc || !sc || !node->node || st->nreasons != 1 || st->reasons[0] != p->msg_cannot_allocate)
+    if (!s || !s->nalloc || !sc || !node->node || st->nreasons != 1 ||
+        st->reasons[0] != p->msg_cannot_allocate)
         return 0;
     return ks_dra_explain(ks_dra_tracker_allocated(p->tracker), node->node, s->prepared, sc, buf, len);
 }

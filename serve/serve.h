@@ -330,9 +330,10 @@ struct ks_serve_dra;
 struct ks_allocation;
 
 struct ks_serve_dra_opts {
-    struct ks_serve_transport transport; /* GET, PUT and PATCH of ResourceClaims (ks_kube_request's contract) */
-    int64_t retry_ns;                    /* between conflict retries; 0: retry.DefaultRetry's 10 ms */
-    bool no_timestamp;                   /* never set allocationTimestamp (tests) */
+    struct ks_serve_transport
+        transport;     /* GET, PUT and PATCH of ResourceClaims (ks_kube_request's contract) */
+    int64_t retry_ns;  /* between conflict retries; 0: retry.DefaultRetry's 10 ms */
+    bool no_timestamp; /* never set allocationTimestamp (tests) */
 };
 
 /* Counters (tests, logs). Requests count every GET (reads) and every PUT or PATCH (writes). */
@@ -397,8 +398,9 @@ int ks_serve_dra_claim_read(const char *body, size_t len, struct ks_serve_dra_cl
  * object), -ERANGE, -ENOMEM.
  */
 int ks_serve_dra_finalizer_body(const char *claim, size_t len, char **out, size_t *out_len);
-int ks_serve_dra_status_body(const char *claim, size_t len, const struct ks_allocation *alloc, const char *pod_name,
-                             const char *pod_uid, int64_t stamp_ns, char **out, size_t *out_len);
+int ks_serve_dra_status_body(const char *claim, size_t len, const struct ks_allocation *alloc,
+                             const char *pod_name, const char *pod_uid, int64_t stamp_ns, char **out,
+                             size_t *out_len);
 int ks_serve_dra_deallocate_body(const char *claim, size_t len, const char *rv, char **out, size_t *out_len);
 int ks_serve_dra_unreserve_patch(const char *claim_uid, const char *pod_uid, char **out, size_t *out_len);
 

@@ -71,7 +71,7 @@ enum ks_cel_lib {
 
 /* Everything Kubernetes' stored-expression environment has that this module implements. */
 #define KS_CEL_LIB_KUBERNETES                                                                                \
-    (KS_CEL_LIB_STRINGS | KS_CEL_LIB_LISTS | KS_CEL_LIB_REGEX | KS_CEL_LIB_QUANTITY | KS_CEL_LIB_SEMVER |       \
+    (KS_CEL_LIB_STRINGS | KS_CEL_LIB_LISTS | KS_CEL_LIB_REGEX | KS_CEL_LIB_QUANTITY | KS_CEL_LIB_SEMVER |    \
      KS_CEL_LIB_SETS)
 
 /* ---- environments --------------------------------------------------------------------------------- */
@@ -103,10 +103,11 @@ const struct ks_cel_type *ks_cel_type_object(struct ks_cel_env *env, const char 
  * optional_type(@elem). NULL when out of memory.
  */
 const struct ks_cel_type *ks_cel_type_list_bounded(struct ks_cel_env *env, const struct ks_cel_type *elem,
-                                                  uint64_t max_elements);
+                                                   uint64_t max_elements);
 const struct ks_cel_type *ks_cel_type_map_bounded(struct ks_cel_env *env, const struct ks_cel_type *key,
-                                                 const struct ks_cel_type *value, uint64_t max_elements);
-const struct ks_cel_type *ks_cel_type_bounded(struct ks_cel_env *env, enum ks_cel_kind kind, uint64_t max_size);
+                                                  const struct ks_cel_type *value, uint64_t max_elements);
+const struct ks_cel_type *ks_cel_type_bounded(struct ks_cel_env *env, enum ks_cel_kind kind,
+                                              uint64_t max_size);
 const struct ks_cel_type *ks_cel_type_optional(struct ks_cel_env *env, const struct ks_cel_type *elem);
 
 /* ks_cel_env_declare - a variable @name of @type. 0, -EEXIST, -ENOMEM. */

@@ -31,20 +31,20 @@ DRA_CASE(ksched_cel_output_type_is_checked_at_compile_time,
                         "error: must evaluate to bool or the unknown "
                         "type, not string\n")
 
-DRA_CASE(ksched_cel_dyn_int_result_names_its_type,
-         CLASS_A SLICE1 "device device-1 i:count=3\n"
-                        "claim claim-0\n"
-                        "request req-0 class-a 1 attr:count\n"
-                        "error claim claim-0: selector #0 on device driver-a/pool-1/device-1: CEL runtime error: CEL "
-                        "result of type int could not be converted to bool: unsupported type conversion from 'int' "
-                        "to bool\n")
+DRA_CASE(ksched_cel_dyn_int_result_names_its_type, CLASS_A SLICE1
+         "device device-1 i:count=3\n"
+         "claim claim-0\n"
+         "request req-0 class-a 1 attr:count\n"
+         "error claim claim-0: selector #0 on device driver-a/pool-1/device-1: CEL runtime error: CEL "
+         "result of type int could not be converted to bool: unsupported type conversion from 'int' "
+         "to bool\n")
 
-DRA_CASE(ksched_cel_output_type_is_named_as_cel_go_names_it,
-         CLASS_A SLICE1 "device device-1\n"
-                        "claim claim-0\n"
-                        "request req-0 class-a 1 sel `{'a': [1, 2]}`\n"
-                        "error claim claim-0: selector #0: CEL compile error: must evaluate to bool or the unknown "
-                        "type, not map(string, list(int))\n")
+DRA_CASE(ksched_cel_output_type_is_named_as_cel_go_names_it, CLASS_A SLICE1
+         "device device-1\n"
+         "claim claim-0\n"
+         "request req-0 class-a 1 sel `{'a': [1, 2]}`\n"
+         "error claim claim-0: selector #0: CEL compile error: must evaluate to bool or the unknown "
+         "type, not map(string, list(int))\n")
 
 DRA_CASE(ksched_cel_dyn_result_must_be_bool_at_run_time,
          CLASS_A SLICE1 "device device-1 s:model=x\n"

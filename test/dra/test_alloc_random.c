@@ -516,8 +516,9 @@ static void run_seed(uint64_t seed, struct ks_dra_scratch *s, uint32_t *counts)
         }
         for (int again = 0; again < 2; again++) { /* the second may be the remembered verdict */
             rc2 = ks_dra_allocate_prepared(bound, &node, prep, s, NULL, err2, sizeof(err2));
-            cr_assert(rc2 == rc && strcmp(err, err2) == 0, "%s\n%s (no results, %d): %d \"%s\" then %d \"%s\"",
-                      buf, nname, again, rc, err, rc2, err2);
+            cr_assert(rc2 == rc && strcmp(err, err2) == 0,
+                      "%s\n%s (no results, %d): %d \"%s\" then %d \"%s\"", buf, nname, again, rc, err, rc2,
+                      err2);
         }
         rc2 = ks_dra_allocate_prepared(bound, &node, prep, s, res2, err2, sizeof(err2));
         cr_assert(rc2 == rc && strcmp(err, err2) == 0, "%s\n%s (bound): %d \"%s\" then %d \"%s\"", buf, nname,

@@ -263,8 +263,9 @@ Test(dra_alloc, allocated_state_bound_to_a_catalog)
 {
     cr_assert(ks_api_init() == 0);
     struct dsl *d = calloc(1, sizeof(*d));
-    dsl_parse(d, "bound", "slice slice-1 node-1 pool-1:2 driver-a\ndevices 40\n"
-                          "slice slice-2 node-1 pool-1:2 driver-a\ndevice device-3\ndevice device-50\n");
+    dsl_parse(d, "bound",
+              "slice slice-1 node-1 pool-1:2 driver-a\ndevices 40\n"
+              "slice slice-2 node-1 pool-1:2 driver-a\ndevice device-3\ndevice device-50\n");
     struct ks_dra_catalog *cat = dsl_catalog(d);
     struct ks_dra_allocated *a;
     cr_assert(ks_dra_allocated_create(&a) == 0);
@@ -299,8 +300,9 @@ Test(dra_alloc, allocated_state_bound_to_a_catalog)
             const struct dra_dev *dv = &cat->devs[g];
             const struct dra_alloc_entry *e =
                 ks__dra_allocated_find(a, dv->slice->driver, dv->slice->pool, dv->dev->name);
-            uint8_t want = e ? (uint8_t)((e->dedicated ? DRA_HELD_DEDICATED : 0) | (e->shared ? DRA_HELD_SHARED : 0))
-                             : 0;
+            uint8_t want =
+                e ? (uint8_t)((e->dedicated ? DRA_HELD_DEDICATED : 0) | (e->shared ? DRA_HELD_SHARED : 0))
+                  : 0;
             cr_expect(ks__dra_allocated_held(a, cat, g) == want, "pass %d, device %u (%s)", pass, g,
                       ks_intern_str(dv->dev->name));
             cr_expect(ks__dra_allocated_entry(a, cat, g) == e, "pass %d, device %u", pass, g);
@@ -327,18 +329,21 @@ Test(dra_alloc, remembered_verdicts_follow_the_allocated_state)
 {
     cr_assert(ks_api_init() == 0);
     struct dsl *d = calloc(1, sizeof(*d));
-    dsl_parse(d, "verdicts", "class class-a\n"
-                             "slice slice-1 node-1 pool-1:1 driver-a\ndevice device-1\n"
-                             "claim claim-0\nrequest req-0 class-a 1\n"
-                             "claim claim-1\nrequest req-0 class-a 2\n");
+    dsl_parse(d, "verdicts",
+              "class class-a\n"
+              "slice slice-1 node-1 pool-1:1 driver-a\ndevice device-1\n"
+              "claim claim-0\nrequest req-0 class-a 1\n"
+              "claim claim-1\nrequest req-0 class-a 2\n");
     struct ks_dra_catalog *cat = dsl_catalog(d);
     struct ks_dra_allocated *a;
     struct ks_dra_scratch *s;
     struct ks_dra_claims *one, *two;
     cr_assert(ks_dra_allocated_create(&a) == 0 && ks_dra_allocated_bind(a, cat) == 0);
     cr_assert(ks_dra_scratch_create(&s) == 0);
-    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[0], 1, &one) == 0);
-    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[1], 1, &two) == 0);
+    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[0], 1, &one) ==
+              0);
+    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)&d->claims[1], 1, &two) ==
+              0);
     cr_expect(one->shape && two->shape && one->shape != two->shape);
     struct ks_node node = {0}, other = {0};
     node.meta.name = "node-1";
@@ -356,8 +361,10 @@ Test(dra_alloc, remembered_verdicts_follow_the_allocated_state)
         for (int again = 0; again < 2; again++) {
             cr_expect(ks_dra_allocate_prepared(a, &node, one, s, NULL, err, sizeof(err)) == want,
                       "round %d, call %d", round, again);
-            cr_expect(ks_dra_allocate_prepared(a, &node, two, s, NULL, err, sizeof(err)) == KS_DRA_UNSUITABLE);
-            cr_expect(ks_dra_allocate_prepared(a, &other, one, s, NULL, err, sizeof(err)) == KS_DRA_UNSUITABLE);
+            cr_expect(ks_dra_allocate_prepared(a, &node, two, s, NULL, err, sizeof(err)) ==
+                      KS_DRA_UNSUITABLE);
+            cr_expect(ks_dra_allocate_prepared(a, &other, one, s, NULL, err, sizeof(err)) ==
+                      KS_DRA_UNSUITABLE);
         }
         if (round == 0)
             cr_assert(ks_dra_allocated_add(a, &held) == 0);

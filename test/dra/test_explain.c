@@ -19,7 +19,8 @@ static void expect_explain(const char *text, const char *want)
     struct ks_dra_scratch *s;
     struct ks_dra_claims *p;
     cr_assert(ks_dra_scratch_create(&s) == 0);
-    cr_assert(ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)d->claims, d->nclaims, &p) == 0);
+    cr_assert(
+        ks_dra_claims_prepare(cat, (const struct ks_resource_claim *const *)d->claims, d->nclaims, &p) == 0);
     char buf[512];
     int rc = ks_dra_explain(a, &d->node, p, s, buf, sizeof(buf));
     if (want)
@@ -36,12 +37,13 @@ static void expect_explain(const char *text, const char *want)
 
 Test(dra_explain, devices_counted_by_why_they_cannot_serve)
 {
-    expect_explain(CLASSES SLICE1 "device device-1 s:model=a\ndevice device-2 s:model=b\ndevice device-3 s:model=c\n"
-                                  "slice slice-2 node-1 pool-2 driver-b\ndevice device-9\n"
-                                  "allocated driver-a/pool-1/device-1\n"
-                                  "claim claim-0\nrequest req-0 class-a 2 attr==model:b\n",
-                   "claim claim-0, request req-0: 2 devices of class class-a wanted, 1 of 4 usable (1 in use, "
-                   "1 not of the class, 1 not matching the request's selectors)");
+    expect_explain(
+        CLASSES SLICE1 "device device-1 s:model=a\ndevice device-2 s:model=b\ndevice device-3 s:model=c\n"
+                       "slice slice-2 node-1 pool-2 driver-b\ndevice device-9\n"
+                       "allocated driver-a/pool-1/device-1\n"
+                       "claim claim-0\nrequest req-0 class-a 2 attr==model:b\n",
+        "claim claim-0, request req-0: 2 devices of class class-a wanted, 1 of 4 usable (1 in use, "
+        "1 not of the class, 1 not matching the request's selectors)");
 }
 
 Test(dra_explain, an_untolerated_taint)
@@ -54,17 +56,18 @@ Test(dra_explain, an_untolerated_taint)
 
 Test(dra_explain, every_subrequest_short)
 {
-    expect_explain("features prioritized\n" CLASSES SLICE1 "device device-1\n"
-                   "claim claim-0\nfirstAvailable req-0\nsub sub-0 class-b 1\nsub sub-1 class-a 2\n",
-                   "claim claim-0, request req-0: none of its subrequests fits: req-0/sub-0: 1 device of class "
-                   "class-b wanted, 0 of 1 usable (1 not of the class); req-0/sub-1: 2 devices of class class-a "
-                   "wanted, 1 of 1 usable");
+    expect_explain(
+        "features prioritized\n" CLASSES SLICE1 "device device-1\n"
+        "claim claim-0\nfirstAvailable req-0\nsub sub-0 class-b 1\nsub sub-1 class-a 2\n",
+        "claim claim-0, request req-0: none of its subrequests fits: req-0/sub-0: 1 device of class "
+        "class-b wanted, 0 of 1 usable (1 not of the class); req-0/sub-1: 2 devices of class class-a "
+        "wanted, 1 of 1 usable");
 }
 
 Test(dra_explain, requests_that_fit_alone_but_not_together)
 {
     expect_explain(CLASSES SLICE1 "device device-1\n"
-                   "claim claim-0\nrequest req-0 class-a 1\nrequest req-1 class-a 1\n",
+                                  "claim claim-0\nrequest req-0 class-a 1\nrequest req-1 class-a 1\n",
                    "each request has devices enough on its own, but not all of them together (devices wanted "
                    "by several requests, constraints, or shared counters)");
 }

@@ -196,7 +196,8 @@ Test(dynamicresources, a_claim_announced_but_not_taken_in_lets_the_pod_through)
     ks_objects_note_queued(d.x.objs, KS_KIND_RESOURCE_CLAIM);
     cr_expect_str_eq(pre_enqueue(&d, "my-pod"), "Success");
     struct ks_objects *more = vfx_load(CLAIM("late-claim", ""));
-    cr_assert(ks_objects_push(d.x.objs, KS_KIND_RESOURCE_CLAIM, more->of[KS_KIND_RESOURCE_CLAIM].items[0]) == 0);
+    cr_assert(ks_objects_push(d.x.objs, KS_KIND_RESOURCE_CLAIM, more->of[KS_KIND_RESOURCE_CLAIM].items[0]) ==
+              0);
     more->of[KS_KIND_RESOURCE_CLAIM].n = 0;
     ks_objects_destroy(more);
     d.x.objs->gen[KS_KIND_RESOURCE_CLAIM]++;
@@ -229,9 +230,10 @@ Test(dynamicresources, filter_allocates_per_node)
     cr_expect_str_eq(pre_filter(&d, "my-pod"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker-2"), UU "cannot allocate all claims");
-    cr_expect_str_eq(explain(&d, "my-pod", "worker-2"),
-                     "claim default/my-claim, request req-1: 1 device of class my-resource-class wanted, the node "
-                     "has no devices");
+    cr_expect_str_eq(
+        explain(&d, "my-pod", "worker-2"),
+        "claim default/my-claim, request req-1: 1 device of class my-resource-class wanted, the node "
+        "has no devices");
     cr_expect_str_eq(explain(&d, "my-pod", "worker"), "-");
     drx_close(&d);
 }
@@ -283,8 +285,9 @@ Test(dynamicresources, reserve_prebind_and_unreserve_move_the_devices)
                      UU "resource claim default/claim-a is in the process of being allocated");
     cr_expect_str_eq(pre_filter(&d, "pod-b"), "Success");
     cr_expect_str_eq(filter(&d, "pod-b", "worker"), UU "cannot allocate all claims");
-    cr_expect_str_eq(explain(&d, "pod-b", "worker"), "claim default/claim-b, request req-1: 1 device of class "
-                                                     "my-resource-class wanted, 0 of 1 usable (1 in use)");
+    cr_expect_str_eq(explain(&d, "pod-b", "worker"),
+                     "claim default/claim-b, request req-1: 1 device of class "
+                     "my-resource-class wanted, 0 of 1 usable (1 in use)");
     vfx_unlock(&d.x);
 
     /* written: claim-a is allocated and reserved for pod-a; pod-c shares it on worker only */
