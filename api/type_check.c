@@ -411,10 +411,11 @@ mismatch:
     return WALK_GO;
 }
 
+/* By key bytes; a key without text (a sequence or mapping used as a key) has none and sorts first. */
 static int cmp_pair(const struct ks_yaml_pair *x, const struct ks_yaml_pair *y)
 {
     size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
-    int c = memcmp(x->key->str, y->key->str, n);
+    int c = n && x->key->str && y->key->str ? memcmp(x->key->str, y->key->str, n) : 0;
     return c ? c : (x->key->len > y->key->len) - (x->key->len < y->key->len);
 }
 

@@ -190,3 +190,15 @@ Test(fuzz_regressions, quantity_unprintable_exponent_is_huge)
     cr_assert_eq(ks_quantity_parse(in, &q), 0);
     cr_expect_eq(q.huge, 1);
 }
+
+/*
+ * A sequence or mapping used as a map key has no text: sorting an object's keys for the type
+ * check compared it with memcmp(NULL, ...) (UBSan). It now sorts first and is an unknown field.
+ */
+Test(fuzz_regressions, a_key_without_text_sorts_first)
+{
+    struct ks_objects *objs = load_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                      "spec: {? [a]: 1, containers: [{name: c}], ? {k: v}: 2}\n");
+    cr_assert_eq(ks_objects_count(objs, POD), 1u);
+    ks_objects_destroy(objs);
+}
