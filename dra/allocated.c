@@ -17,7 +17,9 @@
  * Entries are never deleted, only emptied; a rehash drops empty ones. With no counted entry
  * at all, lookups return at once. A state bound to a catalog mirrors each entry into two
  * arrays indexed by the catalog's devices (the entry's index, its DRA_HELD_* bits), updated
- * with the entry, so that the allocator reads a node's devices from consecutive bytes. Context: one writer
+ * with the entry, so that the allocator reads a node's devices from consecutive bytes; it
+ * also counts every change to a device per catalog pool and holds the verdict words that
+ * verdict.c remembers per precomputed poolset. Context: one writer
  * (the plugin, between scheduling cycles); ks_dra_allocate() readers must not run while it
  * writes. Mirrors k8s.io/dynamic-resource-allocation/structured/schedulerapi (AllocatedState,
  * ConsumedCapacityCollection) and the DynamicResources plugin's foreachAllocatedDevice.
