@@ -718,6 +718,9 @@ def scenario_preempt(c):
     check(NS + "/low" not in pods, "the victim was not deleted")
     check(pods[NS + "/high"]["status"].get("nominatedNodeName") == "n1" or
           any(r.startswith("PATCH pods/status") for r in st["requests"]), "no nomination was written")
+    # Events trail the binding they report: wait for them rather than read them at the binding
+    st = c.wait("the victim's Preempted and the preemptor's Scheduled events",
+                lambda st: events_for(st, "low", "Preempted") and events_for(st, "high", "Scheduled"), 10)
     check(events_for(st, "low", "Preempted"), "no Preempted event on the victim")
     check(events_for(st, "high", "Scheduled"), "no Scheduled event for the preemptor")
     check(st["requests"].get("DELETE pods") == 1, "victim deletions: %s" % st["requests"].get("DELETE pods"))
