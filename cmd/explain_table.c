@@ -436,14 +436,12 @@ static int add_status(struct view *v, const struct ks_attempt *a, const struct k
                       const struct ks_node_snap *n)
 {
     const char *node = ks_intern_str(n->name);
-    char text[1024], plain[1024];
+    char text[1024];
     int rc = 0;
     v->nfiltered++;
     if (st->nreasons == 0)
         return add_reason(v, ks_code_name(st->code), node);
-    ks_framework_explain_status(a->fw, a->cs, a->pod, n, st, text, sizeof(text));
-    ks_framework_explain_status(a->fw, NULL, a->pod, n, st, plain, sizeof(plain));
-    if (strcmp(text, plain) != 0) {
+    if (ks_framework_explain_status(a->fw, a->cs, a->pod, n, st, text, sizeof(text))) {
         uint32_t id = ks_intern(text);
         return id == KS_ID_NONE ? -ENOMEM : add_reason(v, ks_intern_str(id), node);
     }

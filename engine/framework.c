@@ -274,25 +274,28 @@ const char *ks_framework_plugin_name(const struct ks_framework *fw, uint32_t slo
     return slot < fw->nplugins ? fw->plugins[slot].plugin->name : NULL;
 }
 
-void ks_framework_explain_status(const struct ks_framework *fw, const struct ks_cycle_state *cs,
+bool ks_framework_explain_status(const struct ks_framework *fw, const struct ks_cycle_state *cs,
                                  const struct ks_pod *pod, const struct ks_node_snap *node,
                                  const struct ks_status *st, char *buf, size_t len)
 {
     size_t at = 0;
     if (!len)
-        return;
+        return false;
     buf[0] = '\0';
     if (st->nreasons == 0)
         at = (size_t)snprintf(buf, len, "%s", ks_code_name(st->code));
     for (uint32_t r = 0; r < st->nreasons && at < len; r++)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", r ? ", " : "", ks_intern_str(st->reasons[r]));
     if (at + 2 >= len || st->plugin >= fw->nplugins || !fw->plugins[st->plugin].plugin->explain_filter || !cs)
-        return;
+        return false;
     const struct ks_fw_plugin *p = &fw->plugins[st->plugin];
-    if (p->plugin->explain_filter(p->self, cs, pod, node, st, buf + at + 2, len - at - 2) == 1) {
-        buf[at] = ':';
-        buf[at + 1] = ' ';
+    if (p->plugin->explain_filter(p->self, cs, pod, node, st, buf + at + 2, len - at - 2) != 1) {
+        buf[at] = '\0';
+        return false;
     }
+    buf[at] = ':';
+    buf[at + 1] = ' ';
+    return true;
 }
 
 const struct ks_framework_deps *ks_framework_deps(const struct ks_framework *fw)

@@ -104,8 +104,9 @@ bool ks_framework_has_filter(const struct ks_framework *fw); /* any Filter plugi
  * none) into @buf, followed by ": " and the account of the plugin that returned it when that
  * plugin explains its Filter (ks_plugin.explain_filter) for @node. For --explain, during an
  * attempt callback, with the attempt's cycle state. At most @len bytes, NUL included.
+ * Returns whether the plugin's account was appended.
  */
-void ks_framework_explain_status(const struct ks_framework *fw, const struct ks_cycle_state *cs,
+bool ks_framework_explain_status(const struct ks_framework *fw, const struct ks_cycle_state *cs,
                                  const struct ks_pod *pod, const struct ks_node_snap *node,
                                  const struct ks_status *st, char *buf, size_t len);
 bool ks_framework_has_score(const struct ks_framework *fw);
