@@ -36,9 +36,18 @@
  *    the queue as its informer event would be. Unreserve patches the pod's reservation
  *    away; PostFilter's deallocation is an update of the claim's status.
  *
- * Extended resources backed by devices (DRAExtendedResource), device status binding waits
- * and the allocation timeouts are not part of this plugin yet; a pod asking for them is
- * placed as if they were not there.
+ * Extended resources backed by devices (DRAExtendedResource, ksched/dra_extended.h;
+ * extendeddynamicresources.go): PreFilter finds the pod's requests a DeviceClass backs and
+ * prepares, per set of them a node may lack, the pod's claims with that variant of the
+ * special claim (helper_dra_extended.c); Filter rejects every node while the pod's special
+ * claim of an earlier cycle exists ("cannot schedule extended resource claim") and a node
+ * without a requested resource no class backs ("cannot fit resource"), then allocates the
+ * node's variant with the claims; PostFilter deletes that earlier claim ("deletion of
+ * ResourceClaim completed"); Reserve puts the special claim's devices in flight; PreBind
+ * creates it (through the server: POSTed, written as bindClaim writes, the pod's
+ * status.extendedResourceClaimStatus patched; in process: named as generateName would);
+ * Unreserve deletes it. Device status binding waits and the allocation timeouts are not part
+ * of this plugin yet.
  *
  * Filter and Score run in parallel and read only the cycle state, the tracker's catalog
  * and devices in use (changed by the scheduling thread between cycles only) and a
@@ -119,13 +128,16 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 struct dynamic_resources {
     struct ks_dra_tracker *tracker;
+    const struct ks_objects *objs; /* the DeviceClasses that back extended resources */
     struct ks_cache *cache;
     const struct ks_dra_api *api; /* NULL: claims are written in process */
     struct ks_event_sink events;  /* in process: the claim updates the queue sees */
     uint16_t slot;
     int64_t binding_timeout_ns;     /* DynamicResourcesArgs.bindingTimeout */
     struct ks_dra_claims *prepared; /* the last PreFilter's, freed by the next one */
-    uint32_t msg_cannot_allocate, msg_not_available;
+    struct ks_dra_ext ext;          /* the last PreFilter's extended resources, refilled by the next one */
+    uint64_t name_seed;             /* in process: the generated names of special claims */
+    uint32_t msg_cannot_allocate, msg_not_available, msg_cannot_fit, msg_stale;
 };
 
 /* One claim of the pod, as PreFilter saw it. */
@@ -137,12 +149,24 @@ struct dr_claim {
     bool binding_unusable;            /* allocated, its binding failed or timed out */
 };
 
+/* The special claim for the pod's extended resources backed by devices, from Reserve on. */
+struct dr_special {
+    struct ks_resource_claim *claim;  /* the chosen node's variant, then as created */
+    struct ks_dra_ext_mapping *maps;  /* its request mappings */
+    uint32_t nmaps;
+    struct ks_allocation *allocation; /* Reserve's */
+    uint32_t key;                     /* the tracker's entry: in memory, then the created claim's */
+    bool created;                     /* PreBind created it */
+};
+
 struct dr_state {
     uint32_t n;
     struct dr_claim *claims;
     uint32_t nalloc;                      /* claims to allocate */
     const struct ks_dra_claims *prepared; /* NULL when nalloc is 0 */
     bool scores;                          /* some claim to allocate has a prioritized list */
+    const struct ks_dra_ext *ext;         /* NULL: no extended resource backed by devices */
+    struct dr_special special;            /* claim NULL: none reserved */
     char pod_uid[320];
 };
 
@@ -190,11 +214,14 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     p->binding_timeout_ns = in->args ? ((const struct ks_dynamicresources_args *)in->args)->binding_timeout_ns
                                      : DR_DEFAULT_BINDING_NS;
     p->cache = deps ? deps->cache : NULL;
+    p->objs = deps ? deps->objects : NULL;
     p->api = deps ? deps->dra_api : NULL;
     if (deps && !p->api)
         p->events = deps->events;
     p->msg_cannot_allocate = ks_intern("cannot allocate all claims");
     p->msg_not_available = ks_intern("resourceclaim not available on the node");
+    p->msg_cannot_fit = ks_intern("cannot fit resource");
+    p->msg_stale = ks_intern("cannot schedule extended resource claim");
     if ((rc = ks_dra_tracker_create(deps ? deps->objects : NULL, &features, p->api == NULL, &p->tracker)) <
         0) {
         free(p);
@@ -211,6 +238,7 @@ static void destroy(void *self)
     if (!p)
         return;
     ks_dra_claims_destroy(p->prepared);
+    ks_dra_ext_destroy(&p->ext);
     ks_dra_tracker_destroy(p->tracker);
     free(p);
 }
@@ -340,6 +368,12 @@ static char *cs_strdup(struct ks_cycle_state *cs, const char *s)
     return s ? ks_arena_strdup(&cs->arena, s) : NULL;
 }
 
+/* Whether @pod may ask for an extended resource that devices back: some class and a scalar request. */
+static bool may_use_devices_for_resources(const struct dynamic_resources *p, const struct ks_pod *pod)
+{
+    return pod->requests.nscalar && p->objs && p->objs->of[KS_KIND_DEVICE_CLASS].n;
+}
+
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
@@ -349,25 +383,27 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
 
     (void)res;
     cs->slot[p->slot] = NULL;
-    if (pod->nclaims == 0)
+    if (pod->nclaims == 0 && !may_use_devices_for_resources(p, pod))
         return KS_SKIP;
     ks_dra_claims_destroy(p->prepared); /* the previous pod's cycles are over */
     p->prepared = NULL;
+    ks_dra_ext_release(&p->ext);
     if (ks_dra_tracker_sync(p->tracker) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
+    uint32_t room = pod->nclaims ? pod->nclaims : 1;
     struct dr_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
-    struct ks_dra_claim *views = ks_arena_calloc(&cs->arena, pod->nclaims, sizeof(*views));
-    if (!s || !views || !(s->claims = ks_arena_calloc(&cs->arena, pod->nclaims, sizeof(*s->claims))))
+    struct ks_dra_claim *views = ks_arena_calloc(&cs->arena, room, sizeof(*views));
+    if (!s || !views || !(s->claims = ks_arena_calloc(&cs->arena, room, sizeof(*s->claims))))
         return ks_status_set(st, KS_ERROR, "out of memory");
     uint32_t n;
     enum ks_dra_lookup r =
         ks_dra_tracker_pod_claims(p->tracker, pod, NULL, views, &n, NULL, msg, sizeof(msg));
     if (r != KS_DRA_FOUND)
         return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", msg);
-    if (n == 0)
+    if (n == 0 && !may_use_devices_for_resources(p, pod))
         return KS_SKIP;
     ks_pod_identity(pod, s->pod_uid, sizeof(s->pod_uid));
-    const struct ks_resource_claim **to_alloc = ks_arena_calloc(&cs->arena, n, sizeof(*to_alloc));
+    const struct ks_resource_claim **to_alloc = ks_arena_calloc(&cs->arena, room, sizeof(*to_alloc));
     if (!to_alloc)
         return ks_status_set(st, KS_ERROR, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
@@ -395,6 +431,14 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         to_alloc[s->nalloc++] = obj;
     }
     s->n = n;
+    int x = ks_dra_ext_prepare(&p->ext, p->tracker, p->objs, pod, to_alloc, s->nalloc);
+    if (x == -E2BIG)
+        return ks_status_set(st, KS_ERROR, "more than %d extended resources backed by devices", KS_DRA_EXT_MAX);
+    if (x < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    s->ext = x ? &p->ext : NULL;
+    if (n == 0 && !s->ext)
+        return KS_SKIP;
     if (s->nalloc) {
         if (ks_dra_claims_prepare(ks_dra_tracker_catalog(p->tracker), to_alloc, s->nalloc, &p->prepared) < 0)
             return ks_status_set(st, KS_ERROR, "out of memory");
@@ -418,12 +462,20 @@ static bool unavailable(const struct dr_claim *c, const struct ks_node_snap *nod
     return c->binding_unusable;
 }
 
+/* Set @st to UnschedulableAndUnresolvable with interned reason @msg. */
+static int unresolvable(struct ks_status *st, uint32_t msg)
+{
+    st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    st->nreasons = 1;
+    st->reasons[0] = msg;
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
 /*
- * The allocation of the state's unallocated claims on @node into @results (in the
- * thread's scratch; NULL: only whether there is one): KS_SUCCESS, or the code and reason
- * Filter reports.
+ * The allocation of the @prepared claims on @node into @results (in the thread's scratch;
+ * NULL: only whether there is one): KS_SUCCESS, or the code and reason Filter reports.
  */
-static int allocate_on(const struct dynamic_resources *p, const struct dr_state *s,
+static int allocate_on(const struct dynamic_resources *p, const struct ks_dra_claims *prepared,
                        const struct ks_node_snap *node, struct ks_allocation *results, struct ks_status *st)
 {
     struct ks_dra_scratch *sc = scratch();
@@ -432,18 +484,15 @@ static int allocate_on(const struct dynamic_resources *p, const struct dr_state 
     if (!sc || !node->node)
         return ks_status_set(st, KS_ERROR, !sc ? "out of memory" : "node not found");
     err[0] = '\0';
-    int rc = ks_dra_allocate_prepared(ks_dra_tracker_allocated(p->tracker), node->node, s->prepared, sc,
-                                      results, err, sizeof(err));
+    int rc = ks_dra_allocate_prepared(ks_dra_tracker_allocated(p->tracker), node->node, prepared, sc, results,
+                                      err, sizeof(err));
     switch (rc) {
     case KS_DRA_ALLOCATED:
         return KS_SUCCESS;
     case KS_DRA_UNSUITABLE:
         if (err[0])
             return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", err);
-        st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-        st->nreasons = 1;
-        st->reasons[0] = p->msg_cannot_allocate;
-        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        return unresolvable(st, p->msg_cannot_allocate);
     case KS_DRA_ERROR:
         return ks_status_set(st, KS_ERROR, "%s", err);
     default:
@@ -451,29 +500,47 @@ static int allocate_on(const struct dynamic_resources *p, const struct dr_state 
     }
 }
 
+/*
+ * The claims to allocate on @node: the pod's, with the node's variant of the special claim
+ * when the pod's extended resources need devices there (*mask: which of them; *out NULL:
+ * nothing to allocate); or filterExtendedResources' rejection of the node.
+ */
+static int node_claims(const struct dynamic_resources *p, const struct dr_state *s, const struct ks_node_snap *node,
+                       const struct ks_dra_claims **out, int *mask, struct ks_status *st)
+{
+    *out = s->prepared;
+    *mask = 0;
+    if (!s->ext)
+        return KS_SUCCESS;
+    if (s->ext->stale)
+        return unresolvable(st, p->msg_stale);
+    if ((*mask = ks_dra_ext_node_mask(s->ext, node->node)) < 0)
+        return unresolvable(st, p->msg_cannot_fit);
+    if (*mask)
+        *out = s->ext->variant[*mask];
+    return KS_SUCCESS;
+}
+
 static int filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                   const struct ks_node_snap *node, struct ks_status *st)
 {
     const struct dynamic_resources *p = self;
     const struct dr_state *s = cs->slot[p->slot];
+    const struct ks_dra_claims *prepared;
     bool any_unavailable = false;
+    int mask, code;
 
     (void)pod;
     if (!s)
         return KS_SUCCESS;
+    if ((code = node_claims(p, s, node, &prepared, &mask, st)) != KS_SUCCESS)
+        return code;
     for (uint32_t i = 0; i < s->n; i++)
         any_unavailable = any_unavailable || (s->claims[i].c.allocation && unavailable(&s->claims[i], node));
-    if (s->nalloc) {
-        int code = allocate_on(p, s, node, NULL, st); /* Reserve allocates again on its node */
-        if (code != KS_SUCCESS)
-            return code;
-    }
-    if (any_unavailable) {
-        st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-        st->nreasons = 1;
-        st->reasons[0] = p->msg_not_available;
-        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    }
+    if (prepared && (code = allocate_on(p, prepared, node, NULL, st)) != KS_SUCCESS)
+        return code; /* Reserve allocates again on its node */
+    if (any_unavailable)
+        return unresolvable(st, p->msg_not_available);
     return KS_SUCCESS;
 }
 
@@ -487,12 +554,15 @@ static int explain_filter(void *self, const struct ks_cycle_state *cs, const str
     const struct dynamic_resources *p = self;
     const struct dr_state *s = cs->slot[p->slot];
     struct ks_dra_scratch *sc = scratch();
+    const struct ks_dra_claims *prepared;
+    struct ks_status ignored;
+    int mask;
 
     (void)pod;
-    if (!s || !s->nalloc || !sc || !node->node || st->nreasons != 1 ||
-        st->reasons[0] != p->msg_cannot_allocate)
+    if (!s || !sc || !node->node || st->nreasons != 1 || st->reasons[0] != p->msg_cannot_allocate ||
+        node_claims(p, s, node, &prepared, &mask, &ignored) != KS_SUCCESS || !prepared)
         return 0;
-    return ks_dra_explain(ks_dra_tracker_allocated(p->tracker), node->node, s->prepared, sc, buf, len);
+    return ks_dra_explain(ks_dra_tracker_allocated(p->tracker), node->node, prepared, sc, buf, len);
 }
 
 /* ---- PostFilter ----------------------------------------------------------------------------------- */
@@ -528,6 +598,25 @@ static void emit_update(const struct dynamic_resources *p, const struct ks_resou
     p->events.emit(p->events.ctx, KS_ER_RESOURCE_CLAIM, &before, &after);
 }
 
+/* The special claim of an earlier cycle goes (its finalizer removed first), for the pod to retry anew. */
+static int delete_stale(struct dynamic_resources *p, const struct dr_state *s, struct ks_status *st)
+{
+    const struct ks_resource_claim *c = s->ext->found.obj;
+    char msg[DR_MSG_MAX];
+
+    if (p->api) {
+        struct ks_dra_api_claim ac = {ks_intern_str(c->meta.namespace_id), c->meta.name, c->meta.uid,
+                                      c->meta.resource_version};
+        if (!p->api->delete_claim)
+            return ks_status_set(st, KS_ERROR, "delete resourceclaim: not supported by this API");
+        if (p->api->delete_claim(p->api, &ac, msg, sizeof(msg)) < 0)
+            return ks_status_set(st, KS_ERROR, "%s", msg);
+    }
+    if (ks_dra_tracker_deleted(p->tracker, s->ext->found.key) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    return ks_status_set(st, KS_UNSCHEDULABLE, "deletion of ResourceClaim completed");
+}
+
 static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                        const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
                        struct ks_status *st)
@@ -556,6 +645,8 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
         emit_update(p, c->c.obj, c->c.allocation, c->c.nreserved, NULL, 0);
         return ks_status_set(st, KS_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
     }
+    if (s->ext && s->ext->stale)
+        return delete_stale(p, s, st);
     return ks_status_set(st, KS_UNSCHEDULABLE, "still not schedulable");
 }
 
@@ -590,15 +681,19 @@ static int score(void *self, const struct ks_cycle_state *cs, const struct ks_po
 {
     const struct dynamic_resources *p = self;
     const struct dr_state *s = cs->slot[p->slot];
-    struct ks_allocation results[KS_DRA_ALLOCATION_RESULTS_MAX];
+    struct ks_allocation results[KS_DRA_ALLOCATION_RESULTS_MAX + 1];
+    const struct ks_dra_claims *prepared;
     uint32_t j = 0;
+    int mask;
 
     (void)pod;
     *out = 0;
     if (!s || !s->scores || s->nalloc > KS_DRA_ALLOCATION_RESULTS_MAX)
         return KS_SUCCESS;
-    if (allocate_on(p, s, node, results, st) != KS_SUCCESS)
-        return KS_SUCCESS; /* Filter passed it: the same inputs allocate the same way */
+    /* Filter passed the node: the same inputs allocate the same way */
+    if (node_claims(p, s, node, &prepared, &mask, st) != KS_SUCCESS || !prepared ||
+        allocate_on(p, prepared, node, results, st) != KS_SUCCESS)
+        return KS_SUCCESS;
     for (uint32_t i = 0; i < s->n; i++) {
         const struct dr_claim *c = &s->claims[i];
         *out += claim_score(c->c.obj, c->c.allocation ? c->c.allocation : &results[j++]);
@@ -625,25 +720,51 @@ static int score_nodes(void *self, const struct ks_cycle_state *cs, const struct
 
 /* ---- Reserve, Unreserve --------------------------------------------------------------------------- */
 
+/*
+ * The special claim Reserve allocated (its variant for the resources the node lacks, @mask)
+ * with its request mappings, in flight in the tracker until PreBind creates it.
+ */
+static int reserve_special(struct dynamic_resources *p, struct dr_state *s, struct ks_cycle_state *cs,
+                           const struct ks_pod *pod, int mask, struct ks_status *st)
+{
+    struct ks_dra_ext_resource sub[KS_DRA_EXT_MAX];
+    struct dr_special *x = &s->special;
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < s->ext->nres; i++) {
+        if (mask & (1 << i))
+            sub[n++] = s->ext->res[i];
+    }
+    if (ks_dra_extended_claim(&cs->arena, pod, sub, n, &x->claim, &x->maps, &x->nmaps) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    if (ks_dra_tracker_reserve_new(p->tracker, x->claim, s->pod_uid, x->allocation, &x->key) < 0) {
+        x->claim = NULL;
+        return ks_status_set(st, KS_ERROR, "internal error, couldn't signal allocation for claim %s",
+                             KS_DRA_SPECIAL_CLAIM_NAME);
+    }
+    return KS_SUCCESS;
+}
+
 /* reserve - Scheduling thread, outside RCU: allocates again on the chosen node and keeps it in flight. */
 static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
                    struct ks_status *st)
 {
     struct dynamic_resources *p = self;
     struct dr_state *s = cs->slot[p->slot];
-    struct ks_allocation results[KS_DRA_ALLOCATION_RESULTS_MAX];
-    int code = KS_SUCCESS;
+    struct ks_allocation results[KS_DRA_ALLOCATION_RESULTS_MAX + 1];
+    const struct ks_dra_claims *prepared = NULL;
+    int code = KS_SUCCESS, mask = 0;
 
-    (void)pod;
-    if (!s || !s->nalloc)
+    if (!s || (!s->nalloc && !s->ext))
         return KS_SUCCESS;
     if (!p->cache || s->nalloc > KS_DRA_ALLOCATION_RESULTS_MAX)
         return ks_status_set(st, KS_ERROR, "claim allocation not found for node");
     ks_rcu_read_lock();
     const struct ks_node_snap *ns = ks_snapshot_find(ks_cache_snapshot(p->cache), node);
-    if (!ns || allocate_on(p, s, ns, results, st) != KS_SUCCESS) {
+    if (!ns || node_claims(p, s, ns, &prepared, &mask, st) != KS_SUCCESS ||
+        (prepared && allocate_on(p, prepared, ns, results, st) != KS_SUCCESS)) {
         code = KS_ERROR;
-    } else {
+    } else if (prepared) {
         uint32_t j = 0;
         for (uint32_t i = 0; i < s->n && code == KS_SUCCESS; i++) {
             struct dr_claim *c = &s->claims[i];
@@ -652,10 +773,15 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
             if (!(c->allocation = ks_dra_allocation_copy(&cs->arena, &results[j++])))
                 code = KS_ERROR;
         }
+        if (mask && code == KS_SUCCESS &&
+            !(s->special.allocation = ks_dra_allocation_copy(&cs->arena, &results[j])))
+            code = KS_ERROR;
     }
     ks_rcu_read_unlock();
     if (code != KS_SUCCESS)
         return ks_status_set(st, KS_ERROR, "claim allocation not found for node");
+    if (mask && (code = reserve_special(p, s, cs, pod, mask, st)) != KS_SUCCESS)
+        return code;
     for (uint32_t i = 0; i < s->n; i++) {
         struct dr_claim *c = &s->claims[i];
         if (!c->allocation)
@@ -667,11 +793,14 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
     return KS_SUCCESS;
 }
 
-/* unreserve - Any thread; idempotent: the in-flight allocations end, the pod's reservations go. */
+/*
+ * unreserve - Any thread; idempotent: the in-flight allocations end, the pod's reservations
+ * go, the special claim is deleted (unreserveExtendedResourceClaim).
+ */
 static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node)
 {
     struct dynamic_resources *p = self;
-    const struct dr_state *s = cs->slot[p->slot];
+    struct dr_state *s = cs->slot[p->slot];
 
     (void)pod;
     (void)node;
@@ -687,9 +816,88 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
             p->api->unreserve(p->api, &ac, s->pod_uid, msg, sizeof(msg));
         }
     }
+    struct dr_special *x = &s->special;
+    if (!x->claim)
+        return;
+    if (p->api && p->api->delete_claim && x->claim->meta.uid) {
+        /* created: deleted again so that no claim is left behind (upstream only logs a failure) */
+        struct ks_dra_api_claim ac = {ks_intern_str(x->claim->meta.namespace_id), x->claim->meta.name,
+                                      x->claim->meta.uid, x->claim->meta.resource_version};
+        char msg[DR_MSG_MAX];
+        p->api->delete_claim(p->api, &ac, msg, sizeof(msg));
+    }
+    ks_dra_tracker_deleted(p->tracker, x->key);
+    x->claim = NULL;
 }
 
 /* ---- PreBind -------------------------------------------------------------------------------------- */
+
+/*
+ * In process, the name the API server's generateName would give the special claim: at most
+ * 58 characters of "<pod>-extended-resources-" and five of its alphabet, drawn from the
+ * pod's identity so that the same input names the same claims.
+ */
+static void generate_name(const struct ks_pod *pod, const char *pod_uid, char *out, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t h = UINT64_C(1469598103934665603);
+    char base[80];
+
+    for (const char *c = pod_uid; *c; c++)
+        h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
+    snprintf(base, sizeof(base), "%.*s", 58, pod->meta.name);
+    size_t n = strlen(base);
+    snprintf(base + n, sizeof(base) - n, "-extended-resources-");
+    base[58] = '\0';
+    n = strlen(base);
+    for (int i = 0; i < 5; i++) {
+        h ^= h >> 31;
+        h *= UINT64_C(0x94d049bb133111eb);
+        base[n + (size_t)i] = alphabet[(h >> 33) % (sizeof(alphabet) - 1)];
+    }
+    base[n + 5] = '\0';
+    snprintf(out, len, "%s", base);
+}
+
+/*
+ * create_special - bindClaim of the special claim: created (through the server: POSTed,
+ * then its allocation and reservation written, then the pod's extendedResourceClaimStatus
+ * patched; in process: named as generateName would), then known to the tracker under its
+ * name. A binder thread; a failure leaves Unreserve to delete what was created.
+ */
+static int create_special(struct dynamic_resources *p, struct dr_state *s, struct ks_cycle_state *cs,
+                          const struct ks_pod *pod, struct ks_status *st)
+{
+    struct dr_special *x = &s->special;
+    const char *ns = ks_intern_str(x->claim->meta.namespace_id);
+    char name[80], uid[128], rv[64], msg[DR_MSG_MAX];
+
+    if (p->api && (!p->api->create_claim || !p->api->patch_pod_extended))
+        return ks_status_set(st, KS_ERROR, "create claim for extended resources %s/: not supported by this API", ns);
+    if (p->api) {
+        if (p->api->create_claim(p->api, x->claim, pod->meta.name, name, sizeof(name), uid, sizeof(uid), rv,
+                                 sizeof(rv), msg, sizeof(msg)) < 0)
+            return ks_status_set(st, KS_ERROR, "%s", msg);
+    } else {
+        generate_name(pod, s->pod_uid, name, sizeof(name));
+        uid[0] = rv[0] = '\0';
+    }
+    if (!(x->claim->meta.name = cs_strdup(cs, name)) || (uid[0] && !(x->claim->meta.uid = cs_strdup(cs, uid))) ||
+        (rv[0] && !(x->claim->meta.resource_version = cs_strdup(cs, rv))))
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    if (p->api) {
+        struct ks_dra_api_claim ac = {ns, x->claim->meta.name, x->claim->meta.uid, x->claim->meta.resource_version};
+        if (p->api->bind_claim(p->api, &ac, x->allocation, pod->meta.name, s->pod_uid, rv, sizeof(rv), msg,
+                               sizeof(msg)) < 0 ||
+            p->api->patch_pod_extended(p->api, ns, pod->meta.name, name, x->maps, x->nmaps, msg, sizeof(msg)) < 0)
+            return ks_status_set(st, KS_ERROR, "%s", msg);
+    }
+    if (ks_dra_tracker_created(p->tracker, x->key, x->claim, x->allocation, s->pod_uid, p->api ? rv : NULL) < 0 ||
+        (x->key = ks_intern_ns_name(x->claim->meta.namespace_id, name)) == KS_ID_NONE)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    x->created = true;
+    return KS_SUCCESS;
+}
 
 /* pre_bind - a binder: each claim not reserved for the pod is written with its allocation and the pod. */
 static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t node,
@@ -722,6 +930,8 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
         emit_update(p, c->c.obj, c->c.allocation, c->c.nreserved, now, c->c.nreserved + 1);
         c->c.reserved_for_pod = true;
     }
+    if (s->special.claim && !s->special.created)
+        return create_special(p, s, cs, pod, st);
     return KS_SUCCESS;
 }
 
@@ -821,13 +1031,16 @@ static uint32_t events_to_register(void *self, struct ks_event_registration *out
 
 /* ---- signature ------------------------------------------------------------------------------------ */
 
-/* sign - a pod without claims: nothing of it is read; one with claims reads the cluster's claims. */
+/*
+ * sign - a pod without claims and without extended resources that devices back: nothing of
+ * it is read; one with either reads the cluster's claims and devices.
+ */
 static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
 {
-    (void)self;
-    (void)cs;
+    const struct dynamic_resources *p = self;
+
     (void)sig;
-    return pod->nclaims ? KS_SKIP : KS_SUCCESS;
+    return pod->nclaims || cs->slot[p->slot] ? KS_SKIP : KS_SUCCESS;
 }
 
 const struct ks_plugin ks_plugin_dynamic_resources = {

@@ -19,7 +19,9 @@
  *     non-zero request exceeds allocatable minus requested;
  *   - "Insufficient <name>" for each requested scalar resource that does not fit (extended
  *     resources named in ignoredResources, or whose domain is in ignoredResourceGroups,
- *     are not checked), in name-id order (upstream walks a Go map: any order).
+ *     are not checked), in name-id order (upstream walks a Go map: any order). An
+ *     extended resource a DeviceClass provides (ksched/dra_extended.h) is not checked on a
+ *     node whose allocatable offers none of it: DynamicResources allocates devices for it.
  * The code is Unschedulable, or UnschedulableAndUnresolvable when some request exceeds the
  * node's allocatable outright (no preemption could make room), as current upstream does.
  * At most KS_STATUS_MAX_REASONS reasons are kept; the code still reflects all of them.
@@ -42,8 +44,10 @@
  */
 #include "ksched/api.h"
 #include "ksched/config_decode.h"
+#include "ksched/dra_extended.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/loader.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
@@ -243,6 +247,7 @@ struct fit {
     char **groups;             /* ignoredResourceGroups (own copies) */
     uint32_t msg_pods, msg_cpu, msg_memory, msg_ephemeral; /* interned reasons */
     uint32_t msg_no_state, msg_no_resources;
+    const struct ks_objects *objs; /* the DeviceClasses that back extended resources; NULL: none */
 };
 
 /* One scalar resource the Filter checks: the pod's request and its interned reason. */
@@ -250,6 +255,7 @@ struct fit_scalar {
     uint32_t name;
     uint32_t reason; /* "Insufficient <name>" */
     int64_t value;
+    bool dra; /* a DeviceClass provides it: a node that offers none leaves it to DynamicResources */
 };
 
 /* Cycle state: preFilterState (Resource) and preScoreState (podRequests). */
@@ -345,6 +351,8 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (!f)
         return -ENOMEM;
     f->slot = in->slot;
+    if (in->framework && ks_framework_deps(in->framework))
+        f->objs = ks_framework_deps(in->framework)->objects;
     if ((rc = ks_api_init()) || (rc = intern_all(f)) ||
         (rc = in->args ? copy_args(f, in->args) : default_args(f)))
         goto err_free;
@@ -405,7 +413,21 @@ static uint32_t insufficient(uint32_t name)
     return id;
 }
 
-/* pre_filter - computePodResourceRequest into the cycle state. Scheduling thread; may intern. */
+/* Whether a DeviceClass provides extended resource @name (the DeviceClass resolver). */
+static bool backed_by_dra(const struct fit *f, uint32_t name)
+{
+    const struct ks_objvec *v = f->objs ? &f->objs->of[KS_KIND_DEVICE_CLASS] : NULL;
+    const char *s = ks_intern_str(name);
+
+    return v && v->n && ks_dra_extended_name(s) &&
+           ks_dra_class_for_resource((const struct ks_device_class *const *)v->items, v->n, s);
+}
+
+/*
+ * pre_filter - computePodResourceRequest into the cycle state, each scalar resource marked
+ * when a DeviceClass backs it. Scheduling thread (the objects are the scheduling thread's);
+ * may intern.
+ */
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
@@ -430,7 +452,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         uint32_t reason = insufficient(it->name);
         if (reason == KS_ID_NONE)
             return ks_status_set(st, KS_ERROR, "out of memory");
-        s->scalar[s->nscalar++] = (struct fit_scalar){it->name, reason, it->value};
+        s->scalar[s->nscalar++] = (struct fit_scalar){it->name, reason, it->value, backed_by_dra(f, it->name)};
     }
     cs->slot[f->slot] = s;
     return KS_SUCCESS;
@@ -479,6 +501,8 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
                                                             node->node->alloc.nscalar, sc->name, NULL)
                                    : 0;
         int64_t used = ks_resource_items_find(node->req_scalar, node->nreq_scalar, sc->name, NULL);
+        if (sc->dra && alloc == 0)
+            continue; /* the node offers none: DynamicResources allocates devices for it */
         if (sc->value > alloc - used) {
             add_reason(st, sc->reason);
             unresolvable |= sc->value > alloc;
@@ -653,6 +677,7 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
         for (uint32_t i = 0; i < s->nscalar; i++) {
             ks_sign_u32(sig, s->scalar[i].name);
             ks_sign_i64(sig, s->scalar[i].value);
+            ks_sign_u32(sig, s->scalar[i].dra);
         }
     } else {
         ks_sign_u32(sig, UINT32_MAX); /* no PreFilter state: Filter fails every node alike */

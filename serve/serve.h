@@ -34,6 +34,7 @@
 
 #include "ksched/cache.h"
 #include "ksched/config_types.h"
+#include "ksched/dra_extended.h"
 #include "ksched/framework.h"
 #include "ksched/kube.h"
 #include "ksched/loader.h"
@@ -340,6 +341,7 @@ struct ks_serve_dra_opts {
 struct ks_serve_dra_stats {
     uint64_t binds, bind_failures, attempts, conflicts, reads, writes;
     uint64_t unreserves, unreserve_failures, deallocations, deallocation_failures;
+    uint64_t creates, create_failures, deletes, delete_failures; /* special claims */
 };
 
 /* ks_serve_dra_create - the DRA API (ksched/dra_api.h) over @opts->transport. 0 or -ENOMEM. */
@@ -377,6 +379,8 @@ void ks_serve_dra_time(int64_t ns, char *buf, size_t len);
 
 /* What bindClaim reads of a claim the server sent. */
 struct ks_serve_dra_claim_view {
+    char name[256]; /* metadata.name ("" when absent) */
+    char uid[128];  /* metadata.uid ("" when absent) */
     char rv[64];    /* metadata.resourceVersion ("" when absent) */
     bool deleting;  /* metadata.deletionTimestamp is set */
     bool finalizer; /* metadata.finalizers holds KS_DRA_FINALIZER */
@@ -403,6 +407,20 @@ int ks_serve_dra_status_body(const char *claim, size_t len, const struct ks_allo
                              size_t *out_len);
 int ks_serve_dra_deallocate_body(const char *claim, size_t len, const char *rv, char **out, size_t *out_len);
 int ks_serve_dra_unreserve_patch(const char *claim_uid, const char *pod_uid, char **out, size_t *out_len);
+
+/*
+ * The special claim for a pod's extended resources (serve_dra_json.c, serve_dra_extended.c;
+ * same returns): the claim @claim with its first KS_DRA_FINALIZER taken out of
+ * metadata.finalizers (deleteClaim's update); the body that creates special claim @c of pod
+ * @pod_name (metadata.generateName "<pod>-extended-resources-", namespace, owner reference,
+ * annotation; spec.devices.requests); the pod status patch setting
+ * status.extendedResourceClaimStatus to the @n mappings @maps and claim @claim_name.
+ */
+int ks_serve_dra_unfinalize_body(const char *claim, size_t len, char **out, size_t *out_len);
+int ks_serve_dra_extended_claim_body(const struct ks_resource_claim *c, const char *pod_name, char **out,
+                                     size_t *out_len);
+int ks_serve_dra_pod_extended_patch(const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n,
+                                    char **out, size_t *out_len);
 
 /* ---- metrics (serve_metrics.c) ---------------------------------------------------------- */
 

@@ -22,6 +22,12 @@
  *     entry of status.reservedFor (by uid), with metadata.uid.
  *   - PostFilter's deallocation: one UpdateStatus of the claim at the version the scheduler
  *     saw, with status.allocation, status.reservedFor and status.devices cleared; no retry.
+ *   - The special claim for a pod's extended resources (extendeddynamicresources.go): a POST
+ *     under generateName "<pod>-extended-resources-" (then bindClaim as above, then the pod's
+ *     status.extendedResourceClaimStatus by a strategic merge patch of pods/status, retried
+ *     on 429, 500, 503 and lost connections four times, 10 ms growing fivefold, as
+ *     retry.DefaultBackoff); deleteClaim: the claim without the finalizer PUT back
+ *     (RetryOnConflict, a GET per attempt), then DELETE, NotFound counting as deleted.
  *
  * How an update is made, and why: Update and UpdateStatus send the whole object client-go
  * holds, with its resourceVersion, and the server answers 409 Conflict when the object
@@ -52,6 +58,7 @@
 
 #include "ksched/dra.h"
 #include "ksched/dra_api.h"
+#include "ksched/intern.h"
 #include "ksched/kube_proto.h"
 
 #include <errno.h>
@@ -74,6 +81,7 @@ struct ks_serve_dra {
     struct {
         _Atomic uint64_t binds, bind_failures, attempts, conflicts, reads, writes;
         _Atomic uint64_t unreserves, unreserve_failures, deallocations, deallocation_failures;
+        _Atomic uint64_t creates, create_failures, deletes, delete_failures;
     } st;
 };
 
@@ -354,6 +362,161 @@ fail_nofree:
     return -1;
 }
 
+/* ---- the special claim for extended resources ---------------------------------------------------- */
+
+/* create_claim - dra_api.h's op: one POST. Binder threads; blocks. */
+static int create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
+                        char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
+                        char *msg, size_t len)
+{
+    struct ks_serve_dra *d = api->impl;
+    struct ks_kube_response r;
+    struct ks_serve_dra_claim_view v;
+    const char *ns = ks_intern_str(claim->meta.namespace_id);
+    char path[KS_DRA_PATH_MAX], why[512], *body;
+    size_t blen;
+    int rc;
+
+    count(&d->st.creates);
+    if ((rc = ks_serve_dra_extended_claim_body(claim, pod_name, &body, &blen)) < 0) {
+        snprintf(msg, len, "create claim for extended resources %s/: %s", ns, strerror(-rc));
+        goto fail_nofree;
+    }
+    snprintf(path, sizeof(path), KS_DRA_GROUP "/namespaces/%s/resourceclaims", ns);
+    rc = dra_request(d, "POST", path, "application/json", body, blen, &r);
+    free(body);
+    if (!ok(rc, &r) || ks_serve_dra_claim_read(r.body, r.len, &v) < 0 || !v.name[0]) {
+        ks_kube_error_text(&r, rc, "Post", path, why, sizeof(why));
+        snprintf(msg, len, "create claim for extended resources %s/: %s", ns, why);
+        ks_kube_response_free(&r);
+        goto fail_nofree;
+    }
+    snprintf(name_out, namelen, "%s", v.name);
+    snprintf(uid_out, uidlen, "%s", v.uid);
+    snprintf(rv_out, rvlen, "%s", v.rv);
+    ks_kube_response_free(&r);
+    return 0;
+fail_nofree:
+    count(&d->st.create_failures);
+    return -1;
+}
+
+/* delete_claim - dra_api.h's op: the finalizer update (RetryOnConflict), then DELETE. Any thread; blocks. */
+static int delete_claim(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg, size_t len)
+{
+    struct ks_serve_dra *d = api->impl;
+    struct ks_kube_response r;
+    char path[KS_DRA_PATH_MAX], who[600], why[512], *body;
+    size_t blen;
+    bool done = false;
+    int rc;
+
+    kobj(c, who, sizeof(who));
+    claim_path(c, false, path, sizeof(path));
+    count(&d->st.deletes);
+    for (int i = 0; i < KS_DRA_RETRY_STEPS && !done; i++) {
+        if (i > 0)
+            pause_step(d);
+        rc = dra_request(d, "GET", path, NULL, NULL, 0, &r);
+        if (!ok(rc, &r)) {
+            ks_kube_error_text(&r, rc, "Get", path, why, sizeof(why));
+            snprintf(msg, len, "get resourceclaim %s: %s", who, why);
+            bool gone = rc == 0 && r.status == 404;
+            ks_kube_response_free(&r);
+            if (gone)
+                return 0; /* deleted meanwhile: nothing left to do */
+            goto fail;
+        }
+        rc = ks_serve_dra_unfinalize_body(r.body, r.len, &body, &blen);
+        ks_kube_response_free(&r);
+        if (rc < 0) {
+            snprintf(msg, len, "update resourceclaim %s: %s", who, strerror(-rc));
+            goto fail;
+        }
+        rc = dra_request(d, "PUT", path, "application/json", body, blen, &r);
+        free(body);
+        done = ok(rc, &r);
+        if (!done) {
+            ks_kube_error_text(&r, rc, "Put", path, why, sizeof(why));
+            snprintf(msg, len, "update resourceclaim %s: %s", who, why);
+            bool conflict = is_conflict(rc, &r);
+            ks_kube_response_free(&r);
+            if (!conflict)
+                goto fail;
+            count(&d->st.conflicts);
+            continue;
+        }
+        ks_kube_response_free(&r);
+    }
+    if (!done)
+        goto fail;
+    rc = dra_request(d, "DELETE", path, NULL, NULL, 0, &r);
+    if (!ok(rc, &r) && !(rc == 0 && (r.status == 202 || r.status == 404))) {
+        ks_kube_error_text(&r, rc, "Delete", path, msg, len);
+        ks_kube_response_free(&r);
+        goto fail;
+    }
+    ks_kube_response_free(&r);
+    return 0;
+fail:
+    count(&d->st.delete_failures);
+    return -1;
+}
+
+/* Whether PatchPodStatus retries the answer (schedutil.Retriable: 500, 503, 429, no connection). */
+static bool retriable(int rc, const struct ks_kube_response *r)
+{
+    return rc != 0 || r->status == 500 || r->status == 503 || r->status == 429;
+}
+
+/*
+ * patch_pod_extended - dra_api.h's op: the pod status patch under retry.DefaultBackoff (four
+ * attempts, 10 ms growing fivefold). Binder threads; blocks.
+ */
+static int patch_pod_extended(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
+                              const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n, char *msg,
+                              size_t len)
+{
+    struct ks_serve_dra *d = api->impl;
+    struct ks_kube_response r;
+    char path[KS_DRA_PATH_MAX], why[512], *patch;
+    size_t plen;
+    int rc;
+
+    if (n == 0) {
+        snprintf(msg, len, "nil or empty request mappings, no update of pod %s/%s ExtendedResourceClaimStatus",
+                 namespace_, pod_name);
+        return -1;
+    }
+    if ((rc = ks_serve_dra_pod_extended_patch(claim_name, maps, n, &patch, &plen)) < 0) {
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: %s", namespace_, pod_name, strerror(-rc));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", namespace_, pod_name);
+    int64_t step = d->retry_ns;
+    for (int i = 0; i < 4; i++, step *= 5) {
+        if (i > 0) {
+            struct timespec ts = {.tv_sec = step / 1000000000, .tv_nsec = step % 1000000000};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
+        rc = dra_request(d, "PATCH", path, "application/strategic-merge-patch+json", patch, plen, &r);
+        if (ok(rc, &r)) {
+            ks_kube_response_free(&r);
+            free(patch);
+            return 0;
+        }
+        ks_kube_error_text(&r, rc, "Patch", path, why, sizeof(why));
+        bool again = retriable(rc, &r);
+        ks_kube_response_free(&r);
+        if (!again)
+            break;
+    }
+    free(patch);
+    snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: %s", namespace_, pod_name, why);
+    return -1;
+}
+
 /* ---- lifetime ------------------------------------------------------------------------------------ */
 
 int ks_serve_dra_create(const struct ks_serve_dra_opts *opts, struct ks_serve_dra **out)
@@ -365,8 +528,13 @@ int ks_serve_dra_create(const struct ks_serve_dra_opts *opts, struct ks_serve_dr
     d->retry_ns = opts->retry_ns > 0 ? opts->retry_ns : KS_DRA_RETRY_NS;
     d->stamp = !opts->no_timestamp && ks_dra_features_default().device_binding_conditions;
     atomic_init(&d->seed, (uint64_t)wall_ns());
-    d->api = (struct ks_dra_api){
-        .bind_claim = bind_claim, .unreserve = unreserve, .deallocate = deallocate, .impl = d};
+    d->api = (struct ks_dra_api){.bind_claim = bind_claim,
+                                 .unreserve = unreserve,
+                                 .deallocate = deallocate,
+                                 .create_claim = create_claim,
+                                 .delete_claim = delete_claim,
+                                 .patch_pod_extended = patch_pod_extended,
+                                 .impl = d};
     *out = d;
     return 0;
 }
@@ -388,6 +556,10 @@ void ks_serve_dra_stats(struct ks_serve_dra *d, struct ks_serve_dra_stats *out)
     out->unreserve_failures = atomic_load(&d->st.unreserve_failures);
     out->deallocations = atomic_load(&d->st.deallocations);
     out->deallocation_failures = atomic_load(&d->st.deallocation_failures);
+    out->creates = atomic_load(&d->st.creates);
+    out->create_failures = atomic_load(&d->st.create_failures);
+    out->deletes = atomic_load(&d->st.deletes);
+    out->delete_failures = atomic_load(&d->st.delete_failures);
 }
 
 void ks_serve_dra_destroy(struct ks_serve_dra *d)

@@ -343,7 +343,10 @@ int ks_serve_dra_claim_read(const char *body, size_t len, struct ks_serve_dra_cl
     const struct ks_yaml_node *doc = st->docs[0], *rv = dig(doc, "metadata", "resourceVersion");
     const struct ks_yaml_node *alloc = dig(doc, "status", "allocation");
     memset(v, 0, sizeof(*v));
+    const struct ks_yaml_node *name = dig(doc, "metadata", "name"), *uid = dig(doc, "metadata", "uid");
     snprintf(v->rv, sizeof(v->rv), "%s", rv && rv->kind == KS_YAML_SCALAR ? rv->str : "");
+    snprintf(v->name, sizeof(v->name), "%s", name && name->kind == KS_YAML_SCALAR ? name->str : "");
+    snprintf(v->uid, sizeof(v->uid), "%s", uid && uid->kind == KS_YAML_SCALAR ? uid->str : "");
     v->deleting = present(dig(doc, "metadata", "deletionTimestamp"));
     v->finalizer = has_string(dig(doc, "metadata", "finalizers"), KS_DRA_FINALIZER);
     v->allocated = present(alloc) && alloc->kind == KS_YAML_MAP;
@@ -392,6 +395,45 @@ int ks_serve_dra_finalizer_body(const char *claim, size_t len, char **out, size_
         struct ks_json_edit e = {.path = fin_path, .value = list};
         rc = ks_json_edit(claim, len, &e, 1, out, out_len);
     }
+    free(list);
+    return rc;
+}
+
+int ks_serve_dra_unfinalize_body(const char *claim, size_t len, char **out, size_t *out_len)
+{
+    static const char *const fin_path[] = {"metadata", "finalizers", NULL};
+    struct ks_yaml_stream *st;
+    char *list = NULL;
+    size_t n = 0;
+    int rc = parse(claim, len, &st);
+    if (rc < 0)
+        return rc;
+    const struct ks_yaml_node *seq = dig(st->docs[0], "metadata", "finalizers");
+    FILE *f = open_memstream(&list, &n);
+    if (!f) {
+        ks_yaml_stream_destroy(st);
+        return -ENOMEM;
+    }
+    /* slices.Delete of the first KS_DRA_FINALIZER only, as deleteClaim removes it */
+    bool removed = false, first = true;
+    fputc('[', f);
+    for (uint32_t i = 0; seq && seq->kind == KS_YAML_SEQ && i < seq->n; i++) {
+        const struct ks_yaml_node *it = seq->items[i];
+        if (!removed && it->kind == KS_YAML_SCALAR && strcmp(it->str, KS_DRA_FINALIZER) == 0) {
+            removed = true;
+            continue;
+        }
+        if (!first)
+            fputc(',', f);
+        first = false;
+        ks_yaml_write_json(f, it);
+    }
+    fputc(']', f);
+    ks_yaml_stream_destroy(st);
+    if (!ks_serve_text_close(f, &list))
+        return -ENOMEM;
+    struct ks_json_edit e = {.path = fin_path, .value = list};
+    rc = ks_json_edit(claim, len, &e, 1, out, out_len);
     free(list);
     return rc;
 }

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "ksched/dra_extended.h"
 #include "ksched/dra_types.h"
 
 /* The claim an op is about, as the scheduler last saw it. */
@@ -62,6 +63,31 @@ struct ks_dra_api {
      */
     int (*deallocate)(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *rv_out,
                       size_t rvlen, char *msg, size_t len);
+    /*
+     * The special claim for a pod's extended resources backed by devices
+     * (extendeddynamicresources.go; ksched/dra_extended.h).
+     *
+     * create_claim - createExtendedResourceClaimInAPI: POST @claim (its namespace, owner
+     * reference, annotation and requests; no status) under metadata.generateName
+     * "<pod name>-extended-resources-". 0 with the name, uid and resourceVersion the server
+     * gave it, or -1 with "create claim for extended resources ns/: <server's message>".
+     *
+     * delete_claim - deleteClaim: remove the finalizer resource.kubernetes.io/delete-protection
+     * by an update of the claim (RetryOnConflict; "get resourceclaim ns/name: ...", "update
+     * resourceclaim ns/name: ..."), then DELETE it; NotFound counts as deleted. 0 or -1.
+     *
+     * patch_pod_extended - patchPodExtendedResourceClaimStatus: the strategic merge patch of
+     * pod @pod_name's status subresource setting status.extendedResourceClaimStatus to the
+     * @n request mappings @maps and claim @claim_name (schedutil.PatchPodStatus, retried on
+     * the errors it retries). 0, or -1 with "update pod ns/name ExtendedResourceClaimStatus: ...".
+     */
+    int (*create_claim)(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
+                        char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
+                        char *msg, size_t len);
+    int (*delete_claim)(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg, size_t len);
+    int (*patch_pod_extended)(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
+                              const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n,
+                              char *msg, size_t len);
     void *impl; /* the implementation's */
 };
 

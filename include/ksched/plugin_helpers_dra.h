@@ -27,6 +27,7 @@
 #include "ksched/api_types.h"
 #include "ksched/arena.h"
 #include "ksched/dra.h"
+#include "ksched/dra_extended.h"
 #include "ksched/dra_types.h"
 #include "ksched/loader.h"
 
@@ -129,6 +130,72 @@ int ks_dra_tracker_unreserved(struct ks_dra_tracker *t, uint32_t key, const char
  * the server's answer; NULL: in process). Scheduling thread. 0, -ENOENT, -ENOMEM.
  */
 int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char *rv);
+
+/*
+ * The special claim for a pod's extended resources (ksched/dra_extended.h).
+ *
+ * ks_dra_tracker_extended_claim - the claim that is @pod's special claim
+ * (findExtendedResourceClaim over every claim the scheduler sees), into @out; false when
+ * there is none. Any thread; takes the lock; O(claims).
+ *
+ * ks_dra_tracker_reserve_new - Reserve's in-flight allocation @alloc of the special claim
+ * @claim (in memory, not created yet) of pod @pod_uid: an entry of its own under a key no
+ * claim name can have, returned in *@key, its devices in use until _created() or _deleted()
+ * for it is synced. 0, -ENOMEM, -EEXIST. Scheduling thread.
+ *
+ * ks_dra_tracker_created - PreBind created entry @key's claim as @claim (its name and uid
+ * as created), allocated @alloc and reserved for @pod_uid at @rv (NULL: in process): the
+ * entry moves to the claim's name and holds a copy of it until an object of the claim
+ * arrives. Binder threads; the next sync applies it. 0 or -ENOMEM.
+ *
+ * ks_dra_tracker_deleted - the scheduler deleted claim @key (Unreserve of a special claim
+ * it made, PostFilter of one left from an earlier cycle): lookups no longer find it and its
+ * devices are free. Any thread; synced later. 0 or -ENOMEM.
+ */
+bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod, struct ks_dra_claim *out);
+int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim, const char *pod_uid,
+                               const struct ks_allocation *alloc, uint32_t *key);
+int ks_dra_tracker_created(struct ks_dra_tracker *t, uint32_t key, const struct ks_resource_claim *claim,
+                           const struct ks_allocation *alloc, const char *pod_uid, const char *rv);
+int ks_dra_tracker_deleted(struct ks_dra_tracker *t, uint32_t key);
+
+/*
+ * A pod's extended resources backed by devices, as DynamicResources' PreFilter finds them:
+ * the requested resources a DeviceClass backs (at most KS_DRA_EXT_MAX), the other requested
+ * resources with such a name (a node must offer each), the pod's special claim left from an
+ * earlier cycle, and per set of backed resources a node may lack (a mask over res[]) the
+ * special claim asking for those and the pod's claims to allocate with it, prepared. The
+ * plugin owns one (zeroed to start) and refills it per pod; Filter workers read it.
+ */
+#define KS_DRA_EXT_MAX 6
+struct ks_dra_ext {
+    uint32_t nres;
+    struct ks_dra_ext_resource res[KS_DRA_EXT_MAX];
+    uint32_t nother;
+    const uint32_t *other;
+    bool stale;                /* found is the special claim of an earlier cycle (with requests) */
+    struct ks_dra_claim found; /* valid when stale */
+    struct ks_resource_claim *claim[1u << KS_DRA_EXT_MAX]; /* [mask], NULL for 0 */
+    struct ks_dra_claims *variant[1u << KS_DRA_EXT_MAX];   /* the pod's claims + claim[mask] */
+    struct ks_arena arena;
+};
+
+/*
+ * ks_dra_ext_prepare - PreFilter's part (preFilterExtendedResources): fill @x for @pod with
+ * the @nuser claims to allocate @user, after ks_dra_tracker_sync(). 1 when the pod has
+ * resources a class backs, 0 when not (nothing to do), -ENOMEM, -E2BIG (more than
+ * KS_DRA_EXT_MAX of them). Scheduling thread; the objects are the scheduling thread's.
+ */
+int ks_dra_ext_prepare(struct ks_dra_ext *x, struct ks_dra_tracker *t, const struct ks_objects *objs,
+                       const struct ks_pod *pod, const struct ks_resource_claim *const *user, uint32_t nuser);
+/*
+ * ks_dra_ext_node_mask - filterExtendedResources: the set of backed resources @node's
+ * allocatable lists with 0 or not at all (the special claim's variant there), or -1 when
+ * the node lacks a resource no class backs ("cannot fit resource"). Any thread.
+ */
+int ks_dra_ext_node_mask(const struct ks_dra_ext *x, const struct ks_node *node);
+void ks_dra_ext_release(struct ks_dra_ext *x); /* empties @x, keeping its arena's memory */
+void ks_dra_ext_destroy(struct ks_dra_ext *x);
 
 /*
  * ks_dra_allocation_copy - a deep copy of @src into @arena (strings and arrays included).

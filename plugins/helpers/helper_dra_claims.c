@@ -20,6 +20,7 @@
 #include "ksched/plugin_helpers_dra.h"
 
 #include "ksched/api.h"
+#include "ksched/dra_extended.h"
 #include "ksched/intern.h"
 #include "ksched/lock.h"
 
@@ -42,6 +43,9 @@ struct overlay {
 struct entry {
     uint32_t key;                          /* interned "ns/name" */
     const struct ks_resource_claim *obj;   /* NULL: deleted while an allocation is in flight */
+    struct ks_arena own_arena;             /* holds obj when `own` */
+    bool own;                              /* obj is the scheduler's: a special claim no object has yet */
+    bool gone;                             /* deleted by the scheduler: no lookup finds it, nothing counts */
     struct overlay *ov;                    /* NULL: the object as it is */
     struct ks_arena counted_arena;         /* holds `counted` */
     const struct ks_allocation *counted;   /* the effective allocation counted in `allocated`, NULL: none */
@@ -50,7 +54,7 @@ struct entry {
     bool seen;                             /* marked by the object scan of a sync */
 };
 
-enum op_kind { OP_WRITTEN, OP_UNWRITTEN, OP_UNRESERVED };
+enum op_kind { OP_WRITTEN, OP_UNWRITTEN, OP_UNRESERVED, OP_CREATED, OP_DELETED };
 
 struct op {
     struct op *next;
@@ -60,6 +64,7 @@ struct op {
     const struct ks_allocation *allocation;
     const char *pod_uid;
     int64_t rv;
+    const struct ks_resource_claim *claim; /* OP_CREATED: the claim as created */
 };
 
 struct ks_dra_tracker {
@@ -293,6 +298,7 @@ static void drop(struct ks_dra_tracker *t, struct entry *e)
         ks_dra_allocated_remove(t->allocated, e->counted);
     end_flight(t, e);
     ks_arena_destroy(&e->counted_arena);
+    ks_arena_destroy(&e->own_arena);
     free_overlay(e->ov);
     free(e);
     unslot(t, (uint32_t)(s - t->slots));
@@ -307,6 +313,8 @@ static void drop(struct ks_dra_tracker *t, struct entry *e)
 
 static const struct ks_allocation *effective_allocation(const struct entry *e)
 {
+    if (e->gone)
+        return NULL;
     if (e->ov)
         return e->ov->allocation;
     return e->obj ? e->obj->allocation : NULL;
@@ -374,6 +382,11 @@ static int sync_claims(struct ks_dra_tracker *t)
         if (e->obj == c)
             continue;
         e->obj = c;
+        if (e->own) {
+            /* the special claim the scheduler created arrived: the object stands for it now */
+            ks_arena_destroy(&e->own_arena);
+            e->own = false;
+        }
         if (e->ov && (e->ov->rv < 0 || caught_up(e))) {
             /* a new object supersedes what was written in process, and a caught-up one an assumption */
             free_overlay(e->ov);
@@ -384,7 +397,7 @@ static int sync_claims(struct ks_dra_tracker *t)
     }
     for (uint32_t i = t->nentries; i-- > 0;) {
         struct entry *e = t->entries[i];
-        if (e->seen)
+        if (e->seen || e->own)
             continue;
         if (e->in_flight) {
             /* deleted while written: keep the in-flight devices until the binding ends */
@@ -454,17 +467,60 @@ fail:
     return NULL;
 }
 
+/*
+ * OP_CREATED: the in-memory entry @o->key gives way to the created claim's entry, which
+ * holds its own copy of the claim until an object of it arrives (or has: then it is
+ * assumed like a write). Returns the entry to write on, NULL with *rc set otherwise.
+ */
+static struct entry *created(struct ks_dra_tracker *t, const struct op *o, int *rc)
+{
+    struct entry *e = find(t, o->key);
+    uint32_t key = ks_intern_ns_name(o->claim->meta.namespace_id, o->claim->meta.name);
+
+    *rc = 0;
+    if (e)
+        drop(t, e);
+    if (key == KS_ID_NONE) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    if ((e = find(t, key)) && !e->own)
+        return e;
+    if (!e && !(e = insert(t, key))) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    struct ks_resource_claim *copy;
+    ks_arena_reset(&e->own_arena);
+    if ((*rc = ks_dra_extended_claim_copy(&e->own_arena, o->claim, &copy)) < 0)
+        return NULL;
+    e->obj = copy;
+    e->own = true;
+    return e;
+}
+
 static int apply(struct ks_dra_tracker *t, const struct op *o)
 {
     struct entry *e = find(t, o->key);
     struct overlay *ov;
+    int rc;
 
+    if (o->kind == OP_CREATED && !(e = created(t, o, &rc)))
+        return rc;
     if (!e)
         return 0; /* the claim is gone: nothing to assume */
     end_flight(t, e);
     switch (o->kind) {
     case OP_UNWRITTEN:
         return 0;
+    case OP_DELETED:
+        if (e->own) {
+            drop(t, e);
+            return 0;
+        }
+        e->gone = true;
+        return recount(t, e);
+    case OP_CREATED:
     case OP_WRITTEN:
         if (!e->obj)
             return 0;
@@ -576,6 +632,7 @@ void ks_dra_tracker_destroy(struct ks_dra_tracker *t)
         struct entry *e = t->entries[i];
         ks_arena_destroy(&e->counted_arena);
         ks_arena_destroy(&e->flight_arena);
+        ks_arena_destroy(&e->own_arena);
         free_overlay(e->ov);
         free(e);
     }
@@ -670,7 +727,7 @@ enum ks_dra_lookup ks_dra_tracker_pod_claims(struct ks_dra_tracker *t, const str
         ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
         if (is_fresh) {
             obj = fresh;
-        } else if ((e = find(t, key)) && e->obj) {
+        } else if ((e = find(t, key)) && e->obj && !e->gone) {
             obj = e->obj;
         }
         if (!obj) {
@@ -720,19 +777,23 @@ int ks_dra_tracker_reserve(struct ks_dra_tracker *t, uint32_t key, const struct 
     return rc;
 }
 
-static int record(struct ks_dra_tracker *t, enum op_kind kind, uint32_t key,
-                  const struct ks_allocation *alloc, const char *pod_uid, const char *rv)
+static int record_claim(struct ks_dra_tracker *t, enum op_kind kind, uint32_t key,
+                        const struct ks_allocation *alloc, const char *pod_uid, const char *rv,
+                        const struct ks_resource_claim *claim)
 {
     struct ks_arena a = KS_ARENA_INIT;
     struct op *op = ks_arena_alloc(&a, sizeof(*op));
+    struct ks_resource_claim *copy = NULL;
 
     if (!op || (alloc && !(op->allocation = ks_dra_allocation_copy(&a, alloc))) ||
-        (pod_uid && !(op->pod_uid = ks_arena_strdup(&a, pod_uid)))) {
+        (pod_uid && !(op->pod_uid = ks_arena_strdup(&a, pod_uid))) ||
+        (claim && ks_dra_extended_claim_copy(&a, claim, &copy) < 0)) {
         ks_arena_destroy(&a);
         return -ENOMEM;
     }
     op->kind = kind;
     op->key = key;
+    op->claim = copy;
     op->rv = rv ? parse_rv(rv) : -1;
     if (rv && op->rv < 0)
         op->rv = 0; /* an unreadable version: any delivered object supersedes the assumption */
@@ -742,6 +803,12 @@ static int record(struct ks_dra_tracker *t, enum op_kind kind, uint32_t key,
     t->ops_tail = &op->next;
     ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
     return 0;
+}
+
+static int record(struct ks_dra_tracker *t, enum op_kind kind, uint32_t key,
+                  const struct ks_allocation *alloc, const char *pod_uid, const char *rv)
+{
+    return record_claim(t, kind, key, alloc, pod_uid, rv, NULL);
 }
 
 int ks_dra_tracker_written(struct ks_dra_tracker *t, uint32_t key, const struct ks_allocation *alloc,
@@ -779,4 +846,64 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
     }
     ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
     return rc;
+}
+
+/* ---- the special claim for extended resources -------------------------------------------------- */
+
+bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod, struct ks_dra_claim *out)
+{
+    char pod_uid[320];
+    bool found = false;
+
+    ks_pod_identity(pod, pod_uid, sizeof(pod_uid));
+    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    for (uint32_t i = 0; i < t->nentries && !found; i++) {
+        const struct entry *e = t->entries[i];
+        if (!e->obj || e->gone || strcmp(e->obj->meta.name, KS_DRA_SPECIAL_CLAIM_NAME) == 0 ||
+            !ks_dra_is_extended_claim(e->obj, pod, pod_uid))
+            continue;
+        view(e, pod_uid, out);
+        found = true;
+    }
+    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    return found;
+}
+
+int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim, const char *pod_uid,
+                               const struct ks_allocation *alloc, uint32_t *key)
+{
+    char name[400];
+    int rc;
+
+    snprintf(name, sizeof(name), "%s/%s:%s", ks_intern_str(claim->meta.namespace_id), KS_DRA_SPECIAL_CLAIM_NAME,
+             pod_uid);
+    if ((*key = ks_intern(name)) == KS_ID_NONE)
+        return -ENOMEM;
+    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    struct entry *e = find(t, *key);
+    struct ks_resource_claim *copy;
+    rc = -EEXIST;
+    if (!e) {
+        rc = -ENOMEM;
+        if ((e = insert(t, *key)) && ks_dra_extended_claim_copy(&e->own_arena, claim, &copy) == 0) {
+            e->obj = copy;
+            e->own = true;
+            rc = 0;
+        } else if (e) {
+            drop(t, e);
+        }
+    }
+    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    return rc < 0 ? rc : ks_dra_tracker_reserve(t, *key, alloc);
+}
+
+int ks_dra_tracker_created(struct ks_dra_tracker *t, uint32_t key, const struct ks_resource_claim *claim,
+                           const struct ks_allocation *alloc, const char *pod_uid, const char *rv)
+{
+    return record_claim(t, OP_CREATED, key, alloc, pod_uid, rv, claim);
+}
+
+int ks_dra_tracker_deleted(struct ks_dra_tracker *t, uint32_t key)
+{
+    return record(t, OP_DELETED, key, NULL, NULL, NULL);
 }

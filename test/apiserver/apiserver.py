@@ -1259,6 +1259,7 @@ class State:
                 pods[k] = {"uid": p["metadata"]["uid"], "node": spec.get("nodeName"),
                            "claims": spec.get("resourceClaims") or [],
                            "claimStatuses": (p.get("status") or {}).get("resourceClaimStatuses") or [],
+                           "extendedClaimStatus": (p.get("status") or {}).get("extendedResourceClaimStatus"),
                            "condition": cond}
             claims = {}
             for k, c in self.stores[CLAIMS].objects.items():
@@ -1266,6 +1267,9 @@ class State:
                 alloc = status.get("allocation")
                 claims[k] = {"uid": c["metadata"]["uid"], "rv": c["metadata"]["resourceVersion"],
                              "finalizers": c["metadata"].get("finalizers") or [],
+                             "annotations": c["metadata"].get("annotations") or {},
+                             "owners": c["metadata"].get("ownerReferences") or [],
+                             "requests": ((c.get("spec") or {}).get("devices") or {}).get("requests") or [],
                              "devices": None if alloc is None else sorted(
                                  "%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device"))
                                  for r in (alloc.get("devices") or {}).get("results") or []),

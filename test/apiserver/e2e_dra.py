@@ -24,6 +24,15 @@ claim (its devices and consumers after it, by resourceVersion), every binding at
   unserved      a server that serves no resource.k8s.io (as kube-apiserver v1.25): said once,
                 nothing of it listed or watched, plain pods bound, pods with claims left
                 pending and never bound
+  extended      extended resources backed by devices: a DeviceClass with extendedResourceName
+                example.com/gpu, two nodes that offer none but publish 2 devices each, one
+                that offers 2 through its allocatable (a device plugin); 7 pods of 1 each: 6
+                bound, one pending; a pod bound where devices serve it had its special claim
+                created (owned by the pod, annotated, one request container-0-request-1:
+                example.com/gpu sorts second among the container's cpu, gpu, memory),
+                allocated a device of its node and reserved for it before its binding, and
+                its status.extendedResourceClaimStatus names that claim; a pod bound on the
+                device-plugin node has no claim
   pressure      PODS pods (default 10,000) over 100 nodes of 96 devices: template claims, named
                 claims shared by two pods, 20 pods whose class selects nothing; injected: 100
                 failed bindings, 200 claim status updates answered 409, 200 claim updates
@@ -512,7 +521,89 @@ def scenario_pressure(c, pods):
              allocated_now, setup, took_all, hwm))
 
 
-SCENARIOS = {"claims": scenario_claims, "claims-late": scenario_claims_late, "faults": scenario_faults,
+def extended_pod(name):
+    p = e2e.pod(name, cpu="10m", mem="16Mi")
+    res = p["spec"]["containers"][0]["resources"]
+    res.setdefault("requests", {})["example.com/gpu"] = "1"
+    res.setdefault("limits", {})["example.com/gpu"] = "1"
+    return p
+
+
+def scenario_extended(c, _pods):
+    for i in range(2):
+        name = "node-%03d" % i
+        c.post("/api/v1/nodes", e2e.node(name, 32, 64))
+        c.post(R + "/resourceslices", resource_slice(name, 2))
+    plugin = e2e.node("node-plugin", 32, 64)
+    for k in ("capacity", "allocatable"):
+        plugin["status"][k]["example.com/gpu"] = "2"
+    c.post("/api/v1/nodes", plugin)
+    cls = device_class("gpu", "device.driver == '%s'" % DRIVER)
+    cls["spec"]["extendedResourceName"] = "example.com/gpu"
+    c.post(R + "/deviceclasses", cls)
+    names = ["ext-%d" % i for i in range(7)]
+    for n in names:
+        c.post("/api/v1/namespaces/%s/pods" % NS, extended_pod(n))
+    c.serve()
+
+    def done(st):
+        bound = [n for n in names if st["pods"][NS + "/" + n]["node"]]
+        waiting = [n for n in names if pending_reason(st["pods"][NS + "/" + n])[0]]
+        return len(bound) == 6 and len(waiting) == 1
+    try:
+        log = c.wait("6 pods bound, one pending", done, 60)
+    except Failure:
+        log = c.log()
+        raise Failure("pods: %s" % {n: (log["pods"][NS + "/" + n]["node"],
+                                        (log["pods"][NS + "/" + n]["condition"] or {}).get("message"))
+                                    for n in names})
+    time.sleep(1)
+    log = c.log()
+    check_bound_once(log)
+    writes, _ = check_never_double_allocated(log)
+    check_final_claims(log)
+    by_claim = {}
+    for e in log["claimLog"]:
+        by_claim.setdefault(e["claim"], []).append(e)
+    binding = {b["pod"]: b for b in log["bindings"] if b["code"] == 201}
+    on_devices = 0
+    for n in names:
+        p = log["pods"][NS + "/" + n]
+        owned = [(k, cl) for k, cl in log["claims"].items()
+                 if any(o.get("uid") == p["uid"] and o.get("controller") for o in cl["owners"])]
+        if not p["node"]:
+            pending, msg = pending_reason(p)
+            check("cannot allocate all claims" in msg and "Insufficient example.com/gpu" in msg,
+                  "%s pending with %s" % (n, msg))
+            check(not owned, "the pending %s owns claims %s" % (n, owned))
+            continue
+        if p["node"] == "node-plugin":
+            check(not owned, "%s runs on the device plugin's node but owns claims %s" % (n, owned))
+            continue
+        on_devices += 1
+        check(len(owned) == 1, "%s owns claims %s" % (n, owned))
+        key, cl = owned[0]
+        check(key.startswith(NS + "/" + n + "-extended-resources-"), "%s's claim is named %s" % (n, key))
+        check(cl["annotations"].get("resource.kubernetes.io/extended-resource-claim") == "true",
+              "%s's claim annotations: %s" % (n, cl["annotations"]))
+        check([r["name"] for r in cl["requests"]] == ["container-0-request-1"], "%s's claim: %s" % (n, cl["requests"]))
+        check(len(cl["devices"]) == 1 and cl["devices"][0].split("/")[1] == p["node"],
+              "%s on %s holds %s" % (n, p["node"], cl["devices"]))
+        check([r["uid"] for r in cl["reservedFor"]] == [p["uid"]], "%s's claim is reserved for %s" % (n, cl["reservedFor"]))
+        b = binding[NS + "/" + n]
+        check(any(e["rv"] < b["rv"] and e["devices"] and p["uid"] in e["reservedFor"] for e in by_claim[key]),
+              "%s bound before its claim was allocated and reserved" % n)
+        ext = p["extendedClaimStatus"] or {}
+        check(ext.get("resourceClaimName") == key.split("/", 1)[1], "%s's extendedResourceClaimStatus: %s" % (n, ext))
+        check(ext.get("requestMappings") == [{"containerName": "c", "requestName": "container-0-request-1",
+                                              "resourceName": "example.com/gpu"}],
+              "%s's request mappings: %s" % (n, ext.get("requestMappings")))
+    check(on_devices == 4, "%d pods got devices, want 4" % on_devices)
+    print("extended: 6 pods bound (4 with a special claim created, allocated and reserved before the binding, 2 "
+          "through the node's allocatable), 1 pending; %d claim writes without a device in two claims" % writes)
+
+
+SCENARIOS = {"extended": scenario_extended, "claims": scenario_claims, "claims-late": scenario_claims_late, "faults": scenario_faults,
              "unserved": scenario_unserved, "pressure": scenario_pressure}
 
 

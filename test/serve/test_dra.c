@@ -641,3 +641,130 @@ Test(serve_dra, a_recorded_generated_claim_is_its_own_pod_event)
     ks_pod_put(before);
     ks_pod_put(after);
 }
+
+/* ---- the special claim for extended resources ------------------------------------------------ */
+
+/* The special claim of pod "web-0" (uid "uw") in "ns" for one example.com/gpu. */
+static struct ks_resource_claim *special_claim(struct ks_arena *a)
+{
+    static struct ks_kv ann = {"resource.kubernetes.io/extended-resource-claim", "true"};
+    static struct ks_owner_ref owner = {"v1", "Pod", "web-0", "uw", true};
+    static struct ks_device_request req;
+    struct ks_resource_claim *c = ks_arena_alloc(a, sizeof(*c));
+    req = (struct ks_device_request){"container-0-request-0", true, {.name = "container-0-request-0"}, 0, NULL};
+    req.spec.device_class_name = "gpu";
+    req.spec.mode = KS_ALLOC_EXACT_COUNT;
+    req.spec.count = 2;
+    c->meta.name = "<extended-resources>";
+    c->meta.namespace_id = ks_intern("ns");
+    c->meta.annotations = (struct ks_annotations){1, &ann};
+    c->meta.nowners = 1;
+    c->meta.owners = &owner;
+    c->spec = (struct ks_device_claim){1, &req, 0, NULL, 0, NULL};
+    return c;
+}
+
+Test(serve_dra, create_claim_posts_the_special_claim_under_a_generated_name)
+{
+    struct store s = {0};
+    struct ks_serve_dra *d = open_dra(&s, CLAIM, 10);
+    const struct ks_dra_api *api = ks_serve_dra_api(d);
+    struct ks_arena a = KS_ARENA_INIT;
+    char name[64], uid[64], rv[64], msg[512] = "", buf[256];
+
+    cr_assert(eq(int,
+                 api->create_claim(api, special_claim(&a), "web-0", name, sizeof(name), uid, sizeof(uid), rv,
+                                   sizeof(rv), msg, sizeof(msg)),
+                 0),
+              "%s", msg);
+    cr_expect(eq(str, s.log, "POST /apis/resource.k8s.io/v1/namespaces/ns/resourceclaims; "));
+    cr_expect(eq(str, name, "c"));
+    cr_expect(eq(str, uid, "cu"));
+    cr_expect(eq(str, rv, "10"));
+    cr_expect(eq(str, body_field(&s, 0, "metadata.generateName", buf, sizeof(buf)), "web-0-extended-resources-"));
+    cr_expect(eq(str, body_field(&s, 0, "metadata.name", buf, sizeof(buf)), ""), "the server names it");
+    cr_expect(eq(str, body_field(&s, 0, "metadata.ownerReferences.0.uid", buf, sizeof(buf)), "uw"));
+    cr_expect(eq(str, body_field(&s, 0, "metadata.ownerReferences.0.controller", buf, sizeof(buf)), "true"));
+    bool annotated =
+        strstr(s.bodies[0], "\"annotations\":{\"resource.kubernetes.io/extended-resource-claim\":\"true\"}") != NULL;
+    cr_expect(annotated, "%s", s.bodies[0]);
+    cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.name", buf, sizeof(buf)), "container-0-request-0"));
+    cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.exactly.count", buf, sizeof(buf)), "2"));
+    cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.exactly.allocationMode", buf, sizeof(buf)),
+                 "ExactCount"));
+    cr_expect(eq(str, body_field(&s, 0, "status", buf, sizeof(buf)), ""));
+
+    s.forced[0] = (struct forced){2, 403,
+                                  "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"forbidden\","
+                                  "\"reason\":\"Forbidden\",\"code\":403}",
+                                  0};
+    cr_expect(eq(int,
+                 api->create_claim(api, special_claim(&a), "web-0", name, sizeof(name), uid, sizeof(uid), rv,
+                                   sizeof(rv), msg, sizeof(msg)),
+                 -1));
+    cr_expect(eq(str, msg, "create claim for extended resources ns/: forbidden"));
+    ks_arena_destroy(&a);
+    close_dra(d, &s);
+}
+
+Test(serve_dra, delete_claim_drops_the_finalizer_then_deletes)
+{
+    struct store s = {0};
+    struct ks_serve_dra *d = open_dra(&s, ALLOCATED_CLAIM, 10);
+    const struct ks_dra_api *api = ks_serve_dra_api(d);
+    char msg[512] = "", buf[256];
+
+    /* another writer changes the claim between the read and the update: read again */
+    s.changes[0] = (struct change){2, ALLOCATED_CLAIM};
+    cr_assert(eq(int, api->delete_claim(api, &the_claim, msg, sizeof(msg)), 0), "%s", msg);
+    cr_expect(eq(str, s.log, "GET claim; PUT claim; GET claim; PUT claim; DELETE claim; "));
+    cr_expect(eq(str, body_field(&s, 1, "metadata.finalizers.0", buf, sizeof(buf)), "other"));
+    cr_expect(eq(str, body_field(&s, 1, "metadata.finalizers.1", buf, sizeof(buf)), ""), "only ours goes");
+
+    /* gone already: nothing to do */
+    memset(s.log, 0, sizeof(s.log));
+    s.forced[0] = (struct forced){s.nreq + 1, 404,
+                                  "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"not found\","
+                                  "\"reason\":\"NotFound\",\"code\":404}",
+                                  0};
+    cr_expect(eq(int, api->delete_claim(api, &the_claim, msg, sizeof(msg)), 0));
+    cr_expect(eq(str, s.log, "GET claim; "));
+    struct ks_serve_dra_stats st;
+    ks_serve_dra_stats(d, &st);
+    cr_expect(eq(u64, st.deletes, 2));
+    cr_expect(eq(u64, st.delete_failures, 0));
+    close_dra(d, &s);
+}
+
+Test(serve_dra, the_pod_status_patch_names_the_claim_and_retries_server_errors)
+{
+    struct store s = {0};
+    struct ks_serve_dra *d = open_dra(&s, CLAIM, 10);
+    const struct ks_dra_api *api = ks_serve_dra_api(d);
+    const struct ks_dra_ext_mapping maps[] = {{"app", "example.com/gpu", "container-0-request-0"}};
+    char msg[512] = "", buf[256];
+
+    s.forced[0] = (struct forced){1, 503, "{\"kind\":\"Status\",\"message\":\"busy\",\"code\":503}", 0};
+    cr_assert(eq(int, api->patch_pod_extended(api, "ns", "web-0", "web-0-extended-resources-x2b4c", maps, 1, msg,
+                                              sizeof(msg)),
+                 0),
+              "%s", msg);
+    cr_expect(eq(str, s.log,
+                 "PATCH /api/v1/namespaces/ns/pods/web-0/status; PATCH /api/v1/namespaces/ns/pods/web-0/status; "));
+    cr_expect(eq(str, body_field(&s, 1, "status.extendedResourceClaimStatus.resourceClaimName", buf, sizeof(buf)),
+                 "web-0-extended-resources-x2b4c"));
+    cr_expect(eq(str,
+                 body_field(&s, 1, "status.extendedResourceClaimStatus.requestMappings.0.requestName", buf,
+                            sizeof(buf)),
+                 "container-0-request-0"));
+    cr_expect(eq(str,
+                 body_field(&s, 1, "status.extendedResourceClaimStatus.requestMappings.0.containerName", buf,
+                            sizeof(buf)),
+                 "app"));
+    s.forced[1] = (struct forced){3, 422, "{\"kind\":\"Status\",\"message\":\"invalid\",\"code\":422}", 0};
+    cr_expect(eq(int, api->patch_pod_extended(api, "ns", "web-0", "n", maps, 1, msg, sizeof(msg)), -1));
+    cr_expect(eq(str, msg, "update pod ns/web-0 ExtendedResourceClaimStatus: invalid"));
+    cr_expect(eq(int, api->patch_pod_extended(api, "ns", "web-0", "n", maps, 0, msg, sizeof(msg)), -1));
+    cr_expect(eq(str, msg, "nil or empty request mappings, no update of pod ns/web-0 ExtendedResourceClaimStatus"));
+    close_dra(d, &s);
+}
