@@ -32,7 +32,9 @@ claim (its devices and consumers after it, by resourceVersion), every binding at
                 example.com/gpu sorts second among the container's cpu, gpu, memory),
                 allocated a device of its node and reserved for it before its binding, and
                 its status.extendedResourceClaimStatus names that claim; a pod bound on the
-                device-plugin node has no claim
+                device-plugin node has no claim. Injected (two pods placed first, on the device
+                nodes): a failed binding and a pod status patch failing every retry; the claim
+                made for each failed attempt is deleted, the next attempt makes another
   pressure      PODS pods (default 10,000) over 100 nodes of 96 devices: template claims, named
                 claims shared by two pods, 20 pods whose class selects nothing; injected: 100
                 failed bindings, 200 claim status updates answered 409, 200 claim updates
@@ -532,7 +534,7 @@ def extended_pod(name):
 def scenario_extended(c, _pods):
     for i in range(2):
         name = "node-%03d" % i
-        c.post("/api/v1/nodes", e2e.node(name, 32, 64))
+        c.post("/api/v1/nodes", e2e.node(name, 32, 64, labels={"gpus": "devices"}))
         c.post(R + "/resourceslices", resource_slice(name, 2))
     plugin = e2e.node("node-plugin", 32, 64)
     for k in ("capacity", "allocatable"):
@@ -542,9 +544,19 @@ def scenario_extended(c, _pods):
     cls["spec"]["extendedResourceName"] = "example.com/gpu"
     c.post(R + "/deviceclasses", cls)
     names = ["ext-%d" % i for i in range(7)]
-    for n in names:
-        c.post("/api/v1/namespaces/%s/pods" % NS, extended_pod(n))
+    # first ext-0 and ext-1, on the device nodes: ext-0's first binding fails after its claim was
+    # made, ext-1's pod status patch fails every retry; Unreserve deletes the claim made for each,
+    # and their next attempts start anew
+    c.api.test("fault", {"method": "POST", "path": "/pods/ext-0/binding$", "code": 500, "count": 1})
+    c.api.test("fault", {"method": "PATCH", "path": "/pods/ext-1/status$", "code": 500, "count": 4})
+    for n in names[:2]:
+        p = extended_pod(n)
+        p["spec"]["nodeSelector"] = {"gpus": "devices"}
+        c.post("/api/v1/namespaces/%s/pods" % NS, p)
     c.serve()
+    c.wait("ext-0 and ext-1 bound", lambda st: all(st["pods"][NS + "/" + n]["node"] for n in names[:2]), 60)
+    for n in names[2:]:
+        c.post("/api/v1/namespaces/%s/pods" % NS, extended_pod(n))
 
     def done(st):
         bound = [n for n in names if st["pods"][NS + "/" + n]["node"]]
@@ -599,8 +611,19 @@ def scenario_extended(c, _pods):
                                               "resourceName": "example.com/gpu"}],
               "%s's request mappings: %s" % (n, ext.get("requestMappings")))
     check(on_devices == 4, "%d pods got devices, want 4" % on_devices)
+    check(all(f["left"] == 0 for f in log["faults"]), "faults not all hit: %s" % log["faults"])
+    for n in ("ext-0", "ext-1"):
+        made = {e["claim"] for e in log["claimLog"] if e["claim"].startswith(NS + "/" + n + "-extended-resources-")}
+        gone = {e["claim"] for e in log["claimLog"] if e["claim"] in made and e["type"] == "DELETED"}
+        check(len(gone) == 1 and len(made - gone) == 1, "%s's claims %s, deleted %s" % (n, sorted(made), sorted(gone)))
+    events = c.api.must("GET", "/apis/events.k8s.io/v1/namespaces/%s/events" % NS)["items"]
+    notes = [e.get("note", "") for e in events if e["regarding"]["name"] == "ext-1" and e["reason"] == "FailedScheduling"]
+    want = ("running PreBind plugin \"DynamicResources\": update pod e2e/ext-1 ExtendedResourceClaimStatus: "
+            "Internal error occurred: injected fault")
+    check(want in notes, "ext-1's FailedScheduling Events: %s" % notes)
     print("extended: 6 pods bound (4 with a special claim created, allocated and reserved before the binding, 2 "
-          "through the node's allocatable), 1 pending; %d claim writes without a device in two claims" % writes)
+          "through the node's allocatable), 1 pending; the claims of a failed binding and a failed status patch "
+          "deleted; %d claim writes without a device in two claims" % writes)
 
 
 SCENARIOS = {"extended": scenario_extended, "claims": scenario_claims, "claims-late": scenario_claims_late, "faults": scenario_faults,
