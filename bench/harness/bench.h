@@ -257,9 +257,10 @@ void ks_bench_dra_record_forget(struct ks_bench_dra_record *rec, const struct ks
 uint64_t ks_bench_dra_record_conflicts(struct ks_bench_dra_record *rec, char *example, size_t len);
 
 /*
- * ks_bench_dra_record_check_pod - @pod is bound to node @node (interned): each of its claims
- * has a recorded allocation, and every device of it is in a pool of @node (by the slices of
- * @objs; pools that are not a node's pass). 0, or -1 with the first problem in @msg. Main
+ * ks_bench_dra_record_check_pod - @pod is bound to node @node (interned): each of its claims,
+ * and the special claim the scheduler made for its extended resources (as its status patch
+ * named it), has a recorded allocation, and every device of it is in a pool of @node (by the
+ * slices of @objs; pools that are not a node's pass). 0, or -1 with the first problem in @msg. Main
  * thread, after the scheduling.
  */
 int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *rec, const struct ks_objects *objs,

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -347,6 +348,9 @@ struct ks_bench_dra_record {
     char example[320];    /* the first conflict */
     uint32_t *pool_nodes; /* check: (driver, pool) -> node name, pairs of keys then values; built once */
     uint32_t pmask;
+    uint32_t *pod_claims; /* pod ("ns/name") -> its special claim ("ns/name"), pairs; 0: empty */
+    uint32_t xmask, npod_claims;
+    _Atomic uint64_t made; /* special claims named so far */
 };
 
 static uint32_t dev_hash(const struct dev *d)
@@ -561,6 +565,93 @@ static int rec_deallocate(const struct ks_dra_api *api, const struct ks_dra_api_
     return 0;
 }
 
+/*
+ * create_claim - binder threads: the special claim is named as the server's generateName
+ * would (five characters of its alphabet, from a counter), with a uid of its own.
+ */
+static int rec_create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
+                            char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
+                            char *msg, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    struct ks_bench_dra_record *r = api->impl;
+    uint64_t n = atomic_fetch_add_explicit(&r->made, 1, memory_order_relaxed), x = n;
+    char suffix[6];
+
+    (void)claim;
+    (void)msg;
+    (void)len;
+    for (int i = 0; i < 5; i++) {
+        suffix[i] = alphabet[x % (sizeof(alphabet) - 1)];
+        x /= sizeof(alphabet) - 1;
+    }
+    suffix[5] = '\0';
+    snprintf(name_out, namelen, "%.*s-extended-resources-%s", 38, pod_name, suffix);
+    snprintf(uid_out, uidlen, "bench-claim-%" PRIu64, n);
+    snprintf(rv_out, rvlen, "1");
+    return 0;
+}
+
+static int rec_delete_claim(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg, size_t len)
+{
+    return rec_deallocate(api, c, (char[8]){0}, 8, msg, len);
+}
+
+static uint32_t *pod_claim_slot(const struct ks_bench_dra_record *r, uint32_t pod)
+{
+    uint32_t h = ks_id_hash(pod) & r->xmask;
+    while (r->pod_claims[h * 2] && r->pod_claims[h * 2] != pod)
+        h = (h + 1) & r->xmask;
+    return &r->pod_claims[h * 2];
+}
+
+/* patch_pod_extended - binder threads: which claim serves the pod, for --check. */
+static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
+                                  const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n, char *msg,
+                                  size_t len)
+{
+    struct ks_bench_dra_record *r = api->impl;
+    uint32_t ns = ks_intern(namespace_);
+    uint32_t pod = ns == KS_ID_NONE ? KS_ID_NONE : ks_intern_ns_name(ns, pod_name);
+    uint32_t claim = ns == KS_ID_NONE ? KS_ID_NONE : ks_intern_ns_name(ns, claim_name);
+    int rc = 0;
+
+    (void)maps;
+    (void)n;
+    if (pod == KS_ID_NONE || claim == KS_ID_NONE) {
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_, pod_name);
+        return -1;
+    }
+    pthread_mutex_lock(&r->lock);
+    if ((r->npod_claims + 1) * 2 > r->xmask + 1) {
+        uint32_t *old = r->pod_claims, omask = r->xmask, cap = r->pod_claims ? (r->xmask + 1) * 2 : 64;
+        if ((r->pod_claims = calloc((size_t)cap * 2, sizeof(uint32_t)))) {
+            r->xmask = cap - 1;
+            for (uint32_t i = 0; old && i <= omask; i++) {
+                if (old[i * 2]) {
+                    uint32_t *slot = pod_claim_slot(r, old[i * 2]);
+                    slot[0] = old[i * 2];
+                    slot[1] = old[i * 2 + 1];
+                }
+            }
+            free(old);
+        } else {
+            r->pod_claims = old;
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        uint32_t *slot = pod_claim_slot(r, pod);
+        r->npod_claims += slot[0] == 0;
+        slot[0] = pod;
+        slot[1] = claim;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (rc < 0)
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_, pod_name);
+    return rc;
+}
+
 int ks_bench_dra_record_create(const struct ks_objects *objs, struct ks_bench_dra_record **out)
 {
     struct ks_bench_dra_record *r = calloc(1, sizeof(*r));
@@ -569,8 +660,13 @@ int ks_bench_dra_record_create(const struct ks_objects *objs, struct ks_bench_dr
     if (!r)
         return -ENOMEM;
     pthread_mutex_init(&r->lock, NULL);
-    r->api = (struct ks_dra_api){
-        .bind_claim = rec_bind_claim, .unreserve = rec_unreserve, .deallocate = rec_deallocate, .impl = r};
+    r->api = (struct ks_dra_api){.bind_claim = rec_bind_claim,
+                                 .unreserve = rec_unreserve,
+                                 .deallocate = rec_deallocate,
+                                 .create_claim = rec_create_claim,
+                                 .delete_claim = rec_delete_claim,
+                                 .patch_pod_extended = rec_patch_pod_extended,
+                                 .impl = r};
     r->dmask = r->cmask = 63;
     if (!(r->devices = calloc(64, sizeof(*r->devices))) || !(r->claims = calloc(64, sizeof(*r->claims))))
         goto fail;
@@ -596,6 +692,7 @@ void ks_bench_dra_record_destroy(struct ks_bench_dra_record *r)
     free(r->claims);
     free(r->devices);
     free(r->pool_nodes);
+    free(r->pod_claims);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -655,10 +752,34 @@ static uint32_t pool_node(struct ks_bench_dra_record *r, const struct ks_objects
     return KS_ID_NONE;
 }
 
+/* Claim @name (key @key) of @pod bound to @node: written, with devices of that node only. Under the lock. */
+static int check_claim(struct ks_bench_dra_record *r, const struct ks_objects *objs, const struct ks_pod *pod,
+                       uint32_t node, uint32_t key, const char *name, char *msg, size_t len)
+{
+    const char *ns = ks_intern_str(pod->meta.namespace_id);
+    struct claim_slot *s = key == KS_ID_NONE ? NULL : claim_find(r, key);
+
+    if (!s || !s->key) {
+        snprintf(msg, len, "pod %s/%s bound to %s: no allocation of its claim %s/%s was written", ns, pod->meta.name,
+                 ks_intern_str(node), ns, name);
+        return -1;
+    }
+    for (uint32_t d = 0; d < s->rc->ndevs; d++) {
+        const struct dev *dv = &s->rc->devs[d];
+        uint32_t at = pool_node(r, objs, dv->driver, dv->pool);
+        if (at != KS_ID_NONE && at != node) {
+            snprintf(msg, len, "pod %s/%s bound to %s: its claim %s/%s has device %s/%s/%s of node %s", ns,
+                     pod->meta.name, ks_intern_str(node), ns, name, ks_intern_str(dv->driver),
+                     ks_intern_str(dv->pool), ks_intern_str(dv->device), ks_intern_str(at));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *r, const struct ks_objects *objs,
                                   const struct ks_pod *pod, uint32_t node, char *msg, size_t len)
 {
-    const char *ns = ks_intern_str(pod->meta.namespace_id);
     int rc = 0;
 
     pthread_mutex_lock(&r->lock);
@@ -669,28 +790,13 @@ int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *r, const struct ks
             if (strcmp(pod->claim_statuses[s].name, pc->name) == 0)
                 name = pod->claim_statuses[s].claim_name;
         }
-        if (!name)
-            continue; /* no claim was needed */
-        uint32_t key = ks_intern_find_ns_name(pod->meta.namespace_id, name);
-        struct claim_slot *s = key == KS_ID_NONE ? NULL : claim_find(r, key);
-        if (!s || !s->key) {
-            snprintf(msg, len, "pod %s/%s bound to %s: no allocation of its claim %s/%s was written", ns,
-                     pod->meta.name, ks_intern_str(node), ns, name);
-            rc = -1;
-            break;
-        }
-        for (uint32_t d = 0; d < s->rc->ndevs; d++) {
-            const struct dev *dv = &s->rc->devs[d];
-            uint32_t at = pool_node(r, objs, dv->driver, dv->pool);
-            if (at != KS_ID_NONE && at != node) {
-                snprintf(msg, len, "pod %s/%s bound to %s: its claim %s/%s has device %s/%s/%s of node %s",
-                         ns, pod->meta.name, ks_intern_str(node), ns, name, ks_intern_str(dv->driver),
-                         ks_intern_str(dv->pool), ks_intern_str(dv->device), ks_intern_str(at));
-                rc = -1;
-                break;
-            }
-        }
+        if (name)
+            rc = check_claim(r, objs, pod, node, ks_intern_find_ns_name(pod->meta.namespace_id, name), name, msg, len);
     }
+    uint32_t key = r->pod_claims ? ks_intern_find_ns_name(pod->meta.namespace_id, pod->meta.name) : KS_ID_NONE;
+    const uint32_t *slot = key != KS_ID_NONE ? pod_claim_slot(r, key) : NULL;
+    if (rc == 0 && slot && slot[0])
+        rc = check_claim(r, objs, pod, node, slot[1], strchr(ks_intern_str(slot[1]), '/') + 1, msg, len);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }

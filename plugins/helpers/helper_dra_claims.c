@@ -352,10 +352,13 @@ static int64_t parse_rv(const char *rv)
     return *end ? -1 : v;
 }
 
-/* The object caught up with the overlay (assumecache: a version at least as new). */
+/*
+ * The object caught up with the overlay (assumecache: a version at least as new). The
+ * scheduler's own copy of a claim it created is no object of the server: it never does.
+ */
 static bool caught_up(const struct entry *e)
 {
-    if (!e->ov || !e->obj || e->ov->rv < 0)
+    if (!e->ov || !e->obj || e->ov->rv < 0 || e->own)
         return false;
     int64_t rv = parse_rv(e->obj->meta.resource_version);
     return rv >= 0 && rv >= e->ov->rv;
