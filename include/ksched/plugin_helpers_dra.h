@@ -136,7 +136,8 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
  *
  * ks_dra_tracker_extended_claim - the claim that is @pod's special claim
  * (findExtendedResourceClaim over every claim the scheduler sees), into @out; false when
- * there is none. Any thread; takes the lock; O(claims).
+ * there is none. Any thread; takes the lock; special claims are indexed by their
+ * controlling pod's uid, so it costs the pod's own claims, not the cluster's.
  *
  * ks_dra_tracker_reserve_new - Reserve's in-flight allocation @alloc of the special claim
  * @claim (in memory, not created yet) of pod @pod_uid: an entry of its own under a key no

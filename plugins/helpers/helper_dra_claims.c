@@ -46,6 +46,7 @@ struct entry {
     struct ks_arena own_arena;             /* holds obj when `own` */
     bool own;                              /* obj is the scheduler's: a special claim no object has yet */
     bool gone;                             /* deleted by the scheduler: no lookup finds it, nothing counts */
+    uint32_t owner;                        /* a special claim's controlling pod uid, interned (owner index) */
     struct overlay *ov;                    /* NULL: the object as it is */
     struct ks_arena counted_arena;         /* holds `counted` */
     const struct ks_allocation *counted;   /* the effective allocation counted in `allocated`, NULL: none */
@@ -84,6 +85,10 @@ struct ks_dra_tracker {
     uint32_t *slots; /* open addressing: entry index + 1, 0 empty */
     uint32_t nslots; /* power of two */
     struct op *ops, **ops_tail;
+
+    /* special claims by their controlling pod's uid: (owner, claim key) pairs, owner 0 empty */
+    uint32_t *owners;
+    uint32_t owner_mask, nowners;
 };
 
 /* ---- allocation copies -------------------------------------------------------------------------- */
@@ -289,6 +294,103 @@ static void unslot(struct ks_dra_tracker *t, uint32_t hole)
     }
 }
 
+/* ---- special claims by owner ------------------------------------------------------------------------ */
+
+/* The controlling pod uid (interned) of special claim @c, 0 when it is none (ks_dra_is_extended_claim). */
+static uint32_t owner_of(const struct ks_resource_claim *c)
+{
+    bool special = false;
+
+    if (!c || strcmp(c->meta.name, KS_DRA_SPECIAL_CLAIM_NAME) == 0)
+        return 0;
+    for (uint32_t i = 0; i < c->meta.annotations.n; i++)
+        special |= strcmp(c->meta.annotations.items[i].key, KS_DRA_EXTENDED_CLAIM_ANNOTATION) == 0 &&
+                   strcmp(c->meta.annotations.items[i].value, "true") == 0;
+    for (uint32_t i = 0; special && i < c->meta.nowners; i++) {
+        if (c->meta.owners[i].controller && c->meta.owners[i].uid) {
+            uint32_t id = ks_intern(c->meta.owners[i].uid);
+            return id == KS_ID_NONE ? 0 : id;
+        }
+    }
+    return 0;
+}
+
+static uint32_t owner_home(const struct ks_dra_tracker *t, uint32_t owner)
+{
+    return ks_id_hash(owner) & t->owner_mask;
+}
+
+/* Remove pair (@owner, @key), moving later members of its chain back (no tombstones). */
+static void owner_remove(struct ks_dra_tracker *t, uint32_t owner, uint32_t key)
+{
+    uint32_t m = t->owner_mask, h;
+
+    if (!t->owners)
+        return;
+    for (h = owner_home(t, owner); t->owners[h * 2]; h = (h + 1) & m) {
+        if (t->owners[h * 2] == owner && t->owners[h * 2 + 1] == key)
+            break;
+    }
+    if (!t->owners[h * 2])
+        return;
+    t->owners[h * 2] = 0;
+    t->nowners--;
+    for (uint32_t j = (h + 1) & m; t->owners[j * 2]; j = (j + 1) & m) {
+        uint32_t home = owner_home(t, t->owners[j * 2]);
+        if (((j - home) & m) >= ((j - h) & m)) {
+            t->owners[h * 2] = t->owners[j * 2];
+            t->owners[h * 2 + 1] = t->owners[j * 2 + 1];
+            t->owners[j * 2] = 0;
+            h = j;
+        }
+    }
+}
+
+static int owner_add(struct ks_dra_tracker *t, uint32_t owner, uint32_t key)
+{
+    if ((t->nowners + 1) * 2 > (t->owners ? t->owner_mask + 1 : 0)) {
+        uint32_t *old = t->owners, omask = t->owner_mask, cap = old ? (omask + 1) * 2 : 64;
+        uint32_t *fresh = calloc((size_t)cap * 2, sizeof(*fresh));
+        if (!fresh)
+            return -ENOMEM;
+        t->owners = fresh;
+        t->owner_mask = cap - 1;
+        for (uint32_t i = 0; old && i <= omask; i++) {
+            if (!old[i * 2])
+                continue;
+            uint32_t h = owner_home(t, old[i * 2]);
+            while (t->owners[h * 2])
+                h = (h + 1) & t->owner_mask;
+            t->owners[h * 2] = old[i * 2];
+            t->owners[h * 2 + 1] = old[i * 2 + 1];
+        }
+        free(old);
+    }
+    uint32_t h = owner_home(t, owner);
+    while (t->owners[h * 2])
+        h = (h + 1) & t->owner_mask;
+    t->owners[h * 2] = owner;
+    t->owners[h * 2 + 1] = key;
+    t->nowners++;
+    return 0;
+}
+
+/* Index @e by the owner of its claim as it is now (none when gone or without an object). */
+static int owner_update(struct ks_dra_tracker *t, struct entry *e)
+{
+    uint32_t now = e->gone ? 0 : owner_of(e->obj);
+
+    if (now == e->owner)
+        return 0;
+    if (e->owner)
+        owner_remove(t, e->owner, e->key);
+    e->owner = 0;
+    if (now && owner_add(t, now, e->key) < 0)
+        return -ENOMEM;
+    e->owner = now;
+    return 0;
+}
+
 /* Remove entry @e (its allocations uncounted) from the table. */
 static void drop(struct ks_dra_tracker *t, struct entry *e)
 {
@@ -296,6 +398,8 @@ static void drop(struct ks_dra_tracker *t, struct entry *e)
 
     if (e->counted)
         ks_dra_allocated_remove(t->allocated, e->counted);
+    if (e->owner)
+        owner_remove(t, e->owner, e->key);
     end_flight(t, e);
     ks_arena_destroy(&e->counted_arena);
     ks_arena_destroy(&e->own_arena);
@@ -390,6 +494,8 @@ static int sync_claims(struct ks_dra_tracker *t)
             ks_arena_destroy(&e->own_arena);
             e->own = false;
         }
+        if ((rc = owner_update(t, e)) < 0)
+            return rc;
         if (e->ov && (e->ov->rv < 0 || caught_up(e))) {
             /* a new object supersedes what was written in process, and a caught-up one an assumption */
             free_overlay(e->ov);
@@ -407,7 +513,7 @@ static int sync_claims(struct ks_dra_tracker *t)
             e->obj = NULL;
             free_overlay(e->ov);
             e->ov = NULL;
-            if ((rc = recount(t, e)) < 0)
+            if ((rc = owner_update(t, e)) < 0 || (rc = recount(t, e)) < 0)
                 return rc;
             continue;
         }
@@ -499,6 +605,8 @@ static struct entry *created(struct ks_dra_tracker *t, const struct op *o, int *
         return NULL;
     e->obj = copy;
     e->own = true;
+    if ((*rc = owner_update(t, e)) < 0)
+        return NULL;
     return e;
 }
 
@@ -522,7 +630,7 @@ static int apply(struct ks_dra_tracker *t, const struct op *o)
             return 0;
         }
         e->gone = true;
-        return recount(t, e);
+        return owner_update(t, e) < 0 ? -ENOMEM : recount(t, e);
     case OP_CREATED:
     case OP_WRITTEN:
         if (!e->obj)
@@ -641,6 +749,7 @@ void ks_dra_tracker_destroy(struct ks_dra_tracker *t)
     }
     free(t->entries);
     free(t->slots);
+    free(t->owners);
     ks_dra_allocated_destroy(t->allocated);
     ks_dra_catalog_destroy(t->cat);
     pthread_mutex_destroy(&t->lock);
@@ -859,11 +968,14 @@ bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod
     bool found = false;
 
     ks_pod_identity(pod, pod_uid, sizeof(pod_uid));
+    uint32_t owner = ks_intern_find(pod_uid, strlen(pod_uid));
+    if (owner == KS_ID_NONE || owner == 0)
+        return false;
     ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
-    for (uint32_t i = 0; i < t->nentries && !found; i++) {
-        const struct entry *e = t->entries[i];
-        if (!e->obj || e->gone || strcmp(e->obj->meta.name, KS_DRA_SPECIAL_CLAIM_NAME) == 0 ||
-            !ks_dra_is_extended_claim(e->obj, pod, pod_uid))
+    for (uint32_t h = t->owners ? owner_home(t, owner) : 0; t->owners && t->owners[h * 2] && !found;
+         h = (h + 1) & t->owner_mask) {
+        const struct entry *e = t->owners[h * 2] == owner ? find(t, t->owners[h * 2 + 1]) : NULL;
+        if (!e || !e->obj || e->gone || !ks_dra_is_extended_claim(e->obj, pod, pod_uid))
             continue;
         view(e, pod_uid, out);
         found = true;
