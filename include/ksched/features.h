@@ -1,19 +1,25 @@
 /*
- * features.h - kube-scheduler's feature gates (--feature-gates), as of the 1.22 release.
+ * features.h - kube-scheduler's feature gates (--feature-gates): those of the 1.22 release
+ * that shape its configuration, and current upstream's workload-aware scheduling gates.
  *
  * Mirrors k8s.io/component-base/featuregate (the "Name=bool,..." flag syntax and its
  * errors) and the scheduler-relevant entries of pkg/features/kube_features.go of 1.22,
- * with their 1.22 defaults. Like upstream's DefaultFeatureGate the set is process-wide:
- * a command sets it from its --feature-gates flag before it loads the configuration,
- * and the configuration defaulting consults it.
+ * with their 1.22 defaults, plus GenericWorkload (beta, off by default in v1.37: the
+ * PodGroup and Workload APIs, pods' spec.schedulingGroup, gang scheduling) and
+ * TopologyAwareWorkloadScheduling (alpha, off). Like upstream's DefaultFeatureGate the set
+ * is process-wide: a command sets it from its --feature-gates flag before it loads the
+ * configuration, and the configuration defaulting consults it.
  *
  * Which gates ksched honours: DefaultPodTopologySpread (beta, on) is the one whose other
  * value ksched implements: off, the v1beta2 and v1beta3 default plugins add SelectorSpread
  * (PreScore, and Score with weight 1) and v1beta2's PodTopologySpreadArgs default to
  * defaultingType List (config/config_defaults.c, plugins/pod_topology_spread.c). Every
- * other listed gate is locked to its 1.22 default in ksched: naming it with that value is
+ * other listed gate is locked to its default in ksched: naming it with that value is
  * accepted, asking for the other value is an error (as upstream's locked GA gates are).
- * A name not listed is an error, as it is for kube-scheduler.
+ * With the workload gates off, as v1.37 runs by default, PodGroup and Workload objects do
+ * not affect scheduling (the loader skips them with a note) and a pod's schedulingGroup is
+ * not read: every pod is scheduled on its own. A name not listed is an error, as it is for
+ * kube-scheduler.
  *
  * Context: ks_features_set() and ks_features_reset() at start-up (or in tests) before any
  * thread reads a gate; ks_feature_enabled() from any thread afterwards.
@@ -25,7 +31,7 @@
 
 #include "ksched/error.h"
 
-/* X(enum, name, default in 1.22, ksched implements both values) */
+/* X(enum, name, default (1.22's; v1.37's for the workload gates), ksched implements both values) */
 #define KS_FEATURE_MAP(X)                                                                                    \
     X(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD, "DefaultPodTopologySpread", true, true)                        \
     X(KS_FEATURE_NON_PREEMPTING_PRIORITY, "NonPreemptingPriority", true, false)                              \
@@ -33,7 +39,9 @@
     X(KS_FEATURE_POD_OVERHEAD, "PodOverhead", true, false)                                                   \
     X(KS_FEATURE_PREFER_NOMINATED_NODE, "PreferNominatedNode", true, false)                                  \
     X(KS_FEATURE_READ_WRITE_ONCE_POD, "ReadWriteOncePod", false, false)                                      \
-    X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)
+    X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)                           \
+    X(KS_FEATURE_GENERIC_WORKLOAD, "GenericWorkload", false, false)                                          \
+    X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, false)
 
 enum ks_feature {
 #define KS__FEATURE_ENUM(e, name, def, settable) e,
@@ -42,7 +50,7 @@ enum ks_feature {
         KS_FEATURE_COUNT
 };
 
-/* ks_feature_enabled - the gate's current value (its 1.22 default unless set). */
+/* ks_feature_enabled - the gate's current value (its default unless set). */
 bool ks_feature_enabled(enum ks_feature f);
 
 /* ks_feature_name - "DefaultPodTopologySpread", ... */

@@ -79,6 +79,20 @@ Test(config_features, bad_values_change_nothing)
     cr_expect(ks_feature_enabled(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD));
 }
 
+/* v1.37's workload gates are known, off and locked off: every pod is scheduled on its own. */
+Test(config_features, workload_gates_are_known_and_off)
+{
+    cr_expect(!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD));
+    cr_expect(!ks_feature_enabled(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING));
+    set_ok("GenericWorkload=false,TopologyAwareWorkloadScheduling=false");
+    set_fails("GenericWorkload=true",
+              "cannot set feature gate GenericWorkload to true, feature is locked to false in ksched");
+    set_fails("TopologyAwareWorkloadScheduling=true",
+              "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is locked to false in "
+              "ksched");
+    set_fails("GangScheduling=true", "unrecognized feature gate: GangScheduling"); /* merged into GenericWorkload */
+}
+
 static enum ks_spread_defaulting pts_defaulting(const struct ks_profile *prof)
 {
     const struct ks_podtopologyspread_args *a = ks_profile_args(prof, "PodTopologySpread");
