@@ -26,8 +26,8 @@ static bool preferred(const struct ks_device_class *a, const struct ks_device_cl
     return strcmp(a->meta.name, b->meta.name) < 0;
 }
 
-const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_class *const *classes, uint32_t n,
-                                                        const char *name)
+const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_class *const *classes,
+                                                        uint32_t n, const char *name)
 {
     const size_t plen = strlen(KS_DRA_DEVICE_CLASS_PREFIX);
     const struct ks_device_class *best = NULL, *implicit = NULL;
@@ -43,7 +43,8 @@ const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_c
     return best ? best : implicit;
 }
 
-bool ks_dra_is_extended_claim(const struct ks_resource_claim *c, const struct ks_pod *pod, const char *pod_uid)
+bool ks_dra_is_extended_claim(const struct ks_resource_claim *c, const struct ks_pod *pod,
+                              const char *pod_uid)
 {
     const char *v = NULL;
 
@@ -73,8 +74,8 @@ struct req {
 };
 
 /* What one container asks of one resource: its quantity and the request name it would get. */
-static int64_t container_request(struct ks_arena *a, const struct ks_container *c, uint32_t index, uint32_t res,
-                                 const char **name)
+static int64_t container_request(struct ks_arena *a, const struct ks_container *c, uint32_t index,
+                                 uint32_t res, const char **name)
 {
     const char *rs = ks_intern_str(res);
     int64_t q = 0;
@@ -130,9 +131,10 @@ static void map(struct ks_dra_ext_mapping *m, uint32_t *n, const struct ks_conta
  * The requests and mappings of one resource (createRequestsAndMappings' loop body): appended
  * to @reqs (*nreq) and @maps (*nmap). 0 or -ENOMEM.
  */
-static int resource_requests(struct ks_arena *a, const struct ks_pod *pod, const struct ks_dra_ext_resource *r,
-                             struct ks_device_request *reqs, uint32_t *nreq, struct ks_dra_ext_mapping *maps,
-                             uint32_t *nmap, struct req *lived)
+static int resource_requests(struct ks_arena *a, const struct ks_pod *pod,
+                             const struct ks_dra_ext_resource *r, struct ks_device_request *reqs,
+                             uint32_t *nreq, struct ks_dra_ext_mapping *maps, uint32_t *nmap,
+                             struct req *lived)
 {
     uint32_t m = pod->ninit_containers + pod->ncontainers, first_short = *nmap;
     int64_t max_count = 0;
@@ -196,12 +198,12 @@ static int resource_requests(struct ks_arena *a, const struct ks_pod *pod, const
         }
     }
     if (max_name)
-        reqs[(*nreq)++] = (struct ks_device_request){max_name, true, {.name = max_name, .count = max_count}, 0, NULL};
+        reqs[(*nreq)++] =
+            (struct ks_device_request){max_name, true, {.name = max_name, .count = max_count}, 0, NULL};
     for (uint32_t i = 0; i < m; i++) {
         if (lived[i].name)
-            reqs[(*nreq)++] =
-                (struct ks_device_request){lived[i].name, true, {.name = lived[i].name, .count = lived[i].count}, 0,
-                                           NULL};
+            reqs[(*nreq)++] = (struct ks_device_request){
+                lived[i].name, true, {.name = lived[i].name, .count = lived[i].count}, 0, NULL};
     }
     for (uint32_t k = 0; k < *nreq; k++) {
         if (!reqs[k].spec.device_class_name) {
@@ -286,8 +288,9 @@ int ks_dra_extended_claim_copy(struct ks_arena *a, const struct ks_resource_clai
     c->meta.annotations.items = ann;
     for (uint32_t i = 0; ok && i < src->meta.nowners; i++) {
         const struct ks_owner_ref *o = &src->meta.owners[i];
-        owners[i] = (struct ks_owner_ref){ks_arena_strdup(a, o->api_version), ks_arena_strdup(a, o->kind),
-                                          ks_arena_strdup(a, o->name), ks_arena_strdup(a, o->uid), o->controller};
+        owners[i] =
+            (struct ks_owner_ref){ks_arena_strdup(a, o->api_version), ks_arena_strdup(a, o->kind),
+                                  ks_arena_strdup(a, o->name), ks_arena_strdup(a, o->uid), o->controller};
         ok = (!o->api_version || owners[i].api_version) && (!o->kind || owners[i].kind) &&
              (!o->name || owners[i].name) && (!o->uid || owners[i].uid);
     }

@@ -151,8 +151,8 @@ struct dr_claim {
 
 /* The special claim for the pod's extended resources backed by devices, from Reserve on. */
 struct dr_special {
-    struct ks_resource_claim *claim;  /* the chosen node's variant, then as created */
-    struct ks_dra_ext_mapping *maps;  /* its request mappings */
+    struct ks_resource_claim *claim; /* the chosen node's variant, then as created */
+    struct ks_dra_ext_mapping *maps; /* its request mappings */
     uint32_t nmaps;
     struct ks_allocation *allocation; /* Reserve's */
     uint32_t key;                     /* the tracker's entry: in memory, then the created claim's */
@@ -433,7 +433,8 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     s->n = n;
     int x = ks_dra_ext_prepare(&p->ext, p->tracker, p->objs, pod, to_alloc, s->nalloc);
     if (x == -E2BIG)
-        return ks_status_set(st, KS_ERROR, "more than %d extended resources backed by devices", KS_DRA_EXT_MAX);
+        return ks_status_set(st, KS_ERROR, "more than %d extended resources backed by devices",
+                             KS_DRA_EXT_MAX);
     if (x < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->ext = x ? &p->ext : NULL;
@@ -505,8 +506,9 @@ static int allocate_on(const struct dynamic_resources *p, const struct ks_dra_cl
  * when the pod's extended resources need devices there (*mask: which of them; *out NULL:
  * nothing to allocate); or filterExtendedResources' rejection of the node.
  */
-static int node_claims(const struct dynamic_resources *p, const struct dr_state *s, const struct ks_node_snap *node,
-                       const struct ks_dra_claims **out, int *mask, struct ks_status *st)
+static int node_claims(const struct dynamic_resources *p, const struct dr_state *s,
+                       const struct ks_node_snap *node, const struct ks_dra_claims **out, int *mask,
+                       struct ks_status *st)
 {
     *out = s->prepared;
     *mask = 0;
@@ -873,7 +875,8 @@ static int create_special(struct dynamic_resources *p, struct dr_state *s, struc
     char name[80], uid[128], rv[64], msg[DR_MSG_MAX];
 
     if (p->api && (!p->api->create_claim || !p->api->patch_pod_extended))
-        return ks_status_set(st, KS_ERROR, "create claim for extended resources %s/: not supported by this API", ns);
+        return ks_status_set(st, KS_ERROR,
+                             "create claim for extended resources %s/: not supported by this API", ns);
     if (p->api) {
         if (p->api->create_claim(p->api, x->claim, pod->meta.name, name, sizeof(name), uid, sizeof(uid), rv,
                                  sizeof(rv), msg, sizeof(msg)) < 0)
@@ -882,17 +885,21 @@ static int create_special(struct dynamic_resources *p, struct dr_state *s, struc
         generate_name(pod, s->pod_uid, name, sizeof(name));
         uid[0] = rv[0] = '\0';
     }
-    if (!(x->claim->meta.name = cs_strdup(cs, name)) || (uid[0] && !(x->claim->meta.uid = cs_strdup(cs, uid))) ||
+    if (!(x->claim->meta.name = cs_strdup(cs, name)) ||
+        (uid[0] && !(x->claim->meta.uid = cs_strdup(cs, uid))) ||
         (rv[0] && !(x->claim->meta.resource_version = cs_strdup(cs, rv))))
         return ks_status_set(st, KS_ERROR, "out of memory");
     if (p->api) {
-        struct ks_dra_api_claim ac = {ns, x->claim->meta.name, x->claim->meta.uid, x->claim->meta.resource_version};
+        struct ks_dra_api_claim ac = {ns, x->claim->meta.name, x->claim->meta.uid,
+                                      x->claim->meta.resource_version};
         if (p->api->bind_claim(p->api, &ac, x->allocation, pod->meta.name, s->pod_uid, rv, sizeof(rv), msg,
                                sizeof(msg)) < 0 ||
-            p->api->patch_pod_extended(p->api, ns, pod->meta.name, name, x->maps, x->nmaps, msg, sizeof(msg)) < 0)
+            p->api->patch_pod_extended(p->api, ns, pod->meta.name, name, x->maps, x->nmaps, msg,
+                                       sizeof(msg)) < 0)
             return ks_status_set(st, KS_ERROR, "%s", msg);
     }
-    if (ks_dra_tracker_created(p->tracker, x->key, x->claim, x->allocation, s->pod_uid, p->api ? rv : NULL) < 0 ||
+    if (ks_dra_tracker_created(p->tracker, x->key, x->claim, x->allocation, s->pod_uid, p->api ? rv : NULL) <
+            0 ||
         (x->key = ks_intern_ns_name(x->claim->meta.namespace_id, name)) == KS_ID_NONE)
         return ks_status_set(st, KS_ERROR, "out of memory");
     x->created = true;

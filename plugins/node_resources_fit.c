@@ -452,7 +452,8 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
         uint32_t reason = insufficient(it->name);
         if (reason == KS_ID_NONE)
             return ks_status_set(st, KS_ERROR, "out of memory");
-        s->scalar[s->nscalar++] = (struct fit_scalar){it->name, reason, it->value, backed_by_dra(f, it->name)};
+        s->scalar[s->nscalar++] =
+            (struct fit_scalar){it->name, reason, it->value, backed_by_dra(f, it->name)};
     }
     cs->slot[f->slot] = s;
     return KS_SUCCESS;

@@ -365,9 +365,9 @@ fail_nofree:
 /* ---- the special claim for extended resources ---------------------------------------------------- */
 
 /* create_claim - dra_api.h's op: one POST. Binder threads; blocks. */
-static int create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
-                        char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
-                        char *msg, size_t len)
+static int create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim,
+                        const char *pod_name, char *name_out, size_t namelen, char *uid_out, size_t uidlen,
+                        char *rv_out, size_t rvlen, char *msg, size_t len)
 {
     struct ks_serve_dra *d = api->impl;
     struct ks_kube_response r;
@@ -474,8 +474,8 @@ static bool retriable(int rc, const struct ks_kube_response *r)
  * attempts, 10 ms growing fivefold). Binder threads; blocks.
  */
 static int patch_pod_extended(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
-                              const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n, char *msg,
-                              size_t len)
+                              const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n,
+                              char *msg, size_t len)
 {
     struct ks_serve_dra *d = api->impl;
     struct ks_kube_response r;
@@ -484,12 +484,14 @@ static int patch_pod_extended(const struct ks_dra_api *api, const char *namespac
     int rc;
 
     if (n == 0) {
-        snprintf(msg, len, "nil or empty request mappings, no update of pod %s/%s ExtendedResourceClaimStatus",
+        snprintf(msg, len,
+                 "nil or empty request mappings, no update of pod %s/%s ExtendedResourceClaimStatus",
                  namespace_, pod_name);
         return -1;
     }
     if ((rc = ks_serve_dra_pod_extended_patch(claim_name, maps, n, &patch, &plen)) < 0) {
-        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: %s", namespace_, pod_name, strerror(-rc));
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: %s", namespace_, pod_name,
+                 strerror(-rc));
         return -1;
     }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", namespace_, pod_name);

@@ -24,7 +24,8 @@ int ks_serve_dra_extended_claim_body(const struct ks_resource_claim *c, const ch
     if (!f)
         return -ENOMEM;
     snprintf(base, sizeof(base), "%s-extended-resources-", pod_name);
-    fputs("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"generateName\":", f);
+    fputs("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"generateName\":",
+          f);
     ks_json_write_cstr(f, base);
     fputs(",\"namespace\":", f);
     ks_json_write_cstr(f, ks_intern_str(c->meta.namespace_id));

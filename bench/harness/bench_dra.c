@@ -27,9 +27,9 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdatomic.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -569,9 +569,9 @@ static int rec_deallocate(const struct ks_dra_api *api, const struct ks_dra_api_
  * create_claim - binder threads: the special claim is named as the server's generateName
  * would (five characters of its alphabet, from a counter), with a uid of its own.
  */
-static int rec_create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
-                            char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
-                            char *msg, size_t len)
+static int rec_create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim,
+                            const char *pod_name, char *name_out, size_t namelen, char *uid_out,
+                            size_t uidlen, char *rv_out, size_t rvlen, char *msg, size_t len)
 {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     struct ks_bench_dra_record *r = api->impl;
@@ -592,7 +592,8 @@ static int rec_create_claim(const struct ks_dra_api *api, const struct ks_resour
     return 0;
 }
 
-static int rec_delete_claim(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg, size_t len)
+static int rec_delete_claim(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg,
+                            size_t len)
 {
     return rec_deallocate(api, c, (char[8]){0}, 8, msg, len);
 }
@@ -607,8 +608,8 @@ static uint32_t *pod_claim_slot(const struct ks_bench_dra_record *r, uint32_t po
 
 /* patch_pod_extended - binder threads: which claim serves the pod, for --check. */
 static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
-                                  const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n, char *msg,
-                                  size_t len)
+                                  const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n,
+                                  char *msg, size_t len)
 {
     struct ks_bench_dra_record *r = api->impl;
     uint32_t ns = ks_intern(namespace_);
@@ -619,7 +620,8 @@ static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *name
     (void)maps;
     (void)n;
     if (pod == KS_ID_NONE || claim == KS_ID_NONE) {
-        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_, pod_name);
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_,
+                 pod_name);
         return -1;
     }
     pthread_mutex_lock(&r->lock);
@@ -648,7 +650,8 @@ static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *name
     }
     pthread_mutex_unlock(&r->lock);
     if (rc < 0)
-        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_, pod_name);
+        snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_,
+                 pod_name);
     return rc;
 }
 
@@ -760,8 +763,8 @@ static int check_claim(struct ks_bench_dra_record *r, const struct ks_objects *o
     struct claim_slot *s = key == KS_ID_NONE ? NULL : claim_find(r, key);
 
     if (!s || !s->key) {
-        snprintf(msg, len, "pod %s/%s bound to %s: no allocation of its claim %s/%s was written", ns, pod->meta.name,
-                 ks_intern_str(node), ns, name);
+        snprintf(msg, len, "pod %s/%s bound to %s: no allocation of its claim %s/%s was written", ns,
+                 pod->meta.name, ks_intern_str(node), ns, name);
         return -1;
     }
     for (uint32_t d = 0; d < s->rc->ndevs; d++) {
@@ -791,9 +794,11 @@ int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *r, const struct ks
                 name = pod->claim_statuses[s].claim_name;
         }
         if (name)
-            rc = check_claim(r, objs, pod, node, ks_intern_find_ns_name(pod->meta.namespace_id, name), name, msg, len);
+            rc = check_claim(r, objs, pod, node, ks_intern_find_ns_name(pod->meta.namespace_id, name), name,
+                             msg, len);
     }
-    uint32_t key = r->pod_claims ? ks_intern_find_ns_name(pod->meta.namespace_id, pod->meta.name) : KS_ID_NONE;
+    uint32_t key =
+        r->pod_claims ? ks_intern_find_ns_name(pod->meta.namespace_id, pod->meta.name) : KS_ID_NONE;
     const uint32_t *slot = key != KS_ID_NONE ? pod_claim_slot(r, key) : NULL;
     if (rc == 0 && slot && slot[0])
         rc = check_claim(r, objs, pod, node, slot[1], strchr(ks_intern_str(slot[1]), '/') + 1, msg, len);

@@ -81,10 +81,11 @@ struct ks_dra_api {
      * @n request mappings @maps and claim @claim_name (schedutil.PatchPodStatus, retried on
      * the errors it retries). 0, or -1 with "update pod ns/name ExtendedResourceClaimStatus: ...".
      */
-    int (*create_claim)(const struct ks_dra_api *api, const struct ks_resource_claim *claim, const char *pod_name,
-                        char *name_out, size_t namelen, char *uid_out, size_t uidlen, char *rv_out, size_t rvlen,
-                        char *msg, size_t len);
-    int (*delete_claim)(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg, size_t len);
+    int (*create_claim)(const struct ks_dra_api *api, const struct ks_resource_claim *claim,
+                        const char *pod_name, char *name_out, size_t namelen, char *uid_out, size_t uidlen,
+                        char *rv_out, size_t rvlen, char *msg, size_t len);
+    int (*delete_claim)(const struct ks_dra_api *api, const struct ks_dra_api_claim *c, char *msg,
+                        size_t len);
     int (*patch_pod_extended)(const struct ks_dra_api *api, const char *namespace_, const char *pod_name,
                               const char *claim_name, const struct ks_dra_ext_mapping *maps, uint32_t n,
                               char *msg, size_t len);

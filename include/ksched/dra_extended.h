@@ -39,8 +39,8 @@ bool ks_dra_extended_name(const char *name);
  * is picked, and of those created at the same time the one whose name sorts first (the
  * field's documented rule). Any thread; reads only.
  */
-const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_class *const *classes, uint32_t n,
-                                                        const char *name);
+const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_class *const *classes,
+                                                        uint32_t n, const char *name);
 
 /* One extended resource the special claim asks devices for. */
 struct ks_dra_ext_resource {
@@ -84,6 +84,7 @@ int ks_dra_extended_claim_copy(struct ks_arena *a, const struct ks_resource_clai
  * annotation set to "true" and a controller reference to the pod's name and uid
  * (findExtendedResourceClaim). Any thread.
  */
-bool ks_dra_is_extended_claim(const struct ks_resource_claim *c, const struct ks_pod *pod, const char *pod_uid);
+bool ks_dra_is_extended_claim(const struct ks_resource_claim *c, const struct ks_pod *pod,
+                              const char *pod_uid);
 
 #endif

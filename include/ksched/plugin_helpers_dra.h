@@ -153,9 +153,10 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
  * it made, PostFilter of one left from an earlier cycle): lookups no longer find it and its
  * devices are free. Any thread; synced later. 0 or -ENOMEM.
  */
-bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod, struct ks_dra_claim *out);
-int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim, const char *pod_uid,
-                               const struct ks_allocation *alloc, uint32_t *key);
+bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod,
+                                   struct ks_dra_claim *out);
+int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim,
+                               const char *pod_uid, const struct ks_allocation *alloc, uint32_t *key);
 int ks_dra_tracker_created(struct ks_dra_tracker *t, uint32_t key, const struct ks_resource_claim *claim,
                            const struct ks_allocation *alloc, const char *pod_uid, const char *rv);
 int ks_dra_tracker_deleted(struct ks_dra_tracker *t, uint32_t key);

@@ -962,7 +962,8 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
 
 /* ---- the special claim for extended resources -------------------------------------------------- */
 
-bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod, struct ks_dra_claim *out)
+bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod *pod,
+                                   struct ks_dra_claim *out)
 {
     char pod_uid[320];
     bool found = false;
@@ -984,14 +985,14 @@ bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod
     return found;
 }
 
-int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim, const char *pod_uid,
-                               const struct ks_allocation *alloc, uint32_t *key)
+int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resource_claim *claim,
+                               const char *pod_uid, const struct ks_allocation *alloc, uint32_t *key)
 {
     char name[400];
     int rc;
 
-    snprintf(name, sizeof(name), "%s/%s:%s", ks_intern_str(claim->meta.namespace_id), KS_DRA_SPECIAL_CLAIM_NAME,
-             pod_uid);
+    snprintf(name, sizeof(name), "%s/%s:%s", ks_intern_str(claim->meta.namespace_id),
+             KS_DRA_SPECIAL_CLAIM_NAME, pod_uid);
     if ((*key = ks_intern(name)) == KS_ID_NONE)
         return -ENOMEM;
     ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);

@@ -87,10 +87,12 @@ Test(config_features, workload_gates_are_known_and_off)
     set_ok("GenericWorkload=false,TopologyAwareWorkloadScheduling=false");
     set_fails("GenericWorkload=true",
               "cannot set feature gate GenericWorkload to true, feature is locked to false in ksched");
-    set_fails("TopologyAwareWorkloadScheduling=true",
-              "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is locked to false in "
-              "ksched");
-    set_fails("GangScheduling=true", "unrecognized feature gate: GangScheduling"); /* merged into GenericWorkload */
+    set_fails(
+        "TopologyAwareWorkloadScheduling=true",
+        "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is locked to false in "
+        "ksched");
+    set_fails("GangScheduling=true",
+              "unrecognized feature gate: GangScheduling"); /* merged into GenericWorkload */
 }
 
 static enum ks_spread_defaulting pts_defaulting(const struct ks_profile *prof)

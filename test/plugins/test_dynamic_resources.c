@@ -364,14 +364,16 @@ Test(dynamicresources, a_claim_reserved_for_256_pods_is_in_use)
 Test(dynamicresources, an_extended_resource_is_allocated_from_devices_where_the_node_offers_none)
 {
     struct drx d;
-    drx_open(&d, GPU_NODE("worker", "") GPU_NODE("worker-2", "") GPU_NODE("plugin", ", example.com/gpu: '1'")
-                     GPU_CLASS SLICE("worker") GPU_POD("my-pod", "1234", "example.com/gpu: '1'")
-                         GPU_POD("implicit", "5678", "deviceclass.resource.kubernetes.io/my-resource-class: '1'")
-                             GPU_POD("plain", "9", "cpu: 1"));
+    drx_open(&d,
+             GPU_NODE("worker", "") GPU_NODE("worker-2", "") GPU_NODE("plugin", ", example.com/gpu: '1'")
+                 GPU_CLASS SLICE("worker") GPU_POD("my-pod", "1234", "example.com/gpu: '1'")
+                     GPU_POD("implicit", "5678", "deviceclass.resource.kubernetes.io/my-resource-class: '1'")
+                         GPU_POD("plain", "9", "cpu: 1"));
     cr_expect_str_eq(pre_filter(&d, "my-pod"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker-2"), UU "cannot allocate all claims");
-    cr_expect_str_eq(filter(&d, "my-pod", "plugin"), "Success", "the device plugin's count is NodeResourcesFit's");
+    cr_expect_str_eq(filter(&d, "my-pod", "plugin"), "Success",
+                     "the device plugin's count is NodeResourcesFit's");
     vfx_unlock(&d.x);
     cr_expect_str_eq(post_filter(&d, "my-pod", "worker-2"), "Unschedulable: still not schedulable");
     cr_expect_str_eq(pre_filter(&d, "implicit"), "Success");
@@ -385,9 +387,9 @@ Test(dynamicresources, an_extended_resource_is_allocated_from_devices_where_the_
 Test(dynamicresources, a_resource_no_class_backs_must_be_offered_by_the_node)
 {
     struct drx d;
-    drx_open(&d, GPU_NODE("worker", "") GPU_NODE("worker-2", ", example.com/nic: '1'") GPU_CLASS
-                     SLICE("worker") SLICE("worker-2")
-                         GPU_POD("my-pod", "1234", "example.com/gpu: '1', example.com/nic: '1'"));
+    drx_open(&d,
+             GPU_NODE("worker", "") GPU_NODE("worker-2", ", example.com/nic: '1'") GPU_CLASS SLICE("worker")
+                 SLICE("worker-2") GPU_POD("my-pod", "1234", "example.com/gpu: '1', example.com/nic: '1'"));
     cr_expect_str_eq(pre_filter(&d, "my-pod"), "Success");
     cr_expect_str_eq(filter(&d, "my-pod", "worker"), UU "cannot fit resource");
     cr_expect_str_eq(filter(&d, "my-pod", "worker-2"), "Success");
@@ -398,8 +400,8 @@ Test(dynamicresources, a_resource_no_class_backs_must_be_offered_by_the_node)
 Test(dynamicresources, the_special_claim_is_in_flight_then_created_then_stale)
 {
     struct drx d;
-    drx_open(&d, GPU_NODE("worker", "") GPU_NODE("worker-2", "") GPU_CLASS SLICE("worker")
-                     GPU_POD("pod-a", "a", "example.com/gpu: '1'") GPU_POD("pod-b", "b", "example.com/gpu: '1'"));
+    drx_open(&d, GPU_NODE("worker", "") GPU_NODE("worker-2", "") GPU_CLASS SLICE("worker") GPU_POD(
+                     "pod-a", "a", "example.com/gpu: '1'") GPU_POD("pod-b", "b", "example.com/gpu: '1'"));
     cr_expect_str_eq(pre_filter(&d, "pod-a"), "Success");
     cr_expect_str_eq(filter(&d, "pod-a", "worker"), "Success");
     cr_expect_str_eq(reserve(&d, "pod-a", "worker"), "Success");
@@ -422,7 +424,8 @@ Test(dynamicresources, the_special_claim_is_in_flight_then_created_then_stale)
     cr_expect_str_eq(filter(&d, "pod-a", "worker"), UU "cannot schedule extended resource claim");
     cr_expect_str_eq(filter(&d, "pod-a", "worker-2"), UU "cannot schedule extended resource claim");
     vfx_unlock(&d.x);
-    cr_expect_str_eq(post_filter(&d, "pod-a", "worker"), "Unschedulable: deletion of ResourceClaim completed");
+    cr_expect_str_eq(post_filter(&d, "pod-a", "worker"),
+                     "Unschedulable: deletion of ResourceClaim completed");
     cr_expect_str_eq(pre_filter(&d, "pod-b"), "Success");
     cr_expect_str_eq(filter(&d, "pod-b", "worker"), "Success", "the deleted claim's device is free");
     cr_expect_str_eq(pre_filter(&d, "pod-a"), "Success");
@@ -435,8 +438,8 @@ Test(dynamicresources, the_special_claim_is_in_flight_then_created_then_stale)
 Test(dynamicresources, unreserve_frees_the_special_claims_devices)
 {
     struct drx d;
-    drx_open(&d, GPU_NODE("worker", "") GPU_CLASS SLICE("worker") GPU_POD("pod-a", "a", "example.com/gpu: '1'")
-                     GPU_POD("pod-b", "b", "example.com/gpu: '1'"));
+    drx_open(&d, GPU_NODE("worker", "") GPU_CLASS SLICE("worker") GPU_POD(
+                     "pod-a", "a", "example.com/gpu: '1'") GPU_POD("pod-b", "b", "example.com/gpu: '1'"));
     for (int created = 0; created < 2; created++) {
         cr_expect_str_eq(pre_filter(&d, "pod-a"), "Success");
         cr_expect_str_eq(filter(&d, "pod-a", "worker"), "Success");
@@ -462,17 +465,19 @@ Test(dynamicresources, node_resources_fit_leaves_backed_resources_to_devices)
     const struct ks_plugin *fit = &ks_plugin_node_resources_fit;
     struct drx d;
     drx_open(&d, GPU_NODE("none", "") GPU_NODE("zero", ", example.com/gpu: '0'")
-                     GPU_NODE("one", ", example.com/gpu: '1'") GPU_CLASS
-                         GPU_POD("dra", "1", "example.com/gpu: '2'") GPU_POD("unbacked", "2", "example.com/bbb: '1'"));
+                     GPU_NODE("one", ", example.com/gpu: '1'")
+                         GPU_CLASS GPU_POD("dra", "1", "example.com/gpu: '2'")
+                             GPU_POD("unbacked", "2", "example.com/bbb: '1'"));
     void *self = vfx_plugin(&d.x, fit);
     struct ks_pre_filter_result res;
 
     ks_cycle_state_reset(&d.cs);
-    cr_expect_str_eq(vfx_pre_filter(fit, self, &d.cs, vfx_pod(&d.x, "default", "dra"), &res, d.buf), "Success");
+    cr_expect_str_eq(vfx_pre_filter(fit, self, &d.cs, vfx_pod(&d.x, "default", "dra"), &res, d.buf),
+                     "Success");
     const char *node_names[] = {"none", "zero"};
     for (int i = 0; i < 2; i++)
-        cr_expect_str_eq(vfx_filter(fit, self, &d.cs, vfx_pod(&d.x, "default", "dra"), vfx_node(&d.x, node_names[i]),
-                                    d.buf),
+        cr_expect_str_eq(vfx_filter(fit, self, &d.cs, vfx_pod(&d.x, "default", "dra"),
+                                    vfx_node(&d.x, node_names[i]), d.buf),
                          "Success", "%s", node_names[i]);
     cr_expect_str_eq(
         vfx_filter(fit, self, &d.cs, vfx_pod(&d.x, "default", "dra"), vfx_node(&d.x, "one"), d.buf),

@@ -651,7 +651,8 @@ static struct ks_resource_claim *special_claim(struct ks_arena *a)
     static struct ks_owner_ref owner = {"v1", "Pod", "web-0", "uw", true};
     static struct ks_device_request req;
     struct ks_resource_claim *c = ks_arena_alloc(a, sizeof(*c));
-    req = (struct ks_device_request){"container-0-request-0", true, {.name = "container-0-request-0"}, 0, NULL};
+    req =
+        (struct ks_device_request){"container-0-request-0", true, {.name = "container-0-request-0"}, 0, NULL};
     req.spec.device_class_name = "gpu";
     req.spec.mode = KS_ALLOC_EXACT_COUNT;
     req.spec.count = 2;
@@ -681,14 +682,17 @@ Test(serve_dra, create_claim_posts_the_special_claim_under_a_generated_name)
     cr_expect(eq(str, name, "c"));
     cr_expect(eq(str, uid, "cu"));
     cr_expect(eq(str, rv, "10"));
-    cr_expect(eq(str, body_field(&s, 0, "metadata.generateName", buf, sizeof(buf)), "web-0-extended-resources-"));
+    cr_expect(
+        eq(str, body_field(&s, 0, "metadata.generateName", buf, sizeof(buf)), "web-0-extended-resources-"));
     cr_expect(eq(str, body_field(&s, 0, "metadata.name", buf, sizeof(buf)), ""), "the server names it");
     cr_expect(eq(str, body_field(&s, 0, "metadata.ownerReferences.0.uid", buf, sizeof(buf)), "uw"));
     cr_expect(eq(str, body_field(&s, 0, "metadata.ownerReferences.0.controller", buf, sizeof(buf)), "true"));
     bool annotated =
-        strstr(s.bodies[0], "\"annotations\":{\"resource.kubernetes.io/extended-resource-claim\":\"true\"}") != NULL;
+        strstr(s.bodies[0],
+               "\"annotations\":{\"resource.kubernetes.io/extended-resource-claim\":\"true\"}") != NULL;
     cr_expect(annotated, "%s", s.bodies[0]);
-    cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.name", buf, sizeof(buf)), "container-0-request-0"));
+    cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.name", buf, sizeof(buf)),
+                 "container-0-request-0"));
     cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.exactly.count", buf, sizeof(buf)), "2"));
     cr_expect(eq(str, body_field(&s, 0, "spec.devices.requests.0.exactly.allocationMode", buf, sizeof(buf)),
                  "ExactCount"));
@@ -745,13 +749,16 @@ Test(serve_dra, the_pod_status_patch_names_the_claim_and_retries_server_errors)
     char msg[512] = "", buf[256];
 
     s.forced[0] = (struct forced){1, 503, "{\"kind\":\"Status\",\"message\":\"busy\",\"code\":503}", 0};
-    cr_assert(eq(int, api->patch_pod_extended(api, "ns", "web-0", "web-0-extended-resources-x2b4c", maps, 1, msg,
-                                              sizeof(msg)),
+    cr_assert(eq(int,
+                 api->patch_pod_extended(api, "ns", "web-0", "web-0-extended-resources-x2b4c", maps, 1, msg,
+                                         sizeof(msg)),
                  0),
               "%s", msg);
-    cr_expect(eq(str, s.log,
-                 "PATCH /api/v1/namespaces/ns/pods/web-0/status; PATCH /api/v1/namespaces/ns/pods/web-0/status; "));
-    cr_expect(eq(str, body_field(&s, 1, "status.extendedResourceClaimStatus.resourceClaimName", buf, sizeof(buf)),
+    cr_expect(
+        eq(str, s.log,
+           "PATCH /api/v1/namespaces/ns/pods/web-0/status; PATCH /api/v1/namespaces/ns/pods/web-0/status; "));
+    cr_expect(eq(str,
+                 body_field(&s, 1, "status.extendedResourceClaimStatus.resourceClaimName", buf, sizeof(buf)),
                  "web-0-extended-resources-x2b4c"));
     cr_expect(eq(str,
                  body_field(&s, 1, "status.extendedResourceClaimStatus.requestMappings.0.requestName", buf,
@@ -765,6 +772,7 @@ Test(serve_dra, the_pod_status_patch_names_the_claim_and_retries_server_errors)
     cr_expect(eq(int, api->patch_pod_extended(api, "ns", "web-0", "n", maps, 1, msg, sizeof(msg)), -1));
     cr_expect(eq(str, msg, "update pod ns/web-0 ExtendedResourceClaimStatus: invalid"));
     cr_expect(eq(int, api->patch_pod_extended(api, "ns", "web-0", "n", maps, 0, msg, sizeof(msg)), -1));
-    cr_expect(eq(str, msg, "nil or empty request mappings, no update of pod ns/web-0 ExtendedResourceClaimStatus"));
+    cr_expect(
+        eq(str, msg, "nil or empty request mappings, no update of pod ns/web-0 ExtendedResourceClaimStatus"));
     close_dra(d, &s);
 }
