@@ -312,3 +312,19 @@ int ks_dra_extended_claim_copy(struct ks_arena *a, const struct ks_resource_clai
     *out = c;
     return ok ? 0 : -ENOMEM;
 }
+
+void ks_dra_extended_claim_name(const char *pod_name, uint64_t n, char *out, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    const uint64_t space = UINT64_C(14348907); /* 27^5 */
+    char base[KS_DRA_NAME_BASE_MAX + 6];
+
+    snprintf(base, KS_DRA_NAME_BASE_MAX + 1, "%s-extended-resources-", pod_name);
+    /* an affine bijection of [0, 27^5): distinct numbers, distinct suffixes, none in order */
+    uint64_t x = (n % space * UINT64_C(7919) + UINT64_C(1234567)) % space;
+    size_t k = strlen(base);
+    for (int i = 0; i < 5; i++, x /= sizeof(alphabet) - 1)
+        base[k + (size_t)i] = alphabet[x % (sizeof(alphabet) - 1)];
+    base[k + 5] = '\0';
+    snprintf(out, len, "%s", base);
+}

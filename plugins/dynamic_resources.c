@@ -71,6 +71,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,7 @@ struct dynamic_resources {
     int64_t binding_timeout_ns;     /* DynamicResourcesArgs.bindingTimeout */
     struct ks_dra_claims *prepared; /* the last PreFilter's, freed by the next one */
     struct ks_dra_ext ext;          /* the last PreFilter's extended resources, refilled by the next one */
-    uint64_t name_seed;             /* in process: the generated names of special claims */
+    _Atomic uint64_t names;         /* in process: special claims named so far */
     uint32_t msg_cannot_allocate, msg_not_available, msg_cannot_fit, msg_stale;
 };
 
@@ -835,33 +836,6 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
 /* ---- PreBind -------------------------------------------------------------------------------------- */
 
 /*
- * In process, the name the API server's generateName would give the special claim: at most
- * 58 characters of "<pod>-extended-resources-" and five of its alphabet, drawn from the
- * pod's identity so that the same input names the same claims.
- */
-static void generate_name(const struct ks_pod *pod, const char *pod_uid, char *out, size_t len)
-{
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    uint64_t h = UINT64_C(1469598103934665603);
-    char base[80];
-
-    for (const char *c = pod_uid; *c; c++)
-        h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
-    snprintf(base, sizeof(base), "%.*s", 58, pod->meta.name);
-    size_t n = strlen(base);
-    snprintf(base + n, sizeof(base) - n, "-extended-resources-");
-    base[58] = '\0';
-    n = strlen(base);
-    for (int i = 0; i < 5; i++) {
-        h ^= h >> 31;
-        h *= UINT64_C(0x94d049bb133111eb);
-        base[n + (size_t)i] = alphabet[(h >> 33) % (sizeof(alphabet) - 1)];
-    }
-    base[n + 5] = '\0';
-    snprintf(out, len, "%s", base);
-}
-
-/*
  * create_special - bindClaim of the special claim: created (through the server: POSTed,
  * then its allocation and reservation written, then the pod's extendedResourceClaimStatus
  * patched; in process: named as generateName would), then known to the tracker under its
@@ -882,7 +856,8 @@ static int create_special(struct dynamic_resources *p, struct dr_state *s, struc
                                  sizeof(rv), msg, sizeof(msg)) < 0)
             return ks_status_set(st, KS_ERROR, "%s", msg);
     } else {
-        generate_name(pod, s->pod_uid, name, sizeof(name));
+        /* binder threads; in deterministic mode bindings run in scheduling order, so the names repeat */
+        ks_dra_extended_claim_name(pod->meta.name, atomic_fetch_add(&p->names, 1), name, sizeof(name));
         uid[0] = rv[0] = '\0';
     }
     if (!(x->claim->meta.name = cs_strdup(cs, name)) ||

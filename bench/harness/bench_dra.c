@@ -22,6 +22,7 @@
 #include "ksched/api.h"
 #include "ksched/dra.h"
 #include "ksched/dra_check.h"
+#include "ksched/dra_extended.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_helpers_dra.h"
 
@@ -565,28 +566,18 @@ static int rec_deallocate(const struct ks_dra_api *api, const struct ks_dra_api_
     return 0;
 }
 
-/*
- * create_claim - binder threads: the special claim is named as the server's generateName
- * would (five characters of its alphabet, from a counter), with a uid of its own.
- */
+/* create_claim - binder threads: the special claim is named as generateName would, with a uid of its own. */
 static int rec_create_claim(const struct ks_dra_api *api, const struct ks_resource_claim *claim,
                             const char *pod_name, char *name_out, size_t namelen, char *uid_out,
                             size_t uidlen, char *rv_out, size_t rvlen, char *msg, size_t len)
 {
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     struct ks_bench_dra_record *r = api->impl;
-    uint64_t n = atomic_fetch_add_explicit(&r->made, 1, memory_order_relaxed), x = n;
-    char suffix[6];
+    uint64_t n = atomic_fetch_add_explicit(&r->made, 1, memory_order_relaxed);
 
     (void)claim;
     (void)msg;
     (void)len;
-    for (int i = 0; i < 5; i++) {
-        suffix[i] = alphabet[x % (sizeof(alphabet) - 1)];
-        x /= sizeof(alphabet) - 1;
-    }
-    suffix[5] = '\0';
-    snprintf(name_out, namelen, "%.*s-extended-resources-%s", 38, pod_name, suffix);
+    ks_dra_extended_claim_name(pod_name, n, name_out, namelen);
     snprintf(uid_out, uidlen, "bench-claim-%" PRIu64, n);
     snprintf(rv_out, rvlen, "1");
     return 0;

@@ -16,6 +16,7 @@
 #define KSCHED_DRA_EXTENDED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ksched/api_types.h"
@@ -70,6 +71,16 @@ struct ks_dra_ext_mapping {
 int ks_dra_extended_claim(struct ks_arena *a, const struct ks_pod *pod, const struct ks_dra_ext_resource *res,
                           uint32_t nres, struct ks_resource_claim **out, struct ks_dra_ext_mapping **maps,
                           uint32_t *nmaps);
+
+/*
+ * ks_dra_extended_claim_name - the name the API server's generateName gives a special claim
+ * when no server does (`ksched schedule`, bench): at most 58 characters of
+ * "<pod>-extended-resources-" (names.SimpleNameGenerator's cut) and five characters of its
+ * alphabet, the @n-th of a permutation of all 27^5 of them, so that numbering the claims
+ * 0, 1, ... never gives a name twice. Any thread.
+ */
+#define KS_DRA_NAME_BASE_MAX 58
+void ks_dra_extended_claim_name(const char *pod_name, uint64_t n, char *out, size_t len);
 
 /*
  * ks_dra_extended_claim_copy - a copy of special claim @src in @a: its metadata (no labels)

@@ -227,3 +227,28 @@ Test(dra_extended, names_that_devices_may_back)
     cr_expect_not(ks_dra_extended_name("hugepages-2Mi"));
     cr_expect_not(ks_dra_extended_name("kubernetes.io/gpu"));
 }
+
+/* generateName's stand-in never names two claims alike, and cuts the base as the API server does. */
+Test(dra_extended, generated_names_are_distinct_and_at_most_63_characters)
+{
+    enum { N = 200000 };
+    char(*names)[8] = calloc(N, sizeof(*names));
+    char name[128];
+
+    cr_assert_not_null(names);
+    for (uint64_t i = 0; i < N; i++) {
+        ks_dra_extended_claim_name("p", i, name, sizeof(name));
+        cr_assert_eq(strncmp(name, "p-extended-resources-", 21), 0, "%s", name);
+        cr_assert_eq(strlen(name), 26);
+        memcpy(names[i], name + 21, 6);
+    }
+    qsort(names, N, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+    for (uint64_t i = 1; i < N; i++)
+        cr_assert_str_neq(names[i - 1], names[i]);
+    free(names);
+    ks_dra_extended_claim_name("a-pod-whose-name-is-long-enough-to-be-cut-by-the-name-generator", 0, name,
+                               sizeof(name));
+    cr_expect_eq(strlen(name), 63);
+    cr_expect_eq(strncmp(name, "a-pod-whose-name-is-long-enough-to-be-cut-by-the-name-gener", 58), 0, "%s",
+                 name);
+}
