@@ -43,26 +43,28 @@ const struct ks_device_class *ks_dra_class_for_resource(const struct ks_device_c
     return best ? best : implicit;
 }
 
+const struct ks_owner_ref *ks_dra_extended_claim_controller(const struct ks_resource_claim *c)
+{
+    bool special = false;
+
+    for (uint32_t i = 0; i < c->meta.annotations.n; i++)
+        special |= strcmp(c->meta.annotations.items[i].key, KS_DRA_EXTENDED_CLAIM_ANNOTATION) == 0 &&
+                   strcmp(c->meta.annotations.items[i].value, "true") == 0;
+    for (uint32_t i = 0; special && i < c->meta.nowners; i++) {
+        const struct ks_owner_ref *o = &c->meta.owners[i];
+        if (o->controller && o->uid)
+            return o;
+    }
+    return NULL;
+}
+
 bool ks_dra_is_extended_claim(const struct ks_resource_claim *c, const struct ks_pod *pod,
                               const char *pod_uid)
 {
-    const char *v = NULL;
+    const struct ks_owner_ref *o = ks_dra_extended_claim_controller(c);
 
-    if (c->meta.namespace_id != pod->meta.namespace_id)
-        return false;
-    for (uint32_t i = 0; i < c->meta.annotations.n; i++) {
-        if (strcmp(c->meta.annotations.items[i].key, KS_DRA_EXTENDED_CLAIM_ANNOTATION) == 0)
-            v = c->meta.annotations.items[i].value;
-    }
-    if (!v || strcmp(v, "true") != 0)
-        return false;
-    for (uint32_t i = 0; i < c->meta.nowners; i++) {
-        const struct ks_owner_ref *o = &c->meta.owners[i];
-        if (o->controller && o->name && o->uid && strcmp(o->name, pod->meta.name) == 0 &&
-            strcmp(o->uid, pod_uid) == 0)
-            return true;
-    }
-    return false;
+    return o && c->meta.namespace_id == pod->meta.namespace_id && o->name &&
+           strcmp(o->name, pod->meta.name) == 0 && strcmp(o->uid, pod_uid) == 0;
 }
 
 /* ---- the special claim's requests -------------------------------------------------------------- */
@@ -118,6 +120,18 @@ static int by_resource_name(const void *x, const void *y)
 {
     return strcmp(ks_intern_str(((const struct ks_dra_ext_resource *)x)->name),
                   ks_intern_str(((const struct ks_dra_ext_resource *)y)->name));
+}
+
+/* An ExactCount request @name of @count devices of class @class_name. */
+static void exact_request(struct ks_device_request *out, const char *name, const char *class_name,
+                          int64_t count)
+{
+    *out = (struct ks_device_request){.name = name, .exact = true};
+    out->spec = (struct ks_device_request_spec){.name = name,
+                                                .device_class_name = class_name,
+                                                .mode = KS_ALLOC_EXACT_COUNT,
+                                                .mode_text = "ExactCount",
+                                                .count = count};
 }
 
 /* Append a mapping; the array has room for every container and resource. */
@@ -198,19 +212,10 @@ static int resource_requests(struct ks_arena *a, const struct ks_pod *pod,
         }
     }
     if (max_name)
-        reqs[(*nreq)++] =
-            (struct ks_device_request){max_name, true, {.name = max_name, .count = max_count}, 0, NULL};
+        exact_request(&reqs[(*nreq)++], max_name, r->class_name, max_count);
     for (uint32_t i = 0; i < m; i++) {
         if (lived[i].name)
-            reqs[(*nreq)++] = (struct ks_device_request){
-                lived[i].name, true, {.name = lived[i].name, .count = lived[i].count}, 0, NULL};
-    }
-    for (uint32_t k = 0; k < *nreq; k++) {
-        if (!reqs[k].spec.device_class_name) {
-            reqs[k].spec.device_class_name = r->class_name;
-            reqs[k].spec.mode = KS_ALLOC_EXACT_COUNT;
-            reqs[k].spec.mode_text = "ExactCount";
-        }
+            exact_request(&reqs[(*nreq)++], lived[i].name, r->class_name, lived[i].count);
     }
     return 0;
 }

@@ -91,6 +91,12 @@ int ks_dra_extended_claim_copy(struct ks_arena *a, const struct ks_resource_clai
                                struct ks_resource_claim **out);
 
 /*
+ * ks_dra_extended_claim_controller - when @c is a special claim (the annotation set to
+ * "true"), its controller reference with a uid; NULL otherwise. Any thread.
+ */
+const struct ks_owner_ref *ks_dra_extended_claim_controller(const struct ks_resource_claim *c);
+
+/*
  * ks_dra_is_extended_claim - whether @c is the special claim of @pod (uid @pod_uid): the
  * annotation set to "true" and a controller reference to the pod's name and uid
  * (findExtendedResourceClaim). Any thread.

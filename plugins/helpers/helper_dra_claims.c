@@ -299,20 +299,11 @@ static void unslot(struct ks_dra_tracker *t, uint32_t hole)
 /* The controlling pod uid (interned) of special claim @c, 0 when it is none (ks_dra_is_extended_claim). */
 static uint32_t owner_of(const struct ks_resource_claim *c)
 {
-    bool special = false;
-
     if (!c || strcmp(c->meta.name, KS_DRA_SPECIAL_CLAIM_NAME) == 0)
         return 0;
-    for (uint32_t i = 0; i < c->meta.annotations.n; i++)
-        special |= strcmp(c->meta.annotations.items[i].key, KS_DRA_EXTENDED_CLAIM_ANNOTATION) == 0 &&
-                   strcmp(c->meta.annotations.items[i].value, "true") == 0;
-    for (uint32_t i = 0; special && i < c->meta.nowners; i++) {
-        if (c->meta.owners[i].controller && c->meta.owners[i].uid) {
-            uint32_t id = ks_intern(c->meta.owners[i].uid);
-            return id == KS_ID_NONE ? 0 : id;
-        }
-    }
-    return 0;
+    const struct ks_owner_ref *o = ks_dra_extended_claim_controller(c);
+    uint32_t id = o ? ks_intern(o->uid) : KS_ID_NONE;
+    return id == KS_ID_NONE ? 0 : id;
 }
 
 static uint32_t owner_home(const struct ks_dra_tracker *t, uint32_t owner)
