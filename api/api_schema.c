@@ -6,8 +6,8 @@
  *   scripts/gen-api-schema.py swagger.json v1.36 API_DIR APIMACHINERY_DIR \
  *     --merge apis__scheduling.k8s.io__v1beta1_openapi.json > api/api_schema.c
  *
- * 315 group/version/kinds in 26 groups; 436 schema nodes and 1158 fields reachable from the
- * 17 kinds ksched decodes (see include/ksched/api_schema.h).
+ * 315 group/version/kinds in 26 groups; 462 schema nodes and 1221 fields reachable from the
+ * 19 kinds ksched decodes (see include/ksched/api_schema.h).
  */
 // clang-format off
 #include "ksched/api_schema.h"
@@ -366,13 +366,14 @@ const uint32_t ks_schema_ngroups = 26;
 const struct ks_schema_root ks_schema_roots[] = {
     {"CSINode", 297}, /* io.k8s.api.storage.v1.CSINode */
     {"DeviceClass", 366}, /* io.k8s.api.resource.v1.DeviceClass */
-    {"List", 433}, /* a list type, as io.k8s.api.core.v1.PodList */
+    {"List", 459}, /* a list type, as io.k8s.api.core.v1.PodList */
     {"Namespace", 309}, /* io.k8s.api.core.v1.Namespace */
     {"Node", 2}, /* io.k8s.api.core.v1.Node */
     {"PersistentVolume", 262}, /* io.k8s.api.core.v1.PersistentVolume */
     {"PersistentVolumeClaim", 281}, /* io.k8s.api.core.v1.PersistentVolumeClaim */
     {"Pod", 49}, /* io.k8s.api.core.v1.Pod */
     {"PodDisruptionBudget", 302}, /* io.k8s.api.policy.v1.PodDisruptionBudget */
+    {"PodGroup", 433}, /* io.k8s.api.scheduling.v1beta1.PodGroup */
     {"PriorityClass", 318}, /* io.k8s.api.scheduling.v1.PriorityClass */
     {"ReplicaSet", 346}, /* io.k8s.api.apps.v1.ReplicaSet */
     {"ReplicationController", 339}, /* io.k8s.api.core.v1.ReplicationController */
@@ -382,8 +383,9 @@ const struct ks_schema_root ks_schema_roots[] = {
     {"Service", 319}, /* io.k8s.api.core.v1.Service */
     {"StatefulSet", 352}, /* io.k8s.api.apps.v1.StatefulSet */
     {"StorageClass", 291}, /* io.k8s.api.storage.v1.StorageClass */
+    {"Workload", 448}, /* io.k8s.api.scheduling.v1beta1.Workload */
 };
-const uint32_t ks_schema_nroots = 18;
+const uint32_t ks_schema_nroots = 20;
 
 const struct ks_schema_node ks_schema_nodes[] = {
     {KS_SCHEMA_ANY, 0, 0, ""}, /* 0: anything */
@@ -819,11 +821,37 @@ const struct ks_schema_node ks_schema_nodes[] = {
     {KS_SCHEMA_ARRAY, 0, 429, "[]v1.ResourceClaimConsumerReference"}, /* 430: list of io.k8s.api.resource.v1.ResourceClaimConsumerReference */
     {KS_SCHEMA_OBJECT, 4, 1144, "v1.ResourceClaimTemplate"}, /* 431: io.k8s.api.resource.v1.ResourceClaimTemplate */
     {KS_SCHEMA_OBJECT, 2, 1142, "v1.ResourceClaimTemplateSpec"}, /* 432: io.k8s.api.resource.v1.ResourceClaimTemplateSpec */
-    {KS_SCHEMA_OBJECT, 4, 1154, "v1.PodList"}, /* 433: List */
-    {KS_SCHEMA_OBJECT, 5, 1149, "v1.ListMeta"}, /* 434: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
-    {KS_SCHEMA_OBJECT, 1, 1148, "v1.ShardInfo"}, /* 435: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
+    {KS_SCHEMA_OBJECT, 5, 1173, "v1beta1.PodGroup"}, /* 433: io.k8s.api.scheduling.v1beta1.PodGroup */
+    {KS_SCHEMA_OBJECT, 9, 1160, "v1beta1.PodGroupSpec"}, /* 434: io.k8s.api.scheduling.v1beta1.PodGroupSpec */
+    {KS_SCHEMA_OBJECT, 2, 1148, "v1beta1.DisruptionMode"}, /* 435: io.k8s.api.scheduling.v1beta1.DisruptionMode */
+    {KS_SCHEMA_STRING, 0, 0, "v1beta1.PreemptionPolicy"}, /* 436: v1beta1.PreemptionPolicy */
+    {KS_SCHEMA_OBJECT, 3, 1150, "v1beta1.PodGroupResourceClaim"}, /* 437: io.k8s.api.scheduling.v1beta1.PodGroupResourceClaim */
+    {KS_SCHEMA_ARRAY, 0, 437, "[]v1beta1.PodGroupResourceClaim"}, /* 438: list of io.k8s.api.scheduling.v1beta1.PodGroupResourceClaim */
+    {KS_SCHEMA_OBJECT, 1, 1154, "v1beta1.PodGroupSchedulingConstraints"}, /* 439: io.k8s.api.scheduling.v1beta1.PodGroupSchedulingConstraints */
+    {KS_SCHEMA_OBJECT, 1, 1153, "v1beta1.TopologyConstraint"}, /* 440: io.k8s.api.scheduling.v1beta1.TopologyConstraint */
+    {KS_SCHEMA_ARRAY, 0, 440, "[]v1beta1.TopologyConstraint"}, /* 441: list of io.k8s.api.scheduling.v1beta1.TopologyConstraint */
+    {KS_SCHEMA_OBJECT, 2, 1156, "v1beta1.PodGroupSchedulingPolicy"}, /* 442: io.k8s.api.scheduling.v1beta1.PodGroupSchedulingPolicy */
+    {KS_SCHEMA_OBJECT, 1, 1155, "v1beta1.GangSchedulingPolicy"}, /* 443: io.k8s.api.scheduling.v1beta1.GangSchedulingPolicy */
+    {KS_SCHEMA_OBJECT, 2, 1158, "v1beta1.WorkloadReference"}, /* 444: io.k8s.api.scheduling.v1beta1.WorkloadReference */
+    {KS_SCHEMA_OBJECT, 2, 1171, "v1beta1.PodGroupStatus"}, /* 445: io.k8s.api.scheduling.v1beta1.PodGroupStatus */
+    {KS_SCHEMA_OBJECT, 2, 1169, "v1beta1.PodGroupResourceClaimStatus"}, /* 446: io.k8s.api.scheduling.v1beta1.PodGroupResourceClaimStatus */
+    {KS_SCHEMA_ARRAY, 0, 446, "[]v1beta1.PodGroupResourceClaimStatus"}, /* 447: list of io.k8s.api.scheduling.v1beta1.PodGroupResourceClaimStatus */
+    {KS_SCHEMA_OBJECT, 4, 1207, "v1beta1.Workload"}, /* 448: io.k8s.api.scheduling.v1beta1.Workload */
+    {KS_SCHEMA_OBJECT, 3, 1204, "v1beta1.WorkloadSpec"}, /* 449: io.k8s.api.scheduling.v1beta1.WorkloadSpec */
+    {KS_SCHEMA_OBJECT, 9, 1192, "v1beta1.CompositePodGroupTemplate"}, /* 450: io.k8s.api.scheduling.v1beta1.CompositePodGroupTemplate */
+    {KS_SCHEMA_ARRAY, 0, 450, "[]v1beta1.CompositePodGroupTemplate"}, /* 451: list of io.k8s.api.scheduling.v1beta1.CompositePodGroupTemplate */
+    {KS_SCHEMA_OBJECT, 2, 1178, "v1beta1.CompositeDisruptionMode"}, /* 452: io.k8s.api.scheduling.v1beta1.CompositeDisruptionMode */
+    {KS_SCHEMA_OBJECT, 8, 1180, "v1beta1.PodGroupTemplate"}, /* 453: io.k8s.api.scheduling.v1beta1.PodGroupTemplate */
+    {KS_SCHEMA_ARRAY, 0, 453, "[]v1beta1.PodGroupTemplate"}, /* 454: list of io.k8s.api.scheduling.v1beta1.PodGroupTemplate */
+    {KS_SCHEMA_OBJECT, 1, 1188, "v1beta1.CompositePodGroupSchedulingConstraints"}, /* 455: io.k8s.api.scheduling.v1beta1.CompositePodGroupSchedulingConstraints */
+    {KS_SCHEMA_OBJECT, 2, 1190, "v1beta1.CompositePodGroupSchedulingPolicy"}, /* 456: io.k8s.api.scheduling.v1beta1.CompositePodGroupSchedulingPolicy */
+    {KS_SCHEMA_OBJECT, 1, 1189, "v1beta1.CompositeGangSchedulingPolicy"}, /* 457: io.k8s.api.scheduling.v1beta1.CompositeGangSchedulingPolicy */
+    {KS_SCHEMA_OBJECT, 3, 1201, "v1beta1.TypedLocalObjectReference"}, /* 458: io.k8s.api.scheduling.v1beta1.TypedLocalObjectReference */
+    {KS_SCHEMA_OBJECT, 4, 1217, "v1.PodList"}, /* 459: List */
+    {KS_SCHEMA_OBJECT, 5, 1212, "v1.ListMeta"}, /* 460: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
+    {KS_SCHEMA_OBJECT, 1, 1211, "v1.ShardInfo"}, /* 461: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
 };
-const uint32_t ks_schema_nnodes = 436;
+const uint32_t ks_schema_nnodes = 462;
 
 const struct ks_schema_field ks_schema_fields[] = {
     /* 0: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry */
@@ -2224,18 +2252,101 @@ const struct ks_schema_field ks_schema_fields[] = {
     {"spec", 4, 432},
     {"metadata", 8, 4},
     {"apiVersion", 10, 3},
-    /* 1148: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
+    /* 1148: io.k8s.api.scheduling.v1beta1.DisruptionMode */
+    {"all", 3, 0},
+    {"single", 6, 0},
+    /* 1150: io.k8s.api.scheduling.v1beta1.PodGroupResourceClaim */
+    {"name", 4, 3},
+    {"resourceClaimName", 17, 3},
+    {"resourceClaimTemplateName", 25, 3},
+    /* 1153: io.k8s.api.scheduling.v1beta1.TopologyConstraint */
+    {"key", 3, 3},
+    /* 1154: io.k8s.api.scheduling.v1beta1.PodGroupSchedulingConstraints */
+    {"topology", 8, 441},
+    /* 1155: io.k8s.api.scheduling.v1beta1.GangSchedulingPolicy */
+    {"minCount", 8, 35},
+    /* 1156: io.k8s.api.scheduling.v1beta1.PodGroupSchedulingPolicy */
+    {"gang", 4, 443},
+    {"basic", 5, 0},
+    /* 1158: io.k8s.api.scheduling.v1beta1.WorkloadReference */
+    {"templateName", 12, 3},
+    {"workloadName", 12, 3},
+    /* 1160: io.k8s.api.scheduling.v1beta1.PodGroupSpec */
+    {"priority", 8, 35},
+    {"workloadRef", 11, 444},
+    {"disruptionMode", 14, 435},
+    {"resourceClaims", 14, 438},
+    {"preemptionPolicy", 16, 436},
+    {"schedulingPolicy", 16, 442},
+    {"priorityClassName", 17, 3},
+    {"schedulingConstraints", 21, 439},
+    {"parentCompositePodGroupName", 27, 3},
+    /* 1169: io.k8s.api.scheduling.v1beta1.PodGroupResourceClaimStatus */
+    {"name", 4, 3},
+    {"resourceClaimName", 17, 3},
+    /* 1171: io.k8s.api.scheduling.v1beta1.PodGroupStatus */
+    {"conditions", 10, 307},
+    {"resourceClaimStatuses", 21, 447},
+    /* 1173: io.k8s.api.scheduling.v1beta1.PodGroup */
+    {"kind", 4, 3},
+    {"spec", 4, 434},
+    {"status", 6, 445},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1178: io.k8s.api.scheduling.v1beta1.CompositeDisruptionMode */
+    {"all", 3, 0},
+    {"single", 6, 0},
+    /* 1180: io.k8s.api.scheduling.v1beta1.PodGroupTemplate */
+    {"name", 4, 3},
+    {"priority", 8, 35},
+    {"disruptionMode", 14, 435},
+    {"resourceClaims", 14, 438},
+    {"preemptionPolicy", 16, 436},
+    {"schedulingPolicy", 16, 442},
+    {"priorityClassName", 17, 3},
+    {"schedulingConstraints", 21, 439},
+    /* 1188: io.k8s.api.scheduling.v1beta1.CompositePodGroupSchedulingConstraints */
+    {"topology", 8, 441},
+    /* 1189: io.k8s.api.scheduling.v1beta1.CompositeGangSchedulingPolicy */
+    {"minGroupCount", 13, 35},
+    /* 1190: io.k8s.api.scheduling.v1beta1.CompositePodGroupSchedulingPolicy */
+    {"gang", 4, 457},
+    {"basic", 5, 0},
+    /* 1192: io.k8s.api.scheduling.v1beta1.CompositePodGroupTemplate */
+    {"name", 4, 3},
+    {"priority", 8, 35},
+    {"disruptionMode", 14, 452},
+    {"preemptionPolicy", 16, 436},
+    {"schedulingPolicy", 16, 456},
+    {"podGroupTemplates", 17, 454},
+    {"priorityClassName", 17, 3},
+    {"schedulingConstraints", 21, 455},
+    {"compositePodGroupTemplates", 26, 451},
+    /* 1201: io.k8s.api.scheduling.v1beta1.TypedLocalObjectReference */
+    {"kind", 4, 3},
+    {"name", 4, 3},
+    {"apiGroup", 8, 3},
+    /* 1204: io.k8s.api.scheduling.v1beta1.WorkloadSpec */
+    {"controllerRef", 13, 458},
+    {"podGroupTemplates", 17, 454},
+    {"compositePodGroupTemplates", 26, 451},
+    /* 1207: io.k8s.api.scheduling.v1beta1.Workload */
+    {"kind", 4, 3},
+    {"spec", 4, 449},
+    {"metadata", 8, 4},
+    {"apiVersion", 10, 3},
+    /* 1211: io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo */
     {"selector", 8, 3},
-    /* 1149: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
+    /* 1212: io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta */
     {"continue", 8, 3},
     {"selfLink", 8, 3},
-    {"shardInfo", 9, 435},
+    {"shardInfo", 9, 461},
     {"resourceVersion", 15, 3},
     {"remainingItemCount", 18, 7},
-    /* 1154: List */
+    /* 1217: List */
     {"kind", 4, 3},
     {"items", 5, 1},
-    {"metadata", 8, 434},
+    {"metadata", 8, 460},
     {"apiVersion", 10, 3},
 };
-const uint32_t ks_schema_nfields = 1158;
+const uint32_t ks_schema_nfields = 1221;

@@ -9,6 +9,7 @@
  */
 #include "ksched/api.h"
 #include "ksched/decode.h"
+#include "ksched/features.h"
 #include "ksched/intern.h"
 #include "ksched/name_check.h"
 
@@ -444,6 +445,32 @@ static int volume(struct ks_decoder *d, const struct ks_yaml_node *vn, void *ele
     return 0;
 }
 
+/*
+ * spec.schedulingGroup (GenericWorkload): the PodGroup of the pod's namespace it belongs to,
+ * podGroupName required and a DNS subdomain. With the gate off the API server drops the field
+ * and kube-scheduler never reads it: it is ignored.
+ */
+static int scheduling_group(struct ks_decoder *d, const struct ks_yaml_node *spec, struct ks_pod *pod)
+{
+    const struct ks_yaml_node *g = NULL;
+    int rc;
+
+    if (!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD))
+        return 0;
+    if ((rc = ks_dec_map(d, spec, "schedulingGroup", &g)) || !g)
+        return rc;
+    size_t saved = ks_dec_push(d, "schedulingGroup");
+    if ((rc = ks_dec_string(d, g, "podGroupName", &pod->scheduling_group)))
+        return rc;
+    if (!pod->scheduling_group || !*pod->scheduling_group)
+        return ks_dec_required(d, g, "podGroupName");
+    const char *why = ks_name_dns1123_subdomain(pod->scheduling_group, strlen(pod->scheduling_group));
+    if (why)
+        return ks_dec_invalid(d, ks_yaml_get(g, "podGroupName"), "podGroupName", pod->scheduling_group, why);
+    ks_dec_pop(d, saved);
+    return 0;
+}
+
 /* spec.resourceClaims[i]: validatePodResourceClaim (a DNS-1123 label; one source); unique_claims() follows.
  */
 static int pod_claim(struct ks_decoder *d, const struct ks_yaml_node *n, void *elem, void *ctx)
@@ -548,7 +575,7 @@ static int spec(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_
         (rc = ks_dec_int32(d, s, "priority", &pod->priority)) ||
         (rc = ks_dec_string(d, s, "priorityClassName", &pod->priority_class_name)) ||
         (rc = ks_dec_enum(d, s, "preemptionPolicy", policies, &policy)) ||
-        (rc = ks_dec_bool(d, s, "hostNetwork", &pod->host_network)) ||
+        (rc = ks_dec_bool(d, s, "hostNetwork", &pod->host_network)) || (rc = scheduling_group(d, s, pod)) ||
         (rc = ks_dec_list(d, s, "resourceClaims", sizeof(*pod->claims), &pod->nclaims, (void **)&pod->claims,
                           pod_claim, NULL)) ||
         (rc = unique_claims(d, s, pod)) ||

@@ -20,6 +20,7 @@
 #include "ksched/api.h"
 #include "ksched/api_schema.h"
 #include "ksched/decode.h"
+#include "ksched/features.h"
 #include "ksched/intern.h"
 #include "ksched/load_filter.h"
 #include "ksched/type_check.h"
@@ -277,12 +278,20 @@ void ks_object_destroy(enum ks_kind kind, void *obj)
         kinds[kind].destroy(obj);
 }
 
-/* The index of @kind in KS_KIND_MAP, or -1. */
+/*
+ * The index of @kind in KS_KIND_MAP, or -1; also -1 for a kind whose feature gate is off
+ * (PodGroup and Workload need GenericWorkload): the API server does not serve it, and such a
+ * document is skipped as the other kinds that do not affect scheduling are.
+ */
 static int modelled(const char *kind)
 {
     for (int k = 0; k < KS_KIND_COUNT; k++) {
-        if (strcmp(kinds[k].kind, kind) == 0)
-            return k;
+        if (strcmp(kinds[k].kind, kind) != 0)
+            continue;
+        if ((k == KS_KIND_POD_GROUP || k == KS_KIND_WORKLOAD) &&
+            !ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD))
+            return -1;
+        return k;
     }
     return -1;
 }
@@ -565,8 +574,9 @@ int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation
     return load_all(paths, n, NULL, 0, validation, NULL, NULL, out, err);
 }
 
-int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation, ks_object_check_fn check,
-                            void *ctx, struct ks_objects **out, struct ks_error *err)
+int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation,
+                            ks_object_check_fn check, void *ctx, struct ks_objects **out,
+                            struct ks_error *err)
 {
     return load_all(paths, n, NULL, 0, validation, check, ctx, out, err);
 }

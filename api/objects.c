@@ -7,6 +7,7 @@
 #include "ksched/api.h"
 #include "ksched/dra_types.h"
 #include "ksched/intern.h"
+#include "ksched/workload_types.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +86,8 @@ void ks_pod_put(const struct ks_pod *pod)
         free(obj);                                                                                           \
     }
 
+KS_DESTRUCTOR(ks_pod_group_destroy, struct ks_pod_group)
+KS_DESTRUCTOR(ks_workload_destroy, struct ks_workload)
 KS_DESTRUCTOR(ks_pod_destroy, struct ks_pod)
 KS_DESTRUCTOR(ks_node_destroy, struct ks_node)
 KS_DESTRUCTOR(ks_pv_destroy, struct ks_persistent_volume)

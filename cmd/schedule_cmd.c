@@ -341,7 +341,9 @@ static int populate(struct ks_objects *objs, struct ks_cache *cache, struct ks_s
         const struct ks_pod *pod = pods[i];
         if (pod->phase == KS_PHASE_SUCCEEDED || pod->phase == KS_PHASE_FAILED)
             continue; /* terminal pods hold no resources, as the scheduler's informer filter */
-        if (pod->node_name != KS_ID_EMPTY) {
+        if (pod->node_name != KS_ID_EMPTY && pod->scheduling_group) {
+            rc = ks_scheduler_add_pod(s, pod) < 0 ? -ENOMEM : 0; /* it counts among its group's pods */
+        } else if (pod->node_name != KS_ID_EMPTY) {
             if ((rc = ks_cache_add_pod(cache, ks_pod_get(pod), pod->node_name)) < 0)
                 ks_pod_put(pod);
         }

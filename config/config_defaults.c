@@ -126,12 +126,18 @@ static const struct default_plugin *const defaults_by_version[KS_CONFIG_VERSION_
     [KS_CONFIG_V1] = {[KS_EXT_MULTI_POINT] = v1_multi_point},
 };
 
-/* applyFeatureGates: the plugin a gate appends to extension point @p of version @v, if any. */
+/*
+ * applyFeatureGates: the plugin a gate appends to extension point @p of version @v, if any:
+ * GangScheduling with GenericWorkload (v1), SelectorSpread without DefaultPodTopologySpread.
+ */
 static const struct default_plugin *gated_plugin(enum ks_config_version v, int p)
 {
     static const struct default_plugin spread_pre_score = {"SelectorSpread", 0};
     static const struct default_plugin spread_score = {"SelectorSpread", 1};
+    static const struct default_plugin gang = {"GangScheduling", 0};
 
+    if (v == KS_CONFIG_V1 && p == KS_EXT_MULTI_POINT && ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD))
+        return &gang;
     if (ks_feature_enabled(KS_FEATURE_DEFAULT_POD_TOPOLOGY_SPREAD))
         return NULL;
     if (v == KS_CONFIG_V1BETA2 && p == KS_EXT_PRE_SCORE)

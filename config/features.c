@@ -42,6 +42,11 @@ const char *ks_feature_name(enum ks_feature f)
     return f < KS_FEATURE_COUNT ? specs[f].name : "";
 }
 
+void ks__features_force(enum ks_feature f, bool on)
+{
+    gates[f] = on;
+}
+
 void ks_features_reset(void)
 {
     for (int f = 0; f < KS_FEATURE_COUNT; f++)

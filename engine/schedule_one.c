@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct ks_framework *framework_for(struct ks_scheduler *s, const struct ks_pod *pod)
+struct ks_framework *ks__framework_for(struct ks_scheduler *s, const struct ks_pod *pod)
 {
     for (uint32_t i = 0; i < s->nfw; i++) {
         if (s->fw_names[i] == pod->scheduler_name)
@@ -138,45 +138,56 @@ static void unfit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cyc
     free(msg);
 }
 
-/*
- * The scheduling cycle after a host was chosen: assume, Reserve, Permit, then bind.
- * Returns true when the binding waits for a later ks__bind_flush() (binder.c).
- */
-static bool commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, uint32_t node)
+int ks__assume_reserve(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job,
+                       uint32_t node, bool nominated_off, struct ks_status *st)
+{
+    const struct ks_pod *pod = job->qp->pod;
+    if (ks_cache_assume_pod(s->cache, pod, node) < 0)
+        return ks_status_set(st, KS_ERROR, "failed to assume the pod in the cache");
+    job->node = node;
+    if (nominated_off)
+        ks_nominator_remove(s->nominator, pod); /* an assumed pod is no longer waiting for a node */
+    int rc = ks_fw_run_reserve(fw, &job->cs, pod, node, st);
+    if (rc != KS_SUCCESS) {
+        ks_fw_run_unreserve(fw, &job->cs, pod, node);
+        ks_cache_forget_pod(s->cache, pod);
+    }
+    return rc;
+}
+
+/* A Reserve or Permit of @job that returned @rc with @st: the pod goes back to the queue. */
+static void reserve_failed(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, int rc,
+                           struct ks_status *st)
+{
+    const char *msg = st->nreasons ? ks_intern_str(st->reasons[0]) : ks_code_name((enum ks_code)rc);
+    uint64_t rejectors = st->plugin != KS_NO_PLUGIN ? 1ull << st->plugin : 0;
+    if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+        /* a rejection at Reserve or Permit reads as a FitError over the one node */
+        struct ks_diagnosis d = {.nall = 1,
+                                 .nfailed = 1,
+                                 .nodes = NULL,
+                                 .statuses = st,
+                                 .pre_filter_msg = KS_ID_EMPTY,
+                                 .post_filter_msg = KS_ID_EMPTY};
+        char *fit = ks__fit_error_message(&d);
+        ks__failure(s, fw, job->qp, job->cycle, rc, fit ? fit : msg, rejectors);
+        free(fit);
+    } else {
+        ks__failure(s, fw, job->qp, job->cycle, rc, msg, rejectors);
+    }
+    ks__job_put(s, job);
+}
+
+bool ks__permit_bind(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job)
 {
     const struct ks_pod *pod = job->qp->pod;
     struct ks_status st = {0};
-    int rc;
 
-    if (ks_cache_assume_pod(s->cache, pod, node) < 0) {
-        ks__failure(s, fw, job->qp, job->cycle, KS_ERROR, "failed to assume the pod in the cache", 0);
-        ks__job_put(s, job);
-        return false;
-    }
-    job->node = node;
-    ks_nominator_remove(s->nominator, pod); /* an assumed pod is no longer waiting for a node */
-    if ((rc = ks_fw_run_reserve(fw, &job->cs, pod, node, &st)) == KS_SUCCESS)
-        rc = ks_fw_run_permit(fw, &job->cs, pod, node, &st);
+    int rc = ks_fw_run_permit(fw, &job->cs, pod, job->node, &st);
     if (rc != KS_SUCCESS && rc != KS_WAIT) {
-        ks_fw_run_unreserve(fw, &job->cs, pod, node);
+        ks_fw_run_unreserve(fw, &job->cs, pod, job->node);
         ks_cache_forget_pod(s->cache, pod);
-        const char *msg = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)rc);
-        uint64_t rejectors = st.plugin != KS_NO_PLUGIN ? 1ull << st.plugin : 0;
-        if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
-            /* a rejection at Reserve or Permit reads as a FitError over the one node */
-            struct ks_diagnosis d = {.nall = 1,
-                                     .nfailed = 1,
-                                     .nodes = NULL,
-                                     .statuses = &st,
-                                     .pre_filter_msg = KS_ID_EMPTY,
-                                     .post_filter_msg = KS_ID_EMPTY};
-            char *fit = ks__fit_error_message(&d);
-            ks__failure(s, fw, job->qp, job->cycle, rc, fit ? fit : msg, rejectors);
-            free(fit);
-        } else {
-            ks__failure(s, fw, job->qp, job->cycle, rc, msg, rejectors);
-        }
-        ks__job_put(s, job);
+        reserve_failed(s, fw, job, rc, &st);
         return false;
     }
     if (s->opts.deterministic && rc == KS_SUCCESS) {
@@ -184,6 +195,21 @@ static bool commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bi
         return false;
     }
     return ks__bind_async(s, job, rc == KS_WAIT);
+}
+
+/*
+ * The scheduling cycle after a host was chosen: assume, Reserve, Permit, then bind.
+ * Returns true when the binding waits for a later ks__bind_flush() (binder.c).
+ */
+static bool commit(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, uint32_t node)
+{
+    struct ks_status st = {0};
+    int rc = ks__assume_reserve(s, fw, job, node, true, &st);
+    if (rc != KS_SUCCESS) {
+        reserve_failed(s, fw, job, rc, &st);
+        return false;
+    }
+    return ks__permit_bind(s, fw, job);
 }
 
 /* Pop the next pod. Before the queue is found empty or the pop blocks, deferred bindings go. */
@@ -219,7 +245,10 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
         return 0;
     if (s->opts.on_cycle)
         s->opts.on_cycle(s->opts.ctx, qp);
-    schedule_pod(s, qp);
+    if (qp->pod->scheduling_group)
+        ks__schedule_pod_group(s, qp);
+    else
+        schedule_pod(s, qp);
     if (s->bind_deferred)
         flush_if_idle(s);
     if (s->opts.deterministic)
@@ -227,12 +256,56 @@ int ks_scheduler_schedule_one(struct ks_scheduler *s, bool block)
     return 1;
 }
 
+int ks__algorithm(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, int64_t start,
+                  struct ks_unfit *unfit_out, uint32_t *node, struct ks_status *st)
+{
+    struct ks_queued_pod *qp = job->qp;
+    const struct ks_pod *pod = qp->pod;
+    struct ks_find_result found;
+    const struct ks_node_snap *host = NULL;
+
+    if (ks_cache_refresh(s->cache) < 0)
+        return ks_status_set(st, KS_ERROR, "out of memory refreshing the snapshot");
+    ks_rcu_read_lock();
+    const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
+    if (s->index)
+        ks_index_observe(s->index, snap);
+    if (snap->nnodes == 0) {
+        ks_rcu_read_unlock();
+        algorithm_done(fw, start);
+        return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "no nodes available to schedule pods");
+    }
+    int rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, st);
+    if (rc == KS_SUCCESS && found.nfeasible == 0) {
+        report_unfit(s, fw, &job->cs, qp, &found);
+        if (unfit_out->post_filter) {
+            unfit(s, fw, &job->cs, qp, job->cycle, &found, start);
+        } else {
+            algorithm_done(fw, start);
+            unfit_out->message = ks__fit_error_message(&found.diag);
+            unfit_out->rejectors = found.diag.unschedulable_plugins;
+        }
+        ks_rcu_read_unlock();
+        return KS_UNSCHEDULABLE;
+    }
+    if (rc == KS_SUCCESS && found.indexed)
+        host = found.feasible[0];
+    else if (rc == KS_SUCCESS)
+        rc = ks__prioritize(s, fw, &job->cs, pod, &found, qp->attempts, &host, st);
+    *node = host ? host->name : KS_ID_EMPTY;
+    ks_rcu_read_unlock();
+    algorithm_done(fw, start);
+    if (rc != KS_SUCCESS && !st->nreasons)
+        ks_status_set(st, rc, "%s", ks_code_name(rc));
+    return rc;
+}
+
 /* The scheduling cycle of @qp: whatever happens, the pod is handed on (binder, queue) before it returns. */
 static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
 {
     uint64_t cycle = ks_queue_cycle(s->queue);
     const struct ks_pod *pod = qp->pod;
-    struct ks_framework *fw = framework_for(s, pod);
+    struct ks_framework *fw = ks__framework_for(s, pod);
 
     /* skipPodSchedule: being deleted, or already assumed */
     if (!fw || pod->meta.deletion_time != KS_TIME_NONE || ks_cache_is_assumed(s->cache, pod)) {
@@ -244,59 +317,34 @@ static void schedule_pod(struct ks_scheduler *s, struct ks_queued_pod *qp)
         ks__failure(s, fw, qp, cycle, KS_ERROR, "out of memory", 0);
         return;
     }
-    job->qp = qp;
-    job->fw = fw;
-    job->cycle = cycle;
-    job->cs.seed = ks__rand(s);
-    int64_t start = 0;
-    if (fw->metrics) {
-        start = ks__mono_ns();
-        job->cs.record_plugin_metrics = ks__xorshift(&s->sample_rng) % 100 < s->opts.metrics->sample_percent;
-    }
-
+    int64_t start = ks__job_start(s, job, fw, qp, cycle);
     struct ks_status st = {0};
-    struct ks_find_result found;
-    const struct ks_node_snap *host = NULL;
-    int rc;
-
-    if (ks_cache_refresh(s->cache) < 0) {
-        ks__failure(s, fw, qp, cycle, KS_ERROR, "out of memory refreshing the snapshot", 0);
-        ks__job_put(s, job);
+    struct ks_unfit uf = {.post_filter = true};
+    uint32_t node = KS_ID_EMPTY;
+    int rc = ks__algorithm(s, fw, job, start, &uf, &node, &st);
+    if (rc == KS_UNSCHEDULABLE) {
+        ks__job_put(s, job); /* handed back by PostFilter's path */
         return;
     }
-    ks_rcu_read_lock();
-    const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
-    if (s->index)
-        ks_index_observe(s->index, snap);
-    if (snap->nnodes == 0) {
-        ks_rcu_read_unlock();
-        algorithm_done(fw, start);
-        ks__failure(s, fw, qp, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    "no nodes available to schedule pods", 0);
-        ks__job_put(s, job);
-        return;
-    }
-    rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, &st);
-    if (rc == KS_SUCCESS && found.nfeasible == 0) {
-        report_unfit(s, fw, &job->cs, qp, &found);
-        unfit(s, fw, &job->cs, qp, cycle, &found, start);
-        ks_rcu_read_unlock();
-        ks__job_put(s, job);
-        return;
-    }
-    if (rc == KS_SUCCESS && found.indexed)
-        host = found.feasible[0];
-    else if (rc == KS_SUCCESS)
-        rc = ks__prioritize(s, fw, &job->cs, pod, &found, qp->attempts, &host, &st);
-    uint32_t node = host ? host->name : KS_ID_EMPTY;
-    ks_rcu_read_unlock();
-    algorithm_done(fw, start);
     if (rc != KS_SUCCESS) {
-        ks__failure(s, fw, qp, cycle, rc, st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name(rc), 0);
+        ks__failure(s, fw, qp, cycle, rc, ks_intern_str(st.reasons[0]), 0);
         ks__job_put(s, job);
         return;
     }
     s->bind_deferred |= commit(s, fw, job, node);
+}
+
+int64_t ks__job_start(struct ks_scheduler *s, struct ks_bind_job *job, struct ks_framework *fw,
+                      struct ks_queued_pod *qp, uint64_t cycle)
+{
+    job->qp = qp;
+    job->fw = fw;
+    job->cycle = cycle;
+    job->cs.seed = ks__rand(s);
+    if (!fw->metrics)
+        return 0;
+    job->cs.record_plugin_metrics = ks__xorshift(&s->sample_rng) % 100 < s->opts.metrics->sample_percent;
+    return ks__mono_ns();
 }
 
 /* ---- nominated pods on the Filter path ---------------------------------------------------------- */

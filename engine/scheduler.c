@@ -29,7 +29,9 @@
 #include "ksched/api.h"
 #include "ksched/config.h"
 #include "ksched/intern.h"
+#include "ksched/loader.h"
 #include "ksched/lock.h"
+#include "ksched/pod_groups.h"
 #include "ksched/rcu.h"
 #include "ksched/spin.h"
 
@@ -235,6 +237,20 @@ static int flusher_start(struct ks_scheduler *s)
     return 0;
 }
 
+/* The PodGroup objects of the initial set (later ones arrive through ks_scheduler_object_event). */
+static int add_pod_groups(struct ks_scheduler *s, const struct ks_objects *objects)
+{
+    if (!objects)
+        return 0;
+    const struct ks_objvec *v = &objects->of[KS_KIND_POD_GROUP];
+    for (uint32_t i = 0; i < v->n; i++) {
+        int rc = ks_pod_groups_set_object(s->groups, NULL, v->items[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *cache,
                         struct ks_scheduler **out, struct ks_error *err)
 {
@@ -266,7 +282,8 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     pthread_cond_init(&s->flush_wake, NULL);
 
     const struct ks_config *cfg = opts->config;
-    if ((rc = ks_nominator_create(&s->nominator)) < 0)
+    if ((rc = ks_nominator_create(&s->nominator)) < 0 || (rc = ks_pod_groups_create(&s->groups)) < 0 ||
+        (rc = add_pod_groups(s, opts->objects)) < 0)
         goto err;
     rc = -ENOMEM;
     s->nfw = cfg->nprofiles;
@@ -284,6 +301,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .dra_api = opts->dra_api,
         .metrics = opts->metrics,
         .events = {.emit = emit_in_process, .ctx = s},
+        .groups = s->groups,
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
@@ -366,9 +384,11 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
     free(s->fw);
     free(s->fw_names);
     ks_nominator_destroy(s->nominator);
+    ks_pod_groups_destroy(s->groups);
     ks__nominated_free(&s->scratch.nom); /* before the scratch is cleared */
     free(s->scratch.tallies);
     ks__scratch_free(&s->scratch);
+    ks__group_scratch_free(s);
     pthread_cond_destroy(&s->flush_wake);
     pthread_cond_destroy(&s->bind_idle);
     pthread_cond_destroy(&s->bind_ready);
@@ -393,9 +413,11 @@ static void progress(struct ks_scheduler *s)
     atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
 }
 
-/* A bound pod enters the cache (taking a reference), then AssignedPod/Add. */
+/* A bound pod enters the cache (taking a reference) and its group, then AssignedPod/Add. */
 static int add_bound(struct ks_scheduler *s, const struct ks_pod *pod)
 {
+    if (pod->scheduling_group && ks_pod_groups_add_pod(s->groups, pod) < 0)
+        return -ENOMEM;
     int rc = ks_cache_add_pod(s->cache, ks_pod_get(pod), pod->node_name);
     if (rc < 0) {
         ks_pod_put(pod);
@@ -413,11 +435,19 @@ int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod)
     if (!framework_of(s, pod))
         return 1;
     ks__logical_tick(s);
+    /* a pod of a group counts among its group's pods before PreEnqueue reads the count */
+    if (pod->scheduling_group && ks_pod_groups_add_pod(s->groups, pod) < 0)
+        return -ENOMEM;
     int rc = ks_queue_add(s->queue, ks_pod_get(pod), ks_queue_now(s->queue));
     if (rc < 0) {
         ks_pod_put(pod);
+        if (rc != -EEXIST && pod->scheduling_group)
+            ks_pod_groups_delete_pod(s->groups, pod);
         return rc;
     }
+    /* GangScheduling's UnscheduledPod/Add: the pod may complete its gang's minCount */
+    if (pod->scheduling_group)
+        ks__event(s, KS_ER_UNSCHEDULED_POD, KS_ACT_ADD, NULL, pod);
     /* as upstream, a pod held by a PreEnqueue gate holds no room on its nominated node */
     struct ks_queue_pod_info info;
     if (pod->nominated_node_name != KS_ID_EMPTY && !(ks_queue_pod_info(s->queue, pod, &info) && info.gated))
@@ -431,6 +461,8 @@ int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod
 {
     int rc = 0;
     progress(s);
+    if (new_pod->scheduling_group && ks_pod_groups_add_pod(s->groups, new_pod) < 0)
+        return -ENOMEM;
     if (new_pod->node_name != KS_ID_EMPTY) {
         if (!old_pod || old_pod->node_name == KS_ID_EMPTY) {
             /* bound by someone else: it leaves the queue (a pod in flight is dropped when it returns) */
@@ -481,6 +513,8 @@ int ks_scheduler_update_pod(struct ks_scheduler *s, const struct ks_pod *old_pod
 int ks_scheduler_delete_pod(struct ks_scheduler *s, const struct ks_pod *pod)
 {
     progress(s);
+    if (pod->scheduling_group)
+        ks_pod_groups_delete_pod(s->groups, pod);
     uint32_t nominated = ks_nominator_node(s->nominator, pod);
     bool queued = ks_queue_delete(s->queue, pod);
     ks_nominator_remove(s->nominator, pod);
@@ -542,6 +576,8 @@ int ks_scheduler_node_event(struct ks_scheduler *s, const struct ks_node *old_no
 void ks_scheduler_object_event(struct ks_scheduler *s, enum ks_event_resource resource, const void *old_obj,
                                const void *new_obj)
 {
+    if (resource == KS_ER_POD_GROUP)
+        ks_pod_groups_set_object(s->groups, old_obj, new_obj);
     emit_in_process(s, resource, old_obj, new_obj);
 }
 

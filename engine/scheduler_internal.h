@@ -99,6 +99,7 @@ struct ks_scheduler {
     struct ks_cache *cache;
     struct ks_queue *queue;
     struct ks_nominator *nominator;
+    struct ks_pod_groups *groups; /* pod groups (GenericWorkload): members and specs */
     struct ks_workers *workers;
     uint32_t nfw;
     struct ks_framework **fw; /* one per profile, in profile order */
@@ -115,6 +116,7 @@ struct ks_scheduler {
     _Atomic uint64_t indexed_cycles; /* cycles the index answered (relaxed: a counter) */
     bool bind_deferred;              /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
+    struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
 
     /* binder pool */
     pthread_mutex_t bind_lock;
@@ -271,6 +273,54 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
 
 /* fit_error.c: upstream's FitError.Error() for @d into a malloc'd string (NULL when out of memory). */
 char *ks__fit_error_message(const struct ks_diagnosis *d);
+
+/* What ks__algorithm found for a pod no node fits. */
+struct ks_unfit {
+    bool post_filter;   /* in: run PostFilter and hand the pod back (a pod's own cycle) */
+    char *message;      /* out without post_filter: the FitError message (malloc'd; NULL: out of memory) */
+    uint64_t rejectors; /* out without post_filter: the plugins that rejected it */
+};
+
+/*
+ * ks__algorithm - the scheduling algorithm for @job's pod on a freshly refreshed snapshot:
+ * PreFilter, Filter, PreScore, Score, select. KS_SUCCESS with *@node; KS_UNSCHEDULABLE when
+ * no node fits (see struct ks_unfit); any other code with @st filled (the pod not handed
+ * back). Scheduling thread.
+ */
+int ks__algorithm(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job, int64_t start,
+                  struct ks_unfit *unfit, uint32_t *node, struct ks_status *st);
+
+/*
+ * ks__schedule_pod_group - the PodGroup cycle (schedule_podgroup.c) for popped member @qp
+ * of a pod group and the group's other queued members. Scheduling thread.
+ */
+void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *qp);
+
+/* ks__group_scratch_free - free what the PodGroup cycles kept. */
+void ks__group_scratch_free(struct ks_scheduler *s);
+
+/* ks__job_start - @job serves @qp's attempt in @cycle under @fw: its seed drawn; the start time when timed.
+ */
+int64_t ks__job_start(struct ks_scheduler *s, struct ks_bind_job *job, struct ks_framework *fw,
+                      struct ks_queued_pod *qp, uint64_t cycle);
+
+/* schedule_one.c: the profile serving @pod (NULL: none). */
+struct ks_framework *ks__framework_for(struct ks_scheduler *s, const struct ks_pod *pod);
+
+/*
+ * ks__assume_reserve - assume @job's pod on @node in the cache (dropping its nomination when
+ * @nominated_off) and run Reserve. KS_SUCCESS, or the failing code with @st filled after
+ * Unreserve ran and the assumption was forgotten. Scheduling thread.
+ */
+int ks__assume_reserve(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job,
+                       uint32_t node, bool nominated_off, struct ks_status *st);
+
+/*
+ * ks__permit_bind - Permit for @job's assumed and reserved pod, then its binding cycle
+ * (inline in a deterministic run, else on a binder); a rejection unreserves, forgets and
+ * gives the pod back. True when the binding waits for a later ks__bind_flush().
+ */
+bool ks__permit_bind(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bind_job *job);
 
 /* Grow the cycle scratch for @nodes nodes and @scores score cells. */
 int ks__scratch_reserve(struct ks_cycle_scratch *sc, uint32_t nodes, uint32_t scores);

@@ -78,6 +78,8 @@ static const char *const resource_paths[KS_KIND_COUNT] = {
     [KS_KIND_RESOURCE_SLICE] = "/apis/resource.k8s.io/v1/resourceslices",
     [KS_KIND_RESOURCE_CLAIM] = "/apis/resource.k8s.io/v1/resourceclaims",
     [KS_KIND_RESOURCE_CLAIM_TEMPLATE] = "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+    [KS_KIND_POD_GROUP] = "/apis/scheduling.k8s.io/v1beta1/podgroups",
+    [KS_KIND_WORKLOAD] = "/apis/scheduling.k8s.io/v1beta1/workloads",
 };
 
 const char *ks_kube_resource_path(enum ks_kind kind)

@@ -518,6 +518,39 @@ struct ks_queued_pod *ks_queue_pop(struct ks_queue *q, bool block)
     return p;
 }
 
+struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod)
+{
+    uint64_t hash = ks__queue_key_hash(pod);
+    struct stripe *s = stripe_at(q, hash);
+    stripe_lock(s);
+    struct qpod *qp = ks__queue_table_find(s, hash, pod);
+    bool slow = false;
+    enum ks_queue_where w = qp ? settle(q, qp, &slow) : KS_WHERE_IN_FLIGHT;
+    if (w == KS_WHERE_IN_FLIGHT || (w == KS_WHERE_UNSCHEDULABLE && qp->gated)) {
+        if (slow)
+            slow_unlock(q);
+        stripe_unlock(s);
+        return NULL;
+    }
+    if (w == KS_WHERE_BACKOFF)
+        backoff_remove(q, qp);
+    else if (w == KS_WHERE_UNSCHEDULABLE)
+        unsched_remove(q, qp);
+    if (slow)
+        slow_unlock(q);
+    struct ks_queued_pod *p = &qp->pub;
+    p->attempts++;
+    count_rejections(q, qp, p->unschedulable_plugins, -1);
+    p->unschedulable_plugins = 0;
+    if (p->initial_attempt_ns == KS_TIME_NONE)
+        p->initial_attempt_ns = ks_queue_now(q);
+    qp->pop_cycle = atomic_load_explicit(&q->cycle, memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->ninflight, 1, memory_order_relaxed);
+    set_where(qp, KS_WHERE_IN_FLIGHT);
+    stripe_unlock(s);
+    return p;
+}
+
 uint64_t ks_queue_cycle(struct ks_queue *q)
 {
     return atomic_load_explicit(&q->cycle, memory_order_relaxed);
@@ -666,8 +699,10 @@ static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, u
                         const void *old_obj, const void *new_obj, bool timeout)
 {
     int64_t now = timeout ? ks_queue_now(q) : 0;
+    /* a pod PreEnqueue gates again goes back to the tail: the walk ends at the tail it began with */
+    struct qpod *last = q->utail;
     for (struct qpod *qp = q->uhead, *next; qp; qp = next) {
-        next = qp->unext;
+        next = qp == last ? NULL : qp->unext;
         if (!(qp->wait_events & kinds))
             continue;
         if (timeout && now - qp->pub.timestamp_ns <= q->opts.max_unschedulable_ns)

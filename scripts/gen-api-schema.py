@@ -61,6 +61,8 @@ MODELLED = [
     ("resource.k8s.io", "v1", "ResourceSlice"),
     ("resource.k8s.io", "v1", "ResourceClaim"),
     ("resource.k8s.io", "v1", "ResourceClaimTemplate"),
+    ("scheduling.k8s.io", "v1beta1", "PodGroup"),
+    ("scheduling.k8s.io", "v1beta1", "Workload"),
 ]
 # `kind: List` and `<Kind>List` documents: a list type's own fields, its items being
 # checked one by one as objects of their own kinds.

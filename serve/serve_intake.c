@@ -96,6 +96,8 @@ static enum ks_event_resource resource_of(enum ks_kind k)
         return KS_ER_RESOURCE_SLICE;
     case KS_KIND_DEVICE_CLASS:
         return KS_ER_DEVICE_CLASS;
+    case KS_KIND_POD_GROUP:
+        return KS_ER_POD_GROUP;
     default:
         return KS_ER_WILDCARD; /* no plugin registers for it: nothing to move */
     }

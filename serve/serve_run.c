@@ -27,6 +27,7 @@
 
 #include "ksched/api.h"
 #include "ksched/config.h"
+#include "ksched/features.h"
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
 #include "ksched/lease.h"
@@ -678,6 +679,8 @@ static int start(struct serve *sv)
         return 1;
     }
     sv->kinds = (1u << KS_KIND_COUNT) - 1;
+    if (!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD)) /* v1.37's default: not served, not read */
+        sv->kinds &= ~((1u << KS_KIND_POD_GROUP) | (1u << KS_KIND_WORKLOAD));
     if ((status = discover_dra(sv)) || sv->interrupted)
         return status;
     atomic_store(&sv->leading, !sv->leader_elect);

@@ -129,5 +129,9 @@ void ks_device_class_destroy(struct ks_device_class *c);
 void ks_resource_slice_destroy(struct ks_resource_slice *s);
 void ks_resource_claim_destroy(struct ks_resource_claim *c);
 void ks_resource_claim_template_destroy(struct ks_resource_claim_template *t);
+struct ks_pod_group;
+struct ks_workload;
+void ks_pod_group_destroy(struct ks_pod_group *pg);
+void ks_workload_destroy(struct ks_workload *w);
 
 #endif

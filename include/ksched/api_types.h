@@ -375,7 +375,8 @@ struct ks_pod {
     const char **scheduling_gates;
     bool host_network;
     uint32_t nclaims;
-    struct ks_pod_claim *claims; /* spec.resourceClaims */
+    struct ks_pod_claim *claims;  /* spec.resourceClaims */
+    const char *scheduling_group; /* spec.schedulingGroup.podGroupName (GenericWorkload); NULL: none */
 
     /* status */
     enum ks_pod_phase phase;

@@ -226,5 +226,12 @@ int ks_decode_resource_claim_template(const char *file, const struct ks_yaml_nod
                                       struct ks_resource_claim_template **out, struct ks_error *err);
 int ks_decode_stateful_set(const char *file, const struct ks_yaml_node *doc, struct ks_stateful_set **out,
                            struct ks_error *err);
+/* scheduling.k8s.io/v1beta1 (api/decode_podgroup.c), validated as the API server validates a create. */
+struct ks_pod_group;
+struct ks_workload;
+int ks_decode_pod_group(const char *file, const struct ks_yaml_node *doc, struct ks_pod_group **out,
+                        struct ks_error *err);
+int ks_decode_workload(const char *file, const struct ks_yaml_node *doc, struct ks_workload **out,
+                       struct ks_error *err);
 
 #endif

@@ -31,6 +31,7 @@
 
 struct ks_volume_api;
 struct ks_dra_api;
+struct ks_pod_groups;
 
 /* Where Bind sends decisions (the in-process cache, or the API server). */
 struct ks_binder_backend {
@@ -72,7 +73,8 @@ struct ks_framework_deps {
     const struct ks_dra_api *dra_api;
     /* where the Run functions record (ksched/metrics_sched.h); NULL: nowhere */
     struct ks_sched_metrics *metrics;
-    struct ks_event_sink events; /* emit NULL: not delivered */
+    struct ks_event_sink events;  /* emit NULL: not delivered */
+    struct ks_pod_groups *groups; /* the pod groups (ksched/pod_groups.h); NULL: none known */
 };
 
 struct ks_framework;

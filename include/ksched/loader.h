@@ -16,6 +16,7 @@
 #include "ksched/dra_types.h"
 #include "ksched/error.h"
 #include "ksched/field_check.h"
+#include "ksched/workload_types.h"
 
 struct ks_yaml_node;
 
@@ -41,7 +42,9 @@ struct ks_yaml_node;
     X(RESOURCE_SLICE, "ResourceSlice", "resource.k8s.io/v1", struct ks_resource_slice, resource_slice)       \
     X(RESOURCE_CLAIM, "ResourceClaim", "resource.k8s.io/v1", struct ks_resource_claim, resource_claim)       \
     X(RESOURCE_CLAIM_TEMPLATE, "ResourceClaimTemplate", "resource.k8s.io/v1",                                \
-      struct ks_resource_claim_template, resource_claim_template)
+      struct ks_resource_claim_template, resource_claim_template)                                            \
+    X(POD_GROUP, "PodGroup", "scheduling.k8s.io/v1beta1", struct ks_pod_group, pod_group)                    \
+    X(WORKLOAD, "Workload", "scheduling.k8s.io/v1beta1", struct ks_workload, workload)
 
 enum ks_kind {
 #define KS_X(id, kind, versions, type, suffix) KS_KIND_##id,
@@ -135,8 +138,9 @@ int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation
  */
 typedef int (*ks_object_check_fn)(void *ctx, const char *file, const char *prefix, enum ks_kind kind,
                                   const void *obj, struct ks_error *err);
-int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation, ks_object_check_fn check,
-                            void *ctx, struct ks_objects **out, struct ks_error *err);
+int ks_objects_load_checked(const char *const *paths, int n, enum ks_validation validation,
+                            ks_object_check_fn check, void *ctx, struct ks_objects **out,
+                            struct ks_error *err);
 
 /*
  * ks_objects_load_buffer - ks_objects_load() of one file's text: the @len bytes at @buf,

@@ -107,6 +107,8 @@
     X(QUEUE, "queue/queue.c slow")                                                                           \
     /* DynamicResources' claim tracker; PreEnqueue and QueueingHints take it inside QUEUE (INTERN) */        \
     X(DYNAMIC_RESOURCES, "plugins/helpers/helper_dra_claims.c lock")                                         \
+    /* the scheduler's pod groups (workload/pod_groups.c); a leaf, PreEnqueue takes it inside QUEUE */       \
+    X(POD_GROUPS, "workload/pod_groups.c lock")                                                              \
     /* the metrics registry's families and series; a leaf */                                                 \
     X(METRICS_REGISTRY, "engine/metrics.c lock")                                                             \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \

@@ -269,6 +269,15 @@ int ks_queue_add(struct ks_queue *q, const struct ks_pod *pod, int64_t now_ns);
  */
 struct ks_queued_pod *ks_queue_pop(struct ks_queue *q, bool block);
 
+/*
+ * ks_queue_take - take the pod of @pod's namespace/name out of activeQ, backoffQ or the
+ * unschedulable pods into flight, as a pop would (attempts counted, rejectors cleared),
+ * within the current scheduling cycle: the other pending members of a pod group join the
+ * member popped. NULL when it is not queued, already in flight, or gated by PreEnqueue.
+ * Context: the consumer thread, outside RCU read sections.
+ */
+struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod);
+
 /* ks_queue_cycle - pods popped so far (upstream's schedulingCycle). */
 uint64_t ks_queue_cycle(struct ks_queue *q);
 

@@ -56,6 +56,7 @@ struct ks_queued_pod {
     X(RESOURCE_CLAIM, "ResourceClaim")                                                                       \
     X(RESOURCE_SLICE, "ResourceSlice")                                                                       \
     X(DEVICE_CLASS, "DeviceClass")                                                                           \
+    X(POD_GROUP, "PodGroup")                                                                                 \
     X(WILDCARD, "*")
 
 enum ks_event_resource {

@@ -44,7 +44,8 @@
     X(image_locality)                                                                                        \
     X(default_binder)                                                                                        \
     X(selector_spread)                                                                                       \
-    X(dynamic_resources)
+    X(dynamic_resources)                                                                                     \
+    X(gang_scheduling)
 
 #define KS_X(suffix) extern const struct ks_plugin ks_plugin_##suffix;
 KS_INTREE_PLUGIN_MAP(KS_X)

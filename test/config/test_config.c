@@ -273,6 +273,7 @@ Test(config_defaults, registry_knows_every_in_tree_plugin)
         "AzureDiskLimits",    "CinderLimits",     "VolumeBinding",     "VolumeZone",
         "PodTopologySpread",  "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
         "ImageLocality",      "DefaultBinder",    "SelectorSpread",    "DynamicResources",
+        "GangScheduling",
     };
     size_t n = 0;
     for (const struct ks_plugin *const *p = ks_registry; *p; p++, n++) {

@@ -80,13 +80,14 @@ Test(config_features, bad_values_change_nothing)
 }
 
 /* v1.37's workload gates are known, off and locked off: every pod is scheduled on its own. */
-Test(config_features, workload_gates_are_known_and_off)
+Test(config_features, workload_gates_are_known_and_off_by_default)
 {
     cr_expect(!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD));
     cr_expect(!ks_feature_enabled(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING));
     set_ok("GenericWorkload=false,TopologyAwareWorkloadScheduling=false");
-    set_fails("GenericWorkload=true",
-              "cannot set feature gate GenericWorkload to true, feature is locked to false in ksched");
+    set_ok("GenericWorkload=true");
+    cr_expect(ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD));
+    ks_features_reset();
     set_fails(
         "TopologyAwareWorkloadScheduling=true",
         "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is locked to false in "
@@ -156,4 +157,22 @@ Test(config_features, v1beta3_selector_spread_with_the_gate_off)
     point_str(&cfg->profiles[0], KS_EXT_SCORE, score, sizeof(score));
     cr_expect(strstr(score, "SelectorSpread") == NULL, "%s", score);
     ks_config_destroy(cfg);
+}
+
+/* applyFeatureGates: GenericWorkload adds GangScheduling at the end of v1's MultiPoint. */
+Test(config_features, generic_workload_adds_gang_scheduling_to_v1)
+{
+    struct ks_config *cfg;
+    cr_assert_eq(ks_config_load_default(&cfg), 0);
+    const struct ks_plugin_set *mp = &cfg->profiles[0].plugins.point[KS_EXT_MULTI_POINT];
+    for (uint32_t i = 0; i < mp->nenabled; i++)
+        cr_expect_str_neq(mp->enabled[i].name, "GangScheduling");
+    ks_config_destroy(cfg);
+    set_ok("GenericWorkload=true");
+    cr_assert_eq(ks_config_load_default(&cfg), 0);
+    mp = &cfg->profiles[0].plugins.point[KS_EXT_MULTI_POINT];
+    cr_assert_gt(mp->nenabled, 0u);
+    cr_expect_str_eq(mp->enabled[mp->nenabled - 1].name, "GangScheduling");
+    ks_config_destroy(cfg);
+    ks_features_reset();
 }

@@ -185,6 +185,7 @@ Test(registry, intree_points_are_upstreams)
         {"SelectorSpread", scores},
         {"DynamicResources", KS_EXT_BIT(PRE_ENQUEUE) | filters | KS_EXT_BIT(POST_FILTER) | KS_EXT_BIT(SCORE) |
                                  KS_EXT_BIT(RESERVE) | KS_EXT_BIT(PRE_BIND)},
+        {"GangScheduling", KS_EXT_BIT(PRE_ENQUEUE)},
     };
     size_t n = 0;
     for (const struct ks_plugin *const *p = ks_registry; *p; p++)

@@ -145,7 +145,7 @@ static const char pod[] =
     "\"values\":[\"web\"]}]},\"minDomains\":2,\"nodeAffinityPolicy\":\"Honor\",\"nodeTaintsPolicy\":"
     "\"Ignore\","
     "\"matchLabelKeys\":[\"x\"]}],"
-    "\"schedulingGates\":[{\"name\":\"g\"}]},"
+    "\"schedulingGates\":[{\"name\":\"g\"}],\"schedulingGroup\":{\"podGroupName\":\"trainers\"}},"
     "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
     "\"reason\":\"Unschedulable\"}],\"nominatedNodeName\":\"n2\",\"startTime\":\"2024-05-01T10:00:05Z\"}}";
 

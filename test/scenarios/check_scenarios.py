@@ -48,7 +48,7 @@ def node_names(yaml_path):
 
 
 def check(ksched, yaml_path, expect):
-    proc = subprocess.run([ksched, "schedule", "--explain", "--seed", "1", yaml_path],
+    proc = subprocess.run([ksched, "schedule", "--explain", "--seed", "1"] + expect.get("flags", []) + [yaml_path],
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         return ["exit %d: %s" % (proc.returncode, proc.stderr.strip())]
@@ -71,6 +71,10 @@ def check(ksched, yaml_path, expect):
         if best != sorted(expect["best"]):
             problems.append("best %s, want %s (scores %s)" % (best, sorted(expect["best"]), scores))
     outcome = [l for l in lines if l.get("pod") == pod and "status" in l]
+    if "bound" in expect:
+        bound = sorted(l["pod"] for l in lines if l.get("status") == "Scheduled")
+        if bound != sorted(expect["bound"]):
+            problems.append("bound %s, want exactly %s" % (bound, sorted(expect["bound"])))
     if expect.get("nominated_node"):
         nominated = [l["node"] for l in outcome if l["status"] == "Nominated"]
         if nominated[:1] != [expect["nominated_node"]]:

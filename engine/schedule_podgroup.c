@@ -1,0 +1,315 @@
+/*
+ * schedule_podgroup.c - the PodGroup scheduling cycle (scheduleOnePodGroup and
+ * podGroupSchedulingDefaultAlgorithm in upstream's schedule_one_podgroup.go, v1.37).
+ *
+ * The popped member of a group takes the group's other queued members with it
+ * (ks_queue_take; gated or in-flight members stay where they are); skipped are those being
+ * deleted or already assumed. The members are validated (one schedulerName, every pod's
+ * priority the group's: else a SchedulerError for all) and ordered by priority, then by when
+ * they first entered activeQ. Then each is scheduled in turn as a single pod is - PreFilter,
+ * Filter, Score, select, with no PostFilter - on a snapshot that holds the members placed
+ * before it (assumed in the cache and reserved), and after each, PlacementFeasible
+ * (GangScheduling's rule, plugins/helpers/helper_gang.c) counts the group's placed pods
+ * (those of earlier cycles included) against minCount (1 for a basic group): once even all
+ * the remaining members cannot reach it, the search stops.
+ *
+ * All or nothing: when minCount was reached and at least one member was placed, the placed
+ * members go on to Permit and binding and the others go back with their own FitError.
+ * Otherwise every reservation is undone (Unreserve, the assumption forgotten, newest first)
+ * and no member binds: a placed or untried member fails with the group's message ("pod group
+ * is unschedulable, minCount (N) cannot be satisfied: S scheduled, R remaining"), a member no
+ * node fits with its FitError. Members of a group that failed go to backoff, as upstream
+ * requeues a group entity.
+ */
+#include "scheduler_internal.h"
+
+#include "ksched/api.h"
+#include "ksched/cache.h"
+#include "ksched/intern.h"
+#include "ksched/plugin_helpers_gang.h"
+#include "ksched/pod_groups.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One member in this cycle. */
+struct member {
+    struct ks_queued_pod *qp;
+    struct ks_bind_job *job; /* placed: assumed and reserved */
+    char *message;           /* no node fits: its FitError (malloc'd) */
+    uint32_t order;          /* when it joined its group, among the group's pods */
+    bool tried;
+};
+
+/* The cycle's growable arrays, kept by the scheduler between cycles. */
+struct ks_group_scratch {
+    uint32_t cap_pods, cap_members;
+    const struct ks_pod **pods;
+    struct member *members;
+};
+
+void ks__group_scratch_free(struct ks_scheduler *s)
+{
+    if (!s->group_scratch)
+        return;
+    free(s->group_scratch->pods);
+    free(s->group_scratch->members);
+    free(s->group_scratch);
+    s->group_scratch = NULL;
+}
+
+static bool reserve_room(void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+    if (n <= *cap)
+        return true;
+    void *p = realloc(*v, (size_t)n * size);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = n;
+    return true;
+}
+
+/* priority first, then the earlier first attempt, then the one that joined the group first. */
+static int member_cmp(const void *pa, const void *pb)
+{
+    const struct member *ma = pa, *mb = pb;
+    const struct ks_queued_pod *a = ma->qp, *b = mb->qp;
+    if (a->pod->priority != b->pod->priority)
+        return a->pod->priority > b->pod->priority ? -1 : 1;
+    if (a->initial_attempt_ns != b->initial_attempt_ns)
+        return a->initial_attempt_ns < b->initial_attempt_ns ? -1 : 1;
+    return ma->order < mb->order ? -1 : ma->order > mb->order;
+}
+
+/*
+ * The members in flight for this cycle: @first and the group's queued ones, in scheduling
+ * order, into sc->members; *@scheduled counts the group's pods assumed or bound. Returns the
+ * number of members, or -ENOMEM (@first still the caller's).
+ */
+static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks_queued_pod *first,
+                  uint32_t name, uint32_t *scheduled)
+{
+    const struct ks_pod *pod = first->pod;
+    uint32_t n;
+    for (;;) {
+        n = ks_pod_groups_members(s->groups, pod->meta.namespace_id, name, sc->pods, sc->cap_pods);
+        if (n <= sc->cap_pods)
+            break;
+        for (uint32_t i = 0; i < sc->cap_pods; i++)
+            ks_pod_put(sc->pods[i]);
+        if (!reserve_room((void **)&sc->pods, &sc->cap_pods, n, sizeof(*sc->pods)))
+            return -ENOMEM;
+    }
+    if (!reserve_room((void **)&sc->members, &sc->cap_members, n + 1, sizeof(*sc->members))) {
+        for (uint32_t i = 0; i < n; i++)
+            ks_pod_put(sc->pods[i]);
+        return -ENOMEM;
+    }
+    uint32_t m = 0;
+    sc->members[m++] = (struct member){.qp = first, .order = n};
+    *scheduled = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ks_pod *p = sc->pods[i];
+        if (ks_cache_pod_node(s->cache, p) != KS_ID_NONE) {
+            (*scheduled)++;
+        } else if (p == pod || (p->meta.namespace_id == pod->meta.namespace_id && p->meta.name &&
+                                pod->meta.name && strcmp(p->meta.name, pod->meta.name) == 0)) {
+            sc->members[0].order = i;
+        } else {
+            struct ks_queued_pod *qp = ks_queue_take(s->queue, p);
+            if (qp)
+                sc->members[m++] = (struct member){.qp = qp, .order = i};
+        }
+        ks_pod_put(p);
+    }
+    qsort(sc->members, m, sizeof(*sc->members), member_cmp);
+    return (int)m;
+}
+
+/* validatePodGroup: NULL, or the SchedulerError's message in @buf. */
+static const char *validate(struct ks_scheduler *s, const struct member *mv, uint32_t n,
+                            const struct ks_pod_group_state *gs, char *buf, size_t len)
+{
+    int32_t priority = gs->spec.has_priority ? gs->spec.priority : 0;
+    const struct ks_pod *first = mv[0].qp->pod;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ks_pod *p = mv[i].qp->pod;
+        if (p->scheduler_name != first->scheduler_name) {
+            snprintf(
+                buf, len,
+                "all pods in a single pod group should have the same .spec.schedulerName set, got: \"%s\" "
+                "and \"%s\"",
+                ks_intern_str(first->scheduler_name), ks_intern_str(p->scheduler_name));
+            return buf;
+        }
+        if (p->priority != priority) {
+            snprintf(
+                buf, len,
+                "all pods in a single pod group should have the same priority as the pod group's priority, "
+                "got %d and %d",
+                p->priority, priority);
+            return buf;
+        }
+    }
+    if (!ks__framework_for(s, first)) {
+        snprintf(buf, len, "profile not found for scheduler name \"%s\"",
+                 ks_intern_str(first->scheduler_name));
+        return buf;
+    }
+    return NULL;
+}
+
+/* Every reservation of the cycle undone, newest first. */
+static void revert(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;) {
+        struct ks_bind_job *job = mv[i].job;
+        if (!job)
+            continue;
+        ks_fw_run_unreserve(fw, &job->cs, job->qp->pod, job->node);
+        ks_cache_forget_pod(s->cache, job->qp->pod);
+        ks__job_put(s, job);
+        mv[i].job = NULL;
+    }
+}
+
+/*
+ * Schedule the members in order (podGroupSchedulingDefaultAlgorithm). Returns the group's
+ * verdict (KS_GANG_FEASIBLE with at least one placed: success) with its message in @msg, or
+ * -1 after an error that @st holds.
+ */
+static int place_members(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                         const struct ks_pod_group_spec *spec, uint32_t scheduled, uint64_t cycle, bool *any,
+                         char *msg, size_t len, struct ks_status *st)
+{
+    uint32_t remaining = n;
+    enum ks_gang_verdict v = ks_gang_placement_feasible(spec, scheduled, remaining, msg, len);
+    *any = false;
+    for (uint32_t i = 0; i < n && v != KS_GANG_INFEASIBLE; i++) {
+        struct member *m = &mv[i];
+        struct ks_bind_job *job = ks__job_get(s);
+        if (!job)
+            return ks_status_set(st, KS_ERROR, "out of memory"), -1;
+        int64_t start = ks__job_start(s, job, fw, m->qp, cycle);
+        struct ks_unfit uf = {.post_filter = false};
+        uint32_t node = KS_ID_EMPTY;
+        int rc = ks__algorithm(s, fw, job, start, &uf, &node, st);
+        if (rc == KS_SUCCESS)
+            rc = ks__assume_reserve(s, fw, job, node, false, st);
+        m->tried = true;
+        if (rc == KS_SUCCESS) {
+            m->job = job;
+            scheduled++;
+            *any = true;
+        } else {
+            ks__job_put(s, job);
+            if (rc == KS_UNSCHEDULABLE && !uf.message)
+                return ks_status_set(st, KS_ERROR, "out of memory"), -1;
+            if (rc != KS_UNSCHEDULABLE && rc != KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+                return -1;
+            m->message = uf.message ? uf.message : strdup(ks_intern_str(st->reasons[0]));
+        }
+        remaining--;
+        v = ks_gang_placement_feasible(spec, scheduled, remaining, msg, len);
+    }
+    return (int)v;
+}
+
+/* Hand every member back with @code and @message (its own FitError when it has one and @own). */
+static void fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                     uint64_t cycle, int code, const char *message, bool own)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const char *text = own && mv[i].message ? mv[i].message : message;
+        /* no rejector: the member retries after backoff, as upstream requeues a group */
+        ks__failure(s, fw, mv[i].qp, cycle, code, text, 0);
+        free(mv[i].message);
+        mv[i].message = NULL;
+    }
+}
+
+void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
+{
+    uint64_t cycle = ks_queue_cycle(s->queue);
+    struct ks_framework *fw = ks__framework_for(s, first->pod);
+    uint32_t name = ks_pod_group_key(first->pod);
+    struct ks_group_scratch *sc = s->group_scratch;
+    char buf[1024];
+
+    if (!sc && !(sc = s->group_scratch = calloc(1, sizeof(*sc)))) {
+        ks__failure(s, fw, first, cycle, KS_ERROR, "out of memory", 0);
+        return;
+    }
+    uint32_t scheduled = 0;
+    int n = name == KS_ID_NONE ? -ENOMEM : gather(s, sc, first, name, &scheduled);
+    if (n < 0) {
+        ks__failure(s, fw, first, cycle, KS_ERROR, "out of memory", 0);
+        return;
+    }
+    struct member *mv = sc->members;
+    /* skipPodGroupPodSchedule: being deleted, or already assumed */
+    uint32_t live = 0;
+    for (int i = 0; i < n; i++) {
+        const struct ks_pod *p = mv[i].qp->pod;
+        if (p->meta.deletion_time != KS_TIME_NONE || ks_cache_is_assumed(s->cache, p))
+            ks_queue_done(s->queue, mv[i].qp);
+        else
+            mv[live++] = mv[i];
+    }
+    if (!live)
+        return;
+    struct ks_pod_group_state gs;
+    ks_pod_groups_state(s->groups, first->pod->meta.namespace_id, name, &gs);
+    if (!gs.exists) {
+        /* the PodGroup went away since PreEnqueue admitted the members: they wait for it again */
+        snprintf(buf, sizeof(buf), "waiting for pod's pod group \"%s\" to appear in scheduling queue",
+                 first->pod->scheduling_group);
+        fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, buf, false);
+        return;
+    }
+    const char *invalid = validate(s, mv, live, &gs, buf, sizeof(buf));
+    if (invalid) {
+        fail_all(s, fw, mv, live, cycle, KS_ERROR, invalid, false);
+        return;
+    }
+    fw = ks__framework_for(s, mv[0].qp->pod);
+
+    char verdict_msg[256];
+    struct ks_status st = {0};
+    bool any;
+    int v = place_members(s, fw, mv, live, &gs.spec, scheduled, cycle, &any, verdict_msg, sizeof(verdict_msg),
+                          &st);
+    if (v < 0) {
+        revert(s, fw, mv, live);
+        const char *why = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)st.code);
+        snprintf(buf, sizeof(buf), "failed to schedule other pod from a pod group: %s", why);
+        fail_all(s, fw, mv, live, cycle, KS_ERROR, buf, false);
+        return;
+    }
+    if (v != KS_GANG_FEASIBLE || !any) {
+        revert(s, fw, mv, live);
+        if (v == KS_GANG_FEASIBLE)
+            snprintf(buf, sizeof(buf), "pod group is unschedulable");
+        else
+            snprintf(buf, sizeof(buf), "pod group is unschedulable, %s", verdict_msg);
+        fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE, buf, true);
+        return;
+    }
+    /* minCount reached: the placed members bind, the others go back with their own reasons */
+    for (uint32_t i = 0; i < live; i++) {
+        if (mv[i].job) {
+            struct ks_bind_job *job = mv[i].job;
+            mv[i].job = NULL;
+            ks_nominator_remove(s->nominator, job->qp->pod);
+            s->bind_deferred |= ks__permit_bind(s, fw, job);
+        } else {
+            const char *text = mv[i].message ? mv[i].message : "pod group is unschedulable";
+            ks__failure(s, fw, mv[i].qp, cycle, KS_UNSCHEDULABLE, text, 0);
+            free(mv[i].message);
+            mv[i].message = NULL;
+        }
+    }
+}

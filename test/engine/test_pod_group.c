@@ -1,0 +1,453 @@
+/*
+ * test_pod_group.c - the PodGroup cycle (engine/schedule_podgroup.c) with GenericWorkload on:
+ * a gang binds all or nothing, a gang short of minCount pods or a pod whose PodGroup does not
+ * exist waits (GangScheduling's PreEnqueue), a basic group places what fits, a PodGroup that
+ * appears lets its pods in, and a pod whose priority is not its group's fails the group.
+ * Upstream's messages, from schedule_one_podgroup.go and gangscheduling.go (v1.37).
+ */
+#include <criterion/criterion.h>
+
+#include "../fakes/load_text.h"
+#include "ksched/api.h"
+#include "ksched/cache.h"
+#include "ksched/config.h"
+#include "ksched/features.h"
+#include "ksched/intern.h"
+#include "ksched/loader.h"
+#include "ksched/queue.h"
+#include "ksched/rcu.h"
+#include "ksched/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct outcome {
+    char pod[32];
+    enum ks_sched_event_kind kind;
+    char node[16];
+    char message[256];
+};
+
+struct run {
+    struct ks_config *cfg;
+    struct ks_objects *objs;
+    struct ks_cache *cache;
+    struct ks_scheduler *s;
+    uint32_t n;
+    struct outcome out[256];
+};
+
+static void on_event(void *ctx, const struct ks_sched_event *ev)
+{
+    struct run *r = ctx;
+    if (r->n == 256 ||
+        (ev->kind != KS_SCHED_SCHEDULED && ev->kind != KS_SCHED_UNSCHEDULABLE && ev->kind != KS_SCHED_ERROR))
+        return;
+    struct outcome *o = &r->out[r->n++];
+    snprintf(o->pod, sizeof(o->pod), "%s", ev->pod->meta.name);
+    o->kind = ev->kind;
+    snprintf(o->node, sizeof(o->node), "%s", ev->node != KS_ID_EMPTY ? ks_intern_str(ev->node) : "");
+    snprintf(o->message, sizeof(o->message), "%s", ev->message ? ev->message : "");
+}
+
+static const char nodes[] = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {rack: a}}\n"
+                            "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n"
+                            "---\napiVersion: v1\nkind: Node\nmetadata: {name: n2, labels: {rack: b}}\n"
+                            "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n";
+
+/* A PodGroup: @min 0 is basic. */
+static void group(FILE *f, const char *name, int min)
+{
+    fprintf(f,
+            "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: %s, namespace: "
+            "default}\n",
+            name);
+    if (min)
+        fprintf(f, "spec:\n  schedulingPolicy:\n    gang: {minCount: %d}\n", min);
+    else
+        fprintf(f, "spec:\n  schedulingPolicy:\n    basic: {}\n");
+}
+
+/* @count pods "<prefix>-<i>" of @cpu cpus in group @grp (NULL: none) with @priority. */
+static void pods(FILE *f, const char *prefix, int count, const char *grp, const char *cpu, int priority)
+{
+    for (int i = 0; i < count; i++) {
+        fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%d, namespace: default}\nspec:\n",
+                prefix, i);
+        if (grp)
+            fprintf(f, "  schedulingGroup: {podGroupName: %s}\n", grp);
+        if (priority)
+            fprintf(f, "  priority: %d\n", priority);
+        fprintf(f, "  containers: [{name: c, resources: {requests: {cpu: \"%s\"}}}]\n", cpu);
+    }
+}
+
+static void start(struct run *r, const char *text)
+{
+    struct ks_error err = {0};
+    memset(r, 0, sizeof(*r));
+    cr_assert_eq(ks_config_load_default(&r->cfg), 0);
+    cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &r->objs, &err), 0, "%s", err.msg);
+    cr_assert_eq(ks_cache_create(0, &r->cache), 0);
+    struct ks_scheduler_opts opts = {.config = r->cfg,
+                                     .objects = r->objs,
+                                     .seeded = true,
+                                     .seed = 1,
+                                     .deterministic = true,
+                                     .on_event = on_event,
+                                     .ctx = r};
+    cr_assert_eq(ks_scheduler_create(&opts, r->cache, &r->s, &err), 0, "%s", err.msg);
+    for (uint32_t i = 0; i < ks_objects_count(r->objs, NODE); i++)
+        cr_assert_eq(ks_cache_add_node(r->cache, ks_objects_nodes(r->objs)[i]), 0);
+    r->objs->of[KS_KIND_NODE].n = 0;
+    for (uint32_t i = 0; i < ks_objects_count(r->objs, POD); i++)
+        cr_assert_eq(ks_scheduler_add_pod(r->s, ks_objects_pods(r->objs)[i]), 0);
+}
+
+static void finish(struct run *r)
+{
+    ks_scheduler_destroy(r->s);
+    ks_cache_destroy(r->cache);
+    ks_objects_destroy(r->objs);
+    ks_config_destroy(r->cfg);
+}
+
+static char *text_of(void (*build)(FILE *f))
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    fputs(nodes, f);
+    build(f);
+    cr_assert_eq(fclose(f), 0);
+    return text;
+}
+
+static void run_text(struct run *r, void (*build)(FILE *f))
+{
+    char *text = text_of(build);
+    start(r, text);
+    free(text);
+    ks_scheduler_run_until_idle(r->s);
+}
+
+/* The first outcome reported for @pod. */
+static const struct outcome *of(const struct run *r, const char *pod)
+{
+    for (uint32_t i = 0; i < r->n; i++) {
+        if (strcmp(r->out[i].pod, pod) == 0)
+            return &r->out[i];
+    }
+    return NULL;
+}
+
+static uint32_t count(const struct run *r, enum ks_sched_event_kind kind)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        n += r->out[i].kind == kind;
+    return n;
+}
+
+static void setup(void)
+{
+    struct ks_error err = {0};
+    cr_assert_eq(ks_api_init(), 0);
+    ks_rcu_register_thread();
+    cr_assert_eq(ks_features_set("GenericWorkload=true", &err), 0, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    ks_features_reset();
+}
+
+TestSuite(pod_group, .init = setup, .fini = teardown);
+
+static void gang_that_fits(FILE *f)
+{
+    group(f, "g", 3);
+    pods(f, "w", 3, "g", "2", 0);
+}
+
+Test(pod_group, a_gang_that_fits_binds_every_member)
+{
+    struct run r;
+    run_text(&r, gang_that_fits);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
+    cr_expect_eq(count(&r, KS_SCHED_UNSCHEDULABLE), 0);
+    finish(&r);
+}
+
+static void gang_too_big(FILE *f)
+{
+    group(f, "g", 3);
+    pods(f, "w", 3, "g", "3", 0);
+}
+
+Test(pod_group, a_gang_that_does_not_fit_binds_nothing)
+{
+    struct run r;
+    run_text(&r, gang_too_big);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 0);
+    const char *group_msg =
+        "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining";
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w-%d", i);
+        const struct outcome *o = of(&r, name);
+        cr_assert_not_null(o, "%s", name);
+        cr_expect_eq(o->kind, KS_SCHED_UNSCHEDULABLE);
+        cr_expect_str_eq(o->message, group_msg);
+    }
+    const struct outcome *o = of(&r, "w-2");
+    cr_assert_not_null(o);
+    cr_expect_str_eq(o->message, "0/2 nodes are available: 2 Insufficient cpu.");
+    /* nothing the simulation assumed is left in the cache */
+    uint32_t nnodes, npods;
+    ks_cache_counts(r.cache, &nnodes, &npods);
+    cr_expect_eq(npods, 0u);
+    finish(&r);
+}
+
+static void gang_short_and_missing_group(FILE *f)
+{
+    group(f, "g", 4);
+    pods(f, "w", 3, "g", "1", 0);
+    pods(f, "lone", 1, "nowhere", "1", 0);
+    pods(f, "plain", 1, NULL, "1", 0);
+}
+
+static void expect_gated(struct run *r, const char *ns_name, const char *message)
+{
+    struct ks_pod key = {0};
+    key.meta.namespace_id = ks_intern("default");
+    key.meta.name = ns_name;
+    struct ks_queue_pod_info info;
+    cr_assert(ks_queue_pod_info(ks_scheduler_queue(r->s), &key, &info), "%s is not queued", ns_name);
+    cr_expect(info.gated, "%s", ns_name);
+    cr_expect_str_eq(ks_intern_str(info.gated_message), message);
+    cr_expect_eq(info.pod.attempts, 0u);
+}
+
+/* Two pods gated again by the hint's own event: the move over the unschedulable pods ends. */
+Test(pod_group, gangs_short_of_min_count_and_pods_of_missing_groups_wait)
+{
+    struct run r;
+    run_text(&r, gang_short_and_missing_group);
+    cr_expect_eq(r.n, 1);
+    cr_expect_str_eq(r.out[0].pod, "plain-0");
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w-%d", i);
+        expect_gated(&r, name, "waiting for minCount pods from a gang to appear in scheduling queue");
+    }
+    expect_gated(&r, "lone-0", "waiting for pod's pod group \"nowhere\" to appear in scheduling queue");
+
+    /* the missing PodGroup appears: its pod is let in and scheduled */
+    struct ks_error err = {0};
+    struct ks_objects *more;
+    cr_assert_eq(ks_test_load_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                                   "metadata: {name: nowhere, namespace: default}\n"
+                                   "spec:\n  schedulingPolicy:\n    basic: {}\n",
+                                   KS_VALIDATE_STRICT, &more, &err),
+                 0, "%s", err.msg);
+    ks_scheduler_object_event(r.s, KS_ER_POD_GROUP, NULL, more->of[KS_KIND_POD_GROUP].items[0]);
+    ks_scheduler_run_until_idle(r.s);
+    const struct outcome *o = of(&r, "lone-0");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_SCHEDULED);
+    finish(&r);
+    ks_objects_destroy(more);
+}
+
+static void basic_group(FILE *f)
+{
+    group(f, "g", 0);
+    pods(f, "w", 3, "g", "3", 0);
+}
+
+Test(pod_group, a_basic_group_places_what_fits)
+{
+    struct run r;
+    run_text(&r, basic_group);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
+    const struct outcome *o = of(&r, "w-2");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_UNSCHEDULABLE);
+    cr_expect_str_eq(o->message, "0/2 nodes are available: 2 Insufficient cpu.");
+    finish(&r);
+}
+
+static void gang_beyond_min_count(FILE *f)
+{
+    group(f, "g", 2);
+    pods(f, "w", 3, "g", "3", 0);
+}
+
+Test(pod_group, members_beyond_min_count_are_placed_best_effort)
+{
+    struct run r;
+    run_text(&r, gang_beyond_min_count);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
+    const struct outcome *o = of(&r, "w-2");
+    cr_assert_not_null(o);
+    cr_expect_str_eq(o->message, "0/2 nodes are available: 2 Insufficient cpu.");
+    finish(&r);
+}
+
+static void priority_mismatch(FILE *f)
+{
+    group(f, "g", 2);
+    pods(f, "w", 2, "g", "1", 0);
+    pods(f, "x", 1, "g", "1", 5);
+}
+
+Test(pod_group, a_member_whose_priority_is_not_the_groups_fails_the_group)
+{
+    struct run r;
+    run_text(&r, priority_mismatch);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 0);
+    const struct outcome *o = of(&r, "w-0");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_ERROR);
+    cr_expect_str_eq(o->message, "all pods in a single pod group should have the same priority as the pod "
+                                 "group's priority, got 5 and 0");
+    finish(&r);
+}
+
+/* ---- properties over random clusters ------------------------------------------------------------- */
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+#define PROP_GROUPS 6
+
+struct prop_case {
+    int min[PROP_GROUPS]; /* 0: basic */
+    int members[PROP_GROUPS];
+};
+
+/* A random cluster: 3-8 nodes of 2-8 cpu, groups of 1-6 pods of 1-3 cpu, some plain pods, in a random order.
+ */
+static char *random_cluster(uint64_t seed, bool with_groups, struct prop_case *pc)
+{
+    uint64_t x = seed * 2654435761u + 1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    int nodes = 3 + (int)(rnd(&x) % 6);
+    for (int i = 0; i < nodes; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Node\nmetadata: {name: n%d}\n"
+                "status:\n  allocatable: {cpu: \"%d\", memory: 16Gi, pods: \"110\"}\n",
+                i, 2 + (int)(rnd(&x) % 7));
+    for (int g = 0; g < PROP_GROUPS; g++) {
+        pc->members[g] = 1 + (int)(rnd(&x) % 6);
+        pc->min[g] = rnd(&x) % 4 == 0 ? 0 : 1 + (int)(rnd(&x) % (uint64_t)pc->members[g]);
+        if (with_groups) {
+            char name[8];
+            snprintf(name, sizeof(name), "g%d", g);
+            group(f, name, pc->min[g]);
+        }
+    }
+    /* pods of every group interleaved with plain ones */
+    int left[PROP_GROUPS], total = 0;
+    for (int g = 0; g < PROP_GROUPS; g++)
+        total += left[g] = pc->members[g];
+    int plain = 0;
+    while (total > 0) {
+        int g = (int)(rnd(&x) % PROP_GROUPS);
+        if (!left[g])
+            continue;
+        char prefix[8], name[8], cpu[4];
+        snprintf(prefix, sizeof(prefix), "g%d", g);
+        snprintf(name, sizeof(name), "g%d", g);
+        snprintf(cpu, sizeof(cpu), "%d", 1 + (int)(rnd(&x) % 3));
+        fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%d, namespace: default}\nspec:\n",
+                prefix, pc->members[g] - left[g]);
+        if (with_groups)
+            fprintf(f, "  schedulingGroup: {podGroupName: %s}\n", name);
+        fprintf(f, "  containers: [{name: c, resources: {requests: {cpu: \"%s\"}}}]\n", cpu);
+        left[g]--;
+        total--;
+        if (rnd(&x) % 3 == 0) {
+            snprintf(cpu, sizeof(cpu), "%d", 1 + (int)(rnd(&x) % 2));
+            fprintf(f,
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain-%d, namespace: default}\nspec:\n",
+                    plain++);
+            fprintf(f, "  containers: [{name: c, resources: {requests: {cpu: \"%s\"}}}]\n", cpu);
+        }
+    }
+    cr_assert_eq(fclose(f), 0);
+    return text;
+}
+
+/* No gang ends with fewer than minCount members bound unless none is; nothing stays assumed. */
+Test(pod_group, random_clusters_never_bind_a_gang_below_min_count)
+{
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct prop_case pc;
+        char *text = random_cluster(seed, true, &pc);
+        struct run r;
+        start(&r, text);
+        free(text);
+        ks_scheduler_run_until_idle(r.s);
+        int bound[PROP_GROUPS] = {0};
+        for (uint32_t i = 0; i < r.n; i++) {
+            int g;
+            if (r.out[i].kind == KS_SCHED_SCHEDULED && sscanf(r.out[i].pod, "g%d-", &g) == 1)
+                bound[g]++;
+        }
+        for (int g = 0; g < PROP_GROUPS; g++) {
+            if (pc.min[g])
+                cr_expect(bound[g] == 0 || bound[g] >= pc.min[g],
+                          "seed %lu: gang g%d bound %d of minCount %d", (unsigned long)seed, g, bound[g],
+                          pc.min[g]);
+            cr_expect_leq(bound[g], pc.members[g]);
+        }
+        uint32_t nnodes, npods, nassumed = 0;
+        ks_cache_counts(r.cache, &nnodes, &npods);
+        (void)nassumed;
+        uint32_t scheduled = count(&r, KS_SCHED_SCHEDULED);
+        cr_expect_eq(npods, scheduled, "seed %lu: %u pods in the cache, %u bound", (unsigned long)seed, npods,
+                     scheduled);
+        finish(&r);
+    }
+}
+
+static void record_outcomes(const char *text, char *buf, size_t len)
+{
+    struct run r;
+    start(&r, text);
+    ks_scheduler_run_until_idle(r.s);
+    size_t off = 0;
+    for (uint32_t i = 0; i < r.n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s %d %s %s\n", r.out[i].pod, (int)r.out[i].kind,
+                                r.out[i].node, r.out[i].message);
+    finish(&r);
+}
+
+/* With GenericWorkload off, pods naming groups are scheduled exactly as pods that name none. */
+Test(pod_group, with_the_gate_off_groups_change_no_decision)
+{
+    static char with[16384], without[16384];
+    ks_features_reset();
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct prop_case pc;
+        char *a = random_cluster(seed, true, &pc), *b = random_cluster(seed, false, &pc);
+        record_outcomes(a, with, sizeof(with));
+        record_outcomes(b, without, sizeof(without));
+        cr_expect_str_eq(with, without, "seed %lu", (unsigned long)seed);
+        free(a);
+        free(b);
+    }
+}
