@@ -79,7 +79,8 @@ static int policy(struct ks_decoder *d, const struct ks_yaml_node *spec, struct 
 
     if ((rc = ks_dec_map(d, spec, "schedulingPolicy", &p)))
         return rc;
-    static const struct ks_yaml_node empty = {.kind = KS_YAML_MAP};
+    /* absent: errors name the line of the spec that lacks it */
+    const struct ks_yaml_node empty = {.kind = KS_YAML_MAP, .line = spec->line};
     if ((rc = union_of(d, p ? p : &empty, "basic", "gang", &which)))
         return rc;
     out->policy = which ? KS_POD_GROUP_GANG : KS_POD_GROUP_BASIC;
@@ -189,12 +190,17 @@ static int condition(struct ks_decoder *d, const struct ks_yaml_node *n, void *e
 
 static int pod_group_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_pod_group *pg)
 {
-    static const struct ks_yaml_node empty = {.kind = KS_YAML_MAP};
+    const struct ks_yaml_node empty = {.kind = KS_YAML_MAP,
+                                       .line = doc->line}; /* an absent spec, at the document */
     const struct ks_yaml_node *spec = NULL, *ref = NULL, *status = NULL;
     int rc;
 
     if ((rc = ks_dec_meta(d, doc, true, &pg->meta)))
         return rc;
+    size_t m = ks_dec_push(d, "metadata");
+    if ((rc = ks_dec_int64(d, ks_yaml_get(doc, "metadata"), "generation", &pg->generation)))
+        return rc;
+    ks_dec_pop(d, m);
     const char *why = ks_name_dns1123_subdomain(pg->meta.name, strlen(pg->meta.name));
     if (why)
         return ks_dec_invalid(d, ks_yaml_get(ks_yaml_get(doc, "metadata"), "name"), "metadata.name",
@@ -241,7 +247,8 @@ static int pod_group_template(struct ks_decoder *d, const struct ks_yaml_node *n
 
 static int workload_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_workload *w)
 {
-    static const struct ks_yaml_node empty = {.kind = KS_YAML_MAP};
+    const struct ks_yaml_node empty = {.kind = KS_YAML_MAP,
+                                       .line = doc->line}; /* an absent spec, at the document */
     const struct ks_yaml_node *spec = NULL, *ref = NULL, *templates = NULL;
     int rc;
 

@@ -167,6 +167,56 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
     funlockfile(out);
 }
 
+/* --explain's line for a PodGroup cycle: the group, and with a topology constraint its placements. */
+static void on_group(void *ctx, const struct ks_group_attempt *g)
+{
+    FILE *out = ctx;
+    char key[512];
+    flockfile(out);
+    snprintf(key, sizeof(key), "%s/%s", ks_intern_str(g->namespace_id), g->name);
+    fputs("{\"podGroup\":", out);
+    ks_json_write_cstr(out, key);
+    fprintf(out, ",\"members\":%" PRIu32 ",\"scheduled\":%" PRIu32, g->members, g->scheduled);
+    if (g->topology_key != KS_ID_NONE) {
+        fputs(",\"topologyKey\":", out);
+        ks_json_write_cstr(out, ks_intern_str(g->topology_key));
+        fputs(",\"placements\":[", out);
+        for (uint32_t i = 0; i < g->nplacements; i++) {
+            const struct ks_group_placement *p = &g->placements[i];
+            fputs(i ? ",{\"domain\":" : "{\"domain\":", out);
+            ks_json_write_cstr(out, ks_intern_str(p->domain));
+            fprintf(out, ",\"nodes\":%" PRIu32 ",\"outcome\":\"%s\"", p->nnodes,
+                    !p->room        ? "no room"
+                    : !p->evaluated ? "not needed"
+                    : p->feasible   ? "feasible"
+                                    : "infeasible");
+            if (p->evaluated)
+                fprintf(out, ",\"pods\":%" PRIu32, p->placed);
+            if (p->fit_score >= 0)
+                fprintf(out, ",\"NodeResourcesFit\":%" PRId64, p->fit_score);
+            if (p->why) {
+                fputs(",\"reason\":", out);
+                ks_json_write_cstr(out, p->why);
+            }
+            fputc('}', out);
+        }
+        fputc(']', out);
+        if (g->chosen < g->nplacements) {
+            fputs(",\"chosen\":", out);
+            ks_json_write_cstr(out, ks_intern_str(g->placements[g->chosen].domain));
+        }
+    }
+    fputs(",\"status\":", out);
+    ks_json_write_cstr(out, g->ok ? "Scheduled" : "Unschedulable");
+    if (g->message) {
+        fputs(",\"message\":", out);
+        ks_json_write_cstr(out, g->message);
+    }
+    fputs("}\n", out);
+    fflush(out);
+    funlockfile(out);
+}
+
 static int usage(FILE *out)
 {
     fputs(
@@ -424,6 +474,7 @@ int ks_cmd_schedule(int argc, char **argv)
                     : table ? ks_explain_table_on_event
                             : on_event,
         .on_attempt = a.explain ? (table ? ks_explain_table_on_attempt : on_attempt) : NULL,
+        .on_group = a.explain && !table ? on_group : NULL,
         .on_unschedulable = summary ? ks_summary_on_unschedulable : NULL,
         .on_cycle = table ? ks_explain_table_on_cycle : NULL,
         .ctx = summary ? (void *)summary

@@ -309,7 +309,8 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     struct ks_cycle_scratch *sc = &s->scratch;
     struct ks_pre_filter_result pre = {.all = true};
     struct ks_diagnosis *d = &out->diag;
-    uint32_t nall = snap->nnodes;
+    /* a placement of the PodGroup cycle: its nodes are the only ones listed */
+    uint32_t nall = s->placement.n ? s->placement.n : snap->nnodes;
 
     memset(out, 0, sizeof(*out));
     out->snap = snap;
@@ -335,7 +336,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             d->unschedulable_plugins |= 1ull << st->plugin;
         return KS_SUCCESS;
     }
-    if (s->index && pre.all && ks__index_cycle(s, fw, cs, pod, snap, &sc->feasible[0])) {
+    if (s->index && pre.all && !s->placement.n && ks__index_cycle(s, fw, cs, pod, snap, &sc->feasible[0])) {
         out->nfeasible = 1;
         out->indexed = true;
         return KS_SUCCESS;
@@ -344,6 +345,28 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         return filter_phase(s, fw, cs, pod, snap, &pre, out, st);
     int64_t t0 = ks__fw_point_start(fw);
     return ks__fw_point_end(fw, KS_FWL_FILTER, filter_phase(s, fw, cs, pod, snap, &pre, out, st), t0);
+}
+
+static bool placement_has(const struct ks_placement_view *pl, uint32_t name)
+{
+    uint32_t lo = 0, hi = pl->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pl->names[mid] < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < pl->n && pl->names[lo] == name;
+}
+
+static bool pre_filter_keeps(const struct ks_pre_filter_result *pre, uint32_t name)
+{
+    for (uint32_t i = 0; i < pre->n; i++) {
+        if (pre->names[i] == name)
+            return true;
+    }
+    return false;
 }
 
 /* ks__find_nodes() after a PreFilter that let the pod through: Filter, from the nominated node on. */
@@ -355,7 +378,8 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     struct ks_cycle_scratch *sc = &s->scratch;
     struct ks_pre_filter_result pre = *prev;
     struct ks_diagnosis *d = &out->diag;
-    uint32_t nall = snap->nnodes;
+    const struct ks_placement_view *pl = &s->placement;
+    uint32_t nall = pl->n ? pl->n : snap->nnodes;
     int rc;
 
     /* pods nominated to nodes by preemption count on those nodes (RunFilterPluginsWithNominatedPods) */
@@ -375,7 +399,8 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     if (nominated_name == KS_ID_EMPTY)
         nominated_name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
     const struct ks_node_snap *nominated = NULL;
-    if (nominated_name != KS_ID_EMPTY && (nominated = ks_snapshot_find(snap, nominated_name))) {
+    if (nominated_name != KS_ID_EMPTY && (!pl->n || placement_has(pl, nominated_name)) &&
+        (nominated = ks_snapshot_find(snap, nominated_name))) {
         struct ks_status nst = {0};
         rc = ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL);
         if (rc == KS_SUCCESS) {
@@ -396,17 +421,29 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
 
     const struct ks_node_snap *const *order = NULL;
     uint32_t n = nall;
+    if (pl->n) {
+        /* the placement's nodes (sorted by name), those of the PreFilter result among them */
+        n = 0;
+        for (uint32_t i = 0; i < pl->n; i++) {
+            const struct ks_node_snap *node = ks_snapshot_find(snap, pl->names[i]);
+            if (node && (pre.all || pre_filter_keeps(&pre, pl->names[i])))
+                sc->order[n++] = node;
+        }
+        order = sc->order;
+    }
     if (!pre.all) {
         uint32_t *names = malloc((pre.n ? pre.n : 1) * sizeof(*names));
         if (!names)
             return ks_status_set(st, KS_ERROR, "out of memory");
         memcpy(names, pre.names, pre.n * sizeof(*names));
         qsort(names, pre.n, sizeof(*names), cmp_names);
-        n = 0;
-        for (uint32_t i = 0; i < pre.n; i++) {
-            const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
-            if (node && (i == 0 || names[i] != names[i - 1]))
-                sc->order[n++] = node;
+        if (!pl->n) {
+            n = 0;
+            for (uint32_t i = 0; i < pre.n; i++) {
+                const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
+                if (node && (i == 0 || names[i] != names[i - 1]))
+                    sc->order[n++] = node;
+            }
         }
         free(names);
         order = sc->order;

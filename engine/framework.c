@@ -318,6 +318,15 @@ int32_t ks_framework_score_weight(const struct ks_framework *fw, uint32_t i)
     return fw->list[KS_FWL_SCORE].v[i].weight;
 }
 
+bool ks_framework_filters_with(const struct ks_framework *fw, const char *name)
+{
+    for (uint32_t i = 0; i < fw->list[KS_FWL_FILTER].n; i++) {
+        if (strcmp(fw->list[KS_FWL_FILTER].v[i].plugin->name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
 bool ks_framework_has_filter(const struct ks_framework *fw)
 {
     return fw->list[KS_FWL_FILTER].n > 0;

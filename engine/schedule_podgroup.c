@@ -21,10 +21,11 @@
  * node fits with its FitError. Members of a group that failed go to backoff, as upstream
  * requeues a group entity.
  */
-#include "scheduler_internal.h"
+#include "podgroup_internal.h"
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
+#include "ksched/features.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_helpers_gang.h"
 #include "ksched/pod_groups.h"
@@ -34,28 +35,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One member in this cycle. */
-struct member {
-    struct ks_queued_pod *qp;
-    struct ks_bind_job *job; /* placed: assumed and reserved */
-    char *message;           /* no node fits: its FitError (malloc'd) */
-    uint32_t order;          /* when it joined its group, among the group's pods */
-    bool tried;
-};
-
-/* The cycle's growable arrays, kept by the scheduler between cycles. */
-struct ks_group_scratch {
-    uint32_t cap_pods, cap_members;
-    const struct ks_pod **pods;
-    struct member *members;
-};
-
 void ks__group_scratch_free(struct ks_scheduler *s)
 {
     if (!s->group_scratch)
         return;
     free(s->group_scratch->pods);
     free(s->group_scratch->members);
+    free(s->group_scratch->sched_nodes);
+    free(s->group_scratch->assign);
+    free(s->group_scratch->results);
+    free(s->group_scratch->first_messages);
+    free(s->group_scratch->order);
+    free(s->group_scratch->report_placements);
+    ks_placement_set_free(&s->group_scratch->placements);
     free(s->group_scratch);
     s->group_scratch = NULL;
 }
@@ -103,7 +95,8 @@ static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks
         if (!reserve_room((void **)&sc->pods, &sc->cap_pods, n, sizeof(*sc->pods)))
             return -ENOMEM;
     }
-    if (!reserve_room((void **)&sc->members, &sc->cap_members, n + 1, sizeof(*sc->members))) {
+    if (!reserve_room((void **)&sc->members, &sc->cap_members, n + 1, sizeof(*sc->members)) ||
+        !reserve_room((void **)&sc->sched_nodes, &sc->cap_sched, n + 1, sizeof(*sc->sched_nodes))) {
         for (uint32_t i = 0; i < n; i++)
             ks_pod_put(sc->pods[i]);
         return -ENOMEM;
@@ -113,8 +106,9 @@ static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks
     *scheduled = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_pod *p = sc->pods[i];
-        if (ks_cache_pod_node(s->cache, p) != KS_ID_NONE) {
-            (*scheduled)++;
+        uint32_t node = ks_cache_pod_node(s->cache, p);
+        if (node != KS_ID_NONE) {
+            sc->sched_nodes[(*scheduled)++] = node;
         } else if (p == pod || (p->meta.namespace_id == pod->meta.namespace_id && p->meta.name &&
                                 pod->meta.name && strcmp(p->meta.name, pod->meta.name) == 0)) {
             sc->members[0].order = i;
@@ -163,7 +157,7 @@ static const char *validate(struct ks_scheduler *s, const struct member *mv, uin
 }
 
 /* Every reservation of the cycle undone, newest first. */
-static void revert(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n)
+void ks__pg_revert(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n)
 {
     for (uint32_t i = n; i-- > 0;) {
         struct ks_bind_job *job = mv[i].job;
@@ -181,7 +175,33 @@ static void revert(struct ks_scheduler *s, struct ks_framework *fw, struct membe
  * verdict (KS_GANG_FEASIBLE with at least one placed: success) with its message in @msg, or
  * -1 after an error that @st holds.
  */
-static int place_members(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+int ks__pg_place_one(struct ks_scheduler *s, struct ks_framework *fw, struct member *m, uint64_t cycle,
+                     struct ks_status *st)
+{
+    struct ks_bind_job *job = ks__job_get(s);
+    if (!job)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    int64_t start = ks__job_start(s, job, fw, m->qp, cycle);
+    struct ks_unfit uf = {.post_filter = false};
+    uint32_t node = KS_ID_EMPTY;
+    int rc = ks__algorithm(s, fw, job, start, &uf, &node, st);
+    if (rc == KS_SUCCESS)
+        rc = ks__assume_reserve(s, fw, job, node, false, st);
+    m->tried = true;
+    if (rc == KS_SUCCESS) {
+        m->job = job;
+        return KS_SUCCESS;
+    }
+    ks__job_put(s, job);
+    if (rc == KS_UNSCHEDULABLE && !uf.message)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    if (rc != KS_UNSCHEDULABLE && rc != KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return rc;
+    m->message = uf.message ? uf.message : strdup(ks_intern_str(st->reasons[0]));
+    return KS_UNSCHEDULABLE;
+}
+
+int ks__pg_place_members(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
                          const struct ks_pod_group_spec *spec, uint32_t scheduled, uint64_t cycle, bool *any,
                          char *msg, size_t len, struct ks_status *st)
 {
@@ -189,28 +209,12 @@ static int place_members(struct ks_scheduler *s, struct ks_framework *fw, struct
     enum ks_gang_verdict v = ks_gang_placement_feasible(spec, scheduled, remaining, msg, len);
     *any = false;
     for (uint32_t i = 0; i < n && v != KS_GANG_INFEASIBLE; i++) {
-        struct member *m = &mv[i];
-        struct ks_bind_job *job = ks__job_get(s);
-        if (!job)
-            return ks_status_set(st, KS_ERROR, "out of memory"), -1;
-        int64_t start = ks__job_start(s, job, fw, m->qp, cycle);
-        struct ks_unfit uf = {.post_filter = false};
-        uint32_t node = KS_ID_EMPTY;
-        int rc = ks__algorithm(s, fw, job, start, &uf, &node, st);
-        if (rc == KS_SUCCESS)
-            rc = ks__assume_reserve(s, fw, job, node, false, st);
-        m->tried = true;
+        int rc = ks__pg_place_one(s, fw, &mv[i], cycle, st);
         if (rc == KS_SUCCESS) {
-            m->job = job;
             scheduled++;
             *any = true;
-        } else {
-            ks__job_put(s, job);
-            if (rc == KS_UNSCHEDULABLE && !uf.message)
-                return ks_status_set(st, KS_ERROR, "out of memory"), -1;
-            if (rc != KS_UNSCHEDULABLE && rc != KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
-                return -1;
-            m->message = uf.message ? uf.message : strdup(ks_intern_str(st->reasons[0]));
+        } else if (rc != KS_UNSCHEDULABLE) {
+            return -1;
         }
         remaining--;
         v = ks_gang_placement_feasible(spec, scheduled, remaining, msg, len);
@@ -218,10 +222,23 @@ static int place_members(struct ks_scheduler *s, struct ks_framework *fw, struct
     return (int)v;
 }
 
+/* opts.on_group of the cycle's outcome. */
+static void report(struct ks_scheduler *s, bool ok, bool error, const char *message)
+{
+    if (!s->opts.on_group || !s->group_scratch)
+        return;
+    struct ks_group_attempt *g = &s->group_scratch->report_to;
+    g->ok = ok;
+    g->error = error;
+    g->message = message;
+    s->opts.on_group(s->opts.ctx, g);
+}
+
 /* Hand every member back with @code and @message (its own FitError when it has one and @own). */
-static void fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+void ks__pg_fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
                      uint64_t cycle, int code, const char *message, bool own)
 {
+    report(s, false, code == KS_ERROR, message);
     for (uint32_t i = 0; i < n; i++) {
         const char *text = own && mv[i].message ? mv[i].message : message;
         /* no rejector: the member retries after backoff, as upstream requeues a group */
@@ -245,11 +262,14 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
     }
     uint32_t scheduled = 0;
     int n = name == KS_ID_NONE ? -ENOMEM : gather(s, sc, first, name, &scheduled);
+    sc->nsched = scheduled;
     if (n < 0) {
         ks__failure(s, fw, first, cycle, KS_ERROR, "out of memory", 0);
         return;
     }
     struct member *mv = sc->members;
+    for (int i = 0; i < n; i++)
+        mv[i].qp->group_size = (uint32_t)n; /* the entity's size: its members back off longer */
     /* skipPodGroupPodSchedule: being deleted, or already assumed */
     uint32_t live = 0;
     for (int i = 0; i < n; i++) {
@@ -261,45 +281,63 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
     }
     if (!live)
         return;
+    sc->report_to = (struct ks_group_attempt){.namespace_id = first->pod->meta.namespace_id,
+                                              .name = first->pod->scheduling_group,
+                                              .members = live,
+                                              .scheduled = scheduled,
+                                              .topology_key = KS_ID_NONE,
+                                              .chosen = UINT32_MAX};
     struct ks_pod_group_state gs;
     ks_pod_groups_state(s->groups, first->pod->meta.namespace_id, name, &gs);
     if (!gs.exists) {
         /* the PodGroup went away since PreEnqueue admitted the members: they wait for it again */
         snprintf(buf, sizeof(buf), "waiting for pod's pod group \"%s\" to appear in scheduling queue",
                  first->pod->scheduling_group);
-        fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, buf, false);
+        ks__pg_fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, buf, false);
         return;
     }
     const char *invalid = validate(s, mv, live, &gs, buf, sizeof(buf));
     if (invalid) {
-        fail_all(s, fw, mv, live, cycle, KS_ERROR, invalid, false);
+        ks__pg_fail_all(s, fw, mv, live, cycle, KS_ERROR, invalid, false);
         return;
     }
     fw = ks__framework_for(s, mv[0].qp->pod);
+    if (gs.spec.topology_key != KS_ID_NONE &&
+        ks_feature_enabled(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)) {
+        ks__pg_schedule_placements(s, fw, mv, live, &gs, scheduled, cycle);
+        return;
+    }
 
     char verdict_msg[256];
     struct ks_status st = {0};
     bool any;
-    int v = place_members(s, fw, mv, live, &gs.spec, scheduled, cycle, &any, verdict_msg, sizeof(verdict_msg),
-                          &st);
+    int v = ks__pg_place_members(s, fw, mv, live, &gs.spec, scheduled, cycle, &any, verdict_msg,
+                                 sizeof(verdict_msg), &st);
     if (v < 0) {
-        revert(s, fw, mv, live);
+        ks__pg_revert(s, fw, mv, live);
         const char *why = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)st.code);
         snprintf(buf, sizeof(buf), "failed to schedule other pod from a pod group: %s", why);
-        fail_all(s, fw, mv, live, cycle, KS_ERROR, buf, false);
+        ks__pg_fail_all(s, fw, mv, live, cycle, KS_ERROR, buf, false);
         return;
     }
     if (v != KS_GANG_FEASIBLE || !any) {
-        revert(s, fw, mv, live);
+        ks__pg_revert(s, fw, mv, live);
         if (v == KS_GANG_FEASIBLE)
             snprintf(buf, sizeof(buf), "pod group is unschedulable");
         else
             snprintf(buf, sizeof(buf), "pod group is unschedulable, %s", verdict_msg);
-        fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE, buf, true);
+        ks__pg_fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE, buf, true);
         return;
     }
+    ks__pg_commit(s, fw, mv, live, cycle);
+}
+
+void ks__pg_commit(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                   uint64_t cycle)
+{
     /* minCount reached: the placed members bind, the others go back with their own reasons */
-    for (uint32_t i = 0; i < live; i++) {
+    report(s, true, false, NULL);
+    for (uint32_t i = 0; i < n; i++) {
         if (mv[i].job) {
             struct ks_bind_job *job = mv[i].job;
             mv[i].job = NULL;

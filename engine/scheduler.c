@@ -428,6 +428,15 @@ static int add_bound(struct ks_scheduler *s, const struct ks_pod *pod)
     return 0;
 }
 
+/* Whether GangScheduling's PreEnqueue admits the members of @pod's group now. */
+static bool group_admits(struct ks_scheduler *s, const struct ks_pod *pod)
+{
+    struct ks_pod_group_state gs;
+    if (!ks_pod_groups_state(s->groups, pod->meta.namespace_id, ks_pod_group_key(pod), &gs) || !gs.exists)
+        return false;
+    return gs.spec.policy != KS_POD_GROUP_GANG || gs.all_pods >= (uint32_t)gs.spec.min_count;
+}
+
 int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod)
 {
     if (pod->node_name != KS_ID_EMPTY)
@@ -445,8 +454,12 @@ int ks_scheduler_add_pod(struct ks_scheduler *s, const struct ks_pod *pod)
             ks_pod_groups_delete_pod(s->groups, pod);
         return rc;
     }
-    /* GangScheduling's UnscheduledPod/Add: the pod may complete its gang's minCount */
-    if (pod->scheduling_group)
+    /*
+     * GangScheduling's UnscheduledPod/Add: the pod may complete its gang's minCount. Its hint
+     * queues the waiting members of the group, whose PreEnqueue then only admits them once
+     * the group exists with enough pods: before that the event changes nothing and is not sent.
+     */
+    if (pod->scheduling_group && group_admits(s, pod))
         ks__event(s, KS_ER_UNSCHEDULED_POD, KS_ACT_ADD, NULL, pod);
     /* as upstream, a pod held by a PreEnqueue gate holds no room on its nominated node */
     struct ks_queue_pod_info info;

@@ -94,6 +94,16 @@ struct ks_cycle_scratch {
     struct ks_fw_tally *tallies;
 };
 
+/*
+ * The nodes a PodGroup cycle's placement limits the cycle to (upstream's AssumePlacement):
+ * interned names, sorted; n 0: every node. Find, Filter and the FitError count only these
+ * (a pod's cycle then never asks the signature index). (sched)
+ */
+struct ks_placement_view {
+    uint32_t n;
+    const uint32_t *names;
+};
+
 struct ks_scheduler {
     struct ks_scheduler_opts opts;
     struct ks_cache *cache;
@@ -117,6 +127,7 @@ struct ks_scheduler {
     bool bind_deferred;              /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
+    struct ks_placement_view placement;     /* the placement a PodGroup cycle evaluates (sched) */
 
     /* binder pool */
     pthread_mutex_t bind_lock;

@@ -57,6 +57,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -138,11 +139,18 @@ static const struct ks_event_map *map_of(const struct ks_queue *q, const struct 
 /* ---- backoff ------------------------------------------------------------------------------------ */
 
 /* calculateBackoffDuration: initial x 2^(attempts-1), capped; none before the first attempt. */
-static int64_t backoff_duration(const struct ks_queue *q, uint32_t attempts)
+/*
+ * calculateBackoffDuration: initial x 2^(attempts-1), capped at the maximum - for the members
+ * of a pod group tried together (@group_size > 1), the maximum times sqrt(group_size), as
+ * upstream backs off a group entity.
+ */
+static int64_t backoff_duration(const struct ks_queue *q, uint32_t attempts, uint32_t group_size)
 {
     int64_t d = q->opts.initial_backoff_ns, max = q->opts.max_backoff_ns;
     if (attempts == 0 || d <= 0)
         return 0;
+    if (group_size > 1)
+        max = (int64_t)((double)max * sqrt((double)group_size));
     for (uint32_t i = 1; i < attempts; i++) {
         if (d > max - d) /* subtraction: no overflow */
             return max;
@@ -153,7 +161,7 @@ static int64_t backoff_duration(const struct ks_queue *q, uint32_t attempts)
 
 static int64_t backoff_expiry(const struct ks_queue *q, const struct qpod *qp)
 {
-    return qp->pub.timestamp_ns + backoff_duration(q, qp->pub.attempts);
+    return qp->pub.timestamp_ns + backoff_duration(q, qp->pub.attempts, qp->pub.group_size);
 }
 
 bool ks__queue_heap_before(const struct ks_queue *q, const struct qpod *a, const struct qpod *b)

@@ -140,6 +140,9 @@ struct ks_pod *ks_intake_find_pod(struct ks_intake *in, const char *namespace_, 
  */
 char *ks_serve_text_close(FILE *out, char **buf);
 
+/* ks_serve_format_time - metav1.Time (RFC 3339 in seconds) or, with @micro, metav1.MicroTime of @ns. */
+void ks_serve_format_time(int64_t ns, bool micro, char *buf, size_t len);
+
 struct ks_writer;
 
 /* Where writes go: ks_kube_request's contract (tests pass a fake). */
@@ -212,6 +215,28 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
                                const char *nominated, const char *last_message, int64_t now_ns,
                                bool *unchanged, size_t *len);
 char *ks_serve_nominated_patch(const char *nominated, size_t *len);
+
+/* ---- PodGroup status (serve_podgroup.c) ------------------------------------------------- */
+
+struct ks_pod_group;
+struct ks_group_attempt;
+struct ks_objects;
+
+/*
+ * ks_serve_pod_group_patch - the strategic merge patch of podgroups/status that sets
+ * PodGroupInitiallyScheduled for the outcome @g against what @pg holds (malloc'ed); NULL when
+ * it would change nothing (or a True condition would go False), or on ENOMEM.
+ */
+char *ks_serve_pod_group_patch(const struct ks_pod_group *pg, const struct ks_group_attempt *g,
+                               int64_t now_ns, size_t *len);
+
+/*
+ * ks_serve_on_group - queue that patch for the PodGroup of @g among @objs, when there is one
+ * and it changes something. Context: the scheduler's on_group (the scheduling thread, which
+ * alone changes @objs).
+ */
+void ks_serve_on_group(struct ks_writer *w, const struct ks_objects *objs, const struct ks_group_attempt *g,
+                       int64_t now_ns);
 
 struct ks_serve_event {
     const struct ks_pod *regarding;

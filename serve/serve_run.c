@@ -198,6 +198,15 @@ static void on_sched_event(void *ctx, const struct ks_sched_event *ev)
     log_event(ev);
 }
 
+/* After a PodGroup cycle (scheduling thread): the group's PodGroupInitiallyScheduled condition. */
+static void on_group(void *ctx, const struct ks_group_attempt *g)
+{
+    struct serve *sv = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ks_serve_on_group(sv->writer, sv->objects, g, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
 /* Before each cycle (scheduling thread): the object changes queued since, and the attempt's start. */
 static void on_cycle(void *ctx, const struct ks_queued_pod *qp)
 {
@@ -234,6 +243,7 @@ static int go_live(struct serve *sv)
         .binder = ks_writer_binder(sv->writer),
         .evictor = {.evict = evict, .ctx = sv},
         .on_cycle = on_cycle,
+        .on_group = on_group,
         .volume_api = ks_serve_volumes_api(sv->volumes),
         .dra_api = ks_serve_dra_api(sv->dra),
         .metrics = ks_serve_metrics_engine(sv->metrics),

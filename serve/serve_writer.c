@@ -84,8 +84,7 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* metav1.Time: RFC 3339 in seconds; metav1.MicroTime: with microseconds. */
-static void format_time(int64_t ns, bool micro, char *buf, size_t len)
+void ks_serve_format_time(int64_t ns, bool micro, char *buf, size_t len)
 {
     time_t secs = (time_t)(ns / 1000000000);
     struct tm tm;
@@ -171,7 +170,7 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
             fputs("\"lastProbeTime\":null,", out);
         if (!same_status) {
             char t[40];
-            format_time(now_ns, false, t, sizeof(t));
+            ks_serve_format_time(now_ns, false, t, sizeof(t));
             fputs("\"lastTransitionTime\":", out);
             ks_json_write_cstr(out, t);
             fputc(',', out);

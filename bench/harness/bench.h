@@ -78,6 +78,8 @@ struct ks_bench_op {
     uint32_t label_key; /* interned; KS_ID_NONE when absent */
     uint32_t nlabel_values;
     uint32_t *label_values;
+    const char *label_prefix; /* or: node i gets <label_prefix><i / nodes_per_value> */
+    uint32_t nodes_per_value;
     /* churn (mode recreate): every interval_pods measured cycles, create or delete @number objects */
     uint32_t interval_pods;
     uint32_t number;
@@ -102,6 +104,19 @@ struct ks_bench_op {
     const struct ks_yaml_node *object_template;
     enum ks_kind object_kind;
     bool numbered; /* count or countParam given */
+    /*
+     * createPods: podGroupSizes. The pods whose template has spec.schedulingGroup join
+     * generated gangs in turn: the g-th has group_sizes[g % n] pods and a PodGroup of that
+     * minCount (the harness makes it), named <op's pod name prefix>g<g>.
+     */
+    uint32_t ngroup_sizes;
+    uint32_t *group_sizes;
+    const char **group_size_params; /* per size: a $param name (without the $) resolved per run, or NULL */
+    /* podGroupTopologyKeys: gang g's PodGroup constrains it to one value of group_keys[g % n] (KS_ID_NONE:
+     * none) */
+    uint32_t ngroup_keys;
+    uint32_t *group_keys;
+    int64_t expect_bound_gangs; /* createPods: expectBoundGangs, checked by --check; -1: not given */
 };
 
 struct ks_bench_param {
@@ -125,6 +140,7 @@ struct ks_bench_workload {
     struct ks_bench_op *ops;
     uint32_t nsizes;
     struct ks_bench_size *sizes;
+    const char *feature_gates;     /* featureGates as a --feature-gates value; NULL: none */
     struct ks_yaml_stream *stream; /* owns every string and template above */
     struct ks_arena arena;         /* owns ops, sizes, params */
 };
@@ -205,6 +221,22 @@ const char *ks_bench_template_prefix(const struct ks_yaml_node *tmpl, const char
 int ks_bench_driver_slices(const struct ks_bench_op *op, const char *file, int64_t per_node,
                            const char *const *names, uint32_t n, struct ks_objects *objs,
                            struct ks_error *err);
+
+/* ---- pod groups (bench_groups.c) ------------------------------------------------------------ */
+
+/* ks_bench_group_name - the name of gang @g of createPods op @op: "gang-OP-G". */
+void ks_bench_group_name(char *buf, size_t len, uint32_t op, uint32_t g);
+
+/* ks_bench_join_group - @pod's spec.schedulingGroup names gang @g of op @op. 0 or -ENOMEM. */
+int ks_bench_join_group(struct ks_pod *pod, uint32_t op, uint32_t g);
+
+/*
+ * ks_bench_pod_groups - the PodGroups of op @op's @ngroups gangs in namespace @ns (interned),
+ * gang g of minCount group_sizes[g % n] of @spec (the last one's @last, the pods it got) and
+ * the topology key group_keys[g % n], pushed into @objs. 0 or -ENOMEM.
+ */
+int ks_bench_pod_groups(struct ks_objects *objs, uint32_t op, uint32_t ns, uint32_t ngroups,
+                        const struct ks_bench_op *spec, uint32_t last);
 
 /*
  * ks_bench_create_any - createAny @op: its object template decoded @count times (numbered:

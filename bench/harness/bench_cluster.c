@@ -63,9 +63,17 @@ struct ks_node *ks_bench_node(const char *name, uint32_t index, const struct ks_
     uint32_t nlabels = 0;
     labels[nlabels++] = (struct ks_label){ks_wk.hostname_label, n->name_id};
     labels[nlabels++] = (struct ks_label){ks_wk.zone_label, zones[index % 10]};
-    if (op && op->label_key != KS_ID_NONE && op->nlabel_values) {
+    if (op && op->label_key != KS_ID_NONE && (op->nlabel_values || op->nodes_per_value)) {
         /* labelNodePrepareStrategy: replace the label when it is one of ours, else add it */
-        struct ks_label l = {op->label_key, op->label_values[index % op->nlabel_values]};
+        struct ks_label l = {op->label_key, KS_ID_NONE};
+        if (op->nodes_per_value) {
+            char value[128];
+            snprintf(value, sizeof(value), "%s%u", op->label_prefix, index / op->nodes_per_value);
+            if ((l.value = ks_intern(value)) == KS_ID_NONE)
+                goto err;
+        } else {
+            l.value = op->label_values[index % op->nlabel_values];
+        }
         uint32_t i = 0;
         while (i < nlabels && labels[i].key != l.key)
             i++;

@@ -53,6 +53,7 @@
 #include "ksched/cache.h"
 #include "ksched/config.h"
 #include "ksched/dra_controller.h"
+#include "ksched/features.h"
 #include "ksched/intern.h"
 #include "ksched/json_write.h"
 #include "ksched/queue.h"
@@ -113,7 +114,9 @@ struct bench_run {
 
     struct bench_pod *pods;
     uint32_t npods;
-    uint32_t *op_first, *op_count;  /* per op: its pods in pods[] */
+    uint32_t *op_first, *op_count; /* per op: its pods in pods[] */
+    /* per op: the gangs its pods formed (podGroupSizes), their namespace, the last one's size */
+    uint32_t *op_groups, *op_group_ns, *op_group_last;
     const struct bench_pod **index; /* open addressing by pod pointer, NULL when empty */
     uint32_t index_mask;
 
@@ -313,6 +316,41 @@ static int fail_input(const struct ks_error *err)
 }
 
 /* Decode every pod of every op (and the churn pods) before anything runs. */
+/* The next gang pod of op @opi joins the op's current gang (@filled of its pods so far), opening the next
+ * when full. */
+static int join_gang(struct bench_run *r, uint32_t opi, struct ks_pod *pod, uint32_t *filled)
+{
+    const struct ks_bench_op *op = &r->w->ops[opi];
+    uint32_t g = r->op_groups[opi] - (*filled > 0);
+    if (*filled == 0)
+        r->op_groups[opi]++;
+    r->op_group_ns[opi] = pod->meta.namespace_id;
+    r->op_group_last[opi] = ++*filled;
+    if (*filled == op->group_sizes[g % op->ngroup_sizes])
+        *filled = 0;
+    return ks_bench_join_group(pod, opi, g);
+}
+
+/* The $params of podGroupSizes, for the size that runs. */
+static int resolve_group_sizes(struct bench_run *r)
+{
+    for (uint32_t i = 0; i < r->w->nops; i++) {
+        struct ks_bench_op *op = &r->w->ops[i];
+        for (uint32_t j = 0; j < op->ngroup_sizes; j++) {
+            if (!op->group_size_params[j])
+                continue;
+            int64_t v = param_value(r, op->group_size_params[j]);
+            if (v < 1 || v > 100000) {
+                fprintf(stderr, "ksched bench: %s:%d: podGroupSizes: $%s must be a size from 1 to 100000\n",
+                        r->w->file, op->line, op->group_size_params[j]);
+                return -EINVAL;
+            }
+            op->group_sizes[j] = (uint32_t)v;
+        }
+    }
+    return 0;
+}
+
 static int decode_pods(struct bench_run *r)
 {
     const struct ks_bench_workload *w = r->w;
@@ -321,7 +359,10 @@ static int decode_pods(struct bench_run *r)
     char name[256];
 
     if (!(r->op_first = calloc(w->nops, sizeof(*r->op_first))) ||
-        !(r->op_count = calloc(w->nops, sizeof(*r->op_count))))
+        !(r->op_count = calloc(w->nops, sizeof(*r->op_count))) ||
+        !(r->op_groups = calloc(w->nops, sizeof(*r->op_groups))) ||
+        !(r->op_group_ns = calloc(w->nops, sizeof(*r->op_group_ns))) ||
+        !(r->op_group_last = calloc(w->nops, sizeof(*r->op_group_last))))
         return -ENOMEM;
     for (uint32_t i = 0; i < w->nops; i++) {
         const struct ks_bench_op *op = &w->ops[i];
@@ -354,6 +395,7 @@ static int decode_pods(struct bench_run *r)
     int64_t t0 = ks__mono_ns();
     for (uint32_t i = 0; i < w->nops; i++) {
         const struct ks_bench_op *op = &w->ops[i];
+        uint32_t filled = 0; /* pods in the op's current gang */
         r->op_first[i] = r->npods;
         for (uint32_t k = 0; k < r->op_count[i]; k++) {
             struct bench_pod *bp = &r->pods[r->npods];
@@ -367,6 +409,8 @@ static int decode_pods(struct bench_run *r)
             int rc = ks_bench_pod(tmpl, w->file, name, op->namespace, &bp->pod, &err);
             if (rc == -EINVAL)
                 return fail_input(&err);
+            if (rc == 0 && op->ngroup_sizes && bp->pod->scheduling_group)
+                rc = join_gang(r, i, bp->pod, &filled);
             if (rc < 0)
                 return rc;
             bp->op = i;
@@ -857,12 +901,23 @@ static int make_pod_claims(struct bench_run *r)
 /* The object set of a workload with DRA ops, complete before the scheduler starts (see the file comment). */
 static int prepare_objects(struct bench_run *r)
 {
+    bool groups = false;
     int rc;
 
-    if (!has_dra_ops(r->w))
+    for (uint32_t i = 0; i < r->w->nops; i++)
+        groups |= r->op_groups[i] > 0;
+    if (!has_dra_ops(r->w) && !groups)
         return 0;
     if (!(r->objs = calloc(1, sizeof(*r->objs))))
         return -ENOMEM;
+    for (uint32_t i = 0; i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        if (r->op_groups[i] && (rc = ks_bench_pod_groups(r->objs, i, r->op_group_ns[i], r->op_groups[i], op,
+                                                         r->op_group_last[i])) < 0)
+            return rc;
+    }
+    if (!has_dra_ops(r->w))
+        return 0;
     if ((rc = plan_nodes(r)) < 0 || (rc = make_objects(r)) < 0 || (rc = make_pod_claims(r)) < 0)
         return rc;
     if (r->a.check && (rc = ks_bench_dra_record_create(r->objs, &r->record)) < 0)
@@ -889,6 +944,61 @@ static void destroy_objects(struct bench_run *r)
 }
 
 /* ---- checks (--check) -------------------------------------------------------------------------------- */
+
+/*
+ * The gangs of op @i (podGroupSizes): each bound whole or not at all (no fewer than minCount
+ * members bound unless none is), a constrained one within one value of its topology key, and
+ * with expectBoundGangs exactly that many bound. Returns the problems. In @snap's read section.
+ */
+static uint32_t check_gangs(struct bench_run *r, uint32_t i, const struct ks_snapshot *snap)
+{
+    const struct ks_bench_op *op = &r->w->ops[i];
+    uint32_t ngroups = r->op_groups[i], bad = 0, whole = 0;
+    uint32_t *bound = calloc(ngroups ? ngroups : 1, sizeof(*bound));
+    uint32_t *domain = malloc((ngroups ? ngroups : 1) * sizeof(*domain));
+    if (!bound || !domain) {
+        free(bound);
+        free(domain);
+        fprintf(stderr, "ksched bench: check: out of memory\n");
+        return 1;
+    }
+    for (uint32_t g = 0; g < ngroups; g++)
+        domain[g] = KS_ID_NONE;
+    for (uint32_t k = 0; k < r->op_count[i]; k++) {
+        const struct bench_pod *bp = &r->pods[r->op_first[i] + k];
+        unsigned o, g;
+        if (!bp->pod->scheduling_group || sscanf(bp->pod->scheduling_group, "gang-%u-%u", &o, &g) != 2 ||
+            g >= ngroups || atomic_load_explicit(&bp->state, memory_order_relaxed) != POD_BOUND)
+            continue;
+        bound[g]++;
+        uint32_t key = op->ngroup_keys ? op->group_keys[g % op->ngroup_keys] : KS_ID_NONE, value = KS_ID_NONE;
+        const struct ks_node_snap *n =
+            ks_snapshot_find(snap, atomic_load_explicit(&bp->node, memory_order_relaxed));
+        if (key == KS_ID_NONE || !n || !n->node)
+            continue;
+        ks_labels_get(&n->node->meta.labels, key, &value);
+        if (domain[g] != KS_ID_NONE && value != domain[g] && bad++ < 10)
+            fprintf(stderr, "ksched bench: check: %s:%d: gang %u spans %s and %s of %s\n", r->w->file,
+                    op->line, g, ks_intern_str(domain[g]),
+                    value == KS_ID_NONE ? "a node without it" : ks_intern_str(value), ks_intern_str(key));
+        domain[g] = value;
+    }
+    for (uint32_t g = 0; g < ngroups; g++) {
+        uint32_t min = g + 1 == ngroups ? r->op_group_last[i] : op->group_sizes[g % op->ngroup_sizes];
+        whole += bound[g] >= min;
+        if (bound[g] && bound[g] < min && bad++ < 10)
+            fprintf(stderr, "ksched bench: check: %s:%d: gang %u bound %u of minCount %u\n", r->w->file,
+                    op->line, g, bound[g], min);
+    }
+    if (op->expect_bound_gangs >= 0 && whole != (uint32_t)op->expect_bound_gangs) {
+        bad++;
+        fprintf(stderr, "ksched bench: check: %s:%d: %u of %u gangs bound, expected %" PRId64 "\n",
+                r->w->file, op->line, whole, ngroups, op->expect_bound_gangs);
+    }
+    free(bound);
+    free(domain);
+    return bad;
+}
 
 static const char *const state_names[] = {"pending", "bound", "unschedulable", "preempted", "failed"};
 
@@ -936,6 +1046,8 @@ static uint32_t check(struct bench_run *r)
     ks_cache_refresh(r->cache);
     ks_rcu_read_lock();
     const struct ks_snapshot *snap = ks_cache_snapshot(r->cache);
+    for (uint32_t i = 0; i < r->w->nops; i++)
+        bad += r->op_groups[i] ? check_gangs(r, i, snap) : 0;
     uint64_t placed = 0;
     for (uint32_t i = 0; i < snap->nnodes; i++) {
         const struct ks_node_snap *n = ks_snapshot_node(snap, i);
@@ -1178,6 +1290,8 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
         goto out;
     }
     rc = ks_bench_workload_load(path, &w, &err);
+    if (rc == 0 && w->feature_gates)
+        rc = ks_features_set(w->feature_gates, &err); /* the workload's, over --feature-gates */
     if (rc == 0)
         rc = r.a.config ? ks_config_load_file(r.a.config, &cfg, &err) : ks_config_load_default(&cfg);
     if (rc < 0) {
@@ -1231,7 +1345,8 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
     if ((rc = ks_metrics_create(&r.reg)) < 0 || (rc = ks_sched_metrics_create(r.reg, &r.metrics)) < 0)
         rc = -ENOMEM;
     opts.metrics = r.metrics;
-    if (rc == 0 && (rc = decode_pods(&r)) == 0 && (rc = prepare_objects(&r)) == 0) {
+    if (rc == 0 && (rc = resolve_group_sizes(&r)) == 0 && (rc = decode_pods(&r)) == 0 &&
+        (rc = prepare_objects(&r)) == 0) {
         opts.objects = r.objs;
         opts.dra_api = r.record ? ks_bench_dra_record_api(r.record) : NULL;
     }
@@ -1271,6 +1386,9 @@ out:
     free(r.index);
     free(r.op_first);
     free(r.op_count);
+    free(r.op_groups);
+    free(r.op_group_ns);
+    free(r.op_group_last);
     ks_config_destroy(cfg);
     ks_bench_workload_destroy(w);
     free(path);

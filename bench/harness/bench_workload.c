@@ -21,7 +21,9 @@
  *     params: {initNodes: 5000, initPods: 1000, measurePods: 10000}
  *
  * Opcodes: createNodes (countParam/count; labelNodePrepareStrategy {labelKey,
- * labelValues}; nodeTemplate: a name in nodeTemplates instead of generated nodes),
+ * labelValues}, or ksched's {labelKey, labelValuePrefix, nodesPerValue}: node i labelled
+ * <prefix><i / nodesPerValue>, racks of consecutive nodes; nodeTemplate: a name in
+ * nodeTemplates instead of generated nodes),
  * createPods (countParam/count, podTemplate, namespace, collectMetrics, expect: Bound |
  * Unschedulable | Settled for --check, skipWaitToCompletion, steadyState with
  * totalPods/totalPodsParam), churn (mode: recreate, number, intervalPods: the measured
@@ -58,6 +60,13 @@
  * several kinds (the Jobs of SchedulingJobs) arrive interleaved as a busy cluster's do,
  * where upstream's createPods ops would queue every pod of one kind before the next. A name
  * may repeat to give its template a larger share.
+ *
+ * Also ksched's: a workload's `featureGates` (gate: bool, applied over --feature-gates, as
+ * scheduler_perf's per-workload featureGates), and createPods' `podGroupSizes: [8, 64]`: the
+ * pods whose template has spec.schedulingGroup form gangs of those sizes in turn, each with a
+ * PodGroup of that minCount made by the harness, and `podGroupTopologyKeys: ["", rack]`: the
+ * topology constraint of the gangs' PodGroups in turn ("": none); `expectBoundGangs: N` has
+ * --check require that exactly N of them were bound (every gang is checked whole either way).
  *
  * Every template gets a metadata.name if it has none (the decoder requires one; the bench
  * replaces it per object), added to the stream's own tree.
@@ -274,6 +283,9 @@ static const struct {
     {"deviceAttributes", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
     {"deviceCapacity", OP(KS_BENCH_CREATE_RESOURCE_DRIVER)},
     {"template", OP(KS_BENCH_CREATE_ANY)},
+    {"podGroupSizes", OP(KS_BENCH_CREATE_PODS)},
+    {"podGroupTopologyKeys", OP(KS_BENCH_CREATE_PODS)},
+    {"expectBoundGangs", OP(KS_BENCH_CREATE_PODS)},
 };
 
 /* Every key of op @n is known (@code < 0), or taken by opcode @code (named @opcode). */
@@ -466,6 +478,98 @@ static int dra_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct ks
     return 0;
 }
 
+/* createPods' podGroupSizes: a non-empty list of gang sizes (each at least 1), taken in turn. */
+static int group_sizes(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const struct ks_yaml_node *list = ks_yaml_get(n, "podGroupSizes");
+    char field[48];
+    int rc;
+
+    op->expect_bound_gangs = -1;
+    if ((rc = integer(p, ks_yaml_get(n, "expectBoundGangs"), "expectBoundGangs", 0, &op->expect_bound_gangs)))
+        return rc;
+    if (!list && ks_yaml_get(n, "expectBoundGangs"))
+        return fail(p, ks_yaml_get(n, "expectBoundGangs"), "expectBoundGangs", "needs podGroupSizes%s", "");
+    if (!list && ks_yaml_get(n, "podGroupTopologyKeys"))
+        return fail(p, ks_yaml_get(n, "podGroupTopologyKeys"), "podGroupTopologyKeys",
+                    "needs podGroupSizes%s", "");
+    if (!list)
+        return 0;
+    if (list->kind != KS_YAML_SEQ || list->n == 0)
+        return fail(p, list, "podGroupSizes", "must be a non-empty list of gang sizes%s", "");
+    if (op->steady_state)
+        return fail(p, list, "podGroupSizes", "a steadyState createPods makes no pod groups%s", "");
+    if (!(op->group_sizes = ks_arena_calloc(&p->w->arena, list->n, sizeof(*op->group_sizes))))
+        return -ENOMEM;
+    if (!(op->group_size_params = ks_arena_calloc(&p->w->arena, list->n, sizeof(*op->group_size_params))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < list->n; i++) {
+        const struct ks_yaml_node *item = list->items[i];
+        int64_t v = 0;
+        snprintf(field, sizeof(field), "podGroupSizes[%u]", i);
+        if (item->kind == KS_YAML_SCALAR && item->str[0] == '$') {
+            /* a $param: resolved for the size that runs */
+            if ((rc = param_name(p, item, field, item->str, &op->group_size_params[i])))
+                return rc;
+            continue;
+        }
+        if ((rc = integer(p, item, field, 1, &v)))
+            return rc;
+        if (v > 100000)
+            return fail(p, list->items[i], field, "must be at most 100000%s", "");
+        op->group_sizes[i] = (uint32_t)v;
+    }
+    op->ngroup_sizes = list->n;
+    const struct ks_yaml_node *keys = ks_yaml_get(n, "podGroupTopologyKeys");
+    if (!keys)
+        return 0;
+    if (keys->kind != KS_YAML_SEQ || keys->n == 0)
+        return fail(p, keys, "podGroupTopologyKeys", "must be a non-empty list of label keys (\"\": none)%s",
+                    "");
+    if (!(op->group_keys = ks_arena_calloc(&p->w->arena, keys->n, sizeof(*op->group_keys))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < keys->n; i++) {
+        const char *k = NULL;
+        snprintf(field, sizeof(field), "podGroupTopologyKeys[%u]", i);
+        if ((rc = scalar(p, keys->items[i], field, &k)))
+            return rc;
+        op->group_keys[i] = !k || !*k ? KS_ID_NONE : ks_intern(k);
+        if (k && *k && op->group_keys[i] == KS_ID_NONE)
+            return -ENOMEM;
+    }
+    op->ngroup_keys = keys->n;
+    return 0;
+}
+
+/* The workload's featureGates: a map of gate names to booleans, kept as a --feature-gates value. */
+static int feature_gates(struct wl_parser *p, const struct ks_yaml_node *n)
+{
+    char buf[1024];
+    size_t len = 0;
+    int rc;
+
+    if (!n)
+        return 0;
+    if (n->kind != KS_YAML_MAP)
+        return fail(p, n, "featureGates", "must be a map of gate names to booleans%s", "");
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n->n; i++) {
+        const struct ks_yaml_node *k = n->pairs[i].key;
+        bool on = false;
+        if (k->kind != KS_YAML_SCALAR)
+            return fail(p, k, "featureGates", "must be a map of gate names to booleans%s", "");
+        if ((rc = boolean(p, n->pairs[i].value, k->str, &on)))
+            return rc;
+        len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s=%s", i ? "," : "",
+                                k->str, on ? "true" : "false");
+        if (len >= sizeof(buf))
+            return fail(p, n, "featureGates", "too many gates%s", "");
+    }
+    if (!(p->w->feature_gates = ks_arena_strdup(&p->w->arena, buf)))
+        return -ENOMEM;
+    return 0;
+}
+
 /* createPods' steadyState, totalPods/totalPodsParam and skipWaitToCompletion. */
 static int steady_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
 {
@@ -551,7 +655,8 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
         if (!op->numbered)
             op->count = 1;
     }
-    if ((rc = pod_template_list(p, n, op)) || (rc = dra_keys(p, n, op)) || (rc = steady_keys(p, n, op)))
+    if ((rc = pod_template_list(p, n, op)) || (rc = dra_keys(p, n, op)) || (rc = steady_keys(p, n, op)) ||
+        (rc = group_sizes(p, n, op)))
         return rc;
     if (pods && !op->pod_template)
         op->pod_template = dflt_pod;
@@ -583,14 +688,28 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
     }
     const struct ks_yaml_node *lnp = ks_yaml_get(n, "labelNodePrepareStrategy");
     if (lnp) {
-        static const char *const lfields[] = {"labelKey", "labelValues", NULL};
+        static const char *const lfields[] = {"labelKey", "labelValues", "labelValuePrefix", "nodesPerValue",
+                                              NULL};
         const struct ks_yaml_node *vals = ks_yaml_get(lnp, "labelValues");
         const char *key = NULL;
+        int64_t per = 0;
         if ((rc = strict(p, lnp, "labelNodePrepareStrategy", lfields)) ||
-            (rc = scalar(p, ks_yaml_get(lnp, "labelKey"), "labelKey", &key)))
+            (rc = scalar(p, ks_yaml_get(lnp, "labelKey"), "labelKey", &key)) ||
+            (rc = scalar(p, ks_yaml_get(lnp, "labelValuePrefix"), "labelValuePrefix", &op->label_prefix)) ||
+            (rc = integer(p, ks_yaml_get(lnp, "nodesPerValue"), "nodesPerValue", 1, &per)))
             return rc;
-        if (!key || !vals || vals->kind != KS_YAML_SEQ || vals->n == 0)
-            return fail(p, lnp, "labelNodePrepareStrategy", "needs labelKey and a list of labelValues%s", "");
+        if (key && !vals && op->label_prefix && per) {
+            /* node i gets <labelValuePrefix><i / nodesPerValue>: consecutive nodes share a value */
+            op->nodes_per_value = (uint32_t)per;
+            if ((op->label_key = ks_intern(key)) == KS_ID_NONE)
+                return -ENOMEM;
+            return 0;
+        }
+        if (!key || !vals || vals->kind != KS_YAML_SEQ || vals->n == 0 || op->label_prefix || per)
+            return fail(p, lnp, "labelNodePrepareStrategy",
+                        "needs labelKey and a list of labelValues, or labelKey, labelValuePrefix and "
+                        "nodesPerValue%s",
+                        "");
         if (!(op->label_values = ks_arena_calloc(&p->w->arena, vals->n, sizeof(*op->label_values))))
             return -ENOMEM;
         for (uint32_t i = 0; i < vals->n; i++) {
@@ -653,6 +772,7 @@ static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
                                          "objectTemplates",
                                          "workloadTemplate",
                                          "workloads",
+                                         "featureGates",
                                          NULL};
     struct ks_bench_workload *w = p->w;
     const struct ks_yaml_node *ops = ks_yaml_get(doc, "workloadTemplate"),
@@ -665,6 +785,8 @@ static int parse(struct wl_parser *p, const struct ks_yaml_node *doc)
         return rc;
     if (!w->name)
         return fail(p, doc, "name", "Required value%s", "");
+    if ((rc = feature_gates(p, ks_yaml_get(doc, "featureGates"))))
+        return rc;
     p->pod_templates = ks_yaml_get(doc, "podTemplates");
     p->node_templates = ks_yaml_get(doc, "nodeTemplates");
     p->object_templates = ks_yaml_get(doc, "objectTemplates");

@@ -6,9 +6,9 @@
  * errors) and the scheduler-relevant entries of pkg/features/kube_features.go of 1.22,
  * with their 1.22 defaults, plus GenericWorkload (beta, off by default in v1.37: the
  * PodGroup and Workload APIs, pods' spec.schedulingGroup, gang scheduling) and
- * TopologyAwareWorkloadScheduling (alpha, off). Like upstream's DefaultFeatureGate the set
- * is process-wide: a command sets it from its --feature-gates flag before it loads the
- * configuration, and the configuration defaulting consults it.
+ * TopologyAwareWorkloadScheduling (alpha, off: topology constraints of pod groups). Like upstream's
+ * DefaultFeatureGate the set is process-wide: a command sets it from its --feature-gates flag before it loads
+ * the configuration, and the configuration defaulting consults it.
  *
  * Which gates ksched honours: DefaultPodTopologySpread (beta, on): off, the v1beta2 and
  * v1beta3 default plugins add SelectorSpread (PreScore, and Score with weight 1) and
@@ -17,7 +17,9 @@
  * objects are read, a pod's schedulingGroup joins it to its group, the v1 default profile
  * adds GangScheduling, and the members of a group are scheduled together in the PodGroup
  * cycle (engine/schedule_podgroup.c); off, as v1.37 runs by default, the loader skips those
- * objects with a note and every pod is scheduled on its own. Every other listed gate is
+ * objects with a note and every pod is scheduled on its own. TopologyAwareWorkloadScheduling
+ * (alpha, off): on, a PodGroup may carry a topology constraint, and such a group is placed
+ * whole within one domain (engine/schedule_placement.c). Every other listed gate is
  * locked to its default in ksched: naming it with that value is accepted, asking for the
  * other value is an error (as upstream's locked GA gates are). A name not listed is an
  * error, as it is for kube-scheduler.
@@ -42,7 +44,7 @@
     X(KS_FEATURE_READ_WRITE_ONCE_POD, "ReadWriteOncePod", false, false)                                      \
     X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)                           \
     X(KS_FEATURE_GENERIC_WORKLOAD, "GenericWorkload", false, true)                                           \
-    X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, false)
+    X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, true)
 
 enum ks_feature {
 #define KS__FEATURE_ENUM(e, name, def, settable) e,

@@ -99,7 +99,8 @@ const struct ks_framework_deps *ks_framework_deps(const struct ks_framework *fw)
 uint32_t ks_framework_nscore(const struct ks_framework *fw);
 uint32_t ks_framework_score_slot(const struct ks_framework *fw, uint32_t i);
 int32_t ks_framework_score_weight(const struct ks_framework *fw, uint32_t i);
-bool ks_framework_has_filter(const struct ks_framework *fw); /* any Filter plugin */
+bool ks_framework_has_filter(const struct ks_framework *fw);                     /* any Filter plugin */
+bool ks_framework_filters_with(const struct ks_framework *fw, const char *name); /* plugin @name at Filter */
 
 /*
  * ks_framework_explain_status - @st's reasons joined by ", " (its code's name when it has

@@ -19,7 +19,8 @@
 /*
  * A queued pod. The queue allocates it (inside a private wrapper) and owns it until the
  * scheduler is done with it; QueueSort reads it. Fields below are written by the queue,
- * except unschedulable_plugins, which the scheduling loop sets on a failed attempt.
+ * except unschedulable_plugins and group_size, which the scheduling loop sets on a failed
+ * attempt.
  * A struct's pod never changes: an update of the pod replaces the whole struct.
  */
 struct ks_queued_pod {
@@ -29,6 +30,7 @@ struct ks_queued_pod {
     uint32_t attempts;              /* scheduling attempts so far (counted at pop) */
     uint16_t profile;               /* index of the profile serving the pod (KS_NO_PROFILE: none) */
     uint64_t unschedulable_plugins; /* slots (in its profile) of the plugins that rejected it */
+    uint32_t group_size; /* its pod group's members in its last attempt (0: a pod alone): backoff */
 };
 
 #define KS_NO_PROFILE UINT16_MAX

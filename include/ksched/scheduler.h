@@ -64,8 +64,39 @@ struct ks_attempt {
     const int64_t *totals; /* per feasible node */
 };
 
+/* One topology placement a PodGroup cycle considered (struct ks_group_attempt). */
+struct ks_group_placement {
+    uint32_t domain;   /* the value of the constraint's key (interned) */
+    uint32_t nnodes;   /* nodes with that value */
+    bool room;         /* its capacity could hold what minCount needs (else passed over) */
+    bool evaluated;    /* its members were scheduled within it */
+    bool feasible;     /* and minCount was reached */
+    uint32_t placed;   /* the group's pods it held: already scheduled + placed by the evaluation */
+    int64_t fit_score; /* NodeResourcesFit's placement score (-1 when not computed) */
+    const char *why;   /* evaluated and infeasible: PlacementFeasible's reason, else NULL */
+};
+
+/*
+ * One PodGroup cycle in detail, for `--explain`: the group, its members, and with a topology
+ * constraint every placement considered and the one chosen. Valid only during the callback.
+ */
+struct ks_group_attempt {
+    uint32_t namespace_id;
+    const char *name;
+    uint32_t members;      /* tried in this cycle */
+    uint32_t scheduled;    /* assumed or bound before it */
+    uint32_t topology_key; /* KS_ID_NONE: no constraint */
+    uint32_t nplacements;
+    const struct ks_group_placement *placements;
+    uint32_t chosen;     /* index in placements, UINT32_MAX: none */
+    bool ok;             /* its placed members went on to binding */
+    bool error;          /* it failed with an error (SchedulerError), not a rejection */
+    const char *message; /* the group's failure message, NULL on success */
+};
+
 typedef void (*ks_event_fn)(void *ctx, const struct ks_sched_event *ev);
 typedef void (*ks_attempt_fn)(void *ctx, const struct ks_attempt *a);
+typedef void (*ks_group_fn)(void *ctx, const struct ks_group_attempt *g);
 
 struct ks_scheduler_opts {
     const struct ks_config *config;
@@ -90,6 +121,8 @@ struct ks_scheduler_opts {
      * cycles nothing: the signature index keeps answering them. May be NULL.
      */
     ks_attempt_fn on_unschedulable;
+    /* on_group - each PodGroup cycle, after its outcome; scheduling thread. May be NULL. */
+    ks_group_fn on_group;
     void *ctx;
     /* the queue's clock; now NULL: CLOCK_MONOTONIC, which batch runs move forward instead of sleeping */
     struct ks_clock clock;
@@ -246,6 +279,13 @@ uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s);
 
 /* ks_scheduler_queue - the scheduling queue (inspection, tests). */
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);
+
+/*
+ * ks__placements_exhaustive - tests: a PodGroup cycle evaluates every topology placement
+ * instead of passing over those that cannot win (the decisions are the same). Set before
+ * scheduling starts.
+ */
+extern bool ks__placements_exhaustive;
 
 /* ks_num_feasible_nodes_to_find - upstream's numFeasibleNodesToFind (percentage 0: adaptive). */
 uint32_t ks_num_feasible_nodes_to_find(int32_t percentage, uint32_t nall);

@@ -45,6 +45,7 @@ struct ks_pod_group {
     struct ks_object_meta meta;
     struct ks_pod_group_spec spec;
     const char *workload_name, *template_name; /* spec.workloadRef; NULL when absent */
+    int64_t generation;                        /* metadata.generation (0 when absent) */
     uint32_t nconditions;
     struct ks_pod_group_condition *conditions;
     struct ks_arena arena;

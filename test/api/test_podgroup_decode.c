@@ -121,6 +121,24 @@ Test(podgroup_decode, invalid_groups_fail_with_the_api_servers_first_error)
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
 }
 
+/* An absent spec or policy is reported at a line of the input (the document's, the spec's), never line 0. */
+Test(podgroup_decode, a_missing_spec_or_policy_is_reported_at_a_line_of_the_input)
+{
+    struct ks_pod_group *pg = NULL;
+    struct ks_error err = {0};
+    cr_assert_eq(
+        decode_pg("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n", &pg, &err),
+        -EINVAL);
+    cr_expect_eq(err.line, 1);
+    err = (struct ks_error){0};
+    cr_assert_eq(decode_pg("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+                           "spec:\n  priority: 3\n",
+                           &pg, &err),
+                 -EINVAL);
+    cr_expect_eq(err.line, 5);
+    cr_expect_str_eq(err.field, "spec.schedulingPolicy");
+}
+
 #define WL(spec)                                                                                             \
     "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: train, namespace: ns}\n" spec
 

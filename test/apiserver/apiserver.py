@@ -625,6 +625,8 @@ RESOURCES = [
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, subresources=("status",)),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
+    Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", True, subresources=("status",)),
+    Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", True),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, subresources=("status",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, subresources=("status",)),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, require_rv=True),
@@ -1564,8 +1566,24 @@ def claim_validate_update(res, claim, old):
         raise invalid(res, "ResourceClaim", name, causes)
 
 
-PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create, CLAIMS: claim_prepare_create}
-PREPARE_UPDATE = {"/pods": pod_prepare_update, CLAIMS: claim_prepare_update}
+POD_GROUPS = "scheduling.k8s.io/podgroups"
+
+
+def generation_prepare_create(store, obj):
+    """metadata.generation starts at 1 (the registry strategies of PodGroup and Workload)."""
+    obj["metadata"]["generation"] = 1
+
+
+def generation_prepare_update(store, obj, old):
+    """metadata.generation moves with every change of spec, and only then."""
+    gen = old["metadata"].get("generation", 0)
+    obj["metadata"]["generation"] = gen + 1 if obj.get("spec") != old.get("spec") else gen
+
+
+PREPARE_CREATE = {"/pods": pod_prepare_create, "/namespaces": namespace_prepare_create, CLAIMS: claim_prepare_create,
+                  POD_GROUPS: generation_prepare_create, "scheduling.k8s.io/workloads": generation_prepare_create}
+PREPARE_UPDATE = {"/pods": pod_prepare_update, CLAIMS: claim_prepare_update,
+                  POD_GROUPS: generation_prepare_update, "scheduling.k8s.io/workloads": generation_prepare_update}
 VALIDATE = {"/pods": pod_validate, "coordination.k8s.io/leases": lease_validate, "events": event_validate}
 VALIDATE_UPDATE = {"events": event_validate_update, CLAIMS: claim_validate_update}
 
@@ -1914,12 +1932,13 @@ class Handler(BaseHTTPRequestHandler):
             return True
         groups = {}
         for r in RESOURCES:
-            if r.group and r.group not in self.server.opts.disable_group:
-                groups.setdefault(r.group, r.version)
+            if r.group and r.group not in self.server.opts.disable_group and r.version not in groups.get(r.group, []):
+                groups.setdefault(r.group, []).append(r.version)  # the first listed is the preferred one
         if path == "/apis":
             self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": g, "versions": [{"groupVersion": g + "/" + v, "version": v}],
-                 "preferredVersion": {"groupVersion": g + "/" + v, "version": v}} for g, v in sorted(groups.items())]})
+                {"name": g, "versions": [{"groupVersion": g + "/" + v, "version": v} for v in vs],
+                 "preferredVersion": {"groupVersion": g + "/" + vs[0], "version": vs[0]}}
+                for g, vs in sorted(groups.items())]})
             return True
         m = re.match(r"^/api/(v1)$|^/apis/([^/]+)/([^/]+)$", path)
         if not m:

@@ -88,10 +88,9 @@ Test(config_features, workload_gates_are_known_and_off_by_default)
     set_ok("GenericWorkload=true");
     cr_expect(ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD));
     ks_features_reset();
-    set_fails(
-        "TopologyAwareWorkloadScheduling=true",
-        "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is locked to false in "
-        "ksched");
+    set_ok("GenericWorkload=true,TopologyAwareWorkloadScheduling=true");
+    cr_expect(ks_feature_enabled(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING));
+    ks_features_reset();
     set_fails("GangScheduling=true",
               "unrecognized feature gate: GangScheduling"); /* merged into GenericWorkload */
 }

@@ -36,7 +36,27 @@ struct run {
     struct ks_scheduler *s;
     uint32_t n;
     struct outcome out[256];
+    uint32_t ngroups;             /* on_group calls */
+    struct ks_group_attempt last; /* the last one (placements not kept) */
+    char last_outcomes[8];        /* per placement: f(easible), i(nfeasible), r (no room), n(ot needed) */
+    char last_chosen[16];
 };
+
+static void on_group(void *ctx, const struct ks_group_attempt *g)
+{
+    struct run *r = ctx;
+    r->ngroups++;
+    r->last = *g;
+    r->last.placements = NULL;
+    r->last.message = NULL;
+    memset(r->last_outcomes, 0, sizeof(r->last_outcomes));
+    for (uint32_t i = 0; i < g->nplacements && i + 1 < sizeof(r->last_outcomes); i++) {
+        const struct ks_group_placement *p = &g->placements[i];
+        r->last_outcomes[i] = !p->room ? 'r' : !p->evaluated ? 'n' : p->feasible ? 'f' : 'i';
+    }
+    snprintf(r->last_chosen, sizeof(r->last_chosen), "%s",
+             g->chosen < g->nplacements ? ks_intern_str(g->placements[g->chosen].domain) : "");
+}
 
 static void on_event(void *ctx, const struct ks_sched_event *ev)
 {
@@ -96,6 +116,7 @@ static void start(struct run *r, const char *text)
                                      .seed = 1,
                                      .deterministic = true,
                                      .on_event = on_event,
+                                     .on_group = on_group,
                                      .ctx = r};
     cr_assert_eq(ks_scheduler_create(&opts, r->cache, &r->s, &err), 0, "%s", err.msg);
     for (uint32_t i = 0; i < ks_objects_count(r->objs, NODE); i++)
@@ -449,5 +470,312 @@ Test(pod_group, with_the_gate_off_groups_change_no_decision)
         cr_expect_str_eq(with, without, "seed %lu", (unsigned long)seed);
         free(a);
         free(b);
+    }
+}
+
+/* ---- topology-aware placement (TopologyAwareWorkloadScheduling) ------------------------------------ */
+
+static void tas_setup(void)
+{
+    struct ks_error err = {0};
+    cr_assert_eq(ks_api_init(), 0);
+    ks_rcu_register_thread();
+    cr_assert_eq(ks_features_set("GenericWorkload=true,TopologyAwareWorkloadScheduling=true", &err), 0, "%s",
+                 err.msg);
+}
+
+TestSuite(pod_group_topology, .init = tas_setup, .fini = teardown);
+
+/* Racks a (ra-0, ra-1) and b (rb-0, rb-1) of 4 cpu nodes; @used cpu already bound on ra-0. */
+static void racks(FILE *f, int used)
+{
+    static const char *const names[] = {"ra-0", "ra-1", "rb-0", "rb-1"};
+    for (int i = 0; i < 4; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {rack: %c}}\n"
+                "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n",
+                names[i], names[i][1]);
+    if (used)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: busy, namespace: default}\nspec:\n"
+                "  nodeName: ra-0\n  containers: [{name: c, resources: {requests: {cpu: \"%d\"}}}]\n",
+                used);
+}
+
+static void rack_group(FILE *f, const char *name, int min)
+{
+    fprintf(f,
+            "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: %s, namespace: "
+            "default}\n"
+            "spec:\n  schedulingPolicy:\n    gang: {minCount: %d}\n"
+            "  schedulingConstraints:\n    topology: [{key: rack}]\n",
+            name, min);
+}
+
+static void run_tas(struct run *r, void (*build)(FILE *f))
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    build(f);
+    cr_assert_eq(fclose(f), 0);
+    start(r, text);
+    free(text);
+    ks_scheduler_run_until_idle(r->s);
+}
+
+/* The rack (a or b) every Scheduled pod whose name starts with @prefix went to; '?' when none, '*' when
+ * several. */
+static char rack_of(const struct run *r, const char *prefix)
+{
+    char rack = '?';
+    for (uint32_t i = 0; i < r->n; i++) {
+        if (r->out[i].kind != KS_SCHED_SCHEDULED || strncmp(r->out[i].pod, prefix, strlen(prefix)) != 0)
+            continue;
+        char c = r->out[i].node[1];
+        rack = rack == '?' || rack == c ? c : '*';
+    }
+    return rack;
+}
+
+static void gang_in_one_rack(FILE *f)
+{
+    racks(f, 0);
+    rack_group(f, "g", 3);
+    pods(f, "w", 3, "g", "2", 0);
+}
+
+Test(pod_group_topology, a_constrained_gang_lands_in_one_rack)
+{
+    struct run r;
+    run_tas(&r, gang_in_one_rack);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
+    char rack = rack_of(&r, "w-");
+    cr_expect(rack == 'a' || rack == 'b', "rack %c", rack);
+    finish(&r);
+}
+
+static void gang_bigger_than_a_rack(FILE *f)
+{
+    racks(f, 0);
+    rack_group(f, "g", 5);
+    pods(f, "w", 5, "g", "2", 0);
+}
+
+Test(pod_group_topology, a_gang_no_rack_holds_binds_nothing)
+{
+    struct run r;
+    run_tas(&r, gang_bigger_than_a_rack);
+    /* --explain's account: one placement evaluated for the report, the other without room */
+    cr_expect_geq(r.ngroups, 1u);
+    cr_expect_eq(r.last.nplacements, 2u);
+    cr_expect(strcmp(r.last_outcomes, "ir") == 0 || strcmp(r.last_outcomes, "ri") == 0, "%s",
+              r.last_outcomes);
+    cr_expect_eq(r.last.chosen, UINT32_MAX);
+    cr_expect_not(r.last.ok);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 0);
+    const struct outcome *o = of(&r, "w-0");
+    cr_assert_not_null(o);
+    cr_expect_str_eq(o->message,
+                     "pod group is unschedulable, 0/2 placements are available, reported placement "
+                     "status: pod group is unschedulable");
+    o = of(&r, "w-4");
+    cr_assert_not_null(o);
+    cr_expect_str_eq(o->message, "0/2 nodes are available: 2 Insufficient cpu.");
+    uint32_t nnodes, npods;
+    ks_cache_counts(r.cache, &nnodes, &npods);
+    cr_expect_eq(npods, 0u, "nothing left assumed");
+    finish(&r);
+}
+
+static void fuller_rack_scores_higher(FILE *f)
+{
+    racks(f, 2);
+    rack_group(f, "g", 3);
+    pods(f, "w", 3, "g", "2", 0);
+}
+
+/* NodeResourcesFit's placement score is MostAllocated: the rack already in use wins when the gang fits it. */
+Test(pod_group_topology, the_fuller_rack_that_fits_is_chosen)
+{
+    struct run r;
+    run_tas(&r, fuller_rack_scores_higher);
+    cr_expect_eq(r.ngroups, 1u);
+    cr_expect_str_eq(r.last_chosen, "a");
+    cr_expect_str_eq(r.last_outcomes, "fn", "rack b is not needed once rack a holds the gang");
+    cr_expect(r.last.ok);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
+    cr_expect_eq(rack_of(&r, "w-"), 'a');
+    finish(&r);
+}
+
+static void rack_too_full(FILE *f)
+{
+    racks(f, 3);
+    rack_group(f, "g", 3);
+    pods(f, "w", 3, "g", "2", 0);
+}
+
+Test(pod_group_topology, a_rack_that_cannot_hold_the_gang_is_passed_over)
+{
+    struct run r;
+    run_tas(&r, rack_too_full);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
+    cr_expect_eq(rack_of(&r, "w-"), 'b');
+    finish(&r);
+}
+
+static void members_already_in_b(FILE *f)
+{
+    racks(f, 0);
+    rack_group(f, "g", 3);
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-0, namespace: default}\nspec:\n"
+               "  nodeName: rb-0\n  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]\n");
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-1, namespace: default}\nspec:\n"
+               "  nodeName: rb-1\n  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]\n");
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: new-0, namespace: default}\nspec:\n"
+               "  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n");
+}
+
+/* A recreated member joins the domain the group already occupies, though rack a is emptier. */
+Test(pod_group_topology, a_recreated_member_joins_its_groups_rack)
+{
+    struct run r;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    members_already_in_b(f);
+    cr_assert_eq(fclose(f), 0);
+    start(&r, text);
+    free(text);
+    ks_scheduler_run_until_idle(r.s);
+    const struct outcome *o = of(&r, "new-0");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_SCHEDULED);
+    cr_expect_eq(o->node[1], 'b', "on %s", o->node);
+    finish(&r);
+}
+
+static void members_in_two_racks(FILE *f)
+{
+    racks(f, 0);
+    rack_group(f, "g", 2);
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-0, namespace: default}\nspec:\n"
+               "  nodeName: ra-0\n  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n");
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-1, namespace: default}\nspec:\n"
+               "  nodeName: rb-0\n  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n");
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: new-0, namespace: default}\nspec:\n"
+               "  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n");
+}
+
+Test(pod_group_topology, members_already_in_two_racks_are_an_error)
+{
+    struct run r;
+    run_tas(&r, members_in_two_racks);
+    const struct outcome *o = of(&r, "new-0");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_ERROR);
+    cr_expect_str_eq(o->message,
+                     "cannot determine domain for already scheduled pods: more than 1 domain found "
+                     "for pod group: a, b");
+    finish(&r);
+}
+
+/* A random cluster of 2-5 racks of 1-4 nodes and gangs, half of them rack-constrained (@constrained[g]). */
+static char *random_racks(uint64_t seed, struct prop_case *pc, bool *constrained, int *node_rack)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15u + 7;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    int nracks = 2 + (int)(rnd(&x) % 4), node = 0;
+    for (int r = 0; r < nracks; r++) {
+        int per = 1 + (int)(rnd(&x) % 4);
+        for (int i = 0; i < per; i++, node++)
+            node_rack[node] = r,
+            fprintf(f,
+                    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n%d, labels: {rack: r%d}}\n"
+                    "status:\n  allocatable: {cpu: \"%d\", memory: 16Gi, pods: \"110\"}\n",
+                    node, r, 2 + (int)(rnd(&x) % 5));
+    }
+    for (int g = 0; g < PROP_GROUPS; g++) {
+        pc->members[g] = 1 + (int)(rnd(&x) % 5);
+        pc->min[g] = 1 + (int)(rnd(&x) % (uint64_t)pc->members[g]);
+        constrained[g] = rnd(&x) % 2;
+        fprintf(
+            f,
+            "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g%d, namespace: "
+            "default}\nspec:\n  schedulingPolicy:\n    gang: {minCount: %d}\n",
+            g, pc->min[g]);
+        if (constrained[g])
+            fprintf(f, "  schedulingConstraints:\n    topology: [{key: rack}]\n");
+        for (int i = 0; i < pc->members[g]; i++)
+            fprintf(f,
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: g%d-%d, namespace: default}\nspec:\n"
+                    "  schedulingGroup: {podGroupName: g%d}\n"
+                    "  containers: [{name: c, resources: {requests: {cpu: \"%d\"}}}]\n",
+                    g, i, g, 1 + (int)(rnd(&x) % 2));
+    }
+    cr_assert_eq(fclose(f), 0);
+    return text;
+}
+
+/*
+ * Over random rack clusters: no gang below minCount, every constrained gang within one rack,
+ * nothing left assumed, and passing over the placements that cannot win changes no decision.
+ */
+Test(pod_group_topology, random_racks_keep_gangs_whole_and_in_one_rack)
+{
+    static char pruned[16384], exhaustive[16384];
+    for (uint64_t seed = 1; seed <= 150; seed++) {
+        struct prop_case pc;
+        bool constrained[PROP_GROUPS];
+        int node_rack[32];
+        char *text = random_racks(seed, &pc, constrained, node_rack);
+        struct run r;
+        start(&r, text);
+        ks_scheduler_run_until_idle(r.s);
+        int bound[PROP_GROUPS] = {0};
+        int rack[PROP_GROUPS];
+        for (int g = 0; g < PROP_GROUPS; g++)
+            rack[g] = -1;
+        size_t off = 0;
+        for (uint32_t i = 0; i < r.n; i++) {
+            int g;
+            off += (size_t)snprintf(pruned + off, sizeof(pruned) - off, "%s %d %s %s\n", r.out[i].pod,
+                                    (int)r.out[i].kind, r.out[i].node, r.out[i].message);
+            if (r.out[i].kind != KS_SCHED_SCHEDULED || sscanf(r.out[i].pod, "g%d-", &g) != 1)
+                continue;
+            bound[g]++;
+            int nk = atoi(r.out[i].node + 1), rk = node_rack[nk];
+            cr_expect(!constrained[g] || rack[g] < 0 || rack[g] == rk,
+                      "seed %lu: gang g%d in racks %d and %d", (unsigned long)seed, g, rack[g], rk);
+            rack[g] = rk;
+        }
+        uint32_t nnodes, npods;
+        ks_cache_counts(r.cache, &nnodes, &npods);
+        cr_expect_eq(npods, count(&r, KS_SCHED_SCHEDULED), "seed %lu: assumed pods left",
+                     (unsigned long)seed);
+        finish(&r);
+        for (int g = 0; g < PROP_GROUPS; g++)
+            cr_expect(bound[g] == 0 || bound[g] >= pc.min[g], "seed %lu: gang g%d bound %d of minCount %d",
+                      (unsigned long)seed, g, bound[g], pc.min[g]);
+
+        ks__placements_exhaustive = true;
+        record_outcomes(text, exhaustive, sizeof(exhaustive));
+        ks__placements_exhaustive = false;
+        cr_expect_str_eq(pruned, exhaustive, "seed %lu: pruned and exhaustive placements differ",
+                         (unsigned long)seed);
+        if (strcmp(pruned, exhaustive) && getenv("KS_DEBUG_PG"))
+            fprintf(stderr, "PRUNED\n%s\nEXHAUSTIVE\n%s\nTEXT\n%s\n", pruned, exhaustive, text);
+        free(text);
     }
 }

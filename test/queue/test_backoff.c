@@ -36,6 +36,26 @@ Test(queue_backoff, durations_double_from_initial_up_to_max)
     ks_queue_destroy(q);
 }
 
+/* A member of a pod group of 4 tried together: the maximum is 10 s x sqrt(4) (calculateBackoffDuration). */
+Test(queue_backoff, a_pod_groups_members_back_off_up_to_max_times_sqrt_size)
+{
+    struct ks_queue *q = qt_queue(NULL);
+    struct ks_pod *p = qt_pod("p", 0, NULL);
+    cr_assert_eq(ks_queue_add(q, p, qt_now), 0);
+    static const int64_t want[] = {1, 2, 4, 8, 16, 20, 20};
+    for (int i = 0; i < 7; i++) {
+        struct ks_queued_pod *qp = qt_pop(q, "p");
+        qp->group_size = 4;
+        fail_error(q, qp);
+        struct ks_queue_pod_info info;
+        cr_assert(ks_queue_pod_info(q, p, &info));
+        cr_expect_eq(info.backoff_expiry_ns - info.pod.timestamp_ns, want[i] * SEC, "attempt %d", i + 1);
+        qt_now = info.backoff_expiry_ns;
+        ks_queue_flush_backoff(q);
+    }
+    ks_queue_destroy(q);
+}
+
 Test(queue_backoff, flush_moves_only_completed_backoffs_in_expiry_order)
 {
     struct ks_queue *q = qt_queue(NULL);

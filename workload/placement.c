@@ -1,0 +1,248 @@
+/*
+ * placement.c - placements of topology-aware workload scheduling and their scores
+ * (ksched/placement.h): TopologyPlacementGenerator, NodeResourcesFit's ScorePlacement and
+ * PodGroupPodsCount of current upstream (v1.37).
+ */
+#include "ksched/placement.h"
+
+#include "ksched/api.h"
+#include "ksched/cache.h"
+#include "ksched/intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ks_placement_set_free(struct ks_placement_set *ps)
+{
+    free(ps->all_value);
+    free(ps->all_first);
+    free(ps->all_names);
+    free(ps->all_pos);
+    free(ps->seen);
+    free(ps->seen_value);
+    memset(ps, 0, sizeof(*ps));
+}
+
+struct labelled {
+    uint32_t value, name, pos;
+};
+
+static int by_ids(const void *a, const void *b)
+{
+    const struct labelled *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* A domain of the sorted pairs: [first, end) of one value. */
+struct span {
+    uint32_t value, first, end;
+};
+
+static int by_value_text(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return strcmp(ks_intern_str(x->value), ks_intern_str(y->value));
+}
+
+static bool grow(void **v, uint32_t *cap, uint32_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    void *p = realloc(*v, (size_t)need * size);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = need;
+    return true;
+}
+
+/* The value of @key on @node, KS_ID_NONE when it has none. */
+static uint32_t value_of(const struct ks_node_snap *node, uint32_t key)
+{
+    uint32_t value;
+    return node->node && ks_labels_get(&node->node->meta.labels, key, &value) ? value : KS_ID_NONE;
+}
+
+/* Whether the kept domains still hold for @snap's nodes (records that changed are read again). */
+static bool kept(struct ks_placement_set *ps, const struct ks_snapshot *snap, uint32_t key)
+{
+    if (!ps->nseen || ps->key != key || ps->order_generation != snap->order_generation ||
+        ps->nseen != snap->nnodes)
+        return false;
+    for (uint32_t i = 0; i < snap->nnodes; i++) {
+        const struct ks_node_snap *node = ks_snapshot_node(snap, i);
+        if (node->generation == ps->seen[i])
+            continue;
+        if (value_of(node, key) != ps->seen_value[i])
+            return false;
+        ps->seen[i] = node->generation;
+    }
+    return true;
+}
+
+/* The domains of every value of @key, read again. */
+static int rebuild(struct ks_placement_set *ps, const struct ks_snapshot *snap, uint32_t key)
+{
+    uint32_t nn = snap->nnodes, m = 0, nd = 0;
+    struct labelled *l = malloc((nn ? nn : 1) * sizeof(*l));
+    struct span *d = malloc((nn ? nn : 1) * sizeof(*d));
+    int rc = -ENOMEM;
+    if (!l || !d || !grow((void **)&ps->seen, &ps->cap_seen, nn + 1, sizeof(*ps->seen)) ||
+        !grow((void **)&ps->seen_value, &ps->cap_seen_value, nn + 1, sizeof(*ps->seen_value)))
+        goto out;
+    for (uint32_t i = 0; i < nn; i++) {
+        const struct ks_node_snap *node = ks_snapshot_node(snap, i);
+        uint32_t value = value_of(node, key);
+        ps->seen[i] = node->generation;
+        ps->seen_value[i] = value;
+        if (value != KS_ID_NONE)
+            l[m++] = (struct labelled){value, node->name, i};
+    }
+    /* grouped by the value's id (integers), then the domains ordered by the value's text */
+    qsort(l, m, sizeof(*l), by_ids);
+    for (uint32_t i = 0; i < m; i++) {
+        if (i == 0 || l[i].value != l[i - 1].value)
+            d[nd++] = (struct span){l[i].value, i, i};
+        d[nd - 1].end = i + 1;
+    }
+    qsort(d, nd, sizeof(*d), by_value_text);
+    if (!grow((void **)&ps->all_names, &ps->cap_names, m + 1, sizeof(uint32_t)) ||
+        !grow((void **)&ps->all_pos, &ps->cap_pos, m + 1, sizeof(uint32_t)) ||
+        !grow((void **)&ps->all_value, &ps->cap_value, nd + 1, sizeof(uint32_t)) ||
+        !grow((void **)&ps->all_first, &ps->cap_first, nd + 2, sizeof(uint32_t)))
+        goto out;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        ps->all_value[i] = d[i].value;
+        ps->all_first[i] = k;
+        for (uint32_t j = d[i].first; j < d[i].end; j++, k++) {
+            ps->all_names[k] = l[j].name;
+            ps->all_pos[k] = l[j].pos;
+        }
+    }
+    ps->all_first[nd] = k;
+    ps->all_n = nd;
+    ps->key = key;
+    ps->order_generation = snap->order_generation;
+    ps->nseen = nn;
+    rc = 0;
+out:
+    free(l);
+    free(d);
+    return rc;
+}
+
+int ks_placements_build(const struct ks_snapshot *snap, uint32_t key, uint32_t required,
+                        struct ks_placement_set *ps)
+{
+    if (!kept(ps, snap, key)) {
+        ps->nseen = 0; /* nothing kept until the rebuild is whole */
+        int rc = rebuild(ps, snap, key);
+        if (rc < 0)
+            return rc;
+    }
+    ps->value = ps->all_value;
+    ps->first = ps->all_first;
+    ps->names = ps->all_names;
+    ps->pos = ps->all_pos;
+    ps->n = ps->all_n;
+    if (required == KS_ID_NONE)
+        return 0;
+    ps->n = 0;
+    for (uint32_t d = 0; d < ps->all_n; d++) {
+        if (ps->all_value[d] != required)
+            continue;
+        ps->value = &ps->all_value[d];
+        ps->one_first[0] = 0;
+        ps->one_first[1] = ps->all_first[d + 1] - ps->all_first[d];
+        ps->first = ps->one_first;
+        ps->names = &ps->all_names[ps->all_first[d]];
+        ps->pos = &ps->all_pos[ps->all_first[d]];
+        ps->n = 1;
+        break;
+    }
+    return 0;
+}
+
+/* mostRequestedScore: what is requested of @capacity, 0-100 (0 without capacity). */
+static int64_t most_requested(int64_t requested, int64_t capacity)
+{
+    if (capacity <= 0)
+        return 0;
+    if (requested > capacity)
+        requested = capacity;
+    return requested * 100 / capacity;
+}
+
+/* What a domain's nodes offer and what is asked of them (non-zero requests), cpu and memory. */
+struct fit_sum {
+    int64_t alloc_cpu, alloc_mem, req_cpu, req_mem;
+};
+
+/* A node's share: only resources it offers count, as scorePlacement skips a zero allocatable. */
+static void fit_add(struct fit_sum *f, const struct ks_node_snap *node)
+{
+    if (node->alloc_milli_cpu) {
+        f->alloc_cpu += node->alloc_milli_cpu;
+        f->req_cpu += node->nonzero_milli_cpu;
+    }
+    if (node->alloc_memory) {
+        f->alloc_mem += node->alloc_memory;
+        f->req_mem += node->nonzero_memory;
+    }
+}
+
+/* MostAllocated over cpu and memory, weights 1: the resources the domain offers, averaged. */
+static int64_t fit_of(const struct fit_sum *f)
+{
+    int64_t score = 0, weights = 0;
+    if (f->alloc_cpu) {
+        score += most_requested(f->req_cpu, f->alloc_cpu);
+        weights++;
+    }
+    if (f->alloc_mem) {
+        score += most_requested(f->req_mem, f->alloc_mem);
+        weights++;
+    }
+    return weights ? score / weights : 0;
+}
+
+int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const uint32_t *names, uint32_t n,
+                               int64_t add_milli_cpu, int64_t add_memory)
+{
+    struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
+        if (node)
+            fit_add(&f, node);
+    }
+    return fit_of(&f);
+}
+
+void ks_placement_measure(const struct ks_snapshot *snap, const uint32_t *pos, uint32_t n, int64_t min_cpu,
+                          int64_t min_mem, int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound,
+                          int64_t *fit)
+{
+    struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ks_node_snap *node = ks_snapshot_node(snap, pos[i]);
+        int64_t slots = (int64_t)node->alloc_pods - node->npods;
+        if (min_cpu > 0 && (node->alloc_milli_cpu - node->req_milli_cpu) / min_cpu < slots)
+            slots = (node->alloc_milli_cpu - node->req_milli_cpu) / min_cpu;
+        if (min_mem > 0 && (node->alloc_memory - node->req_memory) / min_mem < slots)
+            slots = (node->alloc_memory - node->req_memory) / min_mem;
+        total += slots > 0 ? (uint64_t)slots : 0;
+        fit_add(&f, node);
+    }
+    *bound = total;
+    *fit = fit_of(&f);
+}
+
+int64_t ks_placement_pods_score(uint32_t count, uint32_t max_count)
+{
+    return max_count ? (int64_t)count * 100 / max_count : 0;
+}
