@@ -366,9 +366,19 @@ static int note_missing(struct load *l, enum ks_kind kind, uint32_t ns, const ch
     return 0;
 }
 
+/* What the Priority admission plugin resolves of a pod or a PodGroup. */
+struct priority_of {
+    bool has_priority;
+    const char *class_name;
+    int32_t *priority;
+    bool *has_preemption_policy; /* NULL: the object has no preemption policy to default */
+    enum ks_preemption_policy *preemption_policy;
+};
+
 /* Priority admission: spec.priority from the class, else the global default, else 0. A class
- * the input lacks fails a pending pod (admission rejects it) and is noted for a bound one. */
-static int resolve_priority(struct load *l, struct ks_pod *pod, const char *file, bool bound)
+ * the input lacks fails a pending object (admission rejects it) and is noted for a bound one. */
+static int resolve_priority(struct load *l, const struct priority_of *o, const char *file, int line,
+                            bool bound)
 {
     static const struct {
         const char *name;
@@ -376,21 +386,21 @@ static int resolve_priority(struct load *l, struct ks_pod *pod, const char *file
     } builtin[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
     const struct ks_priority_class *pc = NULL;
 
-    if (pod->has_priority)
+    if (o->has_priority)
         return 0;
-    if (pod->priority_class_name && pod->priority_class_name[0]) {
-        pc = index_get(&l->ix, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, pod->priority_class_name);
+    if (o->class_name && o->class_name[0]) {
+        pc = index_get(&l->ix, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, o->class_name);
         if (!pc) {
             for (size_t b = 0; b < sizeof(builtin) / sizeof(builtin[0]); b++) {
-                if (strcmp(builtin[b].name, pod->priority_class_name) == 0) {
-                    pod->priority = builtin[b].value;
+                if (strcmp(builtin[b].name, o->class_name) == 0) {
+                    *o->priority = builtin[b].value;
                     return 0;
                 }
             }
             if (bound)
-                return note_missing(l, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, pod->priority_class_name);
-            return ks_error_set(l->err, file, pod->meta.line, "spec.priorityClassName",
-                                "no PriorityClass with name %s was found", pod->priority_class_name);
+                return note_missing(l, KS_KIND_PRIORITY_CLASS, KS_ID_EMPTY, o->class_name);
+            return ks_error_set(l->err, file, line, "spec.priorityClassName",
+                                "no PriorityClass with name %s was found", o->class_name);
         }
     } else {
         struct ks_objvec *pcs = &l->objs->of[KS_KIND_PRIORITY_CLASS];
@@ -401,11 +411,23 @@ static int resolve_priority(struct load *l, struct ks_pod *pod, const char *file
         }
     }
     if (pc) {
-        pod->priority = pc->value;
-        if (!pod->has_preemption_policy && pc->has_preemption_policy)
-            pod->preemption_policy = pc->preemption_policy;
+        *o->priority = pc->value;
+        if (o->has_preemption_policy && !*o->has_preemption_policy && pc->has_preemption_policy)
+            *o->preemption_policy = pc->preemption_policy;
     }
     return 0;
+}
+
+/* A PodGroup's spec.priority as the Priority admission plugin resolves it (the pods' rule). */
+static int check_pod_group(struct load *l, struct ks_pod_group *pg, const char *file)
+{
+    struct priority_of o = {.has_priority = pg->spec.has_priority,
+                            .class_name = pg->spec.priority_class_name,
+                            .priority = &pg->spec.priority};
+    int rc = resolve_priority(l, &o, file, pg->meta.line, false);
+    if (rc == 0)
+        pg->spec.has_priority = true;
+    return rc;
 }
 
 static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
@@ -420,8 +442,13 @@ static int check_pod(struct load *l, struct ks_pod *pod, const char *file)
         if (v->kind == KS_VOLUME_PVC && !index_get(&l->ix, KS_KIND_PVC, pod->meta.namespace_id, v->source))
             rc = note_missing(l, KS_KIND_PVC, pod->meta.namespace_id, v->source);
     }
+    struct priority_of o = {.has_priority = pod->has_priority,
+                            .class_name = pod->priority_class_name,
+                            .priority = &pod->priority,
+                            .has_preemption_policy = &pod->has_preemption_policy,
+                            .preemption_policy = &pod->preemption_policy};
     if (rc == 0)
-        rc = resolve_priority(l, pod, file, bound);
+        rc = resolve_priority(l, &o, file, pod->meta.line, bound);
     l->missing_pods += l->nmissing > before;
     if (rc == -ENOMEM)
         ks_error_set(l->err, file, pod->meta.line, NULL, "out of memory");
@@ -498,11 +525,30 @@ static int sink_doc(void *ctx, const struct ks_yaml_node *doc, uint32_t nitems)
     return rc;
 }
 
-/* One file's text (@buf, or the file @path when @buf is NULL) into @l, object by object as it
- * is parsed; records the file of each pod. */
-static int load_one(struct load *l, const char *path, const char *buf, size_t len, const char ***pod_file)
+/* The objects of @kind from @first on came from @path: recorded in *@files (one per object). */
+static int record_files(struct load *l, enum ks_kind kind, uint32_t first, const char *path,
+                        const char ***files)
 {
-    uint32_t first_pod = l->objs->of[KS_KIND_POD].n;
+    uint32_t n = l->objs->of[kind].n;
+    if (n == first)
+        return 0;
+    const char **f = realloc(*files, n * sizeof(*f));
+    if (!f) {
+        ks_error_set(l->err, path, 0, NULL, "out of memory");
+        return -ENOMEM;
+    }
+    *files = f;
+    for (uint32_t i = first; i < n; i++)
+        f[i] = path;
+    return 0;
+}
+
+/* One file's text (@buf, or the file @path when @buf is NULL) into @l, object by object as it
+ * is parsed; records the file of each pod and each PodGroup. */
+static int load_one(struct load *l, const char *path, const char *buf, size_t len, const char ***pod_file,
+                    const char ***group_file)
+{
+    uint32_t first_pod = l->objs->of[KS_KIND_POD].n, first_group = l->objs->of[KS_KIND_POD_GROUP].n;
     struct file_sink fs = {l, buf ? path : ks_yaml_file_name(path)}; /* "-" is standard input: STDIN */
     const struct ks_yaml_sink sink = {sink_item, sink_doc, &fs};
     /* duplicate keys are kept for field validation to report, as the API server does */
@@ -511,18 +557,9 @@ static int load_one(struct load *l, const char *path, const char *buf, size_t le
     if (rc)
         return rc;
     path = fs.file;
-    uint32_t npods = l->objs->of[KS_KIND_POD].n;
-    if (rc == 0 && npods > first_pod) {
-        const char **pf = realloc(*pod_file, npods * sizeof(*pf));
-        if (!pf) {
-            ks_error_set(l->err, path, 0, NULL, "out of memory");
-            return -ENOMEM;
-        }
-        *pod_file = pf;
-        for (uint32_t p = first_pod; p < npods; p++)
-            pf[p] = path;
-    }
-    return rc;
+    if ((rc = record_files(l, KS_KIND_POD, first_pod, path, pod_file)) < 0)
+        return rc;
+    return record_files(l, KS_KIND_POD_GROUP, first_group, path, group_file);
 }
 
 /* The files @paths, or the one in-memory text @buf named @paths[0], into a new set. */
@@ -538,11 +575,13 @@ static int load_all(const char *const *paths, int n, const char *buf, size_t len
         return -ENOMEM;
     l.filter = (struct ks_load_filter){.validation = validation, .objs = l.objs, .err = err};
     /* pods are checked against the objects of every file: remember where each came from */
-    const char **pod_file = NULL;
+    const char **pod_file = NULL, **group_file = NULL;
     for (int f = 0; f < n && rc == 0; f++)
-        rc = load_one(&l, paths[f], buf, len, &pod_file);
+        rc = load_one(&l, paths[f], buf, len, &pod_file, &group_file);
     for (uint32_t p = 0; rc == 0 && p < l.objs->of[KS_KIND_POD].n; p++)
         rc = check_pod(&l, l.objs->of[KS_KIND_POD].items[p], pod_file[p]);
+    for (uint32_t g = 0; rc == 0 && g < l.objs->of[KS_KIND_POD_GROUP].n; g++)
+        rc = check_pod_group(&l, l.objs->of[KS_KIND_POD_GROUP].items[g], group_file[g]);
     char *skipped = rc == 0 ? ks__load_filter_summary(&l.filter, &rc) : NULL;
     if (skipped)
         rc = add_note(l.objs, skipped);
@@ -554,6 +593,7 @@ static int load_all(const char *const *paths, int n, const char *buf, size_t len
         ks_error_set(err, n ? paths[0] : "", 0, NULL, "out of memory");
     free(l.missing);
     free(pod_file);
+    free(group_file);
     free(l.ix.slots);
     if (rc) {
         ks_objects_destroy(l.objs);

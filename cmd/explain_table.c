@@ -480,7 +480,7 @@ static int add_absent(struct view *v, const struct ks_attempt *a)
     qsort(listed, nlisted, sizeof(*listed), cmp_ptr);
     for (uint32_t i = 0; i < a->snap->nnodes && rc == 0; i++) {
         const struct ks_node_snap *n = ks_snapshot_node(a->snap, i);
-        if (!bsearch(&n, listed, nlisted, sizeof(*listed), cmp_ptr))
+        if (ks_attempt_lists(a, n->name) && !bsearch(&n, listed, nlisted, sizeof(*listed), cmp_ptr))
             rc = add_status(v, a, &d->absent, n);
     }
     free(listed);

@@ -136,7 +136,7 @@ static void on_attempt(void *ctx, const struct ks_attempt *a)
         /* every node without an explicit entry that did not pass carries the absent status */
         for (uint32_t i = 0; i < a->snap->nnodes; i++) {
             const struct ks_node_snap *n = ks_snapshot_node(a->snap, i);
-            bool listed = false;
+            bool listed = !ks_attempt_lists(a, n->name); /* outside the placement: not considered */
             for (uint32_t j = 0; j < d->nfailed && !listed; j++)
                 listed = d->nodes[j] == n;
             for (uint32_t j = 0; j < a->nfeasible && !listed; j++)

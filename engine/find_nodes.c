@@ -347,19 +347,6 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     return ks__fw_point_end(fw, KS_FWL_FILTER, filter_phase(s, fw, cs, pod, snap, &pre, out, st), t0);
 }
 
-static bool placement_has(const struct ks_placement_view *pl, uint32_t name)
-{
-    uint32_t lo = 0, hi = pl->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (pl->names[mid] < name)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < pl->n && pl->names[lo] == name;
-}
-
 static bool pre_filter_keeps(const struct ks_pre_filter_result *pre, uint32_t name)
 {
     for (uint32_t i = 0; i < pre->n; i++) {
@@ -399,7 +386,7 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     if (nominated_name == KS_ID_EMPTY)
         nominated_name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
     const struct ks_node_snap *nominated = NULL;
-    if (nominated_name != KS_ID_EMPTY && (!pl->n || placement_has(pl, nominated_name)) &&
+    if (nominated_name != KS_ID_EMPTY && (!pl->n || ks_sorted_ids_have(pl->names, pl->n, nominated_name)) &&
         (nominated = ks_snapshot_find(snap, nominated_name))) {
         struct ks_status nst = {0};
         rc = ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL);

@@ -28,6 +28,7 @@ struct ks_group_scratch {
     uint32_t cap_pods, cap_members, cap_sched;
     const struct ks_pod **pods;
     struct member *members;
+    bool gated; /* a member is gated by PreEnqueue (gather) */
     uint32_t nsched;
     uint32_t *sched_nodes; /* the nodes of the group's pods assumed or bound (gather) */
     /* schedule_placement.c: the placements, and per placement what it found */
@@ -36,6 +37,7 @@ struct ks_group_scratch {
     uint32_t *order; /* the placements in the order they are evaluated */
     uint32_t report; /* the placement whose results a group no placement holds reports */
     uint32_t kept;   /* the winning placement whose reservations were kept, UINT32_MAX: none */
+    struct ks_placement_weights weights; /* the placement scores' weights in this profile */
     /* what opts.on_group is told of this cycle (ks__pg_fail_all and ks__pg_commit report it) */
     struct ks_group_attempt report_to;
     uint32_t cap_report;

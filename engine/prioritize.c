@@ -176,6 +176,8 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             .cs = cs,
             .snap = found->snap,
             .diag = &found->diag,
+            .nplacement = s->placement.n,
+            .placement = s->placement.n ? s->placement.names : NULL,
             .nfeasible = n,
             .feasible = found->feasible,
             .nscore = nscore,

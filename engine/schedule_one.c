@@ -87,7 +87,9 @@ static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const 
                            .fw = fw,
                            .cs = cs,
                            .snap = found->snap,
-                           .diag = &found->diag};
+                           .diag = &found->diag,
+                           .nplacement = s->placement.n,
+                           .placement = s->placement.n ? s->placement.names : NULL};
     if (s->opts.on_attempt)
         s->opts.on_attempt(s->opts.ctx, &a);
     if (s->opts.on_unschedulable)

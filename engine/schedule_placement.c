@@ -7,17 +7,24 @@
  * The domain is forced when some of the group's pods are already assumed or bound: the one
  * their nodes share ("cannot determine domain for already scheduled pods: ..." when a node
  * lacks the label or they span two). Otherwise every value of the key is a candidate
- * placement, in the order of the values (upstream iterates a Go map). Each placement is
- * judged alone against the same snapshot: the default algorithm runs with every node
- * listing limited to the placement's nodes (s->placement), and its reservations are undone
- * at once. None feasible: the group fails with "0/N placements are available, reported
- * placement status: pod group is unschedulable", each member with what the first placement
- * gave it. Several: the highest total of NodeResourcesFit's placement score (MostAllocated
- * over the domain with the group's proposed pods) and PodGroupPodsCount's (the group's pods
- * in it, against the most any placement holds), weights 1; ties go to the larger of a
- * random draw per placement. The chosen placement's assignments are then made for real, each
- * member scheduled again on its own node (its cycle state rebuilt), the members that fitted
- * nowhere again within the domain, in the same order, for their FitError.
+ * placement (workload/placement.c; upstream iterates a Go map). Each placement is judged
+ * alone against the same snapshot, tie-break stream and start node: the default algorithm
+ * runs with every node listing limited to the placement's nodes (s->placement), and its
+ * reservations are undone. The choice: the highest total of NodeResourcesFit's placement
+ * score (MostAllocated over the domain with the group's proposed pods, the profile's weights)
+ * and PodGroupPodsCount's (the group's pods in it against the most any placement holds,
+ * weight 1); ties go to the larger of a draw per placement. None feasible: the group fails
+ * with "0/N placements are available, reported placement status: pod group is
+ * unschedulable", each member with what the reported placement gave it.
+ *
+ * Which placements are evaluated (the decisions are those of evaluating all, which
+ * ks__placements_exhaustive does for the tests): those whose capacity cannot hold what minCount
+ * needs are passed over; the others in order of their score were every member placed, then of
+ * their draw, until the first that holds every member - none after it can win, and it wins,
+ * keeping its reservations for the binding, unless one evaluated before it scores more.
+ * Otherwise the chosen placement's assignments are made again for real, each member on
+ * its own node (its cycle state rebuilt), the members that fitted nowhere again within the
+ * domain, in the same order, for their FitError.
  *
  * Not done here: upstream's nominated-placement fast path (no workload-aware preemption yet),
  * and plugins that count pods across the cluster (PodTopologySpread, InterPodAffinity) still
@@ -28,7 +35,10 @@
 
 #include "ksched/api.h"
 #include "ksched/cache.h"
+#include "ksched/config.h"
+#include "ksched/framework.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_args.h"
 #include "ksched/rcu.h"
 
 #include <errno.h>
@@ -114,7 +124,7 @@ static uint64_t draw(uint64_t base, uint32_t value)
 }
 
 /* The index of the best feasible placement, UINT32_MAX when none is. */
-static uint32_t best_placement(const struct placement_result *r, uint32_t n)
+static uint32_t best_placement(const struct placement_result *r, uint32_t n, int64_t pods_weight)
 {
     uint32_t max_count = 0, best = UINT32_MAX;
     int64_t best_total = -1;
@@ -125,7 +135,7 @@ static uint32_t best_placement(const struct placement_result *r, uint32_t n)
     for (uint32_t d = 0; d < n; d++) {
         if (!r[d].ok)
             continue;
-        int64_t total = r[d].fit + ks_placement_pods_score(r[d].count, max_count);
+        int64_t total = r[d].fit + pods_weight * ks_placement_pods_score(r[d].count, max_count);
         if (total > best_total || (total == best_total && r[d].draw > r[best].draw)) {
             best_total = total;
             best = d;
@@ -169,10 +179,11 @@ static void rank(struct ks_scheduler *s, struct ks_framework *fw, struct ks_grou
     for (uint32_t d = 0; d < ps->n; d++) {
         uint64_t bound;
         int64_t fit;
-        ks_placement_measure(snap, &ps->pos[ps->first[d]], ps->first[d + 1] - ps->first[d], min_cpu, min_mem,
-                             all_cpu, all_mem, &bound, &fit);
-        sc->results[d] = (struct placement_result){
-            .room = !bounded || bound >= needed, .fit = fit, .draw = draw(s->rng, ps->value[d])};
+        ks_placement_measure(snap, &sc->weights, &ps->pos[ps->first[d]], ps->first[d + 1] - ps->first[d],
+                             min_cpu, min_mem, all_cpu, all_mem, &bound, &fit);
+        sc->results[d] = (struct placement_result){.room = !bounded || bound >= needed,
+                                                   .fit = sc->weights.fit * fit,
+                                                   .draw = draw(s->rng, ps->value[d])};
         sc->order[d] = d;
     }
     bool some = false;
@@ -205,8 +216,10 @@ static int score_partial(struct ks_scheduler *s, const struct ks_placement_set *
     if (ks_cache_refresh(s->cache) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory refreshing the snapshot"), -1;
     ks_rcu_read_lock();
-    r->fit = ks_placement_fit_score(ks_cache_snapshot(s->cache), &ps->names[ps->first[d]],
-                                    ps->first[d + 1] - ps->first[d], r->add_cpu, r->add_mem);
+    r->fit = s->group_scratch->weights.fit *
+             ks_placement_fit_score(ks_cache_snapshot(s->cache), &s->group_scratch->weights,
+                                    &ps->names[ps->first[d]], ps->first[d + 1] - ps->first[d], r->add_cpu,
+                                    r->add_mem);
     ks_rcu_read_unlock();
     return 0;
 }
@@ -215,12 +228,13 @@ static int score_partial(struct ks_scheduler *s, const struct ks_placement_set *
 static bool full_wins(const struct ks_group_scratch *sc, uint32_t k, uint32_t d, uint32_t max_count)
 {
     const struct placement_result *f = &sc->results[d];
-    int64_t total = f->fit + ks_placement_pods_score(f->count, max_count);
+    int64_t w = sc->weights.pods;
+    int64_t total = f->fit + w * ks_placement_pods_score(f->count, max_count);
     for (uint32_t j = 0; j < k; j++) {
         const struct placement_result *r = &sc->results[sc->order[j]];
         if (!r->ok)
             continue;
-        int64_t t = r->fit + ks_placement_pods_score(r->count, max_count);
+        int64_t t = r->fit + w * ks_placement_pods_score(r->count, max_count);
         if (t > total || (t == total && r->draw > f->draw))
             return false;
     }
@@ -347,6 +361,32 @@ static void fail_error(struct ks_scheduler *s, struct ks_framework *fw, struct m
     ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, buf, false);
 }
 
+/*
+ * The placement scores' weights (upstream's PlacementScore plugins, default-wired from the
+ * profile): NodeResourcesFit's Score weight and its scoringStrategy.resources weights of cpu and
+ * memory when it scores, PodGroupPodsCount's 1.
+ */
+static void placement_weights(const struct ks_framework *fw, struct ks_placement_weights *w)
+{
+    *w = (struct ks_placement_weights){.pods = 1};
+    for (uint32_t i = 0; i < ks_framework_nscore(fw); i++) {
+        if (strcmp(ks_framework_plugin_name(fw, ks_framework_score_slot(fw, i)), "NodeResourcesFit") == 0)
+            w->fit = ks_framework_score_weight(fw, i);
+    }
+    const struct ks_noderesourcesfit_args *args =
+        ks_profile_args(ks_framework_profile(fw), "NodeResourcesFit");
+    if (!args) {
+        w->cpu = w->memory = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < args->nresources; i++) {
+        if (args->resources[i].name == ks_wk.cpu)
+            w->cpu = args->resources[i].weight;
+        else if (args->resources[i].name == ks_wk.memory)
+            w->memory = args->resources[i].weight;
+    }
+}
+
 /* The placements, for opts.on_group (none when out of memory). */
 static void describe(struct ks_group_scratch *sc, uint32_t chosen)
 {
@@ -381,6 +421,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     char buf[1024];
 
     sc->report_to.topology_key = gs->spec.topology_key;
+    placement_weights(fw, &sc->weights);
     if (ks_cache_refresh(s->cache) < 0) {
         ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, "out of memory refreshing the snapshot", false);
         return;
@@ -415,7 +456,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     int erc = evaluate(s, fw, sc, mv, n, gs, scheduled, cycle, &st);
     uint32_t best = erc < 0                  ? UINT32_MAX
                     : sc->kept != UINT32_MAX ? sc->kept
-                                             : best_placement(sc->results, ps->n);
+                                             : best_placement(sc->results, ps->n, sc->weights.pods);
     describe(sc, best);
     for (uint32_t i = 0; i < n; i++) {
         if (best == UINT32_MAX && erc == 0)

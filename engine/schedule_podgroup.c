@@ -3,10 +3,10 @@
  * podGroupSchedulingDefaultAlgorithm in upstream's schedule_one_podgroup.go, v1.37).
  *
  * The popped member of a group takes the group's other queued members with it
- * (ks_queue_take; gated or in-flight members stay where they are); skipped are those being
- * deleted or already assumed. The members are validated (one schedulerName, every pod's
- * priority the group's: else a SchedulerError for all) and ordered by priority, then by when
- * they first entered activeQ. Then each is scheduled in turn as a single pod is - PreFilter,
+ * (ks_queue_take; in-flight members stay where they are); skipped are those being deleted or
+ * already assumed. While a member is gated by PreEnqueue, no member is tried. The members are validated (one
+ * schedulerName, every pod's priority the group's: else a SchedulerError for all) and ordered by priority,
+ * then by when they first entered activeQ. Then each is scheduled in turn as a single pod is - PreFilter,
  * Filter, Score, select, with no PostFilter - on a snapshot that holds the members placed
  * before it (assumed in the cache and reserved), and after each, PlacementFeasible
  * (GangScheduling's rule, plugins/helpers/helper_gang.c) counts the group's placed pods
@@ -103,6 +103,7 @@ static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks
     }
     uint32_t m = 0;
     sc->members[m++] = (struct member){.qp = first, .order = n};
+    sc->gated = false;
     *scheduled = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_pod *p = sc->pods[i];
@@ -113,9 +114,11 @@ static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks
                                 pod->meta.name && strcmp(p->meta.name, pod->meta.name) == 0)) {
             sc->members[0].order = i;
         } else {
-            struct ks_queued_pod *qp = ks_queue_take(s->queue, p);
+            bool gated;
+            struct ks_queued_pod *qp = ks_queue_take(s->queue, p, &gated);
             if (qp)
                 sc->members[m++] = (struct member){.qp = qp, .order = i};
+            sc->gated |= gated;
         }
         ks_pod_put(p);
     }
@@ -248,6 +251,20 @@ void ks__pg_fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct mem
     }
 }
 
+/*
+ * A member of the group is held by a PreEnqueue plugin (scheduling gates...): upstream gates
+ * the whole group entity, so no member is tried. The others go back among the unschedulable
+ * pods without an attempt reported; once the held member passes PreEnqueue and is popped, it
+ * takes them along.
+ */
+static void wait_for_gated(struct ks_scheduler *s, struct member *mv, uint32_t n, uint64_t cycle)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        mv[i].qp->unschedulable_plugins = 0;
+        ks_queue_add_unschedulable(s->queue, mv[i].qp, cycle, KS_EVENT_ALL);
+    }
+}
+
 void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
 {
     uint64_t cycle = ks_queue_cycle(s->queue);
@@ -268,6 +285,10 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
         return;
     }
     struct member *mv = sc->members;
+    if (sc->gated) {
+        wait_for_gated(s, mv, (uint32_t)n, cycle);
+        return;
+    }
     for (int i = 0; i < n; i++)
         mv[i].qp->group_size = (uint32_t)n; /* the entity's size: its members back off longer */
     /* skipPodGroupPodSchedule: being deleted, or already assumed */

@@ -526,7 +526,7 @@ struct ks_queued_pod *ks_queue_pop(struct ks_queue *q, bool block)
     return p;
 }
 
-struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod)
+struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod, bool *gated)
 {
     uint64_t hash = ks__queue_key_hash(pod);
     struct stripe *s = stripe_at(q, hash);
@@ -534,7 +534,8 @@ struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod
     struct qpod *qp = ks__queue_table_find(s, hash, pod);
     bool slow = false;
     enum ks_queue_where w = qp ? settle(q, qp, &slow) : KS_WHERE_IN_FLIGHT;
-    if (w == KS_WHERE_IN_FLIGHT || (w == KS_WHERE_UNSCHEDULABLE && qp->gated)) {
+    *gated = w == KS_WHERE_UNSCHEDULABLE && qp->gated;
+    if (w == KS_WHERE_IN_FLIGHT || *gated) {
         if (slow)
             slow_unlock(q);
         stripe_unlock(s);

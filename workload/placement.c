@@ -195,23 +195,23 @@ static void fit_add(struct fit_sum *f, const struct ks_node_snap *node)
     }
 }
 
-/* MostAllocated over cpu and memory, weights 1: the resources the domain offers, averaged. */
-static int64_t fit_of(const struct fit_sum *f)
+/* MostAllocated over cpu and memory: the resources the domain offers, weighted and averaged. */
+static int64_t fit_of(const struct fit_sum *f, const struct ks_placement_weights *w)
 {
     int64_t score = 0, weights = 0;
-    if (f->alloc_cpu) {
-        score += most_requested(f->req_cpu, f->alloc_cpu);
-        weights++;
+    if (f->alloc_cpu && w->cpu) {
+        score += most_requested(f->req_cpu, f->alloc_cpu) * w->cpu;
+        weights += w->cpu;
     }
-    if (f->alloc_mem) {
-        score += most_requested(f->req_mem, f->alloc_mem);
-        weights++;
+    if (f->alloc_mem && w->memory) {
+        score += most_requested(f->req_mem, f->alloc_mem) * w->memory;
+        weights += w->memory;
     }
     return weights ? score / weights : 0;
 }
 
-int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const uint32_t *names, uint32_t n,
-                               int64_t add_milli_cpu, int64_t add_memory)
+int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
+                               const uint32_t *names, uint32_t n, int64_t add_milli_cpu, int64_t add_memory)
 {
     struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
     for (uint32_t i = 0; i < n; i++) {
@@ -219,12 +219,12 @@ int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const uint32_t *n
         if (node)
             fit_add(&f, node);
     }
-    return fit_of(&f);
+    return fit_of(&f, w);
 }
 
-void ks_placement_measure(const struct ks_snapshot *snap, const uint32_t *pos, uint32_t n, int64_t min_cpu,
-                          int64_t min_mem, int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound,
-                          int64_t *fit)
+void ks_placement_measure(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
+                          const uint32_t *pos, uint32_t n, int64_t min_cpu, int64_t min_mem,
+                          int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound, int64_t *fit)
 {
     struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
     uint64_t total = 0;
@@ -239,7 +239,7 @@ void ks_placement_measure(const struct ks_snapshot *snap, const uint32_t *pos, u
         fit_add(&f, node);
     }
     *bound = total;
-    *fit = fit_of(&f);
+    *fit = fit_of(&f, w);
 }
 
 int64_t ks_placement_pods_score(uint32_t count, uint32_t max_count)

@@ -112,6 +112,31 @@ static struct group *get(struct ks_pod_groups *g, uint32_t ns, uint32_t name)
     return gr;
 }
 
+/*
+ * Drop @gr when nothing is left of it (no pod, no object): backward-shift deletion, so that
+ * every group after it in its probe run stays reachable and a long-running scheduler keeps no
+ * trace of groups that are gone.
+ */
+static void drop_if_empty(struct ks_pod_groups *g, struct group *gr)
+{
+    if (gr->npods || gr->exists)
+        return;
+    free(gr->pods);
+    uint32_t mask = g->cap - 1, hole = (uint32_t)(gr - g->slots);
+    for (uint32_t i = (hole + 1) & mask; g->slots[i].name != KS_ID_NONE; i = (i + 1) & mask) {
+        uint32_t home = slot_hash(g->slots[i].ns, g->slots[i].name) & mask;
+        /* the entry at i may move into the hole unless its home lies cyclically in (hole, i] */
+        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+        if (stays)
+            continue;
+        g->slots[hole] = g->slots[i];
+        hole = i;
+    }
+    memset(&g->slots[hole], 0, sizeof(g->slots[hole]));
+    g->slots[hole].name = KS_ID_NONE;
+    g->n--;
+}
+
 static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
 {
     if (a == b)
@@ -172,6 +197,7 @@ void ks_pod_groups_delete_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
         gone = gr->pods[at];
         memmove(&gr->pods[at], &gr->pods[at + 1], (gr->npods - (uint32_t)at - 1) * sizeof(gr->pods[0]));
         gr->npods--;
+        drop_if_empty(g, gr);
     }
     ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
     if (gone)
@@ -199,6 +225,7 @@ int ks_pod_groups_set_object(struct ks_pod_groups *g, const struct ks_pod_group 
             gr->spec = pg->spec;
             gr->spec.priority_class_name = NULL;
         }
+        drop_if_empty(g, gr);
     }
     ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
     return rc;
@@ -227,6 +254,14 @@ uint32_t ks_pod_groups_members(struct ks_pod_groups *g, uint32_t ns, uint32_t na
     uint32_t n = gr && gr->name != KS_ID_NONE ? gr->npods : 0;
     for (uint32_t i = 0; i < n && i < cap; i++)
         out[i] = ks_pod_get(gr->pods[i]);
+    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    return n;
+}
+
+uint32_t ks_pod_groups_count(struct ks_pod_groups *g)
+{
+    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    uint32_t n = g->n;
     ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
     return n;
 }

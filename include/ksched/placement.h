@@ -10,8 +10,9 @@
  * nodes). 0 or -ENOMEM. Context: RCU read section holding @snap.
  *
  * ks_placement_fit_score - NodeResourcesFit's placement score: MostAllocated over the whole
- * domain, cpu and memory weighted 1 each: for each resource, what the domain's nodes request
- * (non-zero requests) plus @add of the group's proposed pods, over what they offer, 0-100.
+ * domain, cpu and memory weighted as @w says: for each resource, what the domain's nodes
+ * request (non-zero requests) plus @add of the group's proposed pods, over what they offer,
+ * 0-100.
  *
  * ks_placement_pods_score - PodGroupPodsCount's normalised score: @count pods of the group
  * (already scheduled + proposed) against the most any candidate placement has, 0-100.
@@ -48,16 +49,26 @@ int ks_placements_build(const struct ks_snapshot *snap, uint32_t key, uint32_t r
 void ks_placement_set_free(struct ks_placement_set *ps);
 
 /*
+ * The placement scores' weights, from the profile: NodeResourcesFit's score weight (0: the
+ * profile does not score with it) and its scoringStrategy.resources weights of cpu and memory
+ * (other resources are not counted), PodGroupPodsCount's 1.
+ */
+struct ks_placement_weights {
+    int64_t fit, pods;
+    int64_t cpu, memory;
+};
+
+/*
  * ks_placement_measure - in one pass over the nodes at @pos of @snap: how many pods of at least
  * @min_cpu / @min_mem fit by cpu, memory and pod count (*@bound), and the fit score with @add
  * requested on top (*@fit, ks_placement_fit_score's).
  */
-void ks_placement_measure(const struct ks_snapshot *snap, const uint32_t *pos, uint32_t n, int64_t min_cpu,
-                          int64_t min_mem, int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound,
-                          int64_t *fit);
+void ks_placement_measure(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
+                          const uint32_t *pos, uint32_t n, int64_t min_cpu, int64_t min_mem,
+                          int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound, int64_t *fit);
 
-int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const uint32_t *names, uint32_t n,
-                               int64_t add_milli_cpu, int64_t add_memory);
+int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
+                               const uint32_t *names, uint32_t n, int64_t add_milli_cpu, int64_t add_memory);
 int64_t ks_placement_pods_score(uint32_t count, uint32_t max_count);
 
 #endif

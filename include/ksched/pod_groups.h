@@ -9,7 +9,8 @@
  * PreEnqueue and the PodGroup cycle read it.
  *
  * Ownership: the table holds one reference (ks_pod_get) on each pod it lists and a copy of
- * each object's spec, never the objects themselves, so readers need no lifetime rule.
+ * each object's spec, never the objects themselves, so readers need no lifetime rule. A group
+ * left with neither pods nor an object is dropped.
  * Context: any thread; one mutex (KS_LOCK_POD_GROUPS, a leaf: PreEnqueue takes it inside
  * the queue's locks). Nothing allocates but the add calls.
  */
@@ -61,5 +62,8 @@ bool ks_pod_groups_state(struct ks_pod_groups *g, uint32_t ns, uint32_t name, st
  */
 uint32_t ks_pod_groups_members(struct ks_pod_groups *g, uint32_t ns, uint32_t name, const struct ks_pod **out,
                                uint32_t cap);
+
+/* ks_pod_groups_count - the groups held: a group with neither pods nor an object is dropped. */
+uint32_t ks_pod_groups_count(struct ks_pod_groups *g);
 
 #endif

@@ -273,10 +273,10 @@ struct ks_queued_pod *ks_queue_pop(struct ks_queue *q, bool block);
  * ks_queue_take - take the pod of @pod's namespace/name out of activeQ, backoffQ or the
  * unschedulable pods into flight, as a pop would (attempts counted, rejectors cleared),
  * within the current scheduling cycle: the other pending members of a pod group join the
- * member popped. NULL when it is not queued, already in flight, or gated by PreEnqueue.
- * Context: the consumer thread, outside RCU read sections.
+ * member popped. NULL when it is not queued, already in flight, or gated by PreEnqueue (then
+ * *@gated is set). Context: the consumer thread, outside RCU read sections.
  */
-struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod);
+struct ks_queued_pod *ks_queue_take(struct ks_queue *q, const struct ks_pod *pod, bool *gated);
 
 /* ks_queue_cycle - pods popped so far (upstream's schedulingCycle). */
 uint64_t ks_queue_cycle(struct ks_queue *q);

@@ -62,7 +62,31 @@ struct ks_attempt {
     uint32_t nscore;       /* score plugins (ks_framework_score_slot / weight) */
     const int64_t *scores; /* nfeasible x nscore, normalised and weighted */
     const int64_t *totals; /* per feasible node */
+    /* a PodGroup cycle's placement limited the attempt to these nodes (interned names, sorted); NULL: every
+     * node */
+    uint32_t nplacement;
+    const uint32_t *placement;
 };
+
+/* ks_sorted_ids_have - whether the @n interned ids at @ids, sorted, include @id. */
+static inline bool ks_sorted_ids_have(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ids[lo] == id;
+}
+
+/* ks_attempt_lists - whether the attempt considered node @name at all (a placement lists only its own). */
+static inline bool ks_attempt_lists(const struct ks_attempt *a, uint32_t name)
+{
+    return !a->placement || ks_sorted_ids_have(a->placement, a->nplacement, name);
+}
 
 /* One topology placement a PodGroup cycle considered (struct ks_group_attempt). */
 struct ks_group_placement {

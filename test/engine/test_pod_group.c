@@ -18,6 +18,7 @@
 #include "ksched/rcu.h"
 #include "ksched/scheduler.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,18 @@ static void pods(FILE *f, const char *prefix, int count, const char *grp, const 
     }
 }
 
+/* The configuration start() gives the next run: NULL, the default one. */
+static const char *next_config;
+
 static void start(struct run *r, const char *text)
 {
     struct ks_error err = {0};
     memset(r, 0, sizeof(*r));
-    cr_assert_eq(ks_config_load_default(&r->cfg), 0);
+    if (next_config)
+        cr_assert_eq(ks_config_load_yaml("config.yaml", next_config, strlen(next_config), &r->cfg, &err), 0,
+                     "%s", err.msg);
+    else
+        cr_assert_eq(ks_config_load_default(&r->cfg), 0);
     cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &r->objs, &err), 0, "%s", err.msg);
     cr_assert_eq(ks_cache_create(0, &r->cache), 0);
     struct ks_scheduler_opts opts = {.config = r->cfg,
@@ -732,7 +740,34 @@ static char *random_racks(uint64_t seed, struct prop_case *pc, bool *constrained
  * Over random rack clusters: no gang below minCount, every constrained gang within one rack,
  * nothing left assumed, and passing over the placements that cannot win changes no decision.
  */
+static void random_racks_identity(void);
+
 Test(pod_group_topology, random_racks_keep_gangs_whole_and_in_one_rack)
+{
+    random_racks_identity();
+}
+
+/* NodeResourcesFit not scoring: PodGroupPodsCount alone, the ties to the draw; weighted resources. */
+Test(pod_group_topology, placement_weights_come_from_the_profile)
+{
+    static const char *const configs[] = {
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    score:\n      disabled:\n"
+        "      - name: NodeResourcesFit\n",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n"
+        "      - name: NodeResourcesFit\n        weight: 4\n  pluginConfig:\n  - name: NodeResourcesFit\n"
+        "    args:\n      scoringStrategy:\n        type: LeastAllocated\n        resources:\n"
+        "        - {name: cpu, weight: 3}\n        - {name: memory, weight: 1}\n",
+    };
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        next_config = configs[i];
+        random_racks_identity();
+    }
+    next_config = NULL;
+}
+
+static void random_racks_identity(void)
 {
     static char pruned[16384], exhaustive[16384];
     for (uint64_t seed = 1; seed <= 150; seed++) {
@@ -778,4 +813,77 @@ Test(pod_group_topology, random_racks_keep_gangs_whole_and_in_one_rack)
             fprintf(stderr, "PRUNED\n%s\nEXHAUSTIVE\n%s\nTEXT\n%s\n", pruned, exhaustive, text);
         free(text);
     }
+}
+
+static void priority_from_class(FILE *f)
+{
+    fprintf(
+        f,
+        "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n");
+    fprintf(f, "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: "
+               "default}\n"
+               "spec:\n  priorityClassName: high\n  schedulingPolicy:\n    gang: {minCount: 2}\n");
+    for (int i = 0; i < 2; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default}\nspec:\n"
+                "  priorityClassName: high\n  schedulingGroup: {podGroupName: g}\n"
+                "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+                i);
+}
+
+/* The Priority admission plugin gives the PodGroup its class's value, as it gives the pods theirs. */
+Test(pod_group, a_pod_groups_priority_comes_from_its_class)
+{
+    struct run r;
+    run_text(&r, priority_from_class);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
+    cr_expect_eq(count(&r, KS_SCHED_ERROR), 0);
+    finish(&r);
+
+    struct ks_objects *objs;
+    struct ks_error err = {0};
+    cr_expect_eq(ks_test_load_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                                   "metadata: {name: g, namespace: default}\n"
+                                   "spec:\n  priorityClassName: nowhere\n  schedulingPolicy: {basic: {}}\n",
+                                   KS_VALIDATE_STRICT, &objs, &err),
+                 -EINVAL);
+    cr_expect_str_eq(err.field, "spec.priorityClassName");
+    cr_expect_str_eq(err.msg, "no PriorityClass with name nowhere was found");
+}
+
+static void one_member_gated(FILE *f)
+{
+    group(f, "g", 0);
+    pods(f, "w", 1, "g", "1", 0);
+    fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: held, namespace: default}\nspec:\n"
+               "  schedulingGates: [{name: example.com/wait}]\n  schedulingGroup: {podGroupName: g}\n"
+               "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n");
+}
+
+/* A member held by another PreEnqueue plugin holds the whole group, as upstream gates the entity. */
+Test(pod_group, a_member_held_by_a_gate_holds_its_group)
+{
+    struct run r;
+    run_text(&r, one_member_gated);
+    cr_expect_eq(r.n, 0, "no member tried: %u outcomes, the first %s", r.n, r.n ? r.out[0].pod : "");
+    /* the gate removed: both are scheduled together */
+    const struct ks_pod *held = NULL;
+    for (uint32_t i = 0; i < ks_objects_count(r.objs, POD); i++) {
+        if (strcmp(ks_objects_pods(r.objs)[i]->meta.name, "held") == 0)
+            held = ks_objects_pods(r.objs)[i];
+    }
+    cr_assert_not_null(held);
+    struct ks_error err = {0};
+    struct ks_objects *more;
+    cr_assert_eq(
+        ks_test_load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: held, namespace: default}\nspec:\n"
+                          "  schedulingGroup: {podGroupName: g}\n"
+                          "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+                          KS_VALIDATE_STRICT, &more, &err),
+        0, "%s", err.msg);
+    cr_assert_eq(ks_scheduler_update_pod(r.s, held, ks_objects_pods(more)[0]), 0);
+    ks_scheduler_run_until_idle(r.s);
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
+    finish(&r);
+    ks_objects_destroy(more);
 }
