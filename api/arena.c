@@ -6,6 +6,7 @@
  */
 #include "ksched/arena.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,4 +100,21 @@ void ks_arena_destroy(struct ks_arena *a)
         b = next;
     }
     memset(a, 0, sizeof(*a));
+}
+
+int ks_reserve(void **items, uint32_t *cap, uint64_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > UINT32_MAX / 2)
+        return -ENOMEM;
+    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 4;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*items, (size_t)ncap * size);
+    if (!p)
+        return -ENOMEM;
+    *items = p;
+    *cap = (uint32_t)ncap;
+    return 0;
 }

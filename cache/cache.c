@@ -96,7 +96,7 @@ static struct node_info *node_find(struct ks_cache *c, uint32_t name)
 
 static int reserve_dirty(struct ks_cache *c, uint32_t more)
 {
-    return KS__RESERVE(c->dirty, c->cap_dirty, (uint64_t)c->ndirty + more);
+    return KS_RESERVE(c->dirty, c->cap_dirty, (uint64_t)c->ndirty + more);
 }
 
 /* A change to @ni: a new generation, and a place on the dirty list (capacity reserved). */
@@ -408,7 +408,7 @@ static int attach_reserve(struct ks_cache *c, struct pod_entry *e, uint32_t node
         target = *fresh;
     }
     if (ks__ni_reserve_pod(target, e) || reserve_dirty(c, 2) || ks__gc_reserve(c, 1) ||
-        KS__RESERVE(c->pvcs, c->cap_pvcs, (uint64_t)c->npvcs + e->npvcs))
+        KS_RESERVE(c->pvcs, c->cap_pvcs, (uint64_t)c->npvcs + e->npvcs))
         return -ENOMEM;
     *ni = target;
     return 0;

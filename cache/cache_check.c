@@ -156,9 +156,9 @@ static int node_sums(struct ks_cache *c, struct ck *k, const struct node_info *n
                 fail(k, "cache node %s: pod %s with anti-affinity is not at its anti-affinity slot %u",
                      nm(ni->name), pod_name(p), e->anti_slot);
         }
-        if (KS__RESERVE(s->scalar, s->cap_scalar, (uint64_t)s->nscalar + p->requests.nscalar) ||
-            KS__RESERVE(s->ports, s->cap_ports, (uint64_t)s->nports + e->nports) ||
-            KS__RESERVE(s->pvcs, s->cap_pvcs, (uint64_t)s->npvcs + e->npvcs))
+        if (KS_RESERVE(s->scalar, s->cap_scalar, (uint64_t)s->nscalar + p->requests.nscalar) ||
+            KS_RESERVE(s->ports, s->cap_ports, (uint64_t)s->nports + e->nports) ||
+            KS_RESERVE(s->pvcs, s->cap_pvcs, (uint64_t)s->npvcs + e->npvcs))
             return -1;
         for (uint32_t j = 0; j < p->requests.nscalar; j++)
             s->scalar[s->nscalar++] = p->requests.scalar[j];

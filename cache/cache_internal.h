@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
+#include "ksched/arena.h"
 #include "ksched/cache.h"
 #include "ksched/cache_types.h"
 #include "ksched/lock.h"
@@ -33,14 +34,6 @@
 #define KS__NO_INDEX UINT32_MAX
 
 /* ---- growable arrays -------------------------------------------------------------------- */
-
-/*
- * ks__reserve - make room for @need elements of @size bytes in *@items (capacity *@cap).
- * Returns 0 or -ENOMEM (the array is unchanged then). Never shrinks.
- */
-int ks__reserve(void **items, uint32_t *cap, uint64_t need, size_t size);
-
-#define KS__RESERVE(arr, cap, need) ks__reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* ---- pods -------------------------------------------------------------------------------- */
 

@@ -125,12 +125,12 @@ void ks__node_prep_free(struct node_prep *p)
 
 int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e)
 {
-    if (KS__RESERVE(ni->pods, ni->cap_pods, (uint64_t)ni->npods + 1) ||
-        (e->has_affinity && KS__RESERVE(ni->aff, ni->cap_aff, (uint64_t)ni->naff + 1)) ||
-        (e->has_anti_affinity && KS__RESERVE(ni->anti, ni->cap_anti, (uint64_t)ni->nanti + 1)) ||
-        KS__RESERVE(ni->ports, ni->cap_ports, (uint64_t)ni->nports + e->nports) ||
-        KS__RESERVE(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + e->npvcs) ||
-        KS__RESERVE(ni->scalar, ni->cap_scalar, (uint64_t)ni->nscalar + e->pod->requests.nscalar))
+    if (KS_RESERVE(ni->pods, ni->cap_pods, (uint64_t)ni->npods + 1) ||
+        (e->has_affinity && KS_RESERVE(ni->aff, ni->cap_aff, (uint64_t)ni->naff + 1)) ||
+        (e->has_anti_affinity && KS_RESERVE(ni->anti, ni->cap_anti, (uint64_t)ni->nanti + 1)) ||
+        KS_RESERVE(ni->ports, ni->cap_ports, (uint64_t)ni->nports + e->nports) ||
+        KS_RESERVE(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + e->npvcs) ||
+        KS_RESERVE(ni->scalar, ni->cap_scalar, (uint64_t)ni->nscalar + e->pod->requests.nscalar))
         return -ENOMEM;
     return 0;
 }

@@ -66,7 +66,7 @@ int ks__tree_add(struct node_tree *t, struct node_info *ni, uint32_t region, uin
          * a node that is in the tree (add refuses a known node, a zone change adds to another
          * zone), so the scan, O(zone) per add, is left out.
          */
-        if (KS__RESERVE(z->nodes, z->cap, (uint64_t)z->n + 1))
+        if (KS_RESERVE(z->nodes, z->cap, (uint64_t)z->n + 1))
             return -ENOMEM;
         z->nodes[z->n++] = ni;
         t->nnodes++;
@@ -77,7 +77,7 @@ int ks__tree_add(struct node_tree *t, struct node_info *ni, uint32_t region, uin
     struct node_info **nodes = malloc(4 * sizeof(*nodes));
     if (!nodes)
         return -ENOMEM;
-    if (KS__RESERVE(t->zones, t->cap_zones, (uint64_t)t->nzones + 1)) {
+    if (KS_RESERVE(t->zones, t->cap_zones, (uint64_t)t->nzones + 1)) {
         free(nodes);
         return -ENOMEM;
     }

@@ -20,23 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ks__reserve(void **items, uint32_t *cap, uint64_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return -ENOMEM;
-    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 4;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*items, (size_t)ncap * size);
-    if (!p)
-        return -ENOMEM;
-    *items = p;
-    *cap = (uint32_t)ncap;
-    return 0;
-}
-
 uint64_t ks__pod_key_hash(uint32_t ns, const char *name)
 {
     /* FNV-1a over the name, then the namespace id folded in and the bits mixed */

@@ -442,15 +442,15 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
         goto clean; /* only nodes outside the snapshot changed */
 
     /* 2. room for everything this version drops, so the commit cannot fail */
-    if (ks__gc_reserve(c, built + os->nchunks + 4) || KS__RESERVE(c->flips, c->cap_flips, c->ndirty))
+    if (ks__gc_reserve(c, built + os->nchunks + 4) || KS_RESERVE(c->flips, c->cap_flips, c->ndirty))
         goto fail;
 
     /* 3. the order, and a version with the right number of chunk pointers */
     uint32_t n = os->nnodes;
     if (c->order_dirty) {
         n = c->tree.nnodes;
-        if (KS__RESERVE(c->order, c->cap_order, n) ||
-            KS__RESERVE(c->order_scratch, c->cap_order_scratch, c->tree.nzones))
+        if (KS_RESERVE(c->order, c->cap_order, n) ||
+            KS_RESERVE(c->order_scratch, c->cap_order_scratch, c->tree.nzones))
             goto fail;
         ks__tree_list(&c->tree, c->order, c->order_scratch);
     }

@@ -69,6 +69,11 @@ void ks__pg_revert(struct ks_scheduler *s, struct ks_framework *fw, struct membe
 void ks__pg_fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
                      uint64_t cycle, int code, const char *message, bool own);
 
+/* ks__pg_fail_error - every member back after the error in @st: "failed to schedule other pod from a pod
+ * group: ...". */
+void ks__pg_fail_error(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                       uint64_t cycle, const struct ks_status *st);
+
 /* ks__pg_commit - a group that reached minCount: placed members to Permit and binding, the others back. */
 void ks__pg_commit(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
                    uint64_t cycle);

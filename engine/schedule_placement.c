@@ -34,6 +34,7 @@
 #include "podgroup_internal.h"
 
 #include "ksched/api.h"
+#include "ksched/arena.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
 #include "ksched/framework.h"
@@ -57,18 +58,6 @@ struct placement_result {
     int64_t add_mem;
     char why[256]; /* evaluated and infeasible: PlacementFeasible's reason */
 };
-
-static bool room(void **v, uint32_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    void *p = realloc(*v, need * size);
-    if (!p)
-        return false;
-    *v = p;
-    *cap = (uint32_t)need;
-    return true;
-}
 
 /* The domain of the group's scheduled pods (@sched nodes): 0 and *@value (KS_ID_NONE: no pod), or -1 with
  * @err. */
@@ -351,16 +340,6 @@ static int apply_members(struct ks_scheduler *s, struct ks_framework *fw, struct
     }
     return KS_SUCCESS;
 }
-
-static void fail_error(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
-                       uint64_t cycle, const struct ks_status *st)
-{
-    char buf[1024];
-    const char *why = st->nreasons ? ks_intern_str(st->reasons[0]) : ks_code_name((enum ks_code)st->code);
-    snprintf(buf, sizeof(buf), "failed to schedule other pod from a pod group: %s", why);
-    ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, buf, false);
-}
-
 /*
  * The placement scores' weights (upstream's PlacementScore plugins, default-wired from the
  * profile): NodeResourcesFit's Score weight and its scoringStrategy.resources weights of cpu and
@@ -392,7 +371,7 @@ static void describe(struct ks_group_scratch *sc, uint32_t chosen)
 {
     const struct ks_placement_set *ps = &sc->placements;
     struct ks_group_attempt *g = &sc->report_to;
-    if (!room((void **)&sc->report_placements, &sc->cap_report, ps->n + 1, sizeof(*sc->report_placements)))
+    if (KS_RESERVE(sc->report_placements, sc->cap_report, ps->n + 1) < 0)
         return;
     for (uint32_t d = 0; d < ps->n; d++) {
         const struct placement_result *r = &sc->results[d];
@@ -434,11 +413,10 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     if (rc == 0 && ks_placements_build(snap, gs->spec.topology_key, required, &sc->placements) < 0)
         rc = -ENOMEM;
     const struct ks_placement_set *ps = &sc->placements;
-    if (rc == 0 &&
-        (!room((void **)&sc->assign, &sc->cap_assign, (size_t)ps->n * n + 1, sizeof(*sc->assign)) ||
-         !room((void **)&sc->results, &sc->cap_results, ps->n + 1, sizeof(*sc->results)) ||
-         !room((void **)&sc->order, &sc->cap_order, ps->n + 1, sizeof(*sc->order)) ||
-         !room((void **)&sc->first_messages, &sc->cap_first, n, sizeof(*sc->first_messages))))
+    if (rc == 0 && (KS_RESERVE(sc->assign, sc->cap_assign, (size_t)ps->n * n + 1) < 0 ||
+                    KS_RESERVE(sc->results, sc->cap_results, ps->n + 1) < 0 ||
+                    KS_RESERVE(sc->order, sc->cap_order, ps->n + 1) < 0 ||
+                    KS_RESERVE(sc->first_messages, sc->cap_first, n) < 0))
         rc = -ENOMEM;
     /* ranked on the snapshot the placements were read from: their node positions are its */
     if (rc == 0)
@@ -465,7 +443,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
             free(sc->first_messages[i]);
     }
     if (erc < 0) {
-        fail_error(s, fw, mv, n, cycle, &st);
+        ks__pg_fail_error(s, fw, mv, n, cycle, &st);
         return;
     }
     if (best == UINT32_MAX) {
@@ -479,7 +457,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     }
     bool any = sc->kept != UINT32_MAX;
     if (!any && apply(s, fw, sc, mv, n, best, cycle, &any, &st) != KS_SUCCESS) {
-        fail_error(s, fw, mv, n, cycle, &st);
+        ks__pg_fail_error(s, fw, mv, n, cycle, &st);
         return;
     }
     if (!any) {

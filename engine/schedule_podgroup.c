@@ -24,6 +24,7 @@
 #include "podgroup_internal.h"
 
 #include "ksched/api.h"
+#include "ksched/arena.h"
 #include "ksched/cache.h"
 #include "ksched/features.h"
 #include "ksched/intern.h"
@@ -50,18 +51,6 @@ void ks__group_scratch_free(struct ks_scheduler *s)
     ks_placement_set_free(&s->group_scratch->placements);
     free(s->group_scratch);
     s->group_scratch = NULL;
-}
-
-static bool reserve_room(void **v, uint32_t *cap, uint32_t n, size_t size)
-{
-    if (n <= *cap)
-        return true;
-    void *p = realloc(*v, (size_t)n * size);
-    if (!p)
-        return false;
-    *v = p;
-    *cap = n;
-    return true;
 }
 
 /* priority first, then the earlier first attempt, then the one that joined the group first. */
@@ -92,11 +81,11 @@ static int gather(struct ks_scheduler *s, struct ks_group_scratch *sc, struct ks
             break;
         for (uint32_t i = 0; i < sc->cap_pods; i++)
             ks_pod_put(sc->pods[i]);
-        if (!reserve_room((void **)&sc->pods, &sc->cap_pods, n, sizeof(*sc->pods)))
+        if (KS_RESERVE(sc->pods, sc->cap_pods, n) < 0)
             return -ENOMEM;
     }
-    if (!reserve_room((void **)&sc->members, &sc->cap_members, n + 1, sizeof(*sc->members)) ||
-        !reserve_room((void **)&sc->sched_nodes, &sc->cap_sched, n + 1, sizeof(*sc->sched_nodes))) {
+    if (KS_RESERVE(sc->members, sc->cap_members, n + 1) < 0 ||
+        KS_RESERVE(sc->sched_nodes, sc->cap_sched, n + 1) < 0) {
         for (uint32_t i = 0; i < n; i++)
             ks_pod_put(sc->pods[i]);
         return -ENOMEM;
@@ -336,9 +325,7 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
                                  sizeof(verdict_msg), &st);
     if (v < 0) {
         ks__pg_revert(s, fw, mv, live);
-        const char *why = st.nreasons ? ks_intern_str(st.reasons[0]) : ks_code_name((enum ks_code)st.code);
-        snprintf(buf, sizeof(buf), "failed to schedule other pod from a pod group: %s", why);
-        ks__pg_fail_all(s, fw, mv, live, cycle, KS_ERROR, buf, false);
+        ks__pg_fail_error(s, fw, mv, live, cycle, &st);
         return;
     }
     if (v != KS_GANG_FEASIBLE || !any) {
@@ -351,6 +338,15 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
         return;
     }
     ks__pg_commit(s, fw, mv, live, cycle);
+}
+
+void ks__pg_fail_error(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                       uint64_t cycle, const struct ks_status *st)
+{
+    char buf[1024];
+    const char *why = st->nreasons ? ks_intern_str(st->reasons[0]) : ks_code_name((enum ks_code)st->code);
+    snprintf(buf, sizeof(buf), "failed to schedule other pod from a pod group: %s", why);
+    ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, buf, false);
 }
 
 void ks__pg_commit(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,

@@ -6,6 +6,7 @@
 #include "ksched/placement.h"
 
 #include "ksched/api.h"
+#include "ksched/arena.h"
 #include "ksched/cache.h"
 #include "ksched/intern.h"
 
@@ -47,18 +48,6 @@ static int by_value_text(const void *a, const void *b)
     return strcmp(ks_intern_str(x->value), ks_intern_str(y->value));
 }
 
-static bool grow(void **v, uint32_t *cap, uint32_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    void *p = realloc(*v, (size_t)need * size);
-    if (!p)
-        return false;
-    *v = p;
-    *cap = need;
-    return true;
-}
-
 /* The value of @key on @node, KS_ID_NONE when it has none. */
 static uint32_t value_of(const struct ks_node_snap *node, uint32_t key)
 {
@@ -90,8 +79,8 @@ static int rebuild(struct ks_placement_set *ps, const struct ks_snapshot *snap, 
     struct labelled *l = malloc((nn ? nn : 1) * sizeof(*l));
     struct span *d = malloc((nn ? nn : 1) * sizeof(*d));
     int rc = -ENOMEM;
-    if (!l || !d || !grow((void **)&ps->seen, &ps->cap_seen, nn + 1, sizeof(*ps->seen)) ||
-        !grow((void **)&ps->seen_value, &ps->cap_seen_value, nn + 1, sizeof(*ps->seen_value)))
+    if (!l || !d || KS_RESERVE(ps->seen, ps->cap_seen, nn + 1) < 0 ||
+        KS_RESERVE(ps->seen_value, ps->cap_seen_value, nn + 1) < 0)
         goto out;
     for (uint32_t i = 0; i < nn; i++) {
         const struct ks_node_snap *node = ks_snapshot_node(snap, i);
@@ -109,10 +98,10 @@ static int rebuild(struct ks_placement_set *ps, const struct ks_snapshot *snap, 
         d[nd - 1].end = i + 1;
     }
     qsort(d, nd, sizeof(*d), by_value_text);
-    if (!grow((void **)&ps->all_names, &ps->cap_names, m + 1, sizeof(uint32_t)) ||
-        !grow((void **)&ps->all_pos, &ps->cap_pos, m + 1, sizeof(uint32_t)) ||
-        !grow((void **)&ps->all_value, &ps->cap_value, nd + 1, sizeof(uint32_t)) ||
-        !grow((void **)&ps->all_first, &ps->cap_first, nd + 2, sizeof(uint32_t)))
+    if (KS_RESERVE(ps->all_names, ps->cap_names, m + 1) < 0 ||
+        KS_RESERVE(ps->all_pos, ps->cap_pos, m + 1) < 0 ||
+        KS_RESERVE(ps->all_value, ps->cap_value, nd + 1) < 0 ||
+        KS_RESERVE(ps->all_first, ps->cap_first, nd + 2) < 0)
         goto out;
     uint32_t k = 0;
     for (uint32_t i = 0; i < nd; i++) {

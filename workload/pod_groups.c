@@ -6,6 +6,7 @@
 #include "ksched/pod_groups.h"
 
 #include "ksched/api.h"
+#include "ksched/arena.h"
 #include "ksched/intern.h"
 #include "ksched/lock.h"
 
@@ -168,15 +169,8 @@ int ks_pod_groups_add_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
     } else if (at >= 0) {
         ks_pod_put(gr->pods[at]);
         gr->pods[at] = ks_pod_get(pod);
-    } else if (gr->npods == gr->cap) {
-        uint32_t cap = gr->cap ? gr->cap * 2 : 8;
-        const struct ks_pod **v = realloc(gr->pods, cap * sizeof(*v));
-        if (!v) {
-            rc = -ENOMEM;
-        } else {
-            gr->pods = v;
-            gr->cap = cap;
-        }
+    } else {
+        rc = KS_RESERVE(gr->pods, gr->cap, gr->npods + 1);
     }
     if (rc == 0 && at < 0)
         gr->pods[gr->npods++] = ks_pod_get(pod);

@@ -10,6 +10,7 @@
 #define KSCHED_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct ks_arena_block;
 
@@ -46,5 +47,13 @@ void ks_arena_reset(struct ks_arena *a);
 
 /* ks_arena_destroy - free every block; the arena is empty again afterwards. Accepts NULL. */
 void ks_arena_destroy(struct ks_arena *a);
+
+/*
+ * ks_reserve - make room for @need elements of @size bytes in the heap array *@items (capacity
+ * *@cap, doubled as it grows). Returns 0 or -ENOMEM (the array is unchanged then). Never shrinks.
+ */
+int ks_reserve(void **items, uint32_t *cap, uint64_t need, size_t size);
+
+#define KS_RESERVE(arr, cap, need) ks_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 #endif
