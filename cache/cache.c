@@ -94,9 +94,10 @@ static struct node_info *node_find(struct ks_cache *c, uint32_t name)
 
 /* ---- dirty list and generations ----------------------------------------------------------------- */
 
+/* Room for @more touches, and one for each hidden entry (its unhide never allocates). */
 static int reserve_dirty(struct ks_cache *c, uint32_t more)
 {
-    return KS_RESERVE(c->dirty, c->cap_dirty, (uint64_t)c->ndirty + more);
+    return KS_RESERVE(c->dirty, c->cap_dirty, (uint64_t)c->ndirty + more + c->nhidden);
 }
 
 /* A change to @ni: a new generation, and a place on the dirty list (capacity reserved). */
@@ -436,6 +437,18 @@ static void assumed_unlink(struct ks_cache *c, struct pod_entry *e)
     c->nassumed--;
 }
 
+static void hidden_unlink(struct ks_cache *c, struct pod_entry *e)
+{
+    if (e->xprev)
+        e->xprev->xnext = e->xnext;
+    else
+        c->hidden = e->xnext;
+    if (e->xnext)
+        e->xnext->xprev = e->xprev;
+    e->xnext = e->xprev = NULL;
+    c->nhidden--;
+}
+
 /* upstream addPod: account @e on @ni (reserved by attach_reserve) and index it. */
 static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info *ni,
                        struct node_info **fresh)
@@ -462,6 +475,8 @@ static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info
 static void pod_detach(struct ks_cache *c, struct pod_entry *e, const struct node_info *keep)
 {
     struct node_info *ni = e->ni;
+    if (e->hidden)
+        hidden_unlink(c, e); /* the entry goes: nothing to give back */
     ks__ni_remove_pod(ni, e);
     touch(c, ni);
     for (uint32_t i = 0; i < e->npvcs; i++)
@@ -650,6 +665,62 @@ void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
         pod_release(c, e);
         free(e);
     }
+    cache_unlock(c);
+}
+
+/* ---- hidden pods --------------------------------------------------------------------------------- */
+
+int ks_cache_hide_pod(struct ks_cache *c, const struct ks_pod *pod)
+{
+    int rc = 0;
+    cache_lock(c);
+    struct pod_entry *e = pod_find(c, pod);
+    if (!e) {
+        rc = -ENOENT;
+    } else if (e->hidden) {
+        rc = -EALREADY;
+    } else if (reserve_dirty(c, 2)) { /* this touch, and the one of its unhide */
+        rc = -ENOMEM;
+    } else {
+        ks__ni_hide_pod(e->ni, e);
+        touch(c, e->ni);
+        e->xprev = NULL;
+        e->xnext = c->hidden;
+        if (c->hidden)
+            c->hidden->xprev = e;
+        c->hidden = e;
+        c->nhidden++;
+    }
+    cache_unlock(c);
+    return rc;
+}
+
+/* Under the lock: @e back into its node's aggregates. Allocates nothing (see reserve_dirty). */
+static void unhide(struct ks_cache *c, struct pod_entry *e)
+{
+    hidden_unlink(c, e);
+    ks__ni_unhide_pod(e->ni, e);
+    touch(c, e->ni);
+}
+
+int ks_cache_unhide_pod(struct ks_cache *c, const struct ks_pod *pod)
+{
+    int rc = 0;
+    cache_lock(c);
+    struct pod_entry *e = pod_find(c, pod);
+    if (!e || !e->hidden)
+        rc = -ENOENT;
+    else
+        unhide(c, e);
+    cache_unlock(c);
+    return rc;
+}
+
+void ks_cache_unhide_all(struct ks_cache *c)
+{
+    cache_lock(c);
+    while (c->hidden)
+        unhide(c, c->hidden);
     cache_unlock(c);
 }
 

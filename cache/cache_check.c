@@ -120,7 +120,7 @@ static void fold_ports(struct scratch *s)
 
 struct sums {
     int64_t cpu, mem, eph, nz_cpu, nz_mem;
-    uint32_t naff, nanti;
+    uint32_t naff, nanti, nhidden;
 };
 
 /* Recompute @ni's aggregates into @sum and @s; check the pod index on the way. -1: out of memory. */
@@ -139,6 +139,10 @@ static int node_sums(struct ks_cache *c, struct ck *k, const struct node_info *n
         if (ks__pod_table_find(&c->pods, ns, p->meta.name, ks__pod_key_hash(ns, p->meta.name)) != e)
             fail(k, "cache pod index: pod %s on node %s is not the table's entry for its name", pod_name(p),
                  nm(ni->name));
+        if (e->hidden) {
+            sum->nhidden++;
+            continue; /* out of the aggregates until it is put back */
+        }
         sum->cpu += p->requests.milli_cpu;
         sum->mem += p->requests.memory;
         sum->eph += p->requests.ephemeral_storage;
@@ -190,8 +194,9 @@ static void check_aggregates(struct ck *k, const struct node_info *ni, const str
     cmp_i64(k, ni->name, "requested ephemeral storage", ni->req_ephemeral, sum->eph, n);
     cmp_i64(k, ni->name, "non-zero requested cpu (m)", ni->nonzero_milli_cpu, sum->nz_cpu, n);
     cmp_i64(k, ni->name, "non-zero requested memory", ni->nonzero_memory, sum->nz_mem, n);
-    cmp_i64(k, ni->name, "pods with affinity", ni->naff, sum->naff, n);
-    cmp_i64(k, ni->name, "pods with required anti-affinity", ni->nanti, sum->nanti, n);
+    cmp_i64(k, ni->name, "pods with affinity", ni->naff - ni->nhidden_aff, sum->naff, n);
+    cmp_i64(k, ni->name, "pods with required anti-affinity", ni->nanti - ni->nhidden_anti, sum->nanti, n);
+    cmp_i64(k, ni->name, "hidden pods", ni->nhidden, sum->nhidden, n);
     for (uint32_t i = 0; i < ni->nscalar || i < s->nscalar; i++) {
         const struct ks_resource_item *got = i < ni->nscalar ? &ni->scalar[i] : NULL;
         const struct ks_resource_item *want = i < s->nscalar ? &s->scalar[i] : NULL;
@@ -253,6 +258,17 @@ static void check_fit(struct ck *k, const struct node_info *ni)
 }
 
 /* The published record of a clean node against the node_info it was built from. */
+/* @rec lists the pods of @entries that are not hidden, in their order (count checked before). */
+static bool same_visible(const struct ks_pod *const *rec, struct pod_entry *const *entries, uint32_t n)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!entries[i]->hidden && rec[k++] != entries[i]->pod)
+            return false;
+    }
+    return true;
+}
+
 static void check_record(struct ck *k, const struct ks_snapshot *snap, const struct node_info *ni)
 {
     const struct ks_node_snap *r = ni->rec;
@@ -282,9 +298,9 @@ static void check_record(struct ck *k, const struct ks_snapshot *snap, const str
         {"requested ephemeral storage", r->req_ephemeral, ni->req_ephemeral},
         {"non-zero cpu", r->nonzero_milli_cpu, ni->nonzero_milli_cpu},
         {"non-zero memory", r->nonzero_memory, ni->nonzero_memory},
-        {"pods", r->npods, ni->npods},
-        {"pods with affinity", r->naffinity_pods, ni->naff},
-        {"pods with anti-affinity", r->nanti_affinity_pods, ni->nanti},
+        {"pods", r->npods, ni->npods - ni->nhidden},
+        {"pods with affinity", r->naffinity_pods, ni->naff - ni->nhidden_aff},
+        {"pods with anti-affinity", r->nanti_affinity_pods, ni->nanti - ni->nhidden_anti},
         {"host ports", r->nports, ni->nports},
         {"scalar requests", r->nreq_scalar, ni->nscalar},
         {"PVC refs", r->npvc_refs, ni->npvcs},
@@ -299,21 +315,14 @@ static void check_record(struct ck *k, const struct ks_snapshot *snap, const str
     }
     if (r->node != ni->node)
         fail(k, "snapshot: node %s record points at another node object than the cache holds", n);
-    for (uint32_t i = 0; i < ni->npods; i++) {
-        if (r->pods[i] != ni->pods[i]->pod) {
-            fail(k, "snapshot: node %s record pod %u is %s, cache has %s", n, i, pod_name(r->pods[i]),
-                 pod_name(ni->pods[i]->pod));
-            return;
-        }
+    if (!same_visible(r->pods, ni->pods, ni->npods)) {
+        fail(k, "snapshot: node %s record pods differ from the cache's (hidden ones left out)", n);
+        return;
     }
-    for (uint32_t i = 0; i < ni->naff; i++) {
-        if (r->affinity_pods[i] != ni->aff[i]->pod)
-            fail(k, "snapshot: node %s record affinity pod %u differs from the cache", n, i);
-    }
-    for (uint32_t i = 0; i < ni->nanti; i++) {
-        if (r->anti_affinity_pods[i] != ni->anti[i]->pod)
-            fail(k, "snapshot: node %s record anti-affinity pod %u differs from the cache", n, i);
-    }
+    if (!same_visible(r->affinity_pods, ni->aff, ni->naff))
+        fail(k, "snapshot: node %s record affinity pods differ from the cache", n);
+    if (!same_visible(r->anti_affinity_pods, ni->anti, ni->nanti))
+        fail(k, "snapshot: node %s record anti-affinity pods differ from the cache", n);
     if (ni->nports && memcmp(r->ports, ni->ports, ni->nports * sizeof(*r->ports)) != 0)
         fail(k, "snapshot: node %s record host ports differ from the cache", n);
     if (ni->nscalar && memcmp(r->req_scalar, ni->scalar, ni->nscalar * sizeof(*r->req_scalar)) != 0)

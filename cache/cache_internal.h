@@ -50,10 +50,12 @@ struct pod_entry {
     uint32_t anti_slot;       /* index in ni->anti (has_anti_affinity) */
     bool assumed;
     bool binding_finished;
+    bool hidden;                     /* left out of its node's aggregates and record (ks_cache_hide_pod) */
     bool has_affinity;               /* any pod affinity or anti-affinity (upstream podWithAffinity) */
     bool has_anti_affinity;          /* required anti-affinity terms (podWithRequiredAntiAffinity) */
     int64_t deadline;                /* expiry of a finished assumption */
     struct pod_entry *anext, *aprev; /* list of assumed pods */
+    struct pod_entry *xnext, *xprev; /* list of hidden pods */
     uint32_t nports;
     uint32_t npvcs;
     struct ks_host_port *ports; /* containers' host ports, hostIP defaulted; same allocation */
@@ -144,6 +146,13 @@ struct node_info {
     struct ks_host_port *ports; /* a set (HostPortInfo), sorted by port, protocol, ip */
     uint32_t npvcs, cap_pvcs;
     struct ni_pvc *pvcs; /* sorted by id */
+    /*
+     * Hidden entries stay in pods/aff/anti (their order kept) but out of every aggregate and
+     * out of the record. What they would add back is counted here, so that every reservation
+     * also leaves room for them and ks__ni_unhide_pod() never allocates.
+     */
+    uint32_t nhidden, nhidden_aff, nhidden_anti;
+    uint32_t hidden_ports, hidden_pvcs, hidden_scalar;
 };
 
 /* node_info.c */
@@ -154,6 +163,9 @@ bool ks__pvc_count_remove(struct ni_pvc *v, uint32_t *n, uint32_t id);
 int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e);
 void ks__ni_add_pod(struct node_info *ni, struct pod_entry *e);
 void ks__ni_remove_pod(struct node_info *ni, struct pod_entry *e);
+/* Take @e (on @ni, not hidden) out of the aggregates and the record, and put it back; no allocation. */
+void ks__ni_hide_pod(struct node_info *ni, struct pod_entry *e);
+void ks__ni_unhide_pod(struct node_info *ni, struct pod_entry *e);
 void ks__ni_free(struct node_info *ni);
 void ks__node_prep_free(struct node_prep *p);
 
@@ -247,6 +259,8 @@ struct ks_cache {
     struct pod_table pods;
     struct pod_entry *assumed; /* list head of assumed entries */
     uint32_t nassumed;         /* entries on that list */
+    struct pod_entry *hidden;  /* list head of hidden entries (ks_cache_hide_pod) */
+    uint32_t nhidden;          /* entries on that list; the dirty list keeps room for one touch each */
 
     /* image name -> summary */
     struct image_state **ibuckets;

@@ -128,9 +128,10 @@ int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e)
     if (KS_RESERVE(ni->pods, ni->cap_pods, (uint64_t)ni->npods + 1) ||
         (e->has_affinity && KS_RESERVE(ni->aff, ni->cap_aff, (uint64_t)ni->naff + 1)) ||
         (e->has_anti_affinity && KS_RESERVE(ni->anti, ni->cap_anti, (uint64_t)ni->nanti + 1)) ||
-        KS_RESERVE(ni->ports, ni->cap_ports, (uint64_t)ni->nports + e->nports) ||
-        KS_RESERVE(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + e->npvcs) ||
-        KS_RESERVE(ni->scalar, ni->cap_scalar, (uint64_t)ni->nscalar + e->pod->requests.nscalar))
+        KS_RESERVE(ni->ports, ni->cap_ports, (uint64_t)ni->nports + ni->hidden_ports + e->nports) ||
+        KS_RESERVE(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + ni->hidden_pvcs + e->npvcs) ||
+        KS_RESERVE(ni->scalar, ni->cap_scalar,
+                   (uint64_t)ni->nscalar + ni->hidden_scalar + e->pod->requests.nscalar))
         return -ENOMEM;
     return 0;
 }
@@ -292,6 +293,35 @@ static void swap_remove(struct pod_entry **arr, uint32_t *n, uint32_t slot, size
     *(uint32_t *)((char *)last + slot_offset) = slot;
 }
 
+/* What the hidden entry @e would add back to @ni, counted @sign times. */
+static void hidden_count(struct node_info *ni, const struct pod_entry *e, int sign)
+{
+    ni->nhidden += (uint32_t)sign;
+    ni->nhidden_aff += (uint32_t)(sign * e->has_affinity);
+    ni->nhidden_anti += (uint32_t)(sign * e->has_anti_affinity);
+    ni->hidden_ports += (uint32_t)sign * e->nports;
+    ni->hidden_pvcs += (uint32_t)sign * e->npvcs;
+    ni->hidden_scalar += (uint32_t)sign * e->pod->requests.nscalar;
+}
+
+/*
+ * Hiding gives back room in ports, pvcs and scalar that the hidden counts keep reserved
+ * (ks__ni_reserve_pod counts them), so putting the entry back fits without allocating.
+ */
+void ks__ni_hide_pod(struct node_info *ni, struct pod_entry *e)
+{
+    update(ni, e, -1);
+    hidden_count(ni, e, 1);
+    e->hidden = true;
+}
+
+void ks__ni_unhide_pod(struct node_info *ni, struct pod_entry *e)
+{
+    hidden_count(ni, e, -1);
+    e->hidden = false;
+    update(ni, e, 1);
+}
+
 void ks__ni_remove_pod(struct node_info *ni, struct pod_entry *e)
 {
     if (e->has_affinity)
@@ -299,7 +329,11 @@ void ks__ni_remove_pod(struct node_info *ni, struct pod_entry *e)
     if (e->has_anti_affinity)
         swap_remove(ni->anti, &ni->nanti, e->anti_slot, offsetof(struct pod_entry, anti_slot));
     swap_remove(ni->pods, &ni->npods, e->slot, offsetof(struct pod_entry, slot));
-    update(ni, e, -1);
+    if (e->hidden)
+        hidden_count(ni, e, -1); /* already out of the aggregates */
+    else
+        update(ni, e, -1);
+    e->hidden = false;
     e->ni = NULL;
     e->slot = e->aff_slot = e->anti_slot = KS__NO_INDEX;
 }
@@ -343,6 +377,18 @@ static uint32_t taint_summary(const struct ks_node *node)
     return f;
 }
 
+/* The pods of @entries in their order, hidden ones left out, into @out. */
+static const struct ks_pod **visible_pods(const struct ks_pod **out, struct pod_entry *const *entries,
+                                          uint32_t n, uint32_t nhidden)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!nhidden || !entries[i]->hidden)
+            out[k++] = entries[i]->pod;
+    }
+    return out;
+}
+
 struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
 {
     const struct ks_node *node = ni->node;
@@ -353,12 +399,14 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
     off += (size_t)ni->nscalar * sizeof(struct ks_resource_item);
     size_t o_images = off;
     off += (size_t)prep->nimages * sizeof(struct ks_image_state);
+    uint32_t npods = ni->npods - ni->nhidden, naff = ni->naff - ni->nhidden_aff,
+             nanti = ni->nanti - ni->nhidden_anti;
     size_t o_pods = off;
-    off += (size_t)ni->npods * sizeof(void *);
+    off += (size_t)npods * sizeof(void *);
     size_t o_aff = off;
-    off += (size_t)ni->naff * sizeof(void *);
+    off += (size_t)naff * sizeof(void *);
     size_t o_anti = off;
-    off += (size_t)ni->nanti * sizeof(void *);
+    off += (size_t)nanti * sizeof(void *);
     size_t o_ports = off;
     off += (size_t)ni->nports * sizeof(struct ks_host_port);
     size_t o_pvcs = off;
@@ -380,7 +428,7 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
         .nonzero_milli_cpu = ni->nonzero_milli_cpu,
         .nonzero_memory = ni->nonzero_memory,
         .alloc_pods = (int32_t)node->alloc.allowed_pods,
-        .npods = ni->npods,
+        .npods = npods,
         .name = ni->name,
         .flags = KS_SNAP_HAS_NODE | (node->unschedulable ? KS_SNAP_UNSCHEDULABLE : 0),
         .alloc_ephemeral = node->alloc.ephemeral_storage,
@@ -389,8 +437,8 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
         .nreq_scalar = ni->nscalar,
         .nports = ni->nports,
         .taints = taint_summary(node),
-        .naffinity_pods = ni->naff,
-        .nanti_affinity_pods = ni->nanti,
+        .naffinity_pods = naff,
+        .nanti_affinity_pods = nanti,
         .nimages = prep->nimages,
         .npvc_refs = ni->npvcs,
         .generation = ni->generation,
@@ -408,18 +456,11 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
     }
     r->images = images;
 
-    const struct ks_pod **pods = (const struct ks_pod **)(mem + o_pods);
-    for (uint32_t i = 0; i < ni->npods; i++)
-        pods[i] = ni->pods[i]->pod;
-    r->pods = pods;
-    const struct ks_pod **aff = (const struct ks_pod **)(mem + o_aff);
-    for (uint32_t i = 0; i < ni->naff; i++)
-        aff[i] = ni->aff[i]->pod;
-    r->affinity_pods = aff;
-    const struct ks_pod **anti = (const struct ks_pod **)(mem + o_anti);
-    for (uint32_t i = 0; i < ni->nanti; i++)
-        anti[i] = ni->anti[i]->pod;
-    r->anti_affinity_pods = anti;
+    r->pods = visible_pods((const struct ks_pod **)(mem + o_pods), ni->pods, ni->npods, ni->nhidden);
+    r->affinity_pods =
+        visible_pods((const struct ks_pod **)(mem + o_aff), ni->aff, ni->naff, ni->nhidden_aff);
+    r->anti_affinity_pods =
+        visible_pods((const struct ks_pod **)(mem + o_anti), ni->anti, ni->nanti, ni->nhidden_anti);
 
     struct ks_host_port *ports = (struct ks_host_port *)(mem + o_ports);
     copy(ports, ni->ports, (size_t)ni->nports * sizeof(*ports));

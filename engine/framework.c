@@ -132,6 +132,9 @@ static void add_calls(struct ks_framework *fw, enum ks_ext_point p, uint32_t slo
     case KS_EXT_POST_FILTER:
         if (pl->post_filter)
             push(fw, KS_FWL_POST_FILTER, slot, (union ks_fw_op){.post_filter = pl->post_filter}, 0);
+        if (pl->pod_group_post_filter)
+            push(fw, KS_FWL_POD_GROUP_POST_FILTER, slot,
+                 (union ks_fw_op){.pg_post_filter = pl->pod_group_post_filter}, 0);
         break;
     case KS_EXT_PRE_SCORE:
         if (pl->pre_score)
@@ -180,6 +183,7 @@ static const enum ks_ext_point list_feed[KS_FWL_COUNT] = {
     [KS_FWL_ADD_POD] = KS_EXT_PRE_FILTER,
     [KS_FWL_REMOVE_POD] = KS_EXT_PRE_FILTER,
     [KS_FWL_POST_FILTER] = KS_EXT_POST_FILTER,
+    [KS_FWL_POD_GROUP_POST_FILTER] = KS_EXT_POST_FILTER,
     [KS_FWL_PRE_SCORE] = KS_EXT_PRE_SCORE,
     [KS_FWL_NORMALIZE] = KS_EXT_SCORE,
     [KS_FWL_RESERVE] = KS_EXT_RESERVE,

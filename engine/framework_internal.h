@@ -31,6 +31,7 @@ union ks_fw_op {
                   struct ks_status *);
     int (*post_filter)(void *, struct ks_cycle_state *, const struct ks_pod *, const struct ks_diagnosis *,
                        struct ks_post_filter_result *, struct ks_status *);
+    int (*pg_post_filter)(void *, struct ks_pod_group_preemptor *, struct ks_status *);
     int (*pre_score)(void *, struct ks_cycle_state *, const struct ks_pod *,
                      const struct ks_node_snap *const *, uint32_t, struct ks_status *);
     int (*score)(void *, const struct ks_cycle_state *, const struct ks_pod *, const struct ks_node_snap *,
@@ -73,6 +74,7 @@ enum ks_fw_list {
     KS_FWL_PRE_BIND,
     KS_FWL_BIND,
     KS_FWL_POST_BIND,
+    KS_FWL_POD_GROUP_POST_FILTER, /* the PostFilter plugins that have a PodGroupPostFilter */
     KS_FWL_COUNT
 };
 

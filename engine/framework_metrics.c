@@ -59,6 +59,8 @@ int ks__fw_metrics_create(struct ks_framework *fw, struct ks_sched_metrics *sm)
     m->permit_wait = sm->permit_wait;
     for (int l = 0; l < KS_FWL_COUNT; l++) {
         const struct ks_fw_calls *calls = &fw->list[l];
+        if (!point_names[l])
+            continue; /* PodGroupPostFilter: upstream times it nowhere */
         for (int c = 0; has_point(l) && c < KS_CODE_COUNT; c++) {
             const char *labels[] = {point_names[l], ks_code_name(c), profile};
             if (!(m->point[l][c] = ks_metric_series(sm->point, labels)))

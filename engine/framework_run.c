@@ -471,14 +471,37 @@ uint32_t ks__fw_plan_filter_nodes_tally(const struct ks_fw_plan *p, const struct
 
 /* ---- PostFilter ----------------------------------------------------------------------------- */
 
+/* The rejections of a point's plugins gathered: every reason, the first rejecting plugin. */
+struct rejections {
+    uint32_t reasons[KS_STATUS_MAX_REASONS];
+    uint16_t n, rejector;
+};
+
+static void rejections_add(struct rejections *r, const struct ks_status *st, const struct ks_fw_call *c)
+{
+    for (uint16_t k = 0; k < st->nreasons && k < KS_STATUS_MAX_REASONS && r->n < KS_STATUS_MAX_REASONS; k++)
+        r->reasons[r->n++] = st->reasons[k];
+    if (r->rejector == KS_NO_PLUGIN)
+        r->rejector = c->slot;
+}
+
+/* Unschedulable with the gathered reasons. */
+static int rejections_status(const struct rejections *r, struct ks_status *st)
+{
+    st->code = KS_UNSCHEDULABLE;
+    st->plugin = r->rejector;
+    st->nreasons = r->n;
+    memcpy(st->reasons, r->reasons, r->n * sizeof(r->reasons[0]));
+    return KS_UNSCHEDULABLE;
+}
+
 static int run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                            const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
                            struct ks_status *st)
 {
     const struct ks_fw_calls *l = &fw->list[KS_FWL_POST_FILTER];
     struct ks_post_filter_result result = {.nominated_node = KS_ID_EMPTY};
-    uint32_t reasons[KS_STATUS_MAX_REASONS];
-    uint16_t nreasons = 0, rejector = KS_NO_PLUGIN;
+    struct rejections rej = {.rejector = KS_NO_PLUGIN};
 
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ks_fw_call *c = &l->v[i];
@@ -503,19 +526,10 @@ static int run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, c
         }
         if (r.nominated_node != KS_ID_EMPTY)
             result = r;
-        for (uint16_t k = 0;
-             k < st->nreasons && k < KS_STATUS_MAX_REASONS && nreasons < KS_STATUS_MAX_REASONS; k++)
-            reasons[nreasons++] = st->reasons[k];
-        /* the first rejecting plugin is the one recorded */
-        if (rejector == KS_NO_PLUGIN)
-            rejector = c->slot;
+        rejections_add(&rej, st, c);
     }
     *res = result;
-    st->code = KS_UNSCHEDULABLE;
-    st->plugin = rejector;
-    st->nreasons = nreasons;
-    memcpy(st->reasons, reasons, nreasons * sizeof(reasons[0]));
-    return KS_UNSCHEDULABLE;
+    return rejections_status(&rej, st);
 }
 
 int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
@@ -524,6 +538,30 @@ int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, co
 {
     int64_t t0 = ks__fw_point_start(fw);
     return ks__fw_point_end(fw, KS_FWL_POST_FILTER, run_post_filter(fw, cs, pod, diag, res, st), t0);
+}
+
+/* ---- PodGroupPostFilter ------------------------------------------------------------------------ */
+
+int ks_fw_run_pod_group_post_filter(struct ks_framework *fw, struct ks_pod_group_preemptor *g,
+                                    struct ks_status *st)
+{
+    const struct ks_fw_calls *l = &fw->list[KS_FWL_POD_GROUP_POST_FILTER];
+    struct rejections rej = {.rejector = KS_NO_PLUGIN};
+
+    ks__status_clear(st);
+    if (l->n == 0)
+        return KS_SKIP;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ks_fw_call *c = &l->v[i];
+        ks__status_clear(st);
+        int code = c->op.pg_post_filter(c->self, g, st);
+        if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+            return keep(st, c, code);
+        if (!is_rejected(code))
+            return keep(st, c, KS_ERROR);
+        rejections_add(&rej, st, c);
+    }
+    return rejections_status(&rej, st);
 }
 
 /* ---- PreScore, Score, NormalizeScore -------------------------------------------------------- */

@@ -20,6 +20,7 @@ struct member {
     struct ks_bind_job *job; /* placed: assumed and reserved */
     char *message;           /* no node fits: its FitError (malloc'd) */
     uint32_t order;          /* when it joined its group, among the group's pods */
+    uint32_t nominated;      /* the node preemption made room for it on, KS_ID_EMPTY: none */
     bool tried;
 };
 
@@ -68,6 +69,16 @@ void ks__pg_revert(struct ks_scheduler *s, struct ks_framework *fw, struct membe
  * one). */
 void ks__pg_fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
                      uint64_t cycle, int code, const char *message, bool own);
+
+/*
+ * ks__pg_unschedulable - the group's cycle failed Unschedulable with @message: with
+ * WorkloadAwarePreemption on, the profile's PodGroupPostFilter (podgroup_post_filter.c) runs
+ * first and its message is appended to the group's; then every member goes back as
+ * ks__pg_fail_all() sends it, each one preemption made room for nominated to its node.
+ */
+void ks__pg_unschedulable(struct ks_scheduler *s, struct ks_framework *fw, struct member *mv, uint32_t n,
+                          const struct ks_pod_group_state *gs, uint32_t scheduled, uint64_t cycle,
+                          const char *message);
 
 /* ks__pg_fail_error - every member back after the error in @st: "failed to schedule other pod from a pod
  * group: ...". */

@@ -293,10 +293,34 @@ bool ks_preempt_dry_run_error(const struct ks_preempt_dry_run *r, char *buf, siz
 
 /* ---- SelectVictimsOnNode ------------------------------------------------------------------------- */
 
+bool ks_preempt_pdb_take(const struct ks_preemptor *p, const struct ks_pod *pod, int32_t *allowed)
+{
+    bool violating = false;
+    if (pod->meta.labels.n == 0)
+        return false; /* a pod without labels matches no PDB */
+    for (uint32_t k = 0; k < p->npdbs; k++) {
+        const struct ks_pod_disruption_budget *pdb = p->pdbs[k];
+        if (pdb->meta.namespace_id != pod->meta.namespace_id)
+            continue;
+        /* a nil or empty selector matches nothing here */
+        if (!pdb->selector || pdb->selector->nreqs == 0 ||
+            !ks_label_selector_matches(pdb->selector, &pod->meta.labels))
+            continue;
+        bool disrupted = false;
+        for (uint32_t d = 0; d < pdb->ndisrupted && !disrupted; d++)
+            disrupted = strcmp(pdb->disrupted_pods[d], pod->meta.name) == 0;
+        if (disrupted)
+            continue; /* its eviction was already processed */
+        if (--allowed[k] < 0)
+            violating = true;
+    }
+    return violating;
+}
+
 /*
  * filterPodsWithPDBViolation over @pods (most important first): violating[i] is set when
  * evicting pods[i] after the ones before it would take a PDB that selects it below zero
- * allowed disruptions. Pods the PDB already counts as disrupted do not consume its budget.
+ * allowed disruptions.
  */
 static int pdb_violations(const struct ks_preemptor *p, const struct ks_pod *const *pods, uint32_t n,
                           bool *violating, struct ks_arena *arena)
@@ -306,29 +330,22 @@ static int pdb_violations(const struct ks_preemptor *p, const struct ks_pod *con
         return -ENOMEM;
     for (uint32_t k = 0; k < p->npdbs; k++)
         allowed[k] = p->pdbs[k]->disruptions_allowed;
-    for (uint32_t i = 0; i < n; i++) {
-        const struct ks_pod *pod = pods[i];
-        violating[i] = false;
-        if (pod->meta.labels.n == 0)
-            continue; /* a pod without labels matches no PDB */
-        for (uint32_t k = 0; k < p->npdbs; k++) {
-            const struct ks_pod_disruption_budget *pdb = p->pdbs[k];
-            if (pdb->meta.namespace_id != pod->meta.namespace_id)
-                continue;
-            /* a nil or empty selector matches nothing here */
-            if (!pdb->selector || pdb->selector->nreqs == 0 ||
-                !ks_label_selector_matches(pdb->selector, &pod->meta.labels))
-                continue;
-            bool disrupted = false;
-            for (uint32_t d = 0; d < pdb->ndisrupted && !disrupted; d++)
-                disrupted = strcmp(pdb->disrupted_pods[d], pod->meta.name) == 0;
-            if (disrupted)
-                continue; /* its eviction was already processed */
-            if (--allowed[k] < 0)
-                violating[i] = true;
-        }
-    }
+    for (uint32_t i = 0; i < n; i++)
+        violating[i] = ks_preempt_pdb_take(p, pods[i], allowed);
     return 0;
+}
+
+bool ks_preempt_pod_terminating(const struct ks_pod *p)
+{
+    if (p->meta.deletion_time == KS_TIME_NONE)
+        return false;
+    for (uint32_t i = 0; i < p->nconditions; i++) {
+        const struct ks_pod_condition *c = &p->conditions[i];
+        if (c->type && strcmp(c->type, "DisruptionTarget") == 0)
+            return c->status && strcmp(c->status, "True") == 0 && c->reason &&
+                   strcmp(c->reason, "PreemptionByScheduler") == 0;
+    }
+    return false;
 }
 
 int ks_preempt_select_victims(void *ctx, const struct ks_preemptor *p, struct ks_preempt_trial *t,

@@ -152,7 +152,8 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
     int rc;
 
     /* one feasible node needs no scores unless someone wants to see them */
-    if (n == 1 && !s->opts.on_attempt) {
+    bool report = s->opts.on_attempt && !s->what_if;
+    if (n == 1 && !report) {
         *host = found->feasible[0];
         return KS_SUCCESS;
     }
@@ -168,7 +169,7 @@ int ks__prioritize(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
         if ((rc = ks__fw_point_end(fw, KS_FWL_SCORE, score(s, fw, cs, pod, found, st), t0)) != KS_SUCCESS)
             return rc;
     }
-    if (s->opts.on_attempt) {
+    if (report) {
         struct ks_attempt a = {
             .pod = pod,
             .attempt = attempt,

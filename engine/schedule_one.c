@@ -80,7 +80,7 @@ void ks__failure(struct ks_scheduler *s, struct ks_framework *fw, struct ks_queu
 static void report_unfit(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
                          const struct ks_queued_pod *qp, const struct ks_find_result *found)
 {
-    if (!s->opts.on_attempt && !s->opts.on_unschedulable)
+    if ((!s->opts.on_attempt && !s->opts.on_unschedulable) || s->what_if)
         return;
     struct ks_attempt a = {.pod = qp->pod,
                            .attempt = qp->attempts,

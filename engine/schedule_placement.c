@@ -427,7 +427,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
         return;
     }
     if (ps->n == 0) {
-        ks__pg_fail_all(s, fw, mv, n, cycle, KS_UNSCHEDULABLE, "no feasible placements found", false);
+        ks__pg_unschedulable(s, fw, mv, n, gs, scheduled, cycle, "no feasible placements found");
         return;
     }
     memset(sc->first_messages, 0, n * sizeof(*sc->first_messages));
@@ -452,7 +452,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
             "pod group is unschedulable, 0/%u placements are available, reported placement status: pod group "
             "is unschedulable",
             ps->n);
-        ks__pg_fail_all(s, fw, mv, n, cycle, KS_UNSCHEDULABLE, buf, true);
+        ks__pg_unschedulable(s, fw, mv, n, gs, scheduled, cycle, buf);
         return;
     }
     bool any = sc->kept != UINT32_MAX;
@@ -462,7 +462,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     }
     if (!any) {
         ks__pg_revert(s, fw, mv, n);
-        ks__pg_fail_all(s, fw, mv, n, cycle, KS_UNSCHEDULABLE, "pod group is unschedulable", true);
+        ks__pg_unschedulable(s, fw, mv, n, gs, scheduled, cycle, "pod group is unschedulable");
         return;
     }
     ks__pg_commit(s, fw, mv, n, cycle);

@@ -28,6 +28,7 @@
 #include "ksched/cache.h"
 #include "ksched/features.h"
 #include "ksched/intern.h"
+#include "ksched/nominator.h"
 #include "ksched/plugin_helpers_gang.h"
 #include "ksched/pod_groups.h"
 
@@ -233,6 +234,12 @@ void ks__pg_fail_all(struct ks_scheduler *s, struct ks_framework *fw, struct mem
     report(s, false, code == KS_ERROR, message);
     for (uint32_t i = 0; i < n; i++) {
         const char *text = own && mv[i].message ? mv[i].message : message;
+        if (mv[i].nominated != KS_ID_EMPTY) {
+            /* the member waits for its victims to leave: the node is held for it meanwhile */
+            ks_nominator_add(s->nominator, mv[i].qp->pod, mv[i].nominated);
+            ks__emit(s, KS_SCHED_NOMINATED, mv[i].qp->pod, mv[i].nominated, NULL);
+            mv[i].nominated = KS_ID_EMPTY;
+        }
         /* no rejector: the member retries after backoff, as upstream requeues a group */
         ks__failure(s, fw, mv[i].qp, cycle, code, text, 0);
         free(mv[i].message);
@@ -334,7 +341,7 @@ void ks__schedule_pod_group(struct ks_scheduler *s, struct ks_queued_pod *first)
             snprintf(buf, sizeof(buf), "pod group is unschedulable");
         else
             snprintf(buf, sizeof(buf), "pod group is unschedulable, %s", verdict_msg);
-        ks__pg_fail_all(s, fw, mv, live, cycle, KS_UNSCHEDULABLE, buf, true);
+        ks__pg_unschedulable(s, fw, mv, live, &gs, scheduled, cycle, buf);
         return;
     }
     ks__pg_commit(s, fw, mv, live, cycle);

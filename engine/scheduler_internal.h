@@ -128,6 +128,7 @@ struct ks_scheduler {
     struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
     struct ks_placement_view placement;     /* the placement a PodGroup cycle evaluates (sched) */
+    bool what_if; /* a preemption's trial run of a PodGroup cycle: its attempts are not reported (sched) */
 
     /* binder pool */
     pthread_mutex_t bind_lock;

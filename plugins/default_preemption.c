@@ -135,20 +135,6 @@ static enum ks_code status_code(const struct ks_diagnosis *d, uint32_t name)
     return d->absent.code == KS_SUCCESS ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : d->absent.code;
 }
 
-/* podTerminatingByPreemption: being deleted, with the DisruptionTarget condition preemption sets. */
-static bool terminating_by_preemption(const struct ks_pod *p)
-{
-    if (p->meta.deletion_time == KS_TIME_NONE)
-        return false;
-    for (uint32_t i = 0; i < p->nconditions; i++) {
-        const struct ks_pod_condition *c = &p->conditions[i];
-        if (c->type && strcmp(c->type, "DisruptionTarget") == 0)
-            return c->status && strcmp(c->status, "True") == 0 && c->reason &&
-                   strcmp(c->reason, "PreemptionByScheduler") == 0;
-    }
-    return false;
-}
-
 /* PodEligibleToPreemptOthers: NULL when @pod may preempt, else why not. */
 static const char *not_eligible(const struct ks_framework_deps *deps, const struct ks_snapshot *snap,
                                 const struct ks_pod *pod, const struct ks_diagnosis *diag)
@@ -166,7 +152,7 @@ static const char *not_eligible(const struct ks_framework_deps *deps, const stru
     const struct ks_node_snap *node = ks_snapshot_find(snap, nominated);
     for (uint32_t i = 0; node && i < node->npods; i++) {
         const struct ks_pod *p = node->pods[i];
-        if (p->priority < pod->priority && terminating_by_preemption(p))
+        if (p->priority < pod->priority && ks_preempt_pod_terminating(p))
             return "not eligible due to a terminating pod on the nominated node.";
     }
     return NULL;
@@ -280,6 +266,24 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* What the evaluator works with: this plugin's framework, its nominator, evictor and PDBs, now. */
+static struct ks_preemptor preemptor(const struct preemption *pl, const struct ks_framework_deps *deps,
+                                     struct ks_cycle_state *cs, const struct ks_pod *pod)
+{
+    const struct ks_objects *objs = deps->objects;
+    return (struct ks_preemptor){
+        .fw = pl->fw,
+        .cs = cs,
+        .pod = pod,
+        .nominator = deps->nominator,
+        .evictor = &deps->evictor,
+        .plugin = ks_plugin_default_preemption.name,
+        .npdbs = objs ? ks_objects_count(objs, PDB) : 0,
+        .pdbs = objs ? (const struct ks_pod_disruption_budget *const *)objs->of[KS_KIND_PDB].items : NULL,
+        .now_ns = now_ns(),
+    };
+}
+
 /* post_filter - PostFilter (Evaluator.Preempt). Scheduling thread, inside the snapshot's RCU read section. */
 static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                        const struct ks_diagnosis *diag, struct ks_post_filter_result *res,
@@ -312,18 +316,7 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
         return no_candidate(deps, pod, NULL, snap->nnodes, st);
     }
 
-    const struct ks_objects *objs = deps->objects;
-    struct ks_preemptor p = {
-        .fw = pl->fw,
-        .cs = cs,
-        .pod = pod,
-        .nominator = deps->nominator,
-        .evictor = &deps->evictor,
-        .plugin = ks_plugin_default_preemption.name,
-        .npdbs = objs ? ks_objects_count(objs, PDB) : 0,
-        .pdbs = objs ? (const struct ks_pod_disruption_budget *const *)objs->of[KS_KIND_PDB].items : NULL,
-        .now_ns = now_ns(),
-    };
+    struct ks_preemptor p = preemptor(pl, deps, cs, pod);
     struct ks_preempt_dry_run dry = {0};
     uint32_t n = (uint32_t)np;
     int rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),
@@ -355,6 +348,32 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
     return KS_SUCCESS;
 }
 
+/* ---- PodGroupPostFilter ------------------------------------------------------------------------ */
+
+/* @st's message, if any, with "pod group preemption: " before it; @code kept. */
+static int pod_group_message(struct ks_status *st, int code)
+{
+    char msg[KS_ERROR_MSG_MAX];
+    if (!st->nreasons)
+        return code;
+    snprintf(msg, sizeof(msg), "%s", ks_intern_str(st->reasons[0]));
+    return ks_status_set(st, (enum ks_code)code, "pod group preemption: %s", msg);
+}
+
+/* pod_group_post_filter - PodGroupPostFilter: workload-aware preemption over the whole cluster. */
+static int pod_group_post_filter(void *self, struct ks_pod_group_preemptor *g, struct ks_status *st)
+{
+    struct preemption *pl = self;
+    const struct ks_framework_deps *deps = pl->fw ? ks_framework_deps(pl->fw) : NULL;
+    if (!deps || !deps->cache || g->nmembers == 0)
+        return ks_status_set(st, KS_ERROR, "pod group preemption: no cluster to preempt in");
+    if (g->spec->topology_key != KS_ID_NONE)
+        return ks_status_set(st, KS_UNSCHEDULABLE,
+                             "pod group preemption: not supported with topology constraints");
+    struct ks_preemptor p = preemptor(pl, deps, NULL, g->members[0]);
+    return pod_group_message(st, ks_preempt_pod_group(&p, g, st));
+}
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_default_preemption = {
@@ -366,4 +385,5 @@ const struct ks_plugin ks_plugin_default_preemption = {
     .init = init,
     .destroy = destroy,
     .post_filter = post_filter,
+    .pod_group_post_filter = pod_group_post_filter,
 };

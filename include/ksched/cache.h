@@ -75,6 +75,20 @@ int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_
 void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns);
 bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod);
 
+/*
+ * ks_cache_hide_pod - leave @pod (namespace/name) out of its node's aggregates and of the
+ * records the next ks_cache_refresh() publishes, as upstream's preemption removes pods from
+ * its snapshot for a what-if; the pod keeps its place (and its order among its node's pods)
+ * in the cache. 0, -ENOENT (unknown), -EALREADY (hidden), or -ENOMEM with nothing changed.
+ * ks_cache_unhide_pod puts one back (-ENOENT when it is not hidden); ks_cache_unhide_all
+ * every one. Neither allocates nor fails. A hidden pod that is removed, forgotten or replaced
+ * (update, add of an assumed pod) is hidden no more: the new object is accounted as usual.
+ * Context: the scheduling thread hides and unhides, within one scheduling cycle.
+ */
+int ks_cache_hide_pod(struct ks_cache *c, const struct ks_pod *pod);
+int ks_cache_unhide_pod(struct ks_cache *c, const struct ks_pod *pod);
+void ks_cache_unhide_all(struct ks_cache *c);
+
 /* ks_cache_pod_node - the node @pod (namespace/name) is on or assumed on, KS_ID_NONE when unknown. */
 uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod);
 

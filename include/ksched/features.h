@@ -6,7 +6,8 @@
  * errors) and the scheduler-relevant entries of pkg/features/kube_features.go of 1.22,
  * with their 1.22 defaults, plus GenericWorkload (beta, off by default in v1.37: the
  * PodGroup and Workload APIs, pods' spec.schedulingGroup, gang scheduling) and
- * TopologyAwareWorkloadScheduling (alpha, off: topology constraints of pod groups). Like upstream's
+ * TopologyAwareWorkloadScheduling (alpha, off: topology constraints of pod groups) and
+ * WorkloadAwarePreemption (alpha, off: preemption for pod groups). Like upstream's
  * DefaultFeatureGate the set is process-wide: a command sets it from its --feature-gates flag before it loads
  * the configuration, and the configuration defaulting consults it.
  *
@@ -19,7 +20,10 @@
  * cycle (engine/schedule_podgroup.c); off, as v1.37 runs by default, the loader skips those
  * objects with a note and every pod is scheduled on its own. TopologyAwareWorkloadScheduling
  * (alpha, off): on, a PodGroup may carry a topology constraint, and such a group is placed
- * whole within one domain (engine/schedule_placement.c). Every other listed gate is
+ * whole within one domain (engine/schedule_placement.c). WorkloadAwarePreemption (alpha,
+ * off): on, a PodGroup that cannot be placed runs the profile's PodGroupPostFilter
+ * (DefaultPreemption: engine/preemption_group.c), which evicts lower-priority pods or whole
+ * groups across the cluster to make room for it (engine/podgroup_post_filter.c). Every other listed gate is
  * locked to its default in ksched: naming it with that value is accepted, asking for the
  * other value is an error (as upstream's locked GA gates are). A name not listed is an
  * error, as it is for kube-scheduler.
@@ -44,7 +48,8 @@
     X(KS_FEATURE_READ_WRITE_ONCE_POD, "ReadWriteOncePod", false, false)                                      \
     X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)                           \
     X(KS_FEATURE_GENERIC_WORKLOAD, "GenericWorkload", false, true)                                           \
-    X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, true)
+    X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, true)         \
+    X(KS_FEATURE_WORKLOAD_AWARE_PREEMPTION, "WorkloadAwarePreemption", false, true)
 
 enum ks_feature {
 #define KS__FEATURE_ENUM(e, name, def, settable) e,

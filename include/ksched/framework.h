@@ -32,6 +32,7 @@
 struct ks_volume_api;
 struct ks_dra_api;
 struct ks_pod_groups;
+struct ks_pod_group_preemptor;
 
 /* Where Bind sends decisions (the in-process cache, or the API server). */
 struct ks_binder_backend {
@@ -161,6 +162,14 @@ int ks_fw_run_post_filter(struct ks_framework *fw, struct ks_cycle_state *cs, co
                           struct ks_status *st);
 
 /* PreScore over the feasible nodes. */
+/*
+ * ks_fw_run_pod_group_post_filter - RunPodGroupPostFilterPlugins: the profile's PostFilter
+ * plugins that have a PodGroupPostFilter, in order, until one succeeds, one answers
+ * UnschedulableAndUnresolvable or an error; the rejections' reasons are gathered. KS_SKIP
+ * when the profile has none.
+ */
+int ks_fw_run_pod_group_post_filter(struct ks_framework *fw, struct ks_pod_group_preemptor *g,
+                                    struct ks_status *st);
 int ks_fw_run_pre_score(struct ks_framework *fw, struct ks_cycle_state *cs, const struct ks_pod *pod,
                         const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st);
 

@@ -72,6 +72,7 @@ struct ks_queued_pod;
 struct ks_status;
 struct ks_event_registration;
 struct ks_sign;
+struct ks_pod_group_preemptor;
 
 struct ks_plugin {
     uint32_t abi_version; /* KS_PLUGIN_ABI_VERSION the plugin was built against */
@@ -294,6 +295,17 @@ struct ks_plugin {
      */
     int (*explain_filter)(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                           const struct ks_node_snap *node, const struct ks_status *st, char *buf, size_t len);
+
+    /*
+     * Appended with workload-aware preemption, within ABI version 1.
+     *
+     * pod_group_post_filter - PodGroupPostFilter (a plugin enabled at PostFilter): the
+     * PodGroup cycle of @g failed Unschedulable. Success when room was made for the group
+     * (g->nominated filled), or a rejection; either may carry a message in @st, which the
+     * group's status gets appended. Context: scheduling thread, outside the RCU read
+     * section; may allocate, evict and nominate.
+     */
+    int (*pod_group_post_filter)(void *self, struct ks_pod_group_preemptor *g, struct ks_status *st);
 };
 
 #endif

@@ -22,6 +22,7 @@
 #include "ksched/arena.h"
 #include "ksched/cache_types.h"
 #include "ksched/framework.h"
+#include "ksched/workload_types.h"
 
 struct ks_nominator;
 
@@ -174,6 +175,82 @@ int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_can
  * Returns a malloc'd string, NULL when out of memory.
  */
 char *ks_preempt_fit_message(const struct ks_preempt_dry_run *r, uint32_t nall);
+
+/*
+ * ks_preempt_pod_terminating - podTerminatingByPreemption: @p is being deleted and carries
+ * the DisruptionTarget condition (True, reason PreemptionByScheduler) preemption sets.
+ */
+bool ks_preempt_pod_terminating(const struct ks_pod *p);
+
+/*
+ * ks_preempt_pdb_take - one step of filterPodsWithPDBViolation: evicting @pod costs each PDB
+ * of its namespace whose non-empty selector matches it, unless the PDB lists it as disrupted,
+ * one of @allowed (parallel to p->pdbs, started at their disruptionsAllowed). True when a
+ * PDB went below zero: the eviction would violate it.
+ */
+bool ks_preempt_pdb_take(const struct ks_preemptor *p, const struct ks_pod *pod, int32_t *allowed);
+
+/* ---- workload-aware preemption (KEP-5710) ---------------------------------------------------------- */
+
+/*
+ * What PodGroupPostFilter is given when a PodGroup's cycle failed Unschedulable (upstream's
+ * PodGroupInfo with its PodGroupSchedulingFunc): the group, the members of the cycle in their
+ * order, and two what-ifs the engine runs on the cluster as the cache holds it, the pods
+ * hidden with ks_cache_hide_pod() left out.
+ */
+struct ks_pod_group_preemptor {
+    uint32_t namespace_id;
+    const char *name;                     /* the PodGroup */
+    const struct ks_pod_group_spec *spec; /* its spec */
+    int32_t priority;                     /* its priority, every member's */
+    uint32_t nmembers;
+    const struct ks_pod *const *members;
+    /*
+     * schedule - the group's algorithm (members in order, each placed with the ones before it
+     * assumed, PlacementFeasible after each): KS_SUCCESS with nodes[i] the node of member i
+     * (KS_ID_NONE: not placed), or the group's rejection in @st. Nothing stays assumed.
+     */
+    int (*schedule)(void *ctx, uint32_t *nodes, struct ks_status *st);
+    /*
+     * Set by a successful schedule: every placed member is signable (ks_fw_sign), so its
+     * Filter on a node reads that node alone - a pod put back elsewhere cannot change it, and
+     * a refit need only run the members on the nodes that changed.
+     */
+    bool node_local;
+    /*
+     * refit - the members with nodes[i] set (KS_ID_NONE: left out), in order, each on its node
+     * with the ones before it assumed there: KS_SUCCESS when every one passes Filter (the pods nominated to
+     * the node counted), KS_UNSCHEDULABLE when one does not, another code with @st. Nothing stays assumed.
+     */
+    int (*refit)(void *ctx, const uint32_t *nodes, struct ks_status *st);
+    void *ctx;
+    uint32_t *nominated; /* out, per member: the node it is nominated to, KS_ID_EMPTY when none */
+    uint32_t nvictims;   /* out: the pods evicted */
+};
+
+/*
+ * ks_preempt_pod_group - PodGroupEvaluator.Preempt over the whole cluster (the cache and the
+ * pod groups of @p->fw's dependencies), with @p's nominator, evictor and PDBs (@p->pod: the
+ * group's first member, @p->cs unused):
+ *   - not eligible: a member with preemptionPolicy Never (Unschedulable "not eligible due to
+ *     preemptionPolicy=Never."); a member nominated to a node where a pod of lower priority is
+ *     terminating because of preemption: the earlier preemption is under way (Success "ongoing
+ *     preemption on nominated nodes", every member keeping its nomination);
+ *   - victims are units: a pod, or every scheduled pod of a PodGroup whose disruptionMode is All;
+ *     a unit's priority is its PodGroup's when the pod belongs to one that exists, else the pod's.
+ *     Units of lower priority than the group are the potential victims (none: Unschedulable
+ *     "No preemption victims found for incoming preemptor");
+ *   - all of them are hidden, and g->schedule must then succeed (else its status);
+ *   - units are ordered most important first (priority, a pod of a group before a lone pod,
+ *     more pods, earlier start, uid), those violating a PDB first (a unit violates when one of
+ *     its pods does); each is put back and kept when g->refit still succeeds, else it is a victim;
+ *   - the victims are evicted (a victim waiting on Permit is rejected), each member with a node
+ *     nominated to it: Success "found a placement for podgroup, preempting N victims".
+ * Every hidden pod is back in the cache when it returns. Context: scheduling thread, outside
+ * the RCU read section.
+ */
+int ks_preempt_pod_group(const struct ks_preemptor *p, struct ks_pod_group_preemptor *g,
+                         struct ks_status *st);
 
 /* Reasons of nodes where preemption cannot help, and of nodes without lower-priority pods. */
 #define KS_PREEMPT_NOT_HELPFUL "Preemption is not helpful for scheduling"

@@ -7,7 +7,6 @@
  */
 #include <criterion/criterion.h>
 
-#include "../fakes/load_text.h"
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config.h"
@@ -17,168 +16,17 @@
 #include "ksched/queue.h"
 #include "ksched/rcu.h"
 #include "ksched/scheduler.h"
+#include "pod_group_run.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct outcome {
-    char pod[32];
-    enum ks_sched_event_kind kind;
-    char node[16];
-    char message[256];
-};
-
-struct run {
-    struct ks_config *cfg;
-    struct ks_objects *objs;
-    struct ks_cache *cache;
-    struct ks_scheduler *s;
-    uint32_t n;
-    struct outcome out[256];
-    uint32_t ngroups;             /* on_group calls */
-    struct ks_group_attempt last; /* the last one (placements not kept) */
-    char last_outcomes[8];        /* per placement: f(easible), i(nfeasible), r (no room), n(ot needed) */
-    char last_chosen[16];
-};
-
-static void on_group(void *ctx, const struct ks_group_attempt *g)
-{
-    struct run *r = ctx;
-    r->ngroups++;
-    r->last = *g;
-    r->last.placements = NULL;
-    r->last.message = NULL;
-    memset(r->last_outcomes, 0, sizeof(r->last_outcomes));
-    for (uint32_t i = 0; i < g->nplacements && i + 1 < sizeof(r->last_outcomes); i++) {
-        const struct ks_group_placement *p = &g->placements[i];
-        r->last_outcomes[i] = !p->room ? 'r' : !p->evaluated ? 'n' : p->feasible ? 'f' : 'i';
-    }
-    snprintf(r->last_chosen, sizeof(r->last_chosen), "%s",
-             g->chosen < g->nplacements ? ks_intern_str(g->placements[g->chosen].domain) : "");
-}
-
-static void on_event(void *ctx, const struct ks_sched_event *ev)
-{
-    struct run *r = ctx;
-    if (r->n == 256 ||
-        (ev->kind != KS_SCHED_SCHEDULED && ev->kind != KS_SCHED_UNSCHEDULABLE && ev->kind != KS_SCHED_ERROR))
-        return;
-    struct outcome *o = &r->out[r->n++];
-    snprintf(o->pod, sizeof(o->pod), "%s", ev->pod->meta.name);
-    o->kind = ev->kind;
-    snprintf(o->node, sizeof(o->node), "%s", ev->node != KS_ID_EMPTY ? ks_intern_str(ev->node) : "");
-    snprintf(o->message, sizeof(o->message), "%s", ev->message ? ev->message : "");
-}
-
 static const char nodes[] = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {rack: a}}\n"
                             "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n"
                             "---\napiVersion: v1\nkind: Node\nmetadata: {name: n2, labels: {rack: b}}\n"
                             "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n";
-
-/* A PodGroup: @min 0 is basic. */
-static void group(FILE *f, const char *name, int min)
-{
-    fprintf(f,
-            "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: %s, namespace: "
-            "default}\n",
-            name);
-    if (min)
-        fprintf(f, "spec:\n  schedulingPolicy:\n    gang: {minCount: %d}\n", min);
-    else
-        fprintf(f, "spec:\n  schedulingPolicy:\n    basic: {}\n");
-}
-
-/* @count pods "<prefix>-<i>" of @cpu cpus in group @grp (NULL: none) with @priority. */
-static void pods(FILE *f, const char *prefix, int count, const char *grp, const char *cpu, int priority)
-{
-    for (int i = 0; i < count; i++) {
-        fprintf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%d, namespace: default}\nspec:\n",
-                prefix, i);
-        if (grp)
-            fprintf(f, "  schedulingGroup: {podGroupName: %s}\n", grp);
-        if (priority)
-            fprintf(f, "  priority: %d\n", priority);
-        fprintf(f, "  containers: [{name: c, resources: {requests: {cpu: \"%s\"}}}]\n", cpu);
-    }
-}
-
-/* The configuration start() gives the next run: NULL, the default one. */
-static const char *next_config;
-
-static void start(struct run *r, const char *text)
-{
-    struct ks_error err = {0};
-    memset(r, 0, sizeof(*r));
-    if (next_config)
-        cr_assert_eq(ks_config_load_yaml("config.yaml", next_config, strlen(next_config), &r->cfg, &err), 0,
-                     "%s", err.msg);
-    else
-        cr_assert_eq(ks_config_load_default(&r->cfg), 0);
-    cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &r->objs, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_cache_create(0, &r->cache), 0);
-    struct ks_scheduler_opts opts = {.config = r->cfg,
-                                     .objects = r->objs,
-                                     .seeded = true,
-                                     .seed = 1,
-                                     .deterministic = true,
-                                     .on_event = on_event,
-                                     .on_group = on_group,
-                                     .ctx = r};
-    cr_assert_eq(ks_scheduler_create(&opts, r->cache, &r->s, &err), 0, "%s", err.msg);
-    for (uint32_t i = 0; i < ks_objects_count(r->objs, NODE); i++)
-        cr_assert_eq(ks_cache_add_node(r->cache, ks_objects_nodes(r->objs)[i]), 0);
-    r->objs->of[KS_KIND_NODE].n = 0;
-    for (uint32_t i = 0; i < ks_objects_count(r->objs, POD); i++)
-        cr_assert_eq(ks_scheduler_add_pod(r->s, ks_objects_pods(r->objs)[i]), 0);
-}
-
-static void finish(struct run *r)
-{
-    ks_scheduler_destroy(r->s);
-    ks_cache_destroy(r->cache);
-    ks_objects_destroy(r->objs);
-    ks_config_destroy(r->cfg);
-}
-
-static char *text_of(void (*build)(FILE *f))
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    fputs(nodes, f);
-    build(f);
-    cr_assert_eq(fclose(f), 0);
-    return text;
-}
-
-static void run_text(struct run *r, void (*build)(FILE *f))
-{
-    char *text = text_of(build);
-    start(r, text);
-    free(text);
-    ks_scheduler_run_until_idle(r->s);
-}
-
-/* The first outcome reported for @pod. */
-static const struct outcome *of(const struct run *r, const char *pod)
-{
-    for (uint32_t i = 0; i < r->n; i++) {
-        if (strcmp(r->out[i].pod, pod) == 0)
-            return &r->out[i];
-    }
-    return NULL;
-}
-
-static uint32_t count(const struct run *r, enum ks_sched_event_kind kind)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        n += r->out[i].kind == kind;
-    return n;
-}
 
 static void setup(void)
 {
@@ -204,7 +52,7 @@ static void gang_that_fits(FILE *f)
 Test(pod_group, a_gang_that_fits_binds_every_member)
 {
     struct run r;
-    run_text(&r, gang_that_fits);
+    run_built(&r, nodes, gang_that_fits);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
     cr_expect_eq(count(&r, KS_SCHED_UNSCHEDULABLE), 0);
     finish(&r);
@@ -219,7 +67,7 @@ static void gang_too_big(FILE *f)
 Test(pod_group, a_gang_that_does_not_fit_binds_nothing)
 {
     struct run r;
-    run_text(&r, gang_too_big);
+    run_built(&r, nodes, gang_too_big);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 0);
     const char *group_msg =
         "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining";
@@ -265,7 +113,7 @@ static void expect_gated(struct run *r, const char *ns_name, const char *message
 Test(pod_group, gangs_short_of_min_count_and_pods_of_missing_groups_wait)
 {
     struct run r;
-    run_text(&r, gang_short_and_missing_group);
+    run_built(&r, nodes, gang_short_and_missing_group);
     cr_expect_eq(r.n, 1);
     cr_expect_str_eq(r.out[0].pod, "plain-0");
     for (int i = 0; i < 3; i++) {
@@ -301,7 +149,7 @@ static void basic_group(FILE *f)
 Test(pod_group, a_basic_group_places_what_fits)
 {
     struct run r;
-    run_text(&r, basic_group);
+    run_built(&r, nodes, basic_group);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
     const struct outcome *o = of(&r, "w-2");
     cr_assert_not_null(o);
@@ -319,7 +167,7 @@ static void gang_beyond_min_count(FILE *f)
 Test(pod_group, members_beyond_min_count_are_placed_best_effort)
 {
     struct run r;
-    run_text(&r, gang_beyond_min_count);
+    run_built(&r, nodes, gang_beyond_min_count);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
     const struct outcome *o = of(&r, "w-2");
     cr_assert_not_null(o);
@@ -337,7 +185,7 @@ static void priority_mismatch(FILE *f)
 Test(pod_group, a_member_whose_priority_is_not_the_groups_fails_the_group)
 {
     struct run r;
-    run_text(&r, priority_mismatch);
+    run_built(&r, nodes, priority_mismatch);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 0);
     const struct outcome *o = of(&r, "w-0");
     cr_assert_not_null(o);
@@ -520,19 +368,6 @@ static void rack_group(FILE *f, const char *name, int min)
             name, min);
 }
 
-static void run_tas(struct run *r, void (*build)(FILE *f))
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    build(f);
-    cr_assert_eq(fclose(f), 0);
-    start(r, text);
-    free(text);
-    ks_scheduler_run_until_idle(r->s);
-}
-
 /* The rack (a or b) every Scheduled pod whose name starts with @prefix went to; '?' when none, '*' when
  * several. */
 static char rack_of(const struct run *r, const char *prefix)
@@ -557,7 +392,7 @@ static void gang_in_one_rack(FILE *f)
 Test(pod_group_topology, a_constrained_gang_lands_in_one_rack)
 {
     struct run r;
-    run_tas(&r, gang_in_one_rack);
+    run_built(&r, "", gang_in_one_rack);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
     char rack = rack_of(&r, "w-");
     cr_expect(rack == 'a' || rack == 'b', "rack %c", rack);
@@ -574,7 +409,7 @@ static void gang_bigger_than_a_rack(FILE *f)
 Test(pod_group_topology, a_gang_no_rack_holds_binds_nothing)
 {
     struct run r;
-    run_tas(&r, gang_bigger_than_a_rack);
+    run_built(&r, "", gang_bigger_than_a_rack);
     /* --explain's account: one placement evaluated for the report, the other without room */
     cr_expect_geq(r.ngroups, 1u);
     cr_expect_eq(r.last.nplacements, 2u);
@@ -608,7 +443,7 @@ static void fuller_rack_scores_higher(FILE *f)
 Test(pod_group_topology, the_fuller_rack_that_fits_is_chosen)
 {
     struct run r;
-    run_tas(&r, fuller_rack_scores_higher);
+    run_built(&r, "", fuller_rack_scores_higher);
     cr_expect_eq(r.ngroups, 1u);
     cr_expect_str_eq(r.last_chosen, "a");
     cr_expect_str_eq(r.last_outcomes, "fn", "rack b is not needed once rack a holds the gang");
@@ -628,7 +463,7 @@ static void rack_too_full(FILE *f)
 Test(pod_group_topology, a_rack_that_cannot_hold_the_gang_is_passed_over)
 {
     struct run r;
-    run_tas(&r, rack_too_full);
+    run_built(&r, "", rack_too_full);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 3);
     cr_expect_eq(rack_of(&r, "w-"), 'b');
     finish(&r);
@@ -686,7 +521,7 @@ static void members_in_two_racks(FILE *f)
 Test(pod_group_topology, members_already_in_two_racks_are_an_error)
 {
     struct run r;
-    run_tas(&r, members_in_two_racks);
+    run_built(&r, "", members_in_two_racks);
     const struct outcome *o = of(&r, "new-0");
     cr_assert_not_null(o);
     cr_expect_eq(o->kind, KS_SCHED_ERROR);
@@ -835,7 +670,7 @@ static void priority_from_class(FILE *f)
 Test(pod_group, a_pod_groups_priority_comes_from_its_class)
 {
     struct run r;
-    run_text(&r, priority_from_class);
+    run_built(&r, nodes, priority_from_class);
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
     cr_expect_eq(count(&r, KS_SCHED_ERROR), 0);
     finish(&r);
@@ -864,7 +699,7 @@ static void one_member_gated(FILE *f)
 Test(pod_group, a_member_held_by_a_gate_holds_its_group)
 {
     struct run r;
-    run_text(&r, one_member_gated);
+    run_built(&r, nodes, one_member_gated);
     cr_expect_eq(r.n, 0, "no member tried: %u outcomes, the first %s", r.n, r.n ? r.out[0].pod : "");
     /* the gate removed: both are scheduled together */
     const struct ks_pod *held = NULL;

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Run every conformance scenario through `ksched schedule --explain --seed 1` and check
 its .expect.json: the feasible set exactly, the top-score set equal to `best`, the chosen
-node in `best`, Unschedulable message phrases, and preemption outcomes; for a malformed
+node in `best`, Unschedulable message phrases, and preemption outcomes (the victims, the
+nominated node, or per pod the first nomination: `nominated`), the phrases of the first
+Unschedulable pod group line (`group_reason_substrings`); for a malformed
 input that names its error (`line`, `field`, `message`), that exact error.
 
 Scenarios listed in pending.txt ("name: reason") need plugins that have not landed yet:
@@ -82,6 +84,20 @@ def check(ksched, yaml_path, expect):
         victims = sorted(l["pod"] for l in lines if l.get("status") == "Preempted")
         if victims != sorted(expect.get("victims", [])):
             problems.append("victims %s, want %s" % (victims, sorted(expect.get("victims", []))))
+    for member, node in sorted(expect.get("nominated", {}).items()):
+        got = [l["node"] for l in lines if l.get("pod") == member and l.get("status") == "Nominated"]
+        if got[:1] != [node]:
+            problems.append("%s nominated %s, want %s first" % (member, got, node))
+    if "nominated" in expect and not expect.get("nominated_node"):
+        victims = sorted(l["pod"] for l in lines if l.get("status") == "Preempted")
+        if victims != sorted(expect.get("victims", [])):
+            problems.append("victims %s, want %s" % (victims, sorted(expect.get("victims", []))))
+    if expect.get("group_reason_substrings"):
+        groups = [l for l in lines if "podGroup" in l and l.get("status") == "Unschedulable"]
+        msg = groups[0].get("message", "") if groups else ""
+        for phrase in expect["group_reason_substrings"]:
+            if phrase not in msg:
+                problems.append("group message %r lacks %r" % (msg, phrase))
     if expect.get("unschedulable"):
         unsched = [l for l in outcome if l["status"] == "Unschedulable"]
         if not unsched:
@@ -91,7 +107,7 @@ def check(ksched, yaml_path, expect):
             for phrase in expect.get("reason_substrings", []):
                 if phrase not in msg:
                     problems.append("message %r lacks %r" % (msg, phrase))
-    elif not expect.get("nominated_node"):
+    elif not expect.get("nominated_node") and "nominated" not in expect:
         sched = [l for l in outcome if l["status"] == "Scheduled"]
         if not sched:
             problems.append("not scheduled (got %s)" % outcome)

@@ -3,8 +3,9 @@
  * under ThreadSanitizer (and AddressSanitizer) by `make test`.
  *
  * One writer (this thread) mutates the cache at random - bound pods added and removed,
- * pods assumed, forgotten and confirmed (sometimes on another node), nodes updated,
- * removed and re-added - and refreshes the snapshot after every operation. Two readers
+ * pods assumed, forgotten and confirmed (sometimes on another node), bound pods hidden and
+ * shown again (ks_cache_hide_pod), nodes updated, removed and re-added - and refreshes the
+ * snapshot after every operation. Two readers
  * walk every record of whatever version they load, inside one read section, and check
  * what must hold in any version: a record's requested resources are the sums over its
  * pods, its affinity pod lists are the pods with such terms, the find table and the
@@ -223,8 +224,17 @@ static void expect(int rc, int want, const char *what)
 
 static void write_one(void)
 {
-    uint32_t op = rnd(100), n = rnd(NODES);
-    if (op < 30 && nbound < MAX_BOUND) {
+    uint32_t op = rnd(110), n = rnd(NODES);
+    if (op >= 100) {
+        /* a preemption's what-if: bound pods hidden, then every one shown again */
+        if (op >= 106) {
+            ks_cache_unhide_all(cache);
+        } else if (nbound) {
+            int rc = ks_cache_hide_pod(cache, bound[rnd(nbound)]);
+            if (rc != 0 && rc != -EALREADY)
+                expect(rc, 0, "hide pod");
+        }
+    } else if (op < 30 && nbound < MAX_BOUND) {
         struct ks_pod *p = mk_pod(serial++);
         expect(ks_cache_add_pod(cache, p, node_id(n)), 0, "add pod");
         bound[nbound++] = p;
@@ -290,7 +300,14 @@ int main(void)
     for (int i = 0; i < READERS; i++)
         pthread_join(t[i], NULL);
 
-    /* the last version, checked once more, and the totals against what the writer did */
+    /* everything shown again, the cache's own invariants, then the last version once more */
+    ks_cache_unhide_all(cache);
+    char msg[256] = "";
+    if (ks_cache_refresh(cache) < 0 ||
+        ks_cache_check(cache, KS_CACHE_CHECK_SNAPSHOT, NULL, msg, sizeof(msg))) {
+        fprintf(stderr, "stress_snapshot: %s\n", msg);
+        abort();
+    }
     ks_rcu_read_lock();
     const struct ks_snapshot *s = ks_cache_snapshot(cache);
     check_version(s);
