@@ -91,6 +91,7 @@ struct section {
     bool open, dropped;       /* dropped: a cycle that reported nothing (skipped) */
     struct view *view;        /* NULL: no attempt recorded */
     struct outcome *outcomes, **outcomes_tail;
+    char *text; /* a PodGroup cycle's section, written whole (no pod, never open) */
 };
 
 struct ks_explain_table {
@@ -264,6 +265,7 @@ static void section_free(struct section *s)
         free(s->view);
     }
     free(s->key);
+    free(s->text);
     free(s);
 }
 
@@ -613,9 +615,14 @@ static void write_outcome(struct ks_explain_table *t, const struct view *v, cons
     fputc('\n', t->out);
 }
 
-/* One --explain section; @s has an attempt or an outcome. */
+/* One --explain section; @s has an attempt, an outcome, or a PodGroup cycle's text. */
 static void write_section(struct ks_explain_table *t, const struct section *s)
 {
+    if (s->text) {
+        fprintf(t->out, "%s%s", t->wrote ? "\n" : "", s->text);
+        t->wrote = true;
+        return;
+    }
     const char *chosen = NULL;
     for (const struct outcome *o = s->outcomes; o; o = o->next) {
         if (o->kind == KS_SCHED_SCHEDULED)
@@ -654,7 +661,7 @@ static void flush(struct ks_explain_table *t, bool all)
             t->tail = &t->head;
             t->last = NULL;
         }
-        if (t->explain && !s->dropped && (s->view || s->outcomes)) {
+        if (t->explain && !s->dropped && (s->view || s->outcomes || s->text)) {
             write_section(t, s);
             any = true;
         }
@@ -787,6 +794,66 @@ void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
     return;
 fail:
     t->failed = true;
+    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+}
+
+/* The placements table of a PodGroup cycle with a topology constraint into @f. */
+static void write_placements(FILE *f, const struct ks_group_attempt *g)
+{
+    static const char *const heads[] = {"DOMAIN", "NODES", "OUTCOME", "PODS", "NodeResourcesFit"};
+    int wd = (int)strlen(heads[0]);
+    for (uint32_t i = 0; i < g->nplacements; i++)
+        wd = max_int(wd, (int)strlen(ks_intern_str(g->placements[i].domain)) + (i == g->chosen));
+    fprintf(f, "  %s (%s)\n  %-*s  %5s  %-10s  %4s  %16s  REASON\n", "placements",
+            ks_intern_str(g->topology_key), wd, heads[0], heads[1], heads[2], heads[3], heads[4]);
+    for (uint32_t i = 0; i < g->nplacements; i++) {
+        const struct ks_group_placement *p = &g->placements[i];
+        char domain[300], pods[16] = "", fit[24] = "";
+        snprintf(domain, sizeof(domain), "%s%s", ks_intern_str(p->domain), i == g->chosen ? "*" : "");
+        if (p->evaluated)
+            snprintf(pods, sizeof(pods), "%" PRIu32, p->placed);
+        if (p->fit_score >= 0)
+            snprintf(fit, sizeof(fit), "%" PRId64, p->fit_score);
+        const char *outcome = !p->room        ? "no room"
+                              : !p->evaluated ? "not needed"
+                              : p->feasible   ? "feasible"
+                                              : "infeasible";
+        char line[700];
+        int n = snprintf(line, sizeof(line), "  %-*s  %5" PRIu32 "  %-10s  %4s  %16s  %s", wd, domain,
+                         p->nnodes, outcome, pods, fit, p->why ? p->why : "");
+        while (n > 0 && (size_t)n < sizeof(line) && line[n - 1] == ' ')
+            line[--n] = '\0'; /* no padding after the last cell with text */
+        fprintf(f, "%s\n", line);
+    }
+}
+
+void ks_explain_table_on_group(void *ctx, const struct ks_group_attempt *g)
+{
+    struct ks_explain_table *t = ctx;
+    struct section *s = calloc(1, sizeof(*s));
+    size_t len = 0;
+    FILE *f = s ? open_memstream(&s->text, &len) : NULL;
+    if (f) {
+        fprintf(f, "pod group %s/%s: %" PRIu32 " member%s, %" PRIu32 " scheduled before => %s",
+                ks_intern_str(g->namespace_id), g->name, g->members, g->members == 1 ? "" : "s", g->scheduled,
+                g->ok ? "Scheduled" : "Unschedulable");
+        if (g->message)
+            fprintf(f, ": %s", g->message);
+        fputc('\n', f);
+        if (g->topology_key != KS_ID_NONE)
+            write_placements(f, g);
+    }
+    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    if (!f || fclose(f) != 0 || !s->text) {
+        t->failed = true;
+        section_free(s);
+    } else {
+        /* after the members' sections; not t->last, which on_cycle reads for a skipped pod's cycle */
+        s->outcomes_tail = &s->outcomes;
+        *t->tail = s;
+        t->tail = &s->next;
+        flush(t, false);
+    }
     ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
 }
 

@@ -34,6 +34,12 @@ int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t
 void ks_explain_table_on_cycle(void *t, const struct ks_queued_pod *qp);
 void ks_explain_table_on_attempt(void *t, const struct ks_attempt *a);
 void ks_explain_table_on_event(void *t, const struct ks_sched_event *ev);
+/*
+ * ks_explain_table_on_group - a PodGroup cycle's section (--explain): the group, its
+ * outcome and message, and with a topology constraint its placements (the chosen one
+ * starred), written after the sections of the members it tried.
+ */
+void ks_explain_table_on_group(void *t, const struct ks_group_attempt *g);
 
 /*
  * ks_explain_table_finish - write everything not yet written (a cycle without an outcome

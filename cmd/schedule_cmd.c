@@ -474,7 +474,7 @@ int ks_cmd_schedule(int argc, char **argv)
                     : table ? ks_explain_table_on_event
                             : on_event,
         .on_attempt = a.explain ? (table ? ks_explain_table_on_attempt : on_attempt) : NULL,
-        .on_group = a.explain && !table ? on_group : NULL,
+        .on_group = a.explain ? (table ? ks_explain_table_on_group : on_group) : NULL,
         .on_unschedulable = summary ? ks_summary_on_unschedulable : NULL,
         .on_cycle = table ? ks_explain_table_on_cycle : NULL,
         .ctx = summary ? (void *)summary

@@ -3,7 +3,8 @@
 # (best nodes with each plugin's weighted score, filtered nodes grouped by reason, then the
 # outcome lines). Checks the chosen node, the row order (total descending, ties by node name
 # in natural order), a plugin's column, the grouped reasons and their counts, the
-# preemption lines, that a seeded run prints the same bytes each time, and the -o usage.
+# preemption lines, a PodGroup cycle's section, that a seeded run prints the same bytes each
+# time, and the -o usage.
 # Usage: explain_table.sh KSCHED CONFORMANCE_DIR
 set -eu
 ksched=$1
@@ -191,6 +192,19 @@ done
 [ "$(grep -c '^default/p[0-9]* (attempt' "$dir/many.1")" -ge 150 ] || { echo "many: sections missing"; exit 1; }
 [ "$(grep -c 'Scheduled' "$dir/many-plain.1")" -eq "$(grep -c '=> Scheduled' "$dir/many.1")" ] ||
   { echo "many: outcome table and explain sections disagree"; exit 1; }
+
+# a PodGroup cycle's section: the group and its outcome, and a rack-constrained group's placements
+# (the chosen one starred, columns without trailing blanks)
+"$ksched" schedule --explain -o table --seed 1 --feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true \
+  "$cases/podgroup-topology-gang-in-one-rack.yaml" >"$dir/gang.txt"
+grep -qx 'pod group default/trainers: 3 members, 0 scheduled before => Scheduled' "$dir/gang.txt" &&
+  grep -qx '  placements (topology.example.com/rack)' "$dir/gang.txt" &&
+  grep -Eqx '  rack-a\* +2  feasible +3 +[0-9]+' "$dir/gang.txt" &&
+  grep -Eqx '  rack-b +2  not needed' "$dir/gang.txt" || { echo "pod group section:"; cat "$dir/gang.txt"; exit 1; }
+"$ksched" schedule --explain -o table --seed 1 --feature-gates GenericWorkload=true \
+  "$cases/podgroup-gang-that-does-not-fit-binds-nothing.yaml" >"$dir/gang2.txt"
+grep -qx 'pod group default/trainers: 3 members, 0 scheduled before => Unschedulable: pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining' "$dir/gang2.txt" ||
+  { echo "unschedulable pod group section:"; cat "$dir/gang2.txt"; exit 1; }
 
 # spellings of the flag, and its usage errors (exit 2, nothing on standard output)
 f=$cases/podtopologyspread-hostname-maxskew-2.yaml
