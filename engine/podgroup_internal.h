@@ -39,6 +39,10 @@ struct ks_group_scratch {
     uint32_t report; /* the placement whose results a group no placement holds reports */
     uint32_t kept;   /* the winning placement whose reservations were kept, UINT32_MAX: none */
     struct ks_placement_weights weights; /* the placement scores' weights in this profile */
+    bool bounded;                        /* a placement scores at most its all-placed score (rank) */
+    uint32_t cap_adds;
+    int64_t
+        *adds; /* (placements + 1) x weights.nres: each placement's proposed requests, then all members' */
     /* what opts.on_group is told of this cycle (ks__pg_fail_all and ks__pg_commit report it) */
     struct ks_group_attempt report_to;
     uint32_t cap_report;

@@ -20,16 +20,18 @@
  * Which placements are evaluated (the decisions are those of evaluating all, which
  * ks__placements_exhaustive does for the tests): those whose capacity cannot hold what minCount
  * needs are passed over; the others in order of their score were every member placed, then of
- * their draw, until the first that holds every member - none after it can win, and it wins,
+ * their draw, until the first that holds every member - none after it can win (when a scored
+ * scalar resource is asked by only some members, that bound does not hold and all are
+ * evaluated), and it wins,
  * keeping its reservations for the binding, unless one evaluated before it scores more.
  * Otherwise the chosen placement's assignments are made again for real, each member on
  * its own node (its cycle state rebuilt), the members that fitted nowhere again within the
  * domain, in the same order, for their FitError.
  *
- * Not done here: upstream's nominated-placement fast path (no workload-aware preemption yet),
- * and plugins that count pods across the cluster (PodTopologySpread, InterPodAffinity) still
- * see every node inside a placement, where upstream's limited listing shows them the
- * placement's.
+ * Not done here: plugins that count pods across the cluster (PodTopologySpread,
+ * InterPodAffinity) still see every node inside a placement, where upstream's limited listing
+ * shows them the placement's. A group that cannot be placed is not preempted for (upstream's
+ * PodGroupPostFilter declines topology constraints).
  */
 #include "podgroup_internal.h"
 
@@ -40,6 +42,7 @@
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
+#include "ksched/plugin_helpers.h"
 #include "ksched/rcu.h"
 
 #include <errno.h>
@@ -48,15 +51,14 @@
 #include <string.h>
 
 struct placement_result {
-    bool room;       /* its capacity can hold what minCount needs (else it is passed over) */
-    bool evaluated;  /* its members were scheduled within it */
-    bool ok;         /* evaluated, and PlacementFeasible reached Success */
-    uint32_t count;  /* PodGroupPodsCount's raw count: scheduled + proposed */
-    int64_t fit;     /* NodeResourcesFit's placement score */
-    uint64_t draw;   /* the tie-break */
-    int64_t add_cpu; /* the proposed pods' non-zero requests */
-    int64_t add_mem;
-    char why[256]; /* evaluated and infeasible: PlacementFeasible's reason */
+    bool room;      /* its capacity can hold what minCount needs (else it is passed over) */
+    bool evaluated; /* its members were scheduled within it */
+    bool ok;        /* evaluated, and PlacementFeasible reached Success */
+    uint32_t count; /* PodGroupPodsCount's raw count: scheduled + proposed */
+    int64_t fit;    /* NodeResourcesFit's placement score */
+    uint64_t draw;  /* the tie-break */
+    int64_t *add;   /* the proposed pods' requests of each scored resource (sc->adds) */
+    char why[256];  /* evaluated and infeasible: PlacementFeasible's reason */
 };
 
 /* The domain of the group's scheduled pods (@sched nodes): 0 and *@value (KS_ID_NONE: no pod), or -1 with
@@ -144,6 +146,26 @@ static int by_rank(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * Whether a placement's score is at most its score were every member placed (what the early
+ * stop of evaluate() relies on): true unless a scored scalar resource is requested by some
+ * members and not others - then which members a placement takes decides whether that resource
+ * counts at all, and every placement is evaluated.
+ */
+static bool scores_bounded(const struct ks_placement_weights *w, const struct member *mv, uint32_t n)
+{
+    for (uint32_t r = 0; r < w->nres; r++) {
+        if (w->res[r].kind != KS_RES_SCALAR)
+            continue;
+        uint32_t asking = 0;
+        for (uint32_t i = 0; i < n; i++)
+            asking += ks_res_pod_request(&w->res[r], false, mv[i].qp->pod) != 0;
+        if (asking != 0 && asking != n)
+            return false;
+    }
+    return true;
+}
+
+/*
  * Per placement, before any is evaluated: whether its capacity can hold the members minCount
  * needs (sc->results[d].ok false: skipped), and its placement score were every member placed
  * (sc->results[d].fit); sc->order holds the placements by that score, best first.
@@ -153,14 +175,16 @@ static void rank(struct ks_scheduler *s, struct ks_framework *fw, struct ks_grou
                  const struct ks_snapshot *snap)
 {
     const struct ks_placement_set *ps = &sc->placements;
-    int64_t min_cpu = INT64_MAX, min_mem = INT64_MAX, all_cpu = 0, all_mem = 0;
+    const uint32_t nres = sc->weights.nres;
+    int64_t min_cpu = INT64_MAX, min_mem = INT64_MAX, *all = &sc->adds[(size_t)ps->n * nres];
+    memset(all, 0, nres * sizeof(*all));
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_pod *p = mv[i].qp->pod;
         min_cpu = p->requests.milli_cpu < min_cpu ? p->requests.milli_cpu : min_cpu;
         min_mem = p->requests.memory < min_mem ? p->requests.memory : min_mem;
-        all_cpu += p->nonzero_milli_cpu;
-        all_mem += p->nonzero_memory;
+        ks_placement_add(&sc->weights, p, all);
     }
+    sc->bounded = scores_bounded(&sc->weights, mv, n);
     int64_t min = gs->spec.policy == KS_POD_GROUP_GANG ? gs->spec.min_count : 1;
     uint64_t needed = min > (int64_t)scheduled ? (uint64_t)(min - (int64_t)scheduled) : 0;
     /* an upper bound of what an evaluation can place, as NodeResourcesFit's Filter rejects the rest */
@@ -169,10 +193,12 @@ static void rank(struct ks_scheduler *s, struct ks_framework *fw, struct ks_grou
         uint64_t bound;
         int64_t fit;
         ks_placement_measure(snap, &sc->weights, &ps->pos[ps->first[d]], ps->first[d + 1] - ps->first[d],
-                             min_cpu, min_mem, all_cpu, all_mem, &bound, &fit);
+                             min_cpu, min_mem, all, &bound, &fit);
         sc->results[d] = (struct placement_result){.room = !bounded || bound >= needed,
                                                    .fit = sc->weights.fit * fit,
-                                                   .draw = draw(s->rng, ps->value[d])};
+                                                   .draw = draw(s->rng, ps->value[d]),
+                                                   .add = &sc->adds[(size_t)d * nres]};
+        memset(sc->results[d].add, 0, nres * sizeof(*sc->results[d].add));
         sc->order[d] = d;
     }
     bool some = false;
@@ -207,8 +233,7 @@ static int score_partial(struct ks_scheduler *s, const struct ks_placement_set *
     ks_rcu_read_lock();
     r->fit = s->group_scratch->weights.fit *
              ks_placement_fit_score(ks_cache_snapshot(s->cache), &s->group_scratch->weights,
-                                    &ps->names[ps->first[d]], ps->first[d + 1] - ps->first[d], r->add_cpu,
-                                    r->add_mem);
+                                    &ps->names[ps->first[d]], ps->first[d + 1] - ps->first[d], r->add);
     ks_rcu_read_unlock();
     return 0;
 }
@@ -262,13 +287,12 @@ static int evaluate(struct ks_scheduler *s, struct ks_framework *fw, struct ks_g
             sc->assign[(size_t)d * n + i] = job ? job->node : KS_ID_NONE;
             if (job) {
                 r->count++;
-                r->add_cpu += mv[i].qp->pod->nonzero_milli_cpu;
-                r->add_mem += mv[i].qp->pod->nonzero_memory;
+                ks_placement_add(&sc->weights, mv[i].qp->pod, r->add);
             }
         }
         /* the first full placement ends the search: it wins, or one evaluated before it does */
         bool full = r->ok && r->count == scheduled + n;
-        stop = full && !ks__placements_exhaustive;
+        stop = full && sc->bounded && !ks__placements_exhaustive;
         if (stop && full_wins(sc, k, d, scheduled + n)) {
             sc->kept = d; /* its reservations stay for the binding */
             break;
@@ -345,25 +369,17 @@ static int apply_members(struct ks_scheduler *s, struct ks_framework *fw, struct
  * profile): NodeResourcesFit's Score weight and its scoringStrategy.resources weights of cpu and
  * memory when it scores, PodGroupPodsCount's 1.
  */
-static void placement_weights(const struct ks_framework *fw, struct ks_placement_weights *w)
+static int placement_weights(const struct ks_framework *fw, struct ks_placement_weights *w)
 {
-    *w = (struct ks_placement_weights){.pods = 1};
+    int64_t fit = 0;
     for (uint32_t i = 0; i < ks_framework_nscore(fw); i++) {
         if (strcmp(ks_framework_plugin_name(fw, ks_framework_score_slot(fw, i)), "NodeResourcesFit") == 0)
-            w->fit = ks_framework_score_weight(fw, i);
+            fit = ks_framework_score_weight(fw, i);
     }
     const struct ks_noderesourcesfit_args *args =
         ks_profile_args(ks_framework_profile(fw), "NodeResourcesFit");
-    if (!args) {
-        w->cpu = w->memory = 1;
-        return;
-    }
-    for (uint32_t i = 0; i < args->nresources; i++) {
-        if (args->resources[i].name == ks_wk.cpu)
-            w->cpu = args->resources[i].weight;
-        else if (args->resources[i].name == ks_wk.memory)
-            w->memory = args->resources[i].weight;
-    }
+    ks_placement_weights_free(w);
+    return ks_placement_weights_init(w, fit, args ? args->resources : NULL, args ? args->nresources : 0);
 }
 
 /* The placements, for opts.on_group (none when out of memory). */
@@ -400,7 +416,10 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     char buf[1024];
 
     sc->report_to.topology_key = gs->spec.topology_key;
-    placement_weights(fw, &sc->weights);
+    if (placement_weights(fw, &sc->weights) < 0) {
+        ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, "out of memory", false);
+        return;
+    }
     if (ks_cache_refresh(s->cache) < 0) {
         ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, "out of memory refreshing the snapshot", false);
         return;
@@ -415,6 +434,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     const struct ks_placement_set *ps = &sc->placements;
     if (rc == 0 && (KS_RESERVE(sc->assign, sc->cap_assign, (size_t)ps->n * n + 1) < 0 ||
                     KS_RESERVE(sc->results, sc->cap_results, ps->n + 1) < 0 ||
+                    KS_RESERVE(sc->adds, sc->cap_adds, ((size_t)ps->n + 1) * sc->weights.nres) < 0 ||
                     KS_RESERVE(sc->order, sc->cap_order, ps->n + 1) < 0 ||
                     KS_RESERVE(sc->first_messages, sc->cap_first, n) < 0))
         rc = -ENOMEM;

@@ -50,6 +50,8 @@ void ks__group_scratch_free(struct ks_scheduler *s)
     free(s->group_scratch->order);
     free(s->group_scratch->report_placements);
     ks_placement_set_free(&s->group_scratch->placements);
+    ks_placement_weights_free(&s->group_scratch->weights);
+    free(s->group_scratch->adds);
     free(s->group_scratch);
     s->group_scratch = NULL;
 }

@@ -9,6 +9,8 @@
 #include "ksched/arena.h"
 #include "ksched/cache.h"
 #include "ksched/intern.h"
+#include "ksched/plugin_args.h"
+#include "ksched/plugin_helpers.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -166,57 +168,101 @@ static int64_t most_requested(int64_t requested, int64_t capacity)
     return requested * 100 / capacity;
 }
 
-/* What a domain's nodes offer and what is asked of them (non-zero requests), cpu and memory. */
-struct fit_sum {
-    int64_t alloc_cpu, alloc_mem, req_cpu, req_mem;
-};
-
-/* A node's share: only resources it offers count, as scorePlacement skips a zero allocatable. */
-static void fit_add(struct fit_sum *f, const struct ks_node_snap *node)
+int ks_placement_weights_init(struct ks_placement_weights *w, int64_t fit, const struct ks_resource_spec *res,
+                              uint32_t nres)
 {
-    if (node->alloc_milli_cpu) {
-        f->alloc_cpu += node->alloc_milli_cpu;
-        f->req_cpu += node->nonzero_milli_cpu;
+    bool dflt = nres == 0;
+    uint32_t n = dflt ? 2 : nres;
+    *w = (struct ks_placement_weights){.fit = fit, .pods = 1};
+    if (!(w->res = calloc(n, sizeof(*w->res))) || !(w->sum = calloc(2 * (size_t)n, sizeof(*w->sum)))) {
+        ks_placement_weights_free(w);
+        return -ENOMEM;
     }
-    if (node->alloc_memory) {
-        f->alloc_mem += node->alloc_memory;
-        f->req_mem += node->nonzero_memory;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t name = dflt ? (i == 0 ? ks_wk.cpu : ks_wk.memory) : res[i].name;
+        w->res[i] = (struct ks_res_spec){name, ks_res_kind_of(name), dflt ? 1 : res[i].weight};
+    }
+    w->nres = n;
+    return 0;
+}
+
+void ks_placement_weights_free(struct ks_placement_weights *w)
+{
+    free(w->res);
+    free(w->sum);
+    w->res = NULL;
+    w->sum = NULL;
+    w->nres = 0;
+}
+
+void ks_placement_add(const struct ks_placement_weights *w, const struct ks_pod *pod, int64_t *add)
+{
+    for (uint32_t i = 0; i < w->nres; i++)
+        add[i] += ks_res_pod_request(&w->res[i], false, pod);
+}
+
+/*
+ * scorePlacement's sums over a domain: per resource what its nodes offer and what they and the
+ * group's proposed pods (@add) ask (non-zero requests for cpu and memory). A scalar resource the
+ * proposed pods do not ask for is left out, and so is a node's share of a resource it does not
+ * offer.
+ */
+static void fit_begin(const struct ks_placement_weights *w, const int64_t *add)
+{
+    for (uint32_t i = 0; i < w->nres; i++) {
+        w->sum[2 * i] = 0;
+        w->sum[2 * i + 1] = add[i];
     }
 }
 
-/* MostAllocated over cpu and memory: the resources the domain offers, weighted and averaged. */
-static int64_t fit_of(const struct fit_sum *f, const struct ks_placement_weights *w)
+static void fit_add(const struct ks_placement_weights *w, const int64_t *add, const struct ks_node_snap *node)
+{
+    for (uint32_t i = 0; i < w->nres; i++) {
+        const struct ks_res_spec *r = &w->res[i];
+        if (r->kind == KS_RES_SCALAR && add[i] == 0)
+            continue;
+        int64_t requested;
+        /* a scalar is read only when asked for: ask with the proposed pods' request, then take it off */
+        int64_t ask = r->kind == KS_RES_SCALAR ? add[i] : 0;
+        int64_t alloc = ks_res_alloc_req(r, false, node, ask, &requested);
+        if (alloc == 0)
+            continue;
+        w->sum[2 * i] += alloc;
+        w->sum[2 * i + 1] += requested - ask;
+    }
+}
+
+/* MostAllocated over the domain: the weighted average of each offered resource's share asked for. */
+static int64_t fit_of(const struct ks_placement_weights *w)
 {
     int64_t score = 0, weights = 0;
-    if (f->alloc_cpu && w->cpu) {
-        score += most_requested(f->req_cpu, f->alloc_cpu) * w->cpu;
-        weights += w->cpu;
-    }
-    if (f->alloc_mem && w->memory) {
-        score += most_requested(f->req_mem, f->alloc_mem) * w->memory;
-        weights += w->memory;
+    for (uint32_t i = 0; i < w->nres; i++) {
+        if (w->sum[2 * i] == 0)
+            continue;
+        score += most_requested(w->sum[2 * i + 1], w->sum[2 * i]) * w->res[i].weight;
+        weights += w->res[i].weight;
     }
     return weights ? score / weights : 0;
 }
 
 int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
-                               const uint32_t *names, uint32_t n, int64_t add_milli_cpu, int64_t add_memory)
+                               const uint32_t *names, uint32_t n, const int64_t *add)
 {
-    struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
+    fit_begin(w, add);
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
         if (node)
-            fit_add(&f, node);
+            fit_add(w, add, node);
     }
-    return fit_of(&f, w);
+    return fit_of(w);
 }
 
 void ks_placement_measure(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
                           const uint32_t *pos, uint32_t n, int64_t min_cpu, int64_t min_mem,
-                          int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound, int64_t *fit)
+                          const int64_t *add, uint64_t *bound, int64_t *fit)
 {
-    struct fit_sum f = {.req_cpu = add_milli_cpu, .req_mem = add_memory};
     uint64_t total = 0;
+    fit_begin(w, add);
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_node_snap *node = ks_snapshot_node(snap, pos[i]);
         int64_t slots = (int64_t)node->alloc_pods - node->npods;
@@ -225,10 +271,10 @@ void ks_placement_measure(const struct ks_snapshot *snap, const struct ks_placem
         if (min_mem > 0 && (node->alloc_memory - node->req_memory) / min_mem < slots)
             slots = (node->alloc_memory - node->req_memory) / min_mem;
         total += slots > 0 ? (uint64_t)slots : 0;
-        fit_add(&f, node);
+        fit_add(w, add, node);
     }
     *bound = total;
-    *fit = fit_of(&f, w);
+    *fit = fit_of(w);
 }
 
 int64_t ks_placement_pods_score(uint32_t count, uint32_t max_count)

@@ -10,9 +10,11 @@
  * nodes). 0 or -ENOMEM. Context: RCU read section holding @snap.
  *
  * ks_placement_fit_score - NodeResourcesFit's placement score: MostAllocated over the whole
- * domain, cpu and memory weighted as @w says: for each resource, what the domain's nodes
- * request (non-zero requests) plus @add of the group's proposed pods, over what they offer,
- * 0-100.
+ * domain, the resources weighted as @w says: for each, what the domain's nodes request
+ * (non-zero requests for cpu and memory) plus @add of the group's proposed pods (one per
+ * resource of @w), over what they offer, 0-100. A scalar resource the proposed pods do not
+ * request is left out, and so is every node's share of a resource it does not offer. Not
+ * thread-safe: the running sums are @w's.
  *
  * ks_placement_pods_score - PodGroupPodsCount's normalised score: @count pods of the group
  * (already scheduled + proposed) against the most any candidate placement has, 0-100.
@@ -23,6 +25,9 @@
 #include <stdint.h>
 
 struct ks_snapshot;
+struct ks_pod;
+struct ks_res_spec;
+struct ks_resource_spec;
 
 /*
  * The placements of one cycle: a view (n, value, first, names, pos) into the domains of every
@@ -50,13 +55,23 @@ void ks_placement_set_free(struct ks_placement_set *ps);
 
 /*
  * The placement scores' weights, from the profile: NodeResourcesFit's score weight (0: the
- * profile does not score with it) and its scoringStrategy.resources weights of cpu and memory
- * (other resources are not counted), PodGroupPodsCount's 1.
+ * profile does not score with it) and its scoringStrategy.resources with their weights (cpu
+ * and memory 1 when the profile names none), PodGroupPodsCount's 1.
  */
 struct ks_placement_weights {
     int64_t fit, pods;
-    int64_t cpu, memory;
+    uint32_t nres;
+    struct ks_res_spec *res; /* the resources scored */
+    int64_t *sum;            /* 2 x nres: a score's running sums (scratch) */
 };
+
+/* ks_placement_weights_init - @fit, and @nres resources of @res (0: cpu and memory, 1 each). 0 or -ENOMEM. */
+int ks_placement_weights_init(struct ks_placement_weights *w, int64_t fit, const struct ks_resource_spec *res,
+                              uint32_t nres);
+void ks_placement_weights_free(struct ks_placement_weights *w);
+
+/* ks_placement_add - add @pod's request of each resource of @w to @add (w->nres; cpu, memory non-zero). */
+void ks_placement_add(const struct ks_placement_weights *w, const struct ks_pod *pod, int64_t *add);
 
 /*
  * ks_placement_measure - in one pass over the nodes at @pos of @snap: how many pods of at least
@@ -65,10 +80,10 @@ struct ks_placement_weights {
  */
 void ks_placement_measure(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
                           const uint32_t *pos, uint32_t n, int64_t min_cpu, int64_t min_mem,
-                          int64_t add_milli_cpu, int64_t add_memory, uint64_t *bound, int64_t *fit);
+                          const int64_t *add, uint64_t *bound, int64_t *fit);
 
 int64_t ks_placement_fit_score(const struct ks_snapshot *snap, const struct ks_placement_weights *w,
-                               const uint32_t *names, uint32_t n, int64_t add_milli_cpu, int64_t add_memory);
+                               const uint32_t *names, uint32_t n, const int64_t *add);
 int64_t ks_placement_pods_score(uint32_t count, uint32_t max_count);
 
 #endif

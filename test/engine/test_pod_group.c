@@ -546,8 +546,9 @@ static char *random_racks(uint64_t seed, struct prop_case *pc, bool *constrained
             node_rack[node] = r,
             fprintf(f,
                     "---\napiVersion: v1\nkind: Node\nmetadata: {name: n%d, labels: {rack: r%d}}\n"
-                    "status:\n  allocatable: {cpu: \"%d\", memory: 16Gi, pods: \"110\"}\n",
-                    node, r, 2 + (int)(rnd(&x) % 5));
+                    "status:\n  allocatable: {cpu: \"%d\", memory: 16Gi, pods: \"110\", example.com/gpu: "
+                    "\"%d\"}\n",
+                    node, r, 2 + (int)(rnd(&x) % 5), (int)(rnd(&x) % 4));
     }
     for (int g = 0; g < PROP_GROUPS; g++) {
         pc->members[g] = 1 + (int)(rnd(&x) % 5);
@@ -560,12 +561,17 @@ static char *random_racks(uint64_t seed, struct prop_case *pc, bool *constrained
             g, pc->min[g]);
         if (constrained[g])
             fprintf(f, "  schedulingConstraints:\n    topology: [{key: rack}]\n");
-        for (int i = 0; i < pc->members[g]; i++)
+        /* some gangs ask every member for a gpu, some none, some only a few */
+        int gpus = (int)(rnd(&x) % 3);
+        for (int i = 0; i < pc->members[g]; i++) {
+            int gpu = gpus == 2 ? (int)(rnd(&x) % 2) : gpus;
             fprintf(f,
                     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: g%d-%d, namespace: default}\nspec:\n"
                     "  schedulingGroup: {podGroupName: g%d}\n"
-                    "  containers: [{name: c, resources: {requests: {cpu: \"%d\"}}}]\n",
-                    g, i, g, 1 + (int)(rnd(&x) % 2));
+                    "  containers: [{name: c, resources: {requests: {cpu: \"%d\", example.com/gpu: \"%d\"}, "
+                    "limits: {example.com/gpu: \"%d\"}}}]\n",
+                    g, i, g, 1 + (int)(rnd(&x) % 2), gpu, gpu);
+        }
     }
     cr_assert_eq(fclose(f), 0);
     return text;
@@ -582,7 +588,7 @@ Test(pod_group_topology, random_racks_keep_gangs_whole_and_in_one_rack)
     random_racks_identity();
 }
 
-/* NodeResourcesFit not scoring: PodGroupPodsCount alone, the ties to the draw; weighted resources. */
+/* NodeResourcesFit not scoring: PodGroupPodsCount alone, the ties to the draw; weighted resources; a gpu. */
 Test(pod_group_topology, placement_weights_come_from_the_profile)
 {
     static const char *const configs[] = {
@@ -594,6 +600,11 @@ Test(pod_group_topology, placement_weights_come_from_the_profile)
         "      - name: NodeResourcesFit\n        weight: 4\n  pluginConfig:\n  - name: NodeResourcesFit\n"
         "    args:\n      scoringStrategy:\n        type: LeastAllocated\n        resources:\n"
         "        - {name: cpu, weight: 3}\n        - {name: memory, weight: 1}\n",
+        /* a scored scalar resource: gangs asking it of only some members are evaluated exhaustively */
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n"
+        "    args:\n      scoringStrategy:\n        type: MostAllocated\n        resources:\n"
+        "        - {name: cpu, weight: 1}\n        - {name: example.com/gpu, weight: 5}\n",
     };
     for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
         next_config = configs[i];
@@ -721,4 +732,49 @@ Test(pod_group, a_member_held_by_a_gate_holds_its_group)
     cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2);
     finish(&r);
     ks_objects_destroy(more);
+}
+
+/*
+ * A scored gpu asked by one member of three: rack a (2 of 4 cpu used, 8 gpus) holds the two
+ * cpu-only members and scores them without the gpu (cpu 100%), rack b (8 cpu, 1 gpu) holds all
+ * three. b's score with every member placed is the higher, but a's partial placement beats it:
+ * the search must not stop at b.
+ */
+static void gpu_for_one_member(FILE *f)
+{
+    fputs("---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {rack: a}}\n"
+          "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\", example.com/gpu: \"8\"}\n"
+          "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b, labels: {rack: b}}\n"
+          "status:\n  allocatable: {cpu: \"8\", memory: 16Gi, pods: \"110\", example.com/gpu: \"1\"}\n"
+          "---\napiVersion: v1\nkind: Pod\nmetadata: {name: busy, namespace: default}\nspec:\n"
+          "  nodeName: node-a\n  containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]\n",
+          f);
+    rack_group(f, "g", 1);
+    for (int i = 0; i < 3; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default}\nspec:\n"
+                "  schedulingGroup: {podGroupName: g}\n"
+                "  containers: [{name: c, resources: {requests: {cpu: \"1\", example.com/gpu: \"%d\"}, "
+                "limits: {example.com/gpu: \"%d\"}}}]\n",
+                i, i == 2, i == 2);
+}
+
+Test(pod_group_topology, a_partial_placement_without_the_scored_gpu_can_win)
+{
+    next_config =
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n"
+        "      - name: NodeResourcesFit\n        weight: 5\n  pluginConfig:\n  - name: NodeResourcesFit\n"
+        "    args:\n      scoringStrategy:\n        type: LeastAllocated\n        resources:\n"
+        "        - {name: cpu, weight: 1}\n        - {name: example.com/gpu, weight: 5}\n";
+    struct run r;
+    run_built(&r, "", gpu_for_one_member);
+    next_config = NULL;
+    /* a: fit 100 x 5 + pods 2/3 -> 566; b: fit (37 + 5 x 100) / 6 = 89 x 5 + pods 100 -> 545 */
+    cr_expect_str_eq(r.last_chosen, "a");
+    const struct outcome *o = of(&r, "w-0");
+    cr_assert_not_null(o);
+    cr_expect_eq(o->kind, KS_SCHED_SCHEDULED);
+    cr_expect_str_eq(o->node, "node-a");
+    finish(&r);
 }
