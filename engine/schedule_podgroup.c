@@ -14,7 +14,8 @@
  * the remaining members cannot reach it, the search stops.
  *
  * All or nothing: when minCount was reached and at least one member was placed, the placed
- * members go on to Permit and binding and the others go back with their own FitError.
+ * members go on to Permit and binding and the others go back with their own FitError, to
+ * activeQ without backoff (upstream requeues the group entity so, its counters reset).
  * Otherwise every reservation is undone (Unreserve, the assumption forgotten, newest first)
  * and no member binds: a placed or untried member fails with the group's message ("pod group
  * is unschedulable, minCount (N) cannot be satisfied: S scheduled, R remaining"), a member no
@@ -370,7 +371,10 @@ void ks__pg_commit(struct ks_scheduler *s, struct ks_framework *fw, struct membe
             ks_nominator_remove(s->nominator, job->qp->pod);
             s->bind_deferred |= ks__permit_bind(s, fw, job);
         } else {
+            /* a leftover of a group that succeeded: back to activeQ without backoff, as upstream
+             * requeues the group entity (its counters reset) */
             const char *text = mv[i].message ? mv[i].message : "pod group is unschedulable";
+            mv[i].qp->backoff_base = mv[i].qp->attempts;
             ks__failure(s, fw, mv[i].qp, cycle, KS_UNSCHEDULABLE, text, 0);
             free(mv[i].message);
             mv[i].message = NULL;

@@ -138,11 +138,10 @@ static const struct ks_event_map *map_of(const struct ks_queue *q, const struct 
 
 /* ---- backoff ------------------------------------------------------------------------------------ */
 
-/* calculateBackoffDuration: initial x 2^(attempts-1), capped; none before the first attempt. */
 /*
- * calculateBackoffDuration: initial x 2^(attempts-1), capped at the maximum - for the members
- * of a pod group tried together (@group_size > 1), the maximum times sqrt(group_size), as
- * upstream backs off a group entity.
+ * calculateBackoffDuration: initial x 2^(attempts-1), capped at the maximum, none before the
+ * first attempt - for the members of a pod group tried together (@group_size > 1), the maximum
+ * times sqrt(group_size), as upstream backs off a group entity.
  */
 static int64_t backoff_duration(const struct ks_queue *q, uint32_t attempts, uint32_t group_size)
 {
@@ -161,7 +160,9 @@ static int64_t backoff_duration(const struct ks_queue *q, uint32_t attempts, uin
 
 static int64_t backoff_expiry(const struct ks_queue *q, const struct qpod *qp)
 {
-    return qp->pub.timestamp_ns + backoff_duration(q, qp->pub.attempts, qp->pub.group_size);
+    /* the attempts since its group's last success (upstream resets the entity's counters then) */
+    uint32_t attempts = qp->pub.attempts > qp->pub.backoff_base ? qp->pub.attempts - qp->pub.backoff_base : 0;
+    return qp->pub.timestamp_ns + backoff_duration(q, attempts, qp->pub.group_size);
 }
 
 bool ks__queue_heap_before(const struct ks_queue *q, const struct qpod *a, const struct qpod *b)

@@ -19,8 +19,8 @@
 /*
  * A queued pod. The queue allocates it (inside a private wrapper) and owns it until the
  * scheduler is done with it; QueueSort reads it. Fields below are written by the queue,
- * except unschedulable_plugins and group_size, which the scheduling loop sets on a failed
- * attempt.
+ * except unschedulable_plugins, group_size and backoff_base, which the scheduling loop sets
+ * on a failed attempt.
  * A struct's pod never changes: an update of the pod replaces the whole struct.
  */
 struct ks_queued_pod {
@@ -30,7 +30,8 @@ struct ks_queued_pod {
     uint32_t attempts;              /* scheduling attempts so far (counted at pop) */
     uint16_t profile;               /* index of the profile serving the pod (KS_NO_PROFILE: none) */
     uint64_t unschedulable_plugins; /* slots (in its profile) of the plugins that rejected it */
-    uint32_t group_size; /* its pod group's members in its last attempt (0: a pod alone): backoff */
+    uint32_t group_size;   /* its pod group's members in its last attempt (0: a pod alone): backoff */
+    uint32_t backoff_base; /* attempts its backoff does not count: those up to its group's last success */
 };
 
 #define KS_NO_PROFILE UINT16_MAX

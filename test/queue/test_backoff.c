@@ -1,7 +1,8 @@
 /*
  * test_backoff.c - backoffQ and the unschedulable pods with an injected clock: backoff
  * durations, the one-second backoff flush, the unschedulable leftover flush after the
- * maximum duration (default and configured), and the move-request-cycle rule.
+ * maximum duration (default and configured), the move-request-cycle rule, and a pod group's
+ * members (longer maximum; a leftover of a group that succeeded retried at once).
  */
 #include "queue_helpers.h"
 
@@ -53,6 +54,41 @@ Test(queue_backoff, a_pod_groups_members_back_off_up_to_max_times_sqrt_size)
         qt_now = info.backoff_expiry_ns;
         ks_queue_flush_backoff(q);
     }
+    ks_queue_destroy(q);
+}
+
+/*
+ * A member left over when its pod group succeeded: its attempts so far no longer count
+ * (upstream requeues the group entity without backoff, its counters reset), so it goes
+ * straight to activeQ, and its next failure backs off from the start again.
+ */
+Test(queue_backoff, a_leftover_of_a_group_that_succeeded_is_retried_at_once)
+{
+    struct ks_queue *q = qt_queue(NULL);
+    struct ks_pod *p = qt_pod("p", 0, NULL);
+    cr_assert_eq(ks_queue_add(q, p, qt_now), 0);
+    for (int i = 0; i < 3; i++) {
+        struct ks_queued_pod *qp = qt_pop(q, "p");
+        qp->group_size = 4;
+        fail_error(q, qp);
+        struct ks_queue_pod_info info;
+        cr_assert(ks_queue_pod_info(q, p, &info));
+        qt_now = info.backoff_expiry_ns;
+        ks_queue_flush_backoff(q);
+    }
+    struct ks_queued_pod *qp = qt_pop(q, "p");
+    cr_assert_eq(qp->attempts, 4u);
+    qp->group_size = 4;
+    qp->backoff_base = qp->attempts; /* the group succeeded without it */
+    fail_error(q, qp);
+    qt_expect_where(q, p, KS_WHERE_ACTIVE);
+    qp = qt_pop(q, "p");
+    fail_error(q, qp);
+    struct ks_queue_pod_info info;
+    cr_assert(ks_queue_pod_info(q, p, &info));
+    cr_expect_eq(info.where, KS_WHERE_BACKOFF);
+    cr_expect_eq(info.backoff_expiry_ns - info.pod.timestamp_ns, 1 * SEC, "one attempt since the success");
+    qt_check(q);
     ks_queue_destroy(q);
 }
 
