@@ -186,17 +186,23 @@ int ks__snapshot_init(struct ks_cache *c)
 
 /* ---- lookup ------------------------------------------------------------------------------------- */
 
-const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name)
+uint32_t ks_snapshot_position(const struct ks_snapshot *s, uint32_t name)
 {
     if (!s->nnodes)
-        return NULL;
+        return UINT32_MAX;
     for (uint32_t i = ks_id_hash(name) & s->find_mask;; i = (i + 1) & s->find_mask) {
         uint64_t slot = s->find_table[i];
         if (slot == FIND_EMPTY)
-            return NULL;
+            return UINT32_MAX;
         if ((uint32_t)(slot >> 32) == name)
-            return ks_snapshot_node(s, (uint32_t)slot);
+            return (uint32_t)slot;
     }
+}
+
+const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name)
+{
+    uint32_t pos = ks_snapshot_position(s, name);
+    return pos == UINT32_MAX ? NULL : ks_snapshot_node(s, pos);
 }
 
 static uint64_t *find_table_build(struct node_info *const *order, uint32_t n, uint32_t *mask_out)

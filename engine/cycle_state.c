@@ -30,6 +30,8 @@ void ks_cycle_state_reset(struct ks_cycle_state *cs)
     cs->pre_bind_start_ns = cs->pre_bind_plugin_ns = 0;
     cs->bind_wait = NULL;
     cs->pre_bind_waiting = 0;
+    cs->nlisting = 0;
+    cs->listing = NULL;
     ks_arena_reset(&cs->arena);
 }
 
@@ -49,6 +51,8 @@ int ks_cycle_state_clone(struct ks_framework *fw, const struct ks_cycle_state *s
     dst->skip_score = src->skip_score;
     dst->seed = src->seed;
     dst->record_plugin_metrics = src->record_plugin_metrics;
+    dst->nlisting = src->nlisting;
+    dst->listing = src->listing;
     for (uint32_t i = 0; i < fw->nplugins; i++) {
         const struct ks_fw_plugin *p = &fw->plugins[i];
         if (!src->slot[i] || !p->plugin->state_clone) {

@@ -277,6 +277,8 @@ int ks__algorithm(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bin
         algorithm_done(fw, start);
         return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "no nodes available to schedule pods");
     }
+    job->cs.nlisting = s->listing.n; /* what the counting plugins see of the cluster */
+    job->cs.listing = s->listing.n ? s->listing.names : NULL;
     int rc = ks__find_nodes(s, fw, &job->cs, pod, snap, &found, st);
     if (rc == KS_SUCCESS && found.nfeasible == 0) {
         report_unfit(s, fw, &job->cs, qp, &found);

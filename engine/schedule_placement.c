@@ -28,10 +28,10 @@
  * its own node (its cycle state rebuilt), the members that fitted nowhere again within the
  * domain, in the same order, for their FitError.
  *
- * Not done here: plugins that count pods across the cluster (PodTopologySpread,
- * InterPodAffinity) still see every node inside a placement, where upstream's limited listing
- * shows them the placement's. A group that cannot be placed is not preempted for (upstream's
- * PodGroupPostFilter declines topology constraints).
+ * A placement's nodes are also the cycle's listing (cs->listing): PodTopologySpread counts
+ * only their pods, as upstream's limited listing shows them. Not done here: InterPodAffinity
+ * still counts the pods of every node inside a placement. A group that cannot be placed is not preempted for
+ * (upstream's PodGroupPostFilter declines topology constraints).
  */
 #include "podgroup_internal.h"
 
@@ -95,12 +95,12 @@ static int required_domain(const struct ks_snapshot *snap, uint32_t key, const u
 static void limit_to(struct ks_scheduler *s, const struct ks_placement_set *ps, uint32_t d)
 {
     if (d == UINT32_MAX) {
-        s->placement.n = 0;
-        s->placement.names = NULL;
+        s->placement = s->listing = (struct ks_placement_view){0};
         return;
     }
     s->placement.n = ps->first[d + 1] - ps->first[d];
     s->placement.names = &ps->names[ps->first[d]];
+    s->listing = s->placement;
 }
 
 bool ks__placements_exhaustive;
@@ -341,11 +341,10 @@ static int apply_members(struct ks_scheduler *s, struct ks_framework *fw, struct
         uint32_t node = sc->assign[(size_t)d * n + i];
         free(mv[i].message);
         mv[i].message = NULL;
+        limit_to(s, &sc->placements, d); /* the placement's listing, as when it was evaluated */
         if (node != KS_ID_NONE) {
             s->placement.n = 1;
             s->placement.names = &sc->assign[(size_t)d * n + i];
-        } else {
-            limit_to(s, &sc->placements, d);
         }
         int rc = ks__pg_place_one(s, fw, &mv[i], cycle, st);
         limit_to(s, &sc->placements, UINT32_MAX);

@@ -127,7 +127,9 @@ struct ks_scheduler {
     bool bind_deferred;              /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
-    struct ks_placement_view placement;     /* the placement a PodGroup cycle evaluates (sched) */
+    struct ks_placement_view placement;     /* the nodes a PodGroup cycle's member may take (sched) */
+    struct ks_placement_view
+        listing;  /* the nodes its cycle lists, counts included: the placement's (sched) */
     bool what_if; /* a preemption's trial run of a PodGroup cycle: its attempts are not reported (sched) */
 
     /* binder pool */

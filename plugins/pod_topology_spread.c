@@ -363,9 +363,9 @@ static const struct ks_snapshot *snapshot_of(const struct pts *p)
 }
 
 /* Count @cons over every node into @counts (tables in @arena). */
-static int count_domains(struct pts *p, const struct ks_pod *pod, const struct ks_pts_constraint *cons,
-                         uint32_t n, bool require_all, bool skip_hostname, struct ks_arena *arena,
-                         struct ks_spread_domains *counts)
+static int count_domains(struct pts *p, const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                         const struct ks_pts_constraint *cons, uint32_t n, bool require_all,
+                         bool skip_hostname, struct ks_arena *arena, struct ks_spread_domains *counts)
 {
     const struct ks_snapshot *snap = snapshot_of(p);
     struct ks_spread_term *terms = ks_arena_calloc(arena, n, sizeof(*terms));
@@ -386,8 +386,13 @@ static int count_domains(struct pts *p, const struct ks_pod *pod, const struct k
         }
         return 0;
     }
-    struct ks_spread_query q = {
-        .ns = pod->meta.namespace_id, .require_all = require_all, .pod = pod, .nterms = n, .terms = terms};
+    struct ks_spread_query q = {.ns = pod->meta.namespace_id,
+                                .require_all = require_all,
+                                .pod = pod,
+                                .nterms = n,
+                                .terms = terms,
+                                .nlisting = cs->nlisting,
+                                .listing = cs->listing};
     return ks_spread_counter_count(p->counter, snap, &q, arena, counts);
 }
 
@@ -423,7 +428,8 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     struct ks_pts_filter_state *s = ks_arena_alloc(&cs->arena, sizeof(*s));
     struct ks_spread_domains *counts = ks_arena_calloc(&cs->arena, n, sizeof(*counts));
     struct ks_spread_paths *paths = ks_arena_calloc(&cs->arena, n, sizeof(*paths));
-    if (!c || !s || !counts || !paths || count_domains(p, pod, cons, n, true, false, &cs->arena, counts) < 0)
+    if (!c || !s || !counts || !paths ||
+        count_domains(p, cs, pod, cons, n, true, false, &cs->arena, counts) < 0)
         return nomem(st);
     for (uint32_t i = 0; i < n; i++) {
         ks_spread_paths_init(&paths[i]);
@@ -637,7 +643,7 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
             return nomem(st);
         weight[i] = ks_spread_log((double)size + 2); /* topologyNormalizingWeight */
     }
-    if (count_domains(p, pod, cons, n, require_all, true, &cs->arena, counts) < 0)
+    if (count_domains(p, cs, pod, cons, n, require_all, true, &cs->arena, counts) < 0)
         return nomem(st);
     c->score = s;
     return KS_SUCCESS;

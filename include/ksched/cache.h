@@ -141,6 +141,10 @@ const struct ks_snapshot *ks_cache_snapshot(struct ks_cache *c);
 /* ks_snapshot_find - the record of node @name in @s, NULL when absent. O(1). Context: RCU read section. */
 const struct ks_node_snap *ks_snapshot_find(const struct ks_snapshot *s, uint32_t name);
 
+/* ks_snapshot_position - the position of node @name in @s (ks_snapshot_node's index), UINT32_MAX when absent.
+ */
+uint32_t ks_snapshot_position(const struct ks_snapshot *s, uint32_t name);
+
 /*
  * ks_node_snap_derive - @base as if the pods @add were added to its node and the pods
  * @remove (matched by namespace/name) removed: upstream's NodeInfo clone + AddPod /

@@ -52,6 +52,13 @@ struct ks_cycle_state {
      */
     struct ks_bind_wait *bind_wait;
     uint32_t pre_bind_waiting;
+    /*
+     * The nodes this cycle lists (upstream's AssumePlacement for a PodGroup placement):
+     * interned names, sorted; nlisting 0: every node. Plugins that count pods across nodes
+     * count only these. Set by the scheduler before PreFilter.
+     */
+    uint32_t nlisting;
+    const uint32_t *listing;
 };
 
 /*

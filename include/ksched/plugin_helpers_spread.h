@@ -140,6 +140,8 @@ struct ks_spread_query {
     const struct ks_pod *pod;
     uint32_t nterms;
     const struct ks_spread_term *terms;
+    uint32_t nlisting;       /* 0: count every node; else only these (the cycle's listing) */
+    const uint32_t *listing; /* interned node names */
 };
 
 struct ks_spread_counter;
@@ -161,7 +163,8 @@ void ks_spread_counter_destroy(struct ks_spread_counter *c);
  * ks_spread_counter_count - count @q over @snap into @out[q->nterms] (tables in @arena
  * holding the values of counted nodes; skipped terms get empty tables with room to grow).
  * O(nodes / 256) chunk checks plus O(256 * changed chunks) record checks plus O(changed
- * nodes * pods) matching plus O(domains) copying.
+ * nodes * pods) matching plus O(domains) copying; with a listing, O(listed nodes) for the
+ * copy instead (the entry still counts and remembers every node).
  * Returns 0 or -ENOMEM. Context: the scheduling thread (one caller per counter), inside
  * the RCU read section that loaded @snap; may allocate.
  */

@@ -23,6 +23,7 @@
  */
 #include "ksched/plugin_helpers_spread.h"
 
+#include "ksched/cache.h"
 #include "ksched/plugin_helpers_memo.h"
 
 #include "ksched/api.h"
@@ -817,6 +818,30 @@ static int table_export(const struct heap_table *t, struct ks_arena *arena, stru
     return 0;
 }
 
+/* The counts of the listed nodes alone, from what each position contributed. */
+static int listing_export(const struct entry *e, const struct ks_snapshot *snap,
+                          const struct ks_spread_query *q, struct ks_arena *arena,
+                          struct ks_spread_domains *out)
+{
+    for (uint32_t t = 0; t < q->nterms; t++) {
+        if (domains_alloc(&out[t], arena, q->nlisting + 4) < 0)
+            return -ENOMEM;
+        for (uint32_t k = 0; k < q->nlisting; k++) {
+            uint32_t i = ks_snapshot_position(snap, q->listing[k]);
+            uint32_t value = i == UINT32_MAX ? KS_ID_NONE : e->dom[(size_t)i * e->nterms + t];
+            if (value == KS_ID_NONE)
+                continue;
+            struct ks_spread_domain *d = table_probe(out[t].slots, out[t].mask, value);
+            if (d->value == KS_ID_NONE) {
+                *d = (struct ks_spread_domain){value, 1, 0};
+                out[t].n++;
+            }
+            d->count += e->cnt[(size_t)i * e->nterms + t];
+        }
+    }
+    return 0;
+}
+
 int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapshot *snap,
                             const struct ks_spread_query *q, struct ks_arena *arena,
                             struct ks_spread_domains *out)
@@ -848,6 +873,8 @@ int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapsho
     e->last_use = ++c->clock;
     if (entry_sync(e, snap) < 0)
         return -ENOMEM;
+    if (q->nlisting)
+        return listing_export(e, snap, q, arena, out);
     for (uint32_t t = 0; t < q->nterms; t++) {
         if (table_export(&e->tables[t], arena, &out[t]) < 0)
             return -ENOMEM;

@@ -778,3 +778,48 @@ Test(pod_group_topology, a_partial_placement_without_the_scored_gpu_can_win)
     cr_expect_str_eq(o->node, "node-a");
     finish(&r);
 }
+
+/*
+ * A gang spread by hostname (maxSkew 1) in one rack: rack a is full (no cpu) and has no pod
+ * of the gang's app, rack b's two nodes one each. Within rack b's listing the minimum is 1,
+ * so each member may join a node (skew 1); counted over every node the minimum would be
+ * rack a's 0 and no member would fit.
+ */
+static void spread_within_rack(FILE *f)
+{
+    static const char *const names[] = {"a-0", "a-1", "b-0", "b-1"};
+    for (int i = 0; i < 4; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {rack: %c, "
+                "kubernetes.io/hostname: %s}}\nstatus:\n  allocatable: {cpu: \"%d\", memory: 16Gi, pods: "
+                "\"110\"}\n",
+                names[i], names[i][0], names[i], i < 2 ? 1 : 8);
+    for (int i = 0; i < 4; i++)
+        fprintf(f,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: old-%d, namespace: default, labels: {app: "
+                "%s}}\n"
+                "spec:\n  nodeName: %s\n  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+                i, i < 2 ? "other" : "x", names[i]);
+    rack_group(f, "g", 2);
+    for (int i = 0; i < 2; i++)
+        fprintf(
+            f,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default, labels: {app: x}}\n"
+            "spec:\n  schedulingGroup: {podGroupName: g}\n"
+            "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, "
+            "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]\n"
+            "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+            i);
+}
+
+Test(pod_group_topology, spreading_counts_only_the_placements_nodes)
+{
+    struct run r;
+    run_built(&r, "", spread_within_rack);
+    cr_expect_str_eq(r.last_chosen, "b");
+    cr_expect_eq(count(&r, KS_SCHED_SCHEDULED), 2u);
+    const struct outcome *a = of(&r, "w-0"), *b = of(&r, "w-1");
+    cr_assert(a && b);
+    cr_expect_str_neq(a->node, b->node, "one member per node of rack b");
+    finish(&r);
+}
