@@ -28,10 +28,9 @@
  * its own node (its cycle state rebuilt), the members that fitted nowhere again within the
  * domain, in the same order, for their FitError.
  *
- * A placement's nodes are also the cycle's listing (cs->listing): PodTopologySpread counts
- * only their pods, as upstream's limited listing shows them. Not done here: InterPodAffinity
- * still counts the pods of every node inside a placement. A group that cannot be placed is not preempted for
- * (upstream's PodGroupPostFilter declines topology constraints).
+ * A placement's nodes are also the cycle's listing (cs->listing): PodTopologySpread and
+ * InterPodAffinity count only their pods, as upstream's limited listing shows them. A group that cannot be
+ * placed is not preempted for (upstream's PodGroupPostFilter declines topology constraints).
  */
 #include "podgroup_internal.h"
 

@@ -564,6 +564,27 @@ static int count_existing_anti(struct ipa_filter_state *f, struct ks_arena *a, c
     return 0;
 }
 
+/*
+ * The counts over the cycle's listing alone (a PodGroup placement: upstream lists only its
+ * nodes), counted straight into the cycle's maps: the existing pods' anti-affinity, and with
+ * @incoming the pods matching the incoming pod's terms.
+ */
+static int count_listed(struct ipa_filter_state *f, struct ks_arena *a, const struct ks_snapshot *snap,
+                        const struct ks_pod *pod, const struct ks_cycle_state *cs, bool incoming)
+{
+    struct direct_ctx x = {f->counts, a};
+    for (int k = 0; k < NMAPS; k++) {
+        if (ks_tp_map_init(&f->counts[k], a, 16))
+            return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < cs->nlisting; i++) {
+        const struct ks_node_snap *node = ks_snapshot_find(snap, cs->listing[i]);
+        if (node && count_node(f, pod, node, incoming, emit_direct, &x))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 static bool ids_equal(uint32_t na, const uint32_t *a, uint32_t nb, const uint32_t *b)
@@ -678,7 +699,12 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     if (resolve_terms(p, a, pod, aff ? aff->required : NULL, NULL, f->naffinity, &f->affinity_terms) ||
         resolve_terms(p, a, pod, anti ? anti->required : NULL, NULL, f->nanti, &f->anti_terms))
         return out_of_memory(st);
-    if (f->naffinity == 0 && f->nanti == 0) {
+    if (cs->nlisting) {
+        if (count_listed(f, a, snap, pod, cs, f->naffinity || f->nanti))
+            return out_of_memory(st);
+        if (f->naffinity == 0 && f->nanti == 0 && f->counts[MAP_EXISTING_ANTI].nonzero == 0)
+            return KS_SKIP;
+    } else if (f->naffinity == 0 && f->nanti == 0) {
         /* only existing pods' anti-affinity can reject: O(pods with such terms) */
         if (count_existing_anti(f, a, snap, pod))
             return out_of_memory(st);
@@ -961,7 +987,18 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
         resolve_terms(p, a, pod, NULL, anti ? anti->preferred : NULL, x.nanti, &x.anti))
         return out_of_memory(st);
 
-    if (has_constraints || snap->naffinity_nodes >= p->score_memo_min_nodes) {
+    if (cs->nlisting) {
+        /* a PodGroup placement's listing: its nodes' shares alone */
+        if (ks_tp_map_init(&sc->scores, a, 16))
+            return out_of_memory(st);
+        for (uint32_t i = 0; i < cs->nlisting; i++) {
+            const struct ks_node_snap *node = ks_snapshot_find(snap, cs->listing[i]);
+            if (node && score_share(&x, node, emit_direct, &direct))
+                return out_of_memory(st);
+        }
+        if (sc->scores.nkeys == 0)
+            return KS_SKIP;
+    } else if (has_constraints || snap->naffinity_nodes >= p->score_memo_min_nodes) {
         /* every node's share, recounted only where the record changed since the last such pod */
         struct ipa_memo *m = &p->score_memo;
         memo_query(m, pod, same_score_query);

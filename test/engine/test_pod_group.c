@@ -823,3 +823,46 @@ Test(pod_group_topology, spreading_counts_only_the_placements_nodes)
     cr_expect_str_neq(a->node, b->node, "one member per node of rack b");
     finish(&r);
 }
+
+/*
+ * A gang whose pods must sit by a pod of app db (required pod affinity, hostname), db pods
+ * themselves: the only db pod runs in rack a, which is full. Within rack b's listing no pod
+ * matches, so the first member may go anywhere (it matches its own terms) and the second joins
+ * it; counted over every node, only rack a's node would do.
+ */
+static void affinity_within_rack(FILE *f)
+{
+    fputs("---\napiVersion: v1\nkind: Node\nmetadata: {name: a-0, labels: {rack: a, kubernetes.io/hostname: "
+          "a-0}}\n"
+          "status:\n  allocatable: {cpu: \"1\", memory: 16Gi, pods: \"110\"}\n"
+          "---\napiVersion: v1\nkind: Node\nmetadata: {name: b-0, labels: {rack: b, kubernetes.io/hostname: "
+          "b-0}}\n"
+          "status:\n  allocatable: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n"
+          "---\napiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: default, labels: {app: db}}\n"
+          "spec:\n  nodeName: a-0\n  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+          f);
+    rack_group(f, "g", 2);
+    for (int i = 0; i < 2; i++)
+        fprintf(
+            f,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default, labels: {app: db}}\n"
+            "spec:\n  schedulingGroup: {podGroupName: g}\n"
+            "  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
+            "{matchLabels: {app: db}}, topologyKey: kubernetes.io/hostname}]}}\n"
+            "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+            i);
+}
+
+Test(pod_group_topology, pod_affinity_counts_only_the_placements_nodes)
+{
+    struct run r;
+    run_built(&r, "", affinity_within_rack);
+    cr_expect_str_eq(r.last_chosen, "b");
+    const struct outcome *a = of(&r, "w-0"), *b = of(&r, "w-1");
+    cr_assert(a && b);
+    cr_expect_eq(a->kind, KS_SCHED_SCHEDULED);
+    cr_expect_eq(b->kind, KS_SCHED_SCHEDULED);
+    cr_expect_str_eq(a->node, "b-0");
+    cr_expect_str_eq(b->node, "b-0");
+    finish(&r);
+}
