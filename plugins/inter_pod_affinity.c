@@ -63,6 +63,7 @@
 #include "ksched/config.h"
 #include "ksched/config_decode.h"
 #include "ksched/framework.h"
+#include "ksched/intern.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
@@ -577,9 +578,19 @@ static int count_listed(struct ipa_filter_state *f, struct ks_arena *a, const st
         if (ks_tp_map_init(&f->counts[k], a, 16))
             return -ENOMEM;
     }
+    if (!incoming) {
+        /* only existing pods' anti-affinity counts: the listed nodes that have such pods */
+        for (uint32_t i = 0; i < snap->nanti_affinity_nodes; i++) {
+            const struct ks_node_snap *node = ks_snapshot_node(snap, snap->anti_affinity_nodes[i]);
+            if (ks_sorted_ids_have(cs->listing, cs->nlisting, node->name) &&
+                count_node(f, pod, node, false, emit_direct, &x))
+                return -ENOMEM;
+        }
+        return 0;
+    }
     for (uint32_t i = 0; i < cs->nlisting; i++) {
         const struct ks_node_snap *node = ks_snapshot_find(snap, cs->listing[i]);
-        if (node && count_node(f, pod, node, incoming, emit_direct, &x))
+        if (node && count_node(f, pod, node, true, emit_direct, &x))
             return -ENOMEM;
     }
     return 0;
@@ -991,9 +1002,14 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
         /* a PodGroup placement's listing: its nodes' shares alone */
         if (ks_tp_map_init(&sc->scores, a, 16))
             return out_of_memory(st);
-        for (uint32_t i = 0; i < cs->nlisting; i++) {
-            const struct ks_node_snap *node = ks_snapshot_find(snap, cs->listing[i]);
-            if (node && score_share(&x, node, emit_direct, &direct))
+        /* without preferences of its own only the nodes with affinity pods weigh in */
+        uint32_t n = has_constraints ? cs->nlisting : snap->naffinity_nodes;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct ks_node_snap *node = has_constraints
+                                                  ? ks_snapshot_find(snap, cs->listing[i])
+                                                  : ks_snapshot_node(snap, snap->affinity_nodes[i]);
+            if (node && (has_constraints || ks_sorted_ids_have(cs->listing, cs->nlisting, node->name)) &&
+                score_share(&x, node, emit_direct, &direct))
                 return out_of_memory(st);
         }
         if (sc->scores.nkeys == 0)

@@ -83,4 +83,18 @@ uint32_t ks_intern_count(void);
 /* ks_intern_reset - forget every string (tests and process exit only: no reader may hold an id). */
 void ks_intern_reset(void);
 
+/* ks_sorted_ids_have - whether the @n interned ids at @ids, sorted, include @id. */
+static inline bool ks_sorted_ids_have(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ids[lo] == id;
+}
+
 #endif

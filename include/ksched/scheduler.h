@@ -20,6 +20,7 @@
 #include "ksched/config_types.h"
 #include "ksched/error.h"
 #include "ksched/framework.h"
+#include "ksched/intern.h"
 #include "ksched/metrics_sched.h"
 #include "ksched/queue_types.h"
 
@@ -67,20 +68,6 @@ struct ks_attempt {
     uint32_t nplacement;
     const uint32_t *placement;
 };
-
-/* ks_sorted_ids_have - whether the @n interned ids at @ids, sorted, include @id. */
-static inline bool ks_sorted_ids_have(const uint32_t *ids, uint32_t n, uint32_t id)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && ids[lo] == id;
-}
 
 /* ks_attempt_lists - whether the attempt considered node @name at all (a placement lists only its own). */
 static inline bool ks_attempt_lists(const struct ks_attempt *a, uint32_t name)
