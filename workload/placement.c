@@ -219,16 +219,26 @@ static void fit_add(const struct ks_placement_weights *w, const int64_t *add, co
 {
     for (uint32_t i = 0; i < w->nres; i++) {
         const struct ks_res_spec *r = &w->res[i];
-        if (r->kind == KS_RES_SCALAR && add[i] == 0)
+        int64_t alloc, requested;
+        /* cpu and memory inline: this runs for every node of every placement */
+        if (r->kind == KS_RES_CPU) {
+            alloc = node->alloc_milli_cpu;
+            requested = node->nonzero_milli_cpu;
+        } else if (r->kind == KS_RES_MEMORY) {
+            alloc = node->alloc_memory;
+            requested = node->nonzero_memory;
+        } else if (r->kind == KS_RES_SCALAR && add[i] == 0) {
             continue;
-        int64_t requested;
-        /* a scalar is read only when asked for: ask with the proposed pods' request, then take it off */
-        int64_t ask = r->kind == KS_RES_SCALAR ? add[i] : 0;
-        int64_t alloc = ks_res_alloc_req(r, false, node, ask, &requested);
+        } else {
+            /* a scalar is read only when asked for: ask with the proposed pods' request, then take it off */
+            int64_t ask = r->kind == KS_RES_SCALAR ? add[i] : 0;
+            alloc = ks_res_alloc_req(r, false, node, ask, &requested);
+            requested -= ask;
+        }
         if (alloc == 0)
             continue;
         w->sum[2 * i] += alloc;
-        w->sum[2 * i + 1] += requested - ask;
+        w->sum[2 * i + 1] += requested;
     }
 }
 
