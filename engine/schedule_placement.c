@@ -20,17 +20,17 @@
  * Which placements are evaluated (the decisions are those of evaluating all, which
  * ks__placements_exhaustive does for the tests): those whose capacity cannot hold what minCount
  * needs are passed over; the others in order of their score were every member placed, then of
- * their draw, until the first that holds every member - none after it can win (when a scored
- * scalar resource is asked by only some members, that bound does not hold and all are
- * evaluated), and it wins,
- * keeping its reservations for the binding, unless one evaluated before it scores more.
- * Otherwise the chosen placement's assignments are made again for real, each member on
- * its own node (its cycle state rebuilt), the members that fitted nowhere again within the
- * domain, in the same order, for their FitError.
+ * their draw, until the first that holds every member - none after it can win, and it wins,
+ * keeping its reservations for the binding, unless one evaluated before it scores more (when
+ * a scored scalar resource is asked by only some members that bound does not hold, and all
+ * are evaluated). Otherwise the chosen placement's assignments are made again for real, each
+ * member on its own node (its cycle state rebuilt), the members that fitted nowhere again
+ * within the domain, in the same order, for their FitError.
  *
  * A placement's nodes are also the cycle's listing (cs->listing): PodTopologySpread and
- * InterPodAffinity count only their pods, as upstream's limited listing shows them. A group that cannot be
- * placed is not preempted for (upstream's PodGroupPostFilter declines topology constraints).
+ * InterPodAffinity count only their pods, as upstream's limited listing shows them. A group
+ * that cannot be placed is not preempted for (upstream's PodGroupPostFilter declines
+ * topology constraints).
  */
 #include "podgroup_internal.h"
 
