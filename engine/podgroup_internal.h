@@ -38,8 +38,9 @@ struct ks_group_scratch {
     uint32_t *order; /* the placements in the order they are evaluated */
     uint32_t report; /* the placement whose results a group no placement holds reports */
     uint32_t kept;   /* the winning placement whose reservations were kept, UINT32_MAX: none */
-    struct ks_placement_weights weights; /* the placement scores' weights in this profile */
-    bool bounded;                        /* a placement scores at most its all-placed score (rank) */
+    struct ks_placement_weights weights;   /* the placement scores' weights in profile weights_fw */
+    const struct ks_framework *weights_fw; /* the profile they were read from (NULL: none yet) */
+    bool bounded;                          /* a placement scores at most its all-placed score (rank) */
     uint32_t cap_adds;
     int64_t
         *adds; /* (placements + 1) x weights.nres: each placement's proposed requests, then all members' */

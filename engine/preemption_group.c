@@ -92,8 +92,10 @@ static int see(struct victims *v, uint64_t id)
     return 1;
 }
 
-/* A unit of the @n pods @pods (references handed over) with @priority. */
-static int add_unit(struct victims *v, const struct ks_pod **pods, uint32_t n, int32_t priority, bool group)
+/* A unit of the @n pods @pods (references handed over) with @priority; @node: where a lone pod is
+ * (KS_ID_NONE: look up). */
+static int add_unit(struct victims *v, const struct ks_pod **pods, uint32_t n, int32_t priority, bool group,
+                    uint32_t node)
 {
     if (KS_RESERVE(v->pods, v->cap_pods, (uint64_t)v->npods + n) < 0 ||
         KS_RESERVE(v->nodes, v->cap_nodes, (uint64_t)v->npods + n) < 0 ||
@@ -109,7 +111,7 @@ static int add_unit(struct victims *v, const struct ks_pod **pods, uint32_t n, i
         int64_t t = ks_preempt_pod_start_time(pods[i], v->now_ns);
         if (t < u->earliest)
             u->earliest = t;
-        v->nodes[v->npods] = ks_cache_pod_node(v->cache, pods[i]);
+        v->nodes[v->npods] = node != KS_ID_NONE ? node : ks_cache_pod_node(v->cache, pods[i]);
         v->pods[v->npods++] = pods[i];
     }
     return 0;
@@ -172,8 +174,8 @@ static int collect(const struct ks_preemptor *p, const struct ks_pod_group_preem
                 int64_t n = scheduled_members(deps->groups, deps->cache, pod->meta.namespace_id, key, &pods);
                 if (n < 0)
                     return -ENOMEM;
-                int rc = n > 0 ? add_unit(v, pods, (uint32_t)n, priority, true)
-                               : (one = ks_pod_get(pod), add_unit(v, &one, 1, priority, true));
+                int rc = n > 0 ? add_unit(v, pods, (uint32_t)n, priority, true, KS_ID_NONE)
+                               : (one = ks_pod_get(pod), add_unit(v, &one, 1, priority, true, node->name));
                 free(pods);
                 if (rc < 0)
                     return rc;
@@ -182,7 +184,7 @@ static int collect(const struct ks_preemptor *p, const struct ks_pod_group_preem
             if (priority >= g->priority)
                 continue;
             const struct ks_pod *one = ks_pod_get(pod);
-            if (add_unit(v, &one, 1, priority, key != KS_ID_NONE) < 0)
+            if (add_unit(v, &one, 1, priority, key != KS_ID_NONE, node->name) < 0)
                 return -ENOMEM;
         }
     }

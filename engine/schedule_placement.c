@@ -367,8 +367,10 @@ static int apply_members(struct ks_scheduler *s, struct ks_framework *fw, struct
  * profile): NodeResourcesFit's Score weight and its scoringStrategy.resources weights of cpu and
  * memory when it scores, PodGroupPodsCount's 1.
  */
-static int placement_weights(const struct ks_framework *fw, struct ks_placement_weights *w)
+static int placement_weights(const struct ks_framework *fw, struct ks_group_scratch *sc)
 {
+    if (sc->weights_fw == fw)
+        return 0; /* a profile's weights never change: read once */
     int64_t fit = 0;
     for (uint32_t i = 0; i < ks_framework_nscore(fw); i++) {
         if (strcmp(ks_framework_plugin_name(fw, ks_framework_score_slot(fw, i)), "NodeResourcesFit") == 0)
@@ -376,8 +378,13 @@ static int placement_weights(const struct ks_framework *fw, struct ks_placement_
     }
     const struct ks_noderesourcesfit_args *args =
         ks_profile_args(ks_framework_profile(fw), "NodeResourcesFit");
-    ks_placement_weights_free(w);
-    return ks_placement_weights_init(w, fit, args ? args->resources : NULL, args ? args->nresources : 0);
+    ks_placement_weights_free(&sc->weights);
+    sc->weights_fw = NULL;
+    int rc = ks_placement_weights_init(&sc->weights, fit, args ? args->resources : NULL,
+                                       args ? args->nresources : 0);
+    if (rc == 0)
+        sc->weights_fw = fw;
+    return rc;
 }
 
 /* The placements, for opts.on_group (none when out of memory). */
@@ -414,7 +421,7 @@ void ks__pg_schedule_placements(struct ks_scheduler *s, struct ks_framework *fw,
     char buf[1024];
 
     sc->report_to.topology_key = gs->spec.topology_key;
-    if (placement_weights(fw, &sc->weights) < 0) {
+    if (placement_weights(fw, sc) < 0) {
         ks__pg_fail_all(s, fw, mv, n, cycle, KS_ERROR, "out of memory", false);
         return;
     }
