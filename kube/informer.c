@@ -3,13 +3,22 @@
  *
  * Mirrors client-go's Reflector + DeltaFIFO feeding one handler, per kind:
  *
- *   LISTING  GET <path>?limit=N[&continue=T]: each page's items are delivered as they
- *            arrive, compared with what was delivered before (struct ks__seen): unknown
- *            key -> ADDED, other resourceVersion -> MODIFIED, same -> nothing. A list
- *            stamps every key it sees with its generation; when the last page is in, keys
- *            of an older generation vanished while we were not watching -> DELETED (obj
- *            NULL). 410 Gone on a continue token (it expired: the list took longer than
- *            etcd's compaction interval) lists everything in one unpaginated request, as
+ *   LISTING  GET <path>?[limit=N&]resourceVersion=R, then &continue=T pages, as the
+ *            reflector's relistResourceVersion and pager choose them:
+ *              R "0" - the first list: the API server answers from its watch cache, whole
+ *                      (v1.25 ignores the limit there); a server that paginates it instead
+ *                      (no watch cache) is remembered, and later lists keep the limit;
+ *              R the last resourceVersion seen - every later list (after a watch's 410, a
+ *                      failed list): from the watch cache too, at least that fresh, no limit;
+ *              R ""  - consistent, from etcd, limit N: only after a list at R answered 410
+ *                      Expired or 504 ResourceVersionTooLarge, until a list succeeds.
+ *            Each page's items are delivered as they arrive, compared with what was
+ *            delivered before (struct ks__seen): unknown key -> ADDED, other
+ *            resourceVersion -> MODIFIED, same -> nothing. A list stamps every key it sees
+ *            with its generation; when the last page is in, keys of an older generation
+ *            vanished while we were not watching -> DELETED (obj NULL). 410 Gone on a
+ *            continue token (it expired: the list took longer than etcd's compaction
+ *            interval) lists everything at the same R in one unpaginated request, as
  *            client-go's pager falls back (FullListIfExpired), with a new generation:
  *            restarting the pages could expire again, for ever, on a large, slow list.
  *   WATCHING GET <path>?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=T
@@ -20,6 +29,10 @@
  *            that ends (server timeout, dropped connection) resumes from RV.
  *   BACKOFF  after a transport error or an unexpected status: 250 ms doubling to 30 s,
  *            +-25% jitter; reset once a response arrives with 200.
+ *
+ * Reachability (on_reachable): a transfer that got no HTTP answer at all (connection
+ * refused, reset, timed out) marks the server unreachable; any answer, or a byte of a
+ * watch stream, marks it reachable again.
  *
  * All kinds' transfers run concurrently in one curl multi handle, each kind on a connection
  * of its own: libcurl 7.88 (Debian 12) stalls HTTP/2 streams multiplexed on one connection
@@ -122,6 +135,9 @@ struct kind_state {
     bool synced;       /* the first complete LIST was delivered */
     bool relist;       /* the watch asked for a relist (ERROR 410) */
     bool unpaged;      /* the list's continue token expired: list without a limit */
+    bool rv_gone;      /* a list at `rv` answered 410 or too large: list consistently */
+    bool paginated;    /* the server paged a resourceVersion=0 list: it has no watch cache */
+    bool list_rv0;     /* the list in progress asked for resourceVersion=0 */
     bool watch_events; /* the current watch delivered an event or bookmark */
     bool json;         /* kube/proto/ has no message for the kind: LIST and WATCH ask for JSON */
     int64_t due_ms;    /* start the next transfer no earlier */
@@ -147,6 +163,7 @@ struct ks_informers {
     pthread_t thread;
     atomic_bool stop;
     atomic_bool synced;
+    bool unreachable; /* the last transfer to end got no answer (see the top) */
     uint64_t rng;
     int nkinds;
     struct kind_state kinds[KS_KIND_COUNT];
@@ -328,6 +345,15 @@ static size_t on_list_body(char *data, size_t size, size_t nmemb, void *ctx)
 
 static int on_watch_value(void *ctx, const char *text, size_t len, bool junk);
 
+static void mark_reachable(struct ks_informers *inf, bool yes)
+{
+    if (inf->unreachable != yes)
+        return;
+    inf->unreachable = !yes;
+    if (inf->opts.on_reachable)
+        inf->opts.on_reachable(inf->opts.ctx, yes);
+}
+
 static size_t on_watch_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
     struct kind_state *k = ctx;
@@ -339,6 +365,7 @@ static size_t on_watch_body(char *data, size_t size, size_t nmemb, void *ctx)
     if (status != 200) { /* an error Status body: kept for the message */
         return on_list_body(data, size, nmemb, ctx);
     }
+    mark_reachable(k->inf, true);
     ks__watch_scan_detect(&k->scan, k->h); /* JSON values or protobuf frames */
     int rc = ks__watch_scan_feed(&k->scan, data, n, on_watch_value, k);
     if (rc == -E2BIG || rc == -ENOMEM) {
@@ -359,6 +386,18 @@ static int append_param(char **url, const char *fmt, const char *value)
     return 0;
 }
 
+/*
+ * The resourceVersion a list asks for (client-go's relistResourceVersion): "" (consistent)
+ * after a list at the last one failed as too old or too new, "0" before anything was seen,
+ * else the last resourceVersion seen.
+ */
+static const char *relist_rv(const struct kind_state *k)
+{
+    if (k->rv_gone)
+        return "";
+    return k->rv && k->rv[0] ? k->rv : "0";
+}
+
 static int start_transfer(struct kind_state *k)
 {
     struct ks_informers *inf = k->inf;
@@ -370,16 +409,27 @@ static int start_transfer(struct kind_state *k)
     if (!url)
         return -ENOMEM;
     if (k->phase == PH_LIST) {
+        const char *rv = relist_rv(k);
+        bool paged = !k->unpaged && (k->paginated || !rv[0] || strcmp(rv, "0") == 0);
         snprintf(num, sizeof(num), "%u", inf->opts.page_limit ? inf->opts.page_limit : 500);
-        if (!k->unpaged && append_param(&url, "%s?limit=%s", num))
+        if (paged && append_param(&url, "%s?limit=%s", num))
             goto err_url;
-        if (k->cont && !k->unpaged) {
+        if (k->cont && paged) {
             char *c = curl_easy_escape(NULL, k->cont, 0);
             rc = c ? append_param(&url, "%s&continue=%s", c) : -ENOMEM;
             curl_free(c);
             if (rc)
                 goto err_url;
+        } else if (rv[0]) {
+            char *e = curl_easy_escape(NULL, rv, 0);
+            rc = e ? append_param(&url, strchr(url, '?') ? "%s&resourceVersion=%s" : "%s?resourceVersion=%s",
+                                  e)
+                   : -ENOMEM;
+            curl_free(e);
+            if (rc)
+                goto err_url;
         }
+        k->list_rv0 = !k->cont && strcmp(rv, "0") == 0;
     } else {
         char *rv = curl_easy_escape(NULL, k->rv ? k->rv : "", 0);
         rc = rv ? append_param(&url, "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true", rv) : -ENOMEM;
@@ -453,6 +503,15 @@ static void status_message(struct kind_state *k, char *out, size_t cap)
     }
 }
 
+/* a 504's Status is ResourceVersionTooLarge (apierrors: the cause, or its message) */
+static bool too_large(struct kind_state *k)
+{
+    char msg[512];
+    status_message(k, msg, sizeof(msg));
+    return strstr(msg, "Too large resource version") != NULL ||
+           (k->body_len && memmem(k->body, k->body_len, "ResourceVersionTooLarge", 23) != NULL);
+}
+
 static void synced_check(struct ks_informers *inf)
 {
     for (int i = 0; i < inf->nkinds; i++)
@@ -512,8 +571,12 @@ static int list_page(struct kind_state *k)
         return rc;
     }
     ks_yaml_stream_destroy(s);
-    if (k->cont)
-        return 0; /* next page now */
+    if (k->cont) {
+        if (k->list_rv0)
+            k->paginated = true; /* no watch cache: later lists at a resourceVersion page too */
+        return 0;                /* next page now */
+    }
+    k->rv_gone = false;
     ks__seen_sweep(&k->seen, k->gen, deleted_while_away, k);
     if ((rc = set_str(&k->rv, k->list_rv)))
         return rc;
@@ -588,6 +651,8 @@ static void transfer_done(struct kind_state *k, CURLcode res)
     int rc;
 
     curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 0 || res != CURLE_OK)
+        mark_reachable(k->inf, status != 0);
     curl_multi_remove_handle(k->inf->multi, k->h);
     curl_slist_free_all(k->hdrs);
     k->hdrs = NULL;
@@ -614,11 +679,15 @@ static void transfer_done(struct kind_state *k, CURLcode res)
         backoff(k);
         return;
     }
-    if (status == 410) {
-        /* a continue token expired (then everything at once), or the watch's resourceVersion is too old */
+    if (status == 410 || (status == 504 && k->phase == PH_LIST && too_large(k))) {
+        /* a continue token expired (then everything at once, at the same resourceVersion); a
+         * list's resourceVersion is too old or not there yet (then a consistent list); the
+         * watch's resourceVersion is too old (then a list at it, from the watch cache) */
         bool expired_page = k->phase == PH_LIST && k->cont;
+        bool rv_gone = k->phase == PH_LIST && !k->cont;
         start_list(k);
         k->unpaged = expired_page;
+        k->rv_gone = k->rv_gone || rv_gone;
         return;
     }
     if (status != 200) {

@@ -7,7 +7,8 @@
  *   - `observed` is the last record read or written and `observed_mono` the local
  *     monotonic time it was first seen in that form; expiry is judged only from these.
  *   - We are leader iff the observed record names our identity and the last renewal
- *     round has not run past renewDeadline.
+ *     round has not run past renewDeadline. A renewal that reads another holder's
+ *     unexpired record ends the leadership at once (client-go waits out renewDeadline).
  *   - Every write carries the resourceVersion of the object it replaces.
  * `leader` and `last_renew_ns` are atomics because /readyz and /healthz read them from
  * the HTTP thread; everything else belongs to the ticking thread.
@@ -367,7 +368,10 @@ int64_t ks_lease_tick(struct ks_lease *l)
         atomic_store_explicit(&l->last_renew_ns, l->o.clock.mono_ns(l->o.clock.ctx), memory_order_relaxed);
         return l->o.retry_period_ns;
     }
-    if (l->o.clock.mono_ns(l->o.clock.ctx) - l->round_start >= l->o.renew_deadline_ns) {
+    /* Another identity holds an unexpired lease: it leads now. client-go keeps retrying until
+     * the renew deadline; ksched stops at once, so two schedulers never bind side by side. */
+    if ((l->have_observed && l->observed.holder[0] && !observed_is_us(l)) ||
+        l->o.clock.mono_ns(l->o.clock.ctx) - l->round_start >= l->o.renew_deadline_ns) {
         lost(l);
         return candidate_wait(l);
     }

@@ -90,8 +90,9 @@ struct serve {
     _Atomic bool ready;   /* synced, the scheduler exists */
     _Atomic bool leading; /* we hold the lease (or run without election) */
     _Atomic bool quit;
-    _Atomic bool lost;  /* the lease was lost: exit 1 */
-    _Atomic int failed; /* the intake thread could not start the scheduler: exit 1 */
+    _Atomic bool lost;        /* the lease was lost: exit 1 */
+    _Atomic bool unreachable; /* the informers' last request got no answer: not ready */
+    _Atomic int failed;       /* the intake thread could not start the scheduler: exit 1 */
 };
 
 static int fail_input(const struct ks_error *err)
@@ -163,6 +164,13 @@ static void on_informer_error(void *ctx, enum ks_kind kind, const char *message)
 {
     (void)ctx;
     fprintf(stderr, "ksched serve: skipped a %s from the server: %s\n", ks_kind_name(kind), message);
+}
+
+static void on_informer_reachable(void *ctx, bool reachable)
+{
+    struct serve *sv = ctx;
+    atomic_store(&sv->unreachable, !reachable);
+    fprintf(stderr, "ksched serve: the API server %s\n", reachable ? "answers again" : "does not answer");
 }
 
 /* ---- scheduler callbacks ---------------------------------------------------------------- */
@@ -377,6 +385,12 @@ static int http_answer(struct serve *sv, const char *path, FILE *out, const char
             fputs(
                 "[-]sched-handler-sync failed: waiting for the informers' first lists\nreadyz check failed\n",
                 out);
+            return 500;
+        }
+        if (atomic_load(&sv->unreachable)) {
+            fputs("[-]apiserver-connection failed: the API server did not answer the informers' last "
+                  "request\nreadyz check failed\n",
+                  out);
             return 500;
         }
         if (!lease_ok(sv)) {
@@ -706,6 +720,7 @@ static int start(struct serve *sv)
         .on_event = on_informer_event,
         .on_synced = on_informer_synced,
         .on_error = on_informer_error,
+        .on_reachable = on_informer_reachable,
         .ctx = sv,
     };
     if ((rc = ks_informers_start(&io, &sv->informers, &err)) < 0) {

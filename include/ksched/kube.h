@@ -149,6 +149,9 @@ typedef void (*ks_informer_synced_fn)(void *ctx);
 /* an object the server sent could not be used (truncated JSON, no metadata.name, a field of the wrong
  * type...) */
 typedef void (*ks_informer_error_fn)(void *ctx, enum ks_kind kind, const char *message);
+/* the API server stopped answering (a request got no HTTP answer: refused, reset, timed out),
+ * or answers again (any answer, or watch data); called on each change only */
+typedef void (*ks_informer_reachable_fn)(void *ctx, bool reachable);
 
 struct ks_informer_opts {
     struct ks_kube_client *client;
@@ -158,19 +161,23 @@ struct ks_informer_opts {
     const char *pod_field_selector;
     ks_informer_event_fn on_event;
     ks_informer_synced_fn on_synced;
-    ks_informer_error_fn on_error; /* NULL: logged to stderr */
+    ks_informer_error_fn on_error;         /* NULL: logged to stderr */
+    ks_informer_reachable_fn on_reachable; /* NULL: not reported */
     void *ctx;
 };
 
 struct ks_informers;
 
 /*
- * ks_informers_start - start the informer thread: for each kind LIST (pages of
- * page_limit, following `continue`; an expired continue token restarts the list), deliver
+ * ks_informers_start - start the informer thread: for each kind LIST (first with
+ * resourceVersion=0, from the API server's watch cache; pages of page_limit when the server
+ * pages, following `continue`; an expired continue token lists everything at once), deliver
  * the objects as ADDED (or MODIFIED/DELETED against what was delivered before, on a
  * relist), then WATCH from the list's resourceVersion with bookmarks. A closed stream
  * resumes from the last resourceVersion seen; 410 Gone (as a status or an ERROR event)
- * relists. Every callback runs on the informer thread, one at a time.
+ * relists at that resourceVersion, and consistently (from etcd) only when that list answers
+ * 410 or ResourceVersionTooLarge, as client-go's reflector does. Every callback runs on the
+ * informer thread, one at a time.
  *
  * Details (kube/informer.c): ks_api_init() must have run (the decoders intern names).
  * Events are checked against what was delivered, so a watch event that repeats the

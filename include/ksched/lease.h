@@ -80,7 +80,8 @@ void ks_lease_destroy(struct ks_lease *l);
 
 /*
  * ks_lease_tick - one tryAcquireOrRenew; calls on_started_leading when it makes us leader,
- * on_stopped_leading when renewals have failed for renewDeadline. Returns the nanoseconds
+ * on_stopped_leading when renewals have failed for renewDeadline or a renewal read the lease
+ * held, unexpired, by another identity (then at once). Returns the nanoseconds
  * to wait before the next tick. Context: one thread at a time (the lease thread, or a test).
  */
 int64_t ks_lease_tick(struct ks_lease *l);

@@ -252,15 +252,16 @@ Test(informer, lists_watches_resumes_and_relists_without_loss_or_duplicates)
         "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"na",
     };
     static const struct ks_script_step steps[] = {
-        /* the first page, then an expired continue token: everything in one unpaginated list
+        /* the first list at resourceVersion 0, paged (a server without the watch cache), then an
+         * expired continue token: everything in one unpaginated list at the same resourceVersion
          * (client-go's pager falls back so; paging again could expire again) */
-        {.path = "/api/v1/nodes?limit=2",
+        {.path = "/api/v1/nodes?limit=2&resourceVersion=0",
          .status = 200,
          .body = LIST("10", "c1", NODE("n1", "10", "u1", "") "," NODE("n2", "10", "u2", ""))},
         {.path = "/api/v1/nodes?limit=2&continue=c1",
          .status = 410,
          .body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}"},
-        {.path = "/api/v1/nodes",
+        {.path = "/api/v1/nodes?resourceVersion=0",
          .status = 200,
          .body = LIST(
              "12", "",
@@ -276,8 +277,9 @@ Test(informer, lists_watches_resumes_and_relists_without_loss_or_duplicates)
          .status = 200,
          .chunks = {EVENT("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}")},
          .hold = true},
-        /* the relist, in pages again: n2 and n4 are gone, n3 changed, n5 is new, n1 is as delivered */
-        {.path = "/api/v1/nodes?limit=2",
+        /* the relist at the last resourceVersion seen, in pages again (the server paged the first
+         * list): n2 and n4 are gone, n3 changed, n5 is new, n1 is as delivered */
+        {.path = "/api/v1/nodes?limit=2&resourceVersion=21",
          .status = 200,
          .body = LIST("30", "c%202", NODE("n1", "10", "u1", "") "," NODE("n3", "22", "u3", ""))},
         {.path = "/api/v1/nodes?limit=2&continue=c%25202",
@@ -329,7 +331,8 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
 {
     static const struct ks_script_step steps[] = {
         {.path =
-             "/api/v1/pods?limit=500&fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
+             "/api/v1/pods?limit=500&resourceVersion=0&fieldSelector=status.phase%21%3DSucceeded%2Cstatus."
+             "phase%21%3DFailed",
          .status = 200,
          .body = "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"metadata\":{\"name\":\"p\","
                  "\"namespace\":"
@@ -338,11 +341,18 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
         {.path = "/api/v1/pods?watch=1&resourceVersion=5&",
          .status = 410,
          .body = "{\"kind\":\"Status\",\"code\":410}"},
-        /* a server error, then the relist; the pod is now bound under a new uid: delete + add */
-        {.path = "/api/v1/pods?limit=500&",
+        /* the relist at the last resourceVersion, whole: a server error, then a resourceVersion the
+         * server has not seen (a restarted watch cache); then a consistent list, paged. The pod is
+         * now bound under a new uid: delete + add */
+        {.path = "/api/v1/pods?resourceVersion=5&fieldSelector=",
          .status = 500,
          .body = "{\"kind\":\"Status\",\"message\":\"etcd down\"}"},
-        {.path = "/api/v1/pods?limit=500&",
+        {.path = "/api/v1/pods?resourceVersion=5&fieldSelector=",
+         .status = 504,
+         .body =
+             "{\"kind\":\"Status\",\"code\":504,\"reason\":\"Timeout\",\"message\":\"Too large resource "
+             "version: 5, current: 3\",\"details\":{\"causes\":[{\"reason\":\"ResourceVersionTooLarge\"}]}}"},
+        {.path = "/api/v1/pods?limit=500&fieldSelector=",
          .status = 200,
          .body = "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[{\"metadata\":{\"name\":\"p\","
                  "\"namespace\":"
@@ -350,7 +360,7 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
                  "\"containers\":[{\"name\":\"c\"}]}}]}"},
         {.path = "/api/v1/pods?watch=1&resourceVersion=9&", .status = 200, .chunks = {"\n"}, .hold = true},
     };
-    struct ks_script_server *s = ks_script_start(steps, 5);
+    struct ks_script_server *s = ks_script_start(steps, 6);
     struct ks_kubeconfig kc = {.token = "t0k"};
     struct ks_kube_client *c = client_for(s, &kc);
     struct recorder r = RECORDER_INIT;
@@ -363,12 +373,12 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
         "Pod ADDED ns/p rv=8 node=n1",
     };
     wait_lines(&r, 5);
-    cr_assert_eq(ks_script_wait_requests(s, 5, 20000), 5);
+    cr_assert_eq(ks_script_wait_requests(s, 6, 20000), 6);
     ks_informers_stop(inf);
     expect_lines(&r, want, 5);
     cr_assert(strstr(r.last_error, "HTTP 500: etcd down"), "%s", r.last_error);
     cr_assert_str_eq(ks_script_request_at(s, 0).authorization, "Bearer t0k");
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         cr_assert_eq(ks_script_request_at(s, i).step, i, "request %d: %s", i,
                      ks_script_request_at(s, i).target);
     ks_kube_client_destroy(c);
@@ -383,14 +393,14 @@ Test(informer, pods_use_the_field_selector_and_a_watch_410_status_relists)
 Test(informer, an_expired_continue_token_lists_everything_at_once)
 {
     static const struct ks_script_step steps[] = {
-        {.path = "/api/v1/pods?limit=1&" PHASES,
+        {.path = "/api/v1/pods?limit=1&resourceVersion=0&" PHASES,
          .status = 200,
          .body =
              "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"c\"},\"items\":[" POD("p1", "5") "]}"},
         {.path = "/api/v1/pods?limit=1&continue=c&" PHASES,
          .status = 410,
          .body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}"},
-        {.path = "/api/v1/pods?" PHASES,
+        {.path = "/api/v1/pods?resourceVersion=0&" PHASES,
          .status = 200,
          .body =
              "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[" POD("p1", "5") "," POD("p2", "6") "]}"},
@@ -468,4 +478,47 @@ Test(informer, start_rejects_bad_options)
     cr_assert_str_eq(err.field, "client");
     cr_assert_not(ks_informers_synced(NULL));
     ks_informers_stop(NULL);
+}
+
+static void on_reachable(void *ctx, bool reachable)
+{
+    record(ctx, reachable ? "reachable" : "unreachable");
+}
+
+Test(informer, a_server_that_stops_answering_is_reported_unreachable)
+{
+    static const struct ks_script_step steps[] = {
+        {.path = "/api/v1/nodes?limit=500&resourceVersion=0",
+         .status = 500,
+         .body = "{\"kind\":\"Status\",\"message\":\"etcd down\"}"},
+        {.path = "/api/v1/nodes?limit=500&resourceVersion=0", .status = 200, .body = LIST("4", "", "")},
+        {.path = "/api/v1/nodes?watch=1", .status = 200, .chunks = {"\n"}, .hold = true},
+    };
+    struct ks_script_server *s = ks_script_start(steps, 3);
+    struct ks_kubeconfig kc = {0};
+    struct ks_kube_client *c = client_for(s, &kc);
+    struct recorder r = RECORDER_INIT;
+    struct ks_informer_opts o = {
+        .client = c,
+        .kinds = 1u << KS_KIND_NODE,
+        .on_event = on_event,
+        .on_synced = on_synced,
+        .on_error = on_error,
+        .on_reachable = on_reachable,
+        .ctx = &r,
+    };
+    struct ks_informers *inf;
+    struct ks_error err = {0};
+    cr_assert_eq(ks_api_init(), 0);
+    cr_assert_eq(ks_informers_start(&o, &inf, &err), 0, "%s", err.msg);
+    cr_assert_eq(ks_script_wait_requests(s, 3, 20000), 3);
+    wait_lines(&r, 2); /* an error answer is an answer: nothing reported */
+    ks_script_stop(s); /* the watch ends; the next request is refused */
+    wait_lines(&r, 4);
+    ks_informers_stop(inf);
+    cr_assert_str_eq(r.lines[0], "error: LIST /api/v1/nodes: HTTP 500: etcd down: retrying");
+    cr_assert_str_eq(r.lines[1], "synced");
+    cr_assert_str_eq(r.lines[2], "unreachable", "%s", r.lines[2]);
+    cr_assert(!strncmp(r.lines[3], "error: WATCH /api/v1/nodes: ", 28), "%s", r.lines[3]);
+    ks_kube_client_destroy(c);
 }

@@ -255,6 +255,39 @@ Test(lease, a_renewing_holder_is_never_taken_over)
     free(f.lease);
 }
 
+Test(lease, a_lease_taken_by_another_identity_is_lost_at_once)
+{
+    struct fake_server f = {0};
+    struct fake_clock c = {.mono = 100 * S, .wall = INT64_C(1700000000) * S};
+    struct calls calls = {0};
+    struct ks_lease *a = candidate(&f, &c, "a", &calls);
+    char buf[128];
+
+    ks_lease_tick(a);
+    cr_assert(ks_lease_is_leader(a));
+    /* another writer takes the lease over (a fresh record in its name) */
+    char stolen[512];
+    snprintf(stolen, sizeof(stolen),
+             "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"
+             "\"kube-scheduler\",\"namespace\":\"kube-system\",\"resourceVersion\":\"%d\"},\"spec\":{"
+             "\"holderIdentity\":\"intruder\",\"leaseDurationSeconds\":15,\"acquireTime\":"
+             "\"2023-11-14T22:13:21.000000Z\",\"renewTime\":\"2023-11-14T22:13:21.000000Z\","
+             "\"leaseTransitions\":1}}",
+             ++f.rv);
+    free(f.lease);
+    f.lease = strdup(stolen);
+    int writes = f.writes;
+    c.mono += 2 * S;
+    c.wall += 2 * S;
+    ks_lease_tick(a); /* the first renewal that reads it: no waiting out the renew deadline */
+    cr_expect(!ks_lease_is_leader(a));
+    cr_expect_eq(calls.stopped, 1);
+    cr_expect_eq(f.writes, writes, "the lease was written over");
+    cr_expect_str_eq(spec_field(&f, "holderIdentity", buf, sizeof(buf)), "intruder");
+    ks_lease_destroy(a);
+    free(f.lease);
+}
+
 Test(lease, renewals_failing_past_the_deadline_lose_the_lease)
 {
     struct fake_server f = {0};
