@@ -159,9 +159,12 @@ struct ks_writer_opts {
     struct ks_serve_transport events;
     const char *reporting_instance; /* "<schedulerName>-<hostname>" is built per profile from this hostname */
     uint32_t max_queued;            /* writes waiting; beyond it Events are dropped (0: 100000) */
+    uint32_t event_lanes;           /* Events sent side by side (0: KS_WRITER_EVENT_LANES; at most 16) */
     /* Event series periods (serve_events.c); 0: client-go's 6 min and 30 min */
     int64_t series_finish_ns, series_refresh_ns;
 };
+
+enum { KS_WRITER_EVENT_LANES = 4 };
 
 /* Counters (tests, logs). */
 struct ks_writer_stats {
@@ -266,6 +269,7 @@ struct ks_event_series;
 /* One request for an Event (strings malloc'ed; free with ks_event_write_free). */
 struct ks_event_write {
     const char *method; /* "POST" (a new Event) or "PATCH" (its series) */
+    uint64_t shard;     /* the regarding object's: the writes of its Events keep their order by it */
     char *path;
     char *body;
     size_t len;

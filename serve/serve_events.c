@@ -235,6 +235,15 @@ void ks_event_write_free(struct ks_event_write *w)
     memset(w, 0, sizeof(*w));
 }
 
+/* ks_event_write.shard of an Event regarding @name (@len bytes) in @namespace_ */
+static uint64_t event_shard(const char *namespace_, const char *name, size_t len)
+{
+    uint64_t h = ks_smap_hash(namespace_) ^ 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+    return h;
+}
+
 /* The PATCH that sets @e's series, and the Event created whole should it be gone. Lock held. */
 static int series_write(const struct series_entry *e, struct ks_event_write *w)
 {
@@ -245,6 +254,7 @@ static int series_write(const struct series_entry *e, struct ks_event_write *w)
 
     memset(w, 0, sizeof(*w));
     w->method = "PATCH";
+    w->shard = event_shard(ns, name, (size_t)(strrchr(name, '.') - name)); /* "<regarding>.<hex>" */
     if (asprintf(&w->path, EVENTS_PATH "%s/events/%s", ns, name) < 0) {
         w->path = NULL;
         goto err;
@@ -331,6 +341,8 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
         char *body = ks_serve_event_body(ev, &len);
         if (body && asprintf(&out->path, EVENTS_PATH "%s/events", pod_ns(ev->regarding)) >= 0) {
             out->method = "POST";
+            out->shard = event_shard(pod_ns(ev->regarding), ev->regarding->meta.name,
+                                     strlen(ev->regarding->meta.name));
             out->body = body;
             out->len = len;
             rc = 1;

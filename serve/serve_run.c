@@ -684,6 +684,17 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: KSCHED_EVENT_SERIES_FINISH=%s: not a positive duration\n", finish);
         return 2;
     }
+    /* a bench knob: how many Events go out side by side (serve_writer.c) */
+    const char *lanes = getenv("KSCHED_EVENT_LANES");
+    if (lanes) {
+        char *end;
+        unsigned long n = strtoul(lanes, &end, 10);
+        if (!lanes[0] || *end || n < 1 || n > 16) {
+            fprintf(stderr, "ksched serve: KSCHED_EVENT_LANES=%s: not a number from 1 to 16\n", lanes);
+            return 2;
+        }
+        wo.event_lanes = (uint32_t)n;
+    }
     if ((rc = ks_writer_create(&wo, &sv->writer)) < 0 || !(sv->objects = calloc(1, sizeof(*sv->objects))) ||
         (rc = ks_intake_create(sv->objects, &sv->intake)) < 0) {
         fprintf(stderr, "ksched serve: %s\n", strerror(rc < 0 ? -rc : ENOMEM));

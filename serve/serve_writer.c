@@ -25,10 +25,16 @@
  * nomination we set and which then binds to another node gets status.nominatedNodeName
  * cleared (later releases do the same).
  *
- * Everything but the Binding goes through one writer thread, so the scheduling thread
- * and the binders never wait for the server: a FIFO of prepared requests under `lock`.
- * Events may be dropped when the FIFO is full; patches and deletes are not. A request
- * that fails with no response, 429 or 5xx is retried twice; other failures are logged.
+ * Everything but the Binding goes through writer threads, so the scheduling thread and the
+ * binders never wait for the server: lanes, each a FIFO of prepared requests and a thread,
+ * all under `lock`. Lane 0 sends the status patches, deletions and PodGroup patches in the
+ * order they were made, and ticks the Event series. Events go through lanes of their own
+ * (event_lanes, 4 by default), each on its own connection, so that they keep up with the
+ * bindings: one request at a time on one connection tops out at a few hundred a second
+ * against a real API server. The Event writes about one object (each Event's POST, its
+ * series PATCHes) share a lane (their shard), so they reach the server in order. Events may be dropped when
+ * more than max_queued writes wait; patches and deletes are not. A request that fails with no response, 429
+ * or 5xx is retried twice; other failures are logged.
  */
 #include "serve.h"
 
@@ -49,7 +55,8 @@
 
 struct write_job {
     struct write_job *next;
-    bool event; /* sent through opts.events */
+    bool event;     /* sent through opts.events */
+    uint64_t shard; /* an Event's: picks its lane */
     char method[8];
     char *path, *content_type, *body;
     size_t len;
@@ -57,15 +64,27 @@ struct write_job {
     size_t create_len;
 };
 
+/* A FIFO and the thread that sends it (see the top). Under the writer's lock. */
+struct lane {
+    struct ks_writer *w;
+    pthread_t thread;
+    bool started, busy;
+    bool ticks; /* lane 0: also ticks the Event series */
+    pthread_cond_t wake;
+    struct write_job *head, **tail;
+};
+
+enum { KS_WRITER_LANES_MAX = 17 };
+
 struct ks_writer {
     struct ks_writer_opts o;
     char hostname[256];
-    pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t wake, idle;
-    struct write_job *head, **tail;
+    pthread_cond_t idle;
+    struct lane lanes[KS_WRITER_LANES_MAX]; /* [0]: ordered writes; [1..nlanes): Events */
+    int nlanes;
     uint32_t queued;
-    bool busy, quit;
+    bool quit;
     int64_t drain_deadline; /* CLOCK_MONOTONIC ns; 0: none */
     struct ks_writer_stats stats;
     struct ks_smap last_message; /* pod uid -> the condition message we sent last (strdup) */
@@ -221,6 +240,7 @@ static void free_job(struct write_job *j)
 /* Queue @j (the writer owns it from here): 0, or -ENOSPC when @droppable and the queue is full. */
 static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
 {
+    struct lane *ln = j->event ? &w->lanes[1 + j->shard % (uint64_t)(w->nlanes - 1)] : &w->lanes[0];
     ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     if (droppable && w->queued >= w->o.max_queued) {
         w->stats.dropped++;
@@ -228,10 +248,10 @@ static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
         free_job(j);
         return -ENOSPC;
     }
-    *w->tail = j;
-    w->tail = &j->next;
+    *ln->tail = j;
+    ln->tail = &j->next;
     w->queued++;
-    pthread_cond_signal(&w->wake);
+    pthread_cond_signal(&ln->wake);
     ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     return 0;
 }
@@ -248,7 +268,6 @@ int ks_writer_enqueue(struct ks_writer *w, const char *method, const char *path,
         return -ENOMEM;
     }
     snprintf(j->method, sizeof(j->method), "%s", method);
-    j->event = strstr(path, "/events") != NULL;
     j->body = body;
     j->len = len;
     return push_job(w, j, droppable);
@@ -267,6 +286,7 @@ static void enqueue_event(struct ks_writer *w, struct ks_event_write *ew)
     }
     snprintf(j->method, sizeof(j->method), "%s", ew->method);
     j->event = true;
+    j->shard = ew->shard;
     j->path = ew->path;
     j->body = ew->body;
     j->len = ew->len;
@@ -346,51 +366,81 @@ static void series_tick(struct ks_writer *w)
     ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
 
-static void *writer_main(void *arg)
+/* Nothing queued and nothing in progress on any lane. Lock held. */
+static bool all_idle(const struct ks_writer *w)
 {
-    struct ks_writer *w = arg;
+    for (int i = 0; i < w->nlanes; i++)
+        if (w->lanes[i].head || w->lanes[i].busy)
+            return false;
+    return true;
+}
+
+static void *lane_main(void *arg)
+{
+    struct lane *ln = arg;
+    struct ks_writer *w = ln->w;
     ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
     for (;;) {
-        while (!w->head && !w->quit && ks__mono_ns() < w->next_finish) {
-            struct timespec until = {.tv_sec = w->next_finish / 1000000000,
-                                     .tv_nsec = w->next_finish % 1000000000};
-            pthread_cond_timedwait(&w->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
+        while (!ln->head && !w->quit && !(ln->ticks && ks__mono_ns() >= w->next_finish)) {
+            if (ln->ticks) {
+                struct timespec until = {.tv_sec = w->next_finish / 1000000000,
+                                         .tv_nsec = w->next_finish % 1000000000};
+                pthread_cond_timedwait(&ln->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
+            } else {
+                pthread_cond_wait(&ln->wake, &w->lock);
+            }
         }
-        if (!w->quit && ks__mono_ns() >= w->next_finish) {
+        if (ln->ticks && !w->quit && ks__mono_ns() >= w->next_finish) {
             series_tick(w);
             continue;
         }
-        if (!w->head)
+        if (!ln->head)
             break;
         if (w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline) {
             /* shutting down and out of time: drop the rest */
-            while (w->head) {
-                struct write_job *j = w->head;
-                w->head = j->next;
+            while (ln->head) {
+                struct write_job *j = ln->head;
+                ln->head = j->next;
+                w->queued--;
                 w->stats.dropped++;
                 free_job(j);
             }
             break;
         }
-        struct write_job *j = w->head;
-        w->head = j->next;
-        if (!w->head)
-            w->tail = &w->head;
+        struct write_job *j = ln->head;
+        ln->head = j->next;
+        if (!ln->head)
+            ln->tail = &ln->head;
         w->queued--;
-        w->busy = true;
+        ln->busy = true;
         ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
         send_job(w, j);
         free_job(j);
         ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
-        w->busy = false;
-        if (!w->head)
+        ln->busy = false;
+        if (all_idle(w))
             pthread_cond_broadcast(&w->idle);
     }
-    w->tail = &w->head;
-    w->queued = 0;
+    ln->tail = &ln->head;
     pthread_cond_broadcast(&w->idle);
     ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
     return NULL;
+}
+
+/* Stop and join the lanes that run, free the rest. */
+static void lanes_stop(struct ks_writer *w)
+{
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    w->quit = true;
+    for (int i = 0; i < w->nlanes; i++)
+        pthread_cond_broadcast(&w->lanes[i].wake);
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    for (int i = 0; i < w->nlanes; i++) {
+        struct lane *ln = &w->lanes[i];
+        if (ln->started)
+            pthread_join(ln->thread, NULL);
+        pthread_cond_destroy(&ln->wake);
+    }
 }
 
 int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
@@ -407,7 +457,6 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
         snprintf(w->hostname, sizeof(w->hostname), "localhost");
     if (opts->reporting_instance)
         snprintf(w->hostname, sizeof(w->hostname), "%s", opts->reporting_instance);
-    w->tail = &w->head;
     int rc = ks_event_series_create(opts->series_finish_ns, opts->series_refresh_ns, &w->series);
     if (rc < 0) {
         free(w);
@@ -415,17 +464,28 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
     }
     w->next_finish = ks__mono_ns() + ks_event_series_period(w->series, false);
     w->next_refresh = ks__mono_ns() + ks_event_series_period(w->series, true);
+    int events = opts->event_lanes ? (int)opts->event_lanes : KS_WRITER_EVENT_LANES;
+    w->nlanes = 1 + (events < KS_WRITER_LANES_MAX - 1 ? events : KS_WRITER_LANES_MAX - 1);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->wake, &attr);
     pthread_cond_init(&w->idle, NULL);
+    for (int i = 0; i < w->nlanes; i++) {
+        struct lane *ln = &w->lanes[i];
+        ln->w = w;
+        ln->ticks = i == 0;
+        ln->tail = &ln->head;
+        pthread_cond_init(&ln->wake, &attr);
+    }
     pthread_condattr_destroy(&attr);
-    rc = pthread_create(&w->thread, NULL, writer_main, w);
+    for (int i = 0; i < w->nlanes && rc == 0; i++) {
+        rc = pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]);
+        w->lanes[i].started = rc == 0;
+    }
     if (rc) {
+        lanes_stop(w);
         pthread_cond_destroy(&w->idle);
-        pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
         ks_event_series_destroy(w->series);
         free(w);
@@ -438,7 +498,7 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
 void ks_writer_flush(struct ks_writer *w)
 {
     ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
-    while (w->head || w->busy)
+    while (!all_idle(w))
         pthread_cond_wait(&w->idle, &w->lock);
     ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
 }
@@ -448,15 +508,12 @@ void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
     if (!w)
         return;
     ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
-    w->quit = true;
     w->drain_deadline = ks__mono_ns() + drain_ms * 1000000;
-    pthread_cond_broadcast(&w->wake);
     ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
-    pthread_join(w->thread, NULL);
+    lanes_stop(w);
     ks_smap_clear(&w->last_message, free);
     ks_event_series_destroy(w->series);
     pthread_cond_destroy(&w->idle);
-    pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }

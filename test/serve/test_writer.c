@@ -311,3 +311,91 @@ Test(writer, events_use_their_own_transport)
     ks_writer_destroy(w, 1000);
     ks_pod_put(pod);
 }
+
+/* A transport that counts requests in flight: each waits (up to 2 s) until another one is in flight,
+ * and remembers, per pod, whether a request about it started while another about it was in flight. */
+struct overlap {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int in_flight, max_in_flight, n;
+    char busy_pod[64][32];
+    int nbusy;
+    bool same_pod_overlap;
+};
+
+static int overlap_request(void *ctx, const char *method, const char *path, const char *ct, const char *body,
+                           size_t len, struct ks_kube_response *resp)
+{
+    struct overlap *o = ctx;
+    char pod[32] = "";
+    (void)ct;
+    (void)len;
+    const char *at = strstr(body ? body : "", "\"regarding\":");
+    const char *nm = at ? strstr(at, "\"name\":\"") : NULL;
+    if (nm)
+        sscanf(nm + 8, "%31[^\"]", pod);
+    else if ((nm = strstr(path, "/events/")))
+        sscanf(nm + 8, "%31[^.]", pod);
+    pthread_mutex_lock(&o->lock);
+    for (int i = 0; i < o->nbusy; i++)
+        o->same_pod_overlap |= strcmp(o->busy_pod[i], pod) == 0;
+    int slot = o->nbusy++;
+    snprintf(o->busy_pod[slot], sizeof(o->busy_pod[0]), "%s", pod);
+    o->in_flight++;
+    o->n++;
+    if (o->in_flight > o->max_in_flight)
+        o->max_in_flight = o->in_flight;
+    pthread_cond_broadcast(&o->cond);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while (o->in_flight < 2 && o->n < 16)
+        if (pthread_cond_timedwait(&o->cond, &o->lock, &until) != 0)
+            break;
+    o->in_flight--;
+    for (int i = 0; i < o->nbusy; i++)
+        if (strcmp(o->busy_pod[i], pod) == 0) {
+            memmove(o->busy_pod[i], o->busy_pod[o->nbusy - 1], sizeof(o->busy_pod[0]));
+            o->nbusy--;
+            break;
+        }
+    pthread_mutex_unlock(&o->lock);
+    memset(resp, 0, sizeof(*resp));
+    resp->status = strcmp(method, "POST") == 0 ? 201 : 200;
+    resp->body = strdup("{}");
+    resp->len = 2;
+    return 0;
+}
+
+Test(writer, events_go_out_side_by_side_and_in_order_per_object)
+{
+    struct recorder main_r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct overlap ov = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    struct ks_writer *w;
+    struct ks_writer_opts o = {.transport = {.request = record, .ctx = &main_r},
+                               .events = {.request = overlap_request, .ctx = &ov}};
+    cr_assert_eq(ks_writer_create(&o, &w), 0);
+    struct ks_pod *pods[8];
+    char text[256];
+    for (int i = 0; i < 8; i++) {
+        snprintf(text, sizeof(text),
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: prod, uid: u%d}\n"
+                 "spec: {containers: [{name: c, image: i}]}\n",
+                 i, i);
+        pods[i] = pod_from(text);
+    }
+    /* each pod fails twice: its Event, then the PATCH that makes it a series */
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 8; i++) {
+            struct ks_sched_event un = {.kind = KS_SCHED_UNSCHEDULABLE, .pod = pods[i], .message = "no"};
+            ks_writer_on_sched_event(w, &un);
+        }
+    ks_writer_flush(w);
+    cr_expect_eq(ov.n, 16, "8 Events and their 8 series patches");
+    cr_expect_geq(ov.max_in_flight, 2, "Events of different pods go out side by side");
+    cr_expect_leq(ov.max_in_flight, KS_WRITER_EVENT_LANES);
+    cr_expect(!ov.same_pod_overlap, "a pod's series patch went out while its Event was still in flight");
+    ks_writer_destroy(w, 1000);
+    for (int i = 0; i < 8; i++)
+        ks_pod_put(pods[i]);
+}
