@@ -33,6 +33,7 @@ resourceclaim controller; `--disable-group resource.k8s.io` serves none of it, a
 kube-apiserver before v1.34.
 
 Test control lives under /_test/ (no authentication): state dump, breaking watch streams,
+outages (the process down and back), stalled and failed requests,
 compaction, injected binding conflicts, bad watch events. See Handler.test_* below.
 """
 
@@ -763,10 +764,12 @@ class State:
         self.bookmark_interval = opts.bookmark_interval
         self.bookmarks = True  # /_test/config can stop them (to keep a watcher's RV behind a compaction)
         self.watch_log = []  # every watch request: resource, resourceVersion asked, how it started
-        self.list_log = []  # every list request: resource, limit, continued or not, status code
+        # every list request: resource, limit, continued or not, resourceVersion, user, time, status code
+        self.list_log = []
         self.expire_continue = 0  # answer the next N continued lists 410 Expired (a test hook)
         self.pod_termination = None  # seconds a deleted bound pod stays terminating; None: deleted at once
-        self.faults = []  # injected failures: method, path regex, code, left, hits
+        self.faults = []  # injected failures: method, path regex, code or stall, left, hits, matched
+        self.outages = []  # /_test/outage: start and end (time.time()) of each, the end None while down
         self.access_reviews = []  # every SubjectAccessReview: user, groups, path, verb, allowed
         self.rv0_full_list = True  # resourceVersion=0 lists come from the watch cache: no paging
         # events a watcher may have waiting to be sent (the cacher's channel); beyond it the
@@ -1291,7 +1294,7 @@ class State:
                     "bindings": self.bindings, "leases": self.lease_log, "requests": self.requests,
                     "wire": self.wire,
                     "watches": self.watch_log, "lists": self.list_log, "faults": self.faults,
-                    "accessReviews": self.access_reviews,
+                    "outages": self.outages, "accessReviews": self.access_reviews,
                     "watchers": [w.describe() for w in self.watchers],
                     "slowWatchersClosed": self.slow_watchers_closed,
                     "pvController": self.pv_controller.log, "draController": self.dra_controller.log,
@@ -1655,6 +1658,16 @@ def bad_events(res, kind, rv, existing=None):
 # HTTP
 
 
+def cut(sock):
+    """End a connection as a dying process's kernel does: a FIN with nothing more (no last
+    chunk, no TLS close_notify). The raw socket's shutdown, so that an SSLSocket another
+    thread is reading is not torn down under it; that thread reads EOF and closes it."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -1662,6 +1675,11 @@ class Server(ThreadingHTTPServer):
 
     def __init__(self, addr, handler, state, opts, ssl_ctx):
         self.state, self.opts, self.ssl_ctx = state, opts, ssl_ctx
+        self.conns = set()  # open connections (what an outage cuts), under conns_lock
+        self.conns_lock = threading.Lock()
+        self.down = False  # in an outage: nothing is accepted, read or answered
+        self.up = threading.Event()  # set while listening; run() waits on it during an outage
+        self.up.set()
         super().__init__(addr, handler)
 
     def handle_error(self, request, client_address):
@@ -1675,7 +1693,49 @@ class Server(ThreadingHTTPServer):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.ssl_ctx:
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        with self.conns_lock:
+            self.conns.add(sock)
         return sock, addr
+
+    def shutdown_request(self, request):
+        with self.conns_lock:
+            self.conns.discard(request)
+        super().shutdown_request(request)
+
+    def run(self):
+        """Serve until killed; during an outage the accept loop has stopped, and starts again
+        on the new listening socket."""
+        while True:
+            self.serve_forever(poll_interval=0.2)
+            self.up.wait()
+
+    def outage(self, seconds):
+        """/_test/outage, on a thread of its own: the process dies and is restarted @seconds
+        later with its state (as etcd keeps it). The listening socket is closed (connections
+        are refused), every open connection cut, and the same port listened on again."""
+        state = self.state
+        with state.lock:
+            record = {"start": time.time(), "end": None, "seconds": seconds}
+            state.outages.append(record)
+            self.down = True
+            self.up.clear()
+            state.lock.notify_all()  # watch loops see the outage and end their streams
+        self.shutdown()  # the accept loop returns (run() waits for self.up)
+        self.socket.close()
+        with self.conns_lock:
+            conns = list(self.conns)
+        for sock in conns:
+            cut(sock)
+        time.sleep(seconds)
+        self.socket = socket.socket(self.address_family, self.socket_type)
+        self.server_bind()  # SO_REUSEADDR (allow_reuse_address): the port is free again at once
+        self.server_activate()
+        with state.lock:
+            self.down = False
+            record["end"] = time.time()
+        self.up.set()
+        sys.stderr.write("apiserver: outage of %g s over, listening again\n" % seconds)
+        sys.stderr.flush()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -1814,6 +1874,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def dispatch(self, verb):
         self.wire_key = None
+        if self.server.down:  # read just as the outage began: a dead process answers nothing
+            self.close_connection = True
+            return cut(self.request)
         url = urlsplit(self.path)
         self.query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         path = url.path.rstrip("/") or "/"
@@ -1864,13 +1927,29 @@ class Handler(BaseHTTPRequestHandler):
                         f.get("watch", watch) == watch:
                     f["left"] -= 1
                     f["hits"] += 1
-                    code = f["code"]
+                    f["matched"].append({"request": verb + " " + target, "user": self.user, "time": time.time()})
+                    code, stall = f["code"], f.get("stall")
                     break
             else:
                 return False
+        if stall is not None:
+            # read, never answered: the client's timeout ends it, or the connection is closed
+            # without an answer after @stall seconds (an outage ends it too)
+            end = time.monotonic() + stall
+            while time.monotonic() < end and not self.server.down:
+                time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+            self.close_connection = True
+            cut(self.request)
+            return True
         reason, msg = {429: ("TooManyRequests", "Too many requests, please try again later."),
-                       503: ("ServiceUnavailable", "the server is currently unable to handle the request")}.get(
+                       503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+                       410: ("Expired", "The resourceVersion for the provided list is too old.")}.get(
             code, ("InternalError", "Internal error occurred: injected fault"))
+        if code == 504:  # as a read at a resourceVersion the server has not reached yet
+            self.send_json(504, status_object(504, "Timeout", "Too large resource version", {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1}))
+            return True
         if code == 409:  # a Conflict as an update at a stale resourceVersion gets it
             try:
                 res, _, name, _, _ = self.route(url.path.rstrip("/"))
@@ -2149,7 +2228,7 @@ class Handler(BaseHTTPRequestHandler):
             st = state.store_of(res)
             start = ""
             entry = {"resource": qualified(res), "limit": limit, "continue": bool(token), "code": 200,
-                     "resourceVersion": rv_param, "time": time.time()}
+                     "resourceVersion": rv_param, "time": time.time(), "user": self.user}
             state.list_log.append(entry)
             if token and state.expire_continue > 0:
                 state.expire_continue -= 1
@@ -2184,6 +2263,7 @@ class Handler(BaseHTTPRequestHandler):
                         entry["code"] = 410
                         raise expired("The resourceVersion for the provided list is too old.")
                     if list_rv > state.rv:
+                        entry["code"] = 504
                         raise ApiError(504, "Timeout", "Too large resource version: %d, current: %d"
                                        % (list_rv, state.rv), {"causes": [{"reason": "ResourceVersionTooLarge",
                                                                           "message": "Too large resource version"}],
@@ -2196,6 +2276,7 @@ class Handler(BaseHTTPRequestHandler):
                     if want > state.rv:
                         state.lock.wait(3.0)
                         if want > state.rv:
+                            entry["code"] = 504
                             raise ApiError(504, "Timeout", "Too large resource version: %d, current: %d"
                                            % (want, state.rv), {"causes": [{"reason": "ResourceVersionTooLarge",
                                                                            "message": "Too large resource version"}],
@@ -2289,6 +2370,7 @@ class Handler(BaseHTTPRequestHandler):
                                                                "retryAfterSeconds": 1}))]
                         cursor = None
             gen = state.break_gen
+            outages = len(state.outages)
             state.watchers.add(watcher)
             log_entry = {"resource": qualified(res), "resourceVersion": rv_param, "user": self.user,
                          "time": time.time(), "start": initial[0][1].get("code", "ERROR") if
@@ -2318,6 +2400,10 @@ class Handler(BaseHTTPRequestHandler):
                 out = []
                 with state.lock:
                     while True:
+                        if len(state.outages) != outages:  # an outage: the stream dies with the process
+                            abrupt = True
+                            cursor = None
+                            break
                         if state.break_gen != gen and state.break_resource in (None, res.resource):
                             abrupt = state.break_mode == "abrupt"
                             cursor = None
@@ -2417,10 +2503,18 @@ class Handler(BaseHTTPRequestHandler):
             if what == "fault":
                 state.faults.append({"method": args.get("method", "*"), "path": args["path"],
                                      "code": int(args.get("code", 500)), "left": int(args.get("count", 1)),
-                                     "hits": 0})
+                                     "hits": 0, "matched": []})
                 if "watch" in args:
                     state.faults[-1]["watch"] = bool(args["watch"])
+                if "stall" in args:
+                    state.faults[-1]["stall"] = float(args["stall"])
                 return self.send_json(200, {})
+            if what == "outage":
+                seconds = float(args.get("seconds", 5))
+                self.send_json(200, {"seconds": seconds})
+                self.close_connection = True
+                threading.Thread(target=self.server.outage, args=(seconds,), daemon=True).start()
+                return
             if what == "expire-continue":
                 state.expire_continue = int(args.get("count", 1))
                 return self.send_json(200, {})
@@ -2617,7 +2711,7 @@ def main(argv=None):
     sys.stderr.write("apiserver: listening on %s://%s:%d\n" % (scheme, opts.address, port))
     sys.stderr.flush()
     try:
-        server.serve_forever(poll_interval=0.2)
+        server.run()
     except KeyboardInterrupt:
         pass
     return 0

@@ -412,13 +412,18 @@ def scenario_decisions(c):
     names = [p["metadata"]["name"] for p in pods]
     check(len(want) == len(names), "ksched schedule bound %d of %d pods: the workload should fit" %
           (len(want), len(names)))
-    c.api.test("expire-continue", {"count": 1})  # the first continued LIST page: 410, then one unpaged list
+    # a server without the watch cache pages even resourceVersion=0 lists; the first continued page
+    # answers 410, then everything comes in one unpaged list at resourceVersion 0
+    c.api.test("config", {"rv0FullList": False})
+    c.api.test("expire-continue", {"count": 1})
     s = c.serve("ksched-a", seed=SEED)
     st = c.wait_all_bound(names, 60)
     check_bound_once(st, names)
     pages = [x for x in st["lists"] if x["resource"] == "pods"]
     # (the first is manifest()'s) a page of 500, the continued page 410, then everything in one list
     codes = [(x["limit"], x["continue"], x["code"]) for x in pages]
+    check(all(x["resourceVersion"] == "0" for x in pages[1:] if not x["continue"]),
+          "pods lists not at resourceVersion 0: %s" % pages[1:])
     expired = codes.index((500, True, 410)) if (500, True, 410) in codes else 0
     check(expired and codes[expired - 1] == (500, False, 200) and codes[expired + 1:expired + 2] == [(0, False, 200)],
           "the pods list was not paged, or its expired continue token not answered by an unpaginated list (as "

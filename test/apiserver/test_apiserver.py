@@ -6,6 +6,8 @@ concurrency, patches, Events), over real TLS with client certificates and tokens
 import http.client
 import json
 import os
+import socket
+import ssl
 import sys
 import time
 import unittest
@@ -611,8 +613,47 @@ class ServerTest(harness.ServerTestCase):
         self.c.must("POST", PODS % ns, pod("a"))
         self.assertStatus(self.c.post(PODS % ns + "/a/binding", binding("a", "n1")), 500, "InternalError")
         self.assertEqual(self.c.post(PODS % ns + "/a/binding", binding("a", "n1")).status, 201)
-        hits = [f["hits"] for f in self.c.state()["faults"] if ns in f["path"]]
-        self.assertEqual(hits, [1, 1])
+        faults = [f for f in self.c.state()["faults"] if ns in f["path"]]
+        self.assertEqual([f["hits"] for f in faults], [1, 1])
+        self.assertEqual([m["request"] for m in faults[1]["matched"]], ["POST " + PODS % ns + "/a/binding"])
+        self.assertEqual(faults[1]["matched"][0]["user"], "admin")
+
+    def test_injected_expired_and_too_large(self):
+        ns = self.ns()
+        self.c.test("fault", {"method": "GET", "path": "^/api/v1/namespaces/%s/pods\\?resourceVersion=7$" % ns,
+                              "code": 410, "count": 1})
+        self.c.test("fault", {"method": "GET", "path": "^/api/v1/namespaces/%s/pods\\?resourceVersion=8$" % ns,
+                              "code": 504, "count": 1})
+        self.assertStatus(self.c.get(PODS % ns + "?resourceVersion=7"), 410, "Expired")
+        r = self.c.get(PODS % ns + "?resourceVersion=8")
+        self.assertStatus(r, 504, "Timeout")
+        self.assertEqual(r.json["details"]["causes"][0]["reason"], "ResourceVersionTooLarge")
+        self.assertEqual(self.c.get(PODS % ns + "?resourceVersion=7").status, 200)
+
+    def test_stalled_requests_are_never_answered_nor_applied(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        self.c.test("fault", {"method": "POST", "path": "/%s/pods/a/binding$" % ns, "stall": 1, "count": 2})
+        body = json.dumps(binding("a", "n1"))
+        # held for the stall, then closed without an answer
+        conn = self.c.connect(timeout=10)
+        t = time.monotonic()
+        conn.request("POST", PODS % ns + "/a/binding", body=body, headers=self.c.headers("application/json"))
+        with self.assertRaises((http.client.HTTPException, ConnectionError, ssl.SSLError)):
+            conn.getresponse()
+        self.assertGreaterEqual(time.monotonic() - t, 1.0)
+        conn.close()
+        # a client that gives up first times out
+        conn = self.c.connect(timeout=0.3)
+        conn.request("POST", PODS % ns + "/a/binding", body=body, headers=self.c.headers("application/json"))
+        with self.assertRaises(socket.timeout):
+            conn.getresponse()
+        conn.close()
+        self.assertFalse(self.c.get(PODS % ns + "/a").json["spec"].get("nodeName"), "a stalled binding bound")
+        self.assertEqual(self.c.post(PODS % ns + "/a/binding", binding("a", "n1")).status, 201)
+        st = self.c.state()
+        self.assertEqual([b["code"] for b in st["bindings"] if b["pod"] == ns + "/a"], [201])
+        self.assertEqual([f["hits"] for f in st["faults"] if ns in f["path"]], [2])
 
     # ---- events ----
 
@@ -865,6 +906,62 @@ class ServerTest(harness.ServerTestCase):
             c.close()
         finally:
             srv.stop()
+
+
+class OutageTest(harness.ServerTestCase):
+    """/_test/outage on a server of its own: the others' tests would see it."""
+
+    WORKDIR_PREFIX = "ksched-apiserver-outage-"
+
+    def refused(self):
+        try:
+            socket.create_connection(("127.0.0.1", self.server.port), timeout=2).close()
+            return False
+        except ConnectionRefusedError:
+            return True
+        except ConnectionResetError:  # in the backlog as the listening socket closed
+            return False
+
+    def test_outage_refuses_cuts_and_comes_back_with_the_state(self):
+        ns = self.ns()
+        self.c.must("POST", PODS % ns, pod("a"))
+        rv = self.c.get(PODS % ns).json["metadata"]["resourceVersion"]
+        w = self.c.watch(PODS % ns)
+        self.assertEqual(w.next()["type"], "ADDED")
+        idle = self.server.client("admin")  # a kept-alive connection with nothing in flight
+        self.assertEqual(idle.get(PODS % ns).status, 200)
+        self.assertEqual(self.c.test("outage", {"seconds": 2}), {"seconds": 2.0})
+        t = time.monotonic()
+        # the watch stream dies without its last chunk
+        with self.assertRaises((http.client.IncompleteRead, ConnectionError, ssl.SSLError)):
+            while w.next_line():
+                pass
+        w.close()
+        while not self.refused():
+            self.assertLess(time.monotonic() - t, 1.5, "connections still accepted")
+            time.sleep(0.05)
+        with self.assertRaises(ConnectionError):  # the kept-alive connection was cut, and no new one made
+            idle.get(PODS % ns)
+        while time.monotonic() - t < 1.5:
+            self.assertTrue(self.refused(), "listening again %.1f s into a 2 s outage" % (time.monotonic() - t))
+            time.sleep(0.2)
+        while self.refused():
+            self.assertLess(time.monotonic() - t, 10, "not listening again after the outage")
+            time.sleep(0.1)
+        self.assertGreaterEqual(time.monotonic() - t, 1.9)
+        # the same port, the same state: the pod, its history (a watch resumes from before)
+        st = self.c.state()
+        self.assertIn(ns + "/a", st["objects"]["/pods"])
+        self.assertEqual(len(st["outages"]), 1)
+        out = st["outages"][0]
+        self.assertGreaterEqual(out["end"] - out["start"], 2.0)
+        self.c.must("POST", PODS % ns, pod("b"))
+        w = self.c.watch(PODS % ns + "?resourceVersion=" + rv)
+        got = w.next()
+        self.assertEqual((got["type"], got["object"]["metadata"]["name"]), ("ADDED", "b"))
+        w.close()
+        self.assertEqual(idle.get(PODS % ns).status, 200)
+        idle.close()
 
 
 class PatchTest(unittest.TestCase):
