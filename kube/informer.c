@@ -67,8 +67,8 @@
 enum {
     KS_INF_BACKOFF_MIN_MS = 250,
     KS_INF_BACKOFF_MAX_MS = 30000,
-    KS_INF_WATCH_MIN_S = 300, /* timeoutSeconds in [300, 600) */
-    KS_INF_LIST_BODY_MAX = 1 << 30,
+    KS_INF_WATCH_MIN_S = 300,        /* timeoutSeconds in [300, 600) */
+    KS_INF_ERROR_BODY_MAX = 1 << 20, /* an error answer beyond this is cut */
 };
 
 /* ---- resource paths ---- */
@@ -149,7 +149,10 @@ struct kind_state {
     struct ks__seen seen;
     CURL *h;
     struct curl_slist *hdrs;
-    char *body; /* LIST response */
+    struct ks__list_scan list; /* a LIST answered 200, read item by item as it arrives */
+    int list_rc;               /* what stopped reading it (0: nothing) */
+    struct ks_error list_err;  /* ... when it was malformed */
+    char *body;                /* any other answer: its Status, for the message */
     size_t body_len, body_cap;
     struct ks__watch_scan scan;
     char *path; /* request path of the current transfer, for messages */
@@ -321,17 +324,40 @@ static int apply(struct kind_state *k, const struct ks_yaml_node *obj, bool dele
 
 /* ---- transfers ---- */
 
+static int apply_item(void *ctx, const struct ks_yaml_node *item)
+{
+    struct kind_state *k = ctx;
+    return apply(k, item, false, k->path);
+}
+
+/* the bytes of an error answer, kept whole for its Status message */
+static size_t keep_body(char *data, size_t size, size_t nmemb, void *ctx);
+
 static size_t on_list_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
     struct kind_state *k = ctx;
     size_t n = size * nmemb;
+    long status = 0;
     if (atomic_load_explicit(&k->inf->stop, memory_order_relaxed))
         return 0;
+    curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200)
+        return keep_body(data, size, nmemb, ctx);
+    k->list_rc = ks__list_scan_feed(&k->list, k->path, data, n, apply_item, k, &k->list_err);
+    return k->list_rc ? 0 : n; /* 0 aborts the transfer: transfer_done reads list_rc */
+}
+
+static size_t keep_body(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    struct kind_state *k = ctx;
+    size_t n = size * nmemb;
+    if (k->body_len + n >= KS_INF_ERROR_BODY_MAX)
+        return n; /* the rest is not kept */
     if (k->body_cap - k->body_len < n + 1) {
         size_t cap = k->body_cap ? k->body_cap : 65536;
         while (cap - k->body_len < n + 1)
             cap *= 2;
-        char *b = cap <= KS_INF_LIST_BODY_MAX ? realloc(k->body, cap) : NULL;
+        char *b = realloc(k->body, cap);
         if (!b)
             return 0;
         k->body = b;
@@ -363,7 +389,7 @@ static size_t on_watch_body(char *data, size_t size, size_t nmemb, void *ctx)
         return 0;
     curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200) { /* an error Status body: kept for the message */
-        return on_list_body(data, size, nmemb, ctx);
+        return keep_body(data, size, nmemb, ctx);
     }
     mark_reachable(k->inf, true);
     ks__watch_scan_detect(&k->scan, k->h); /* JSON values or protobuf frames */
@@ -466,6 +492,8 @@ static int start_transfer(struct kind_state *k)
     k->errbuf[0] = '\0';
     k->body_len = 0;
     k->relist = false;
+    k->list_rc = 0;
+    ks__list_scan_reset(&k->list);
     if (curl_multi_add_handle(inf->multi, k->h) != CURLM_OK) {
         curl_slist_free_all(k->hdrs);
         k->hdrs = NULL;
@@ -532,12 +560,12 @@ static void deleted_while_away(void *ctx, const struct ks__seen_entry *e)
     deliver(k, KS_WATCH_DELETED, &m, NULL);
 }
 
-/* A LIST page arrived with 200: deliver its items; next page, or the end of the list. */
+/* A LIST answer ended with 200, its items delivered as they came: next page, or the end of the list. */
 static int list_page(struct kind_state *k)
 {
-    struct ks_yaml_stream *s;
     struct ks_error err = {0};
-    int rc = ks_kube_body_parse(k->path, k->body, k->body_len, &s, &err);
+    const char *rv, *cont;
+    int rc = ks__list_scan_finish(&k->list, k->path, &rv, &cont, &err);
     if (rc == -ENOMEM)
         return rc;
     if (rc) {
@@ -548,29 +576,8 @@ static int list_page(struct kind_state *k)
         backoff(k);
         return 0;
     }
-    const struct ks_yaml_node *root = s->docs[0], *md = ks_yaml_get(root, "metadata"),
-                              *items = ks_yaml_get(root, "items");
-    if (!ks_yaml_is_null(items) && items->kind != KS_YAML_SEQ) {
-        report(k, "LIST %s: items is %s, not a list: the list starts over", k->path,
-               ks_yaml_kind_name(items));
-        ks_yaml_stream_destroy(s);
-        start_list(k);
-        backoff(k);
-        return 0;
-    }
-    for (uint32_t i = 0; items && items->kind == KS_YAML_SEQ && i < items->n; i++) {
-        if ((rc = apply(k, items->items[i], false, k->path))) {
-            ks_yaml_stream_destroy(s);
-            return rc;
-        }
-    }
-    const char *cont = scalar_or(ks_yaml_get(md, "continue"), "");
-    if ((rc = set_str(&k->list_rv, scalar_or(ks_yaml_get(md, "resourceVersion"), ""))) ||
-        (rc = set_str(&k->cont, cont[0] && !k->unpaged ? cont : NULL))) {
-        ks_yaml_stream_destroy(s);
+    if ((rc = set_str(&k->list_rv, rv)) || (rc = set_str(&k->cont, cont[0] && !k->unpaged ? cont : NULL)))
         return rc;
-    }
-    ks_yaml_stream_destroy(s);
     if (k->cont) {
         if (k->list_rv0)
             k->paginated = true; /* no watch cache: later lists at a resourceVersion page too */
@@ -671,6 +678,19 @@ static void transfer_done(struct kind_state *k, CURLcode res)
         } else {
             backoff(k);
         }
+        return;
+    }
+    if (k->phase == PH_LIST && k->list_rc) {
+        /* the answer could not be read (its items so far were delivered): list again */
+        char m[KS_ERROR_FILE_MAX + KS_ERROR_FIELD_MAX + KS_ERROR_MSG_MAX + 32];
+        if (k->list_rc == -ENOMEM || k->list_rc == -E2BIG)
+            snprintf(m, sizeof(m), "%s %s", k->path,
+                     k->list_rc == -E2BIG ? "an object larger than 64 MiB" : "out of memory");
+        else
+            ks_error_format(&k->list_err, m, sizeof(m));
+        report(k, "LIST: %s: the list starts over", m);
+        start_list(k);
+        backoff(k);
         return;
     }
     if (res != CURLE_OK) {
@@ -813,6 +833,7 @@ void ks_informers_stop(struct ks_informers *inf)
         curl_slist_free_all(k->hdrs);
         ks__seen_free(&k->seen);
         ks__watch_scan_free(&k->scan);
+        ks__list_scan_free(&k->list);
         free(k->body);
         free(k->rv);
         free(k->cont);

@@ -7,6 +7,8 @@
 #include "ksched/kube.h"
 
 #include <curl/curl.h>
+
+struct ks_yaml_node;
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -140,5 +142,59 @@ int ks__watch_scan_grow(struct ks__watch_scan *w, size_t total);
 int ks__frame_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                         int (*fn)(void *ctx, const char *text, size_t len, bool junk), void *ctx);
 void ks__watch_scan_free(struct ks__watch_scan *w);
+
+/*
+ * A LIST answer read item by item as its bytes arrive (kube/list_scan.c), so a list of
+ * 200,000 pods from the watch cache never sits whole in memory, nor as one tree: only the
+ * item in progress is kept. JSON: the items of the top-level object's "items" array are
+ * cut out one by one; the rest (kind, apiVersion, metadata) is kept as the list's shell
+ * with an empty items array. Protobuf (the "k8s\0" magic): the runtime.Unknown envelope
+ * and the list message inside its raw bytes are walked field by field; each items field
+ * is unpacked alone (kube/proto_list.c).
+ */
+struct ks__list_scan {
+    char *buf; /* bytes not yet consumed (JSON: the item in progress; protobuf: the field) */
+    size_t len, cap;
+    size_t pos; /* JSON: scanned up to here */
+    int mode;   /* 0: no byte yet; then JSON or protobuf */
+    /* JSON */
+    int depth, item_depth;
+    bool in_str, esc, in_items, in_item, key_items, scalar_item;
+    char key[8]; /* the start of the string in progress at depth 1 */
+    size_t keylen, start;
+    char *shell;
+    size_t shell_len, shell_cap;
+    /* protobuf */
+    int pstate;
+    uint64_t raw_left;                 /* bytes of the list message still to come */
+    const void *list_desc, *item_desc; /* ProtobufCMessageDescriptor */
+    bool raw_seen;
+    char *rv, *cont; /* the list's metadata, once known */
+};
+
+/* an item of the list as the tree of its JSON (no apiVersion, no kind): nonzero stops the scan */
+typedef int (*ks__list_item_fn)(void *ctx, const struct ks_yaml_node *item);
+
+/*
+ * ks__list_scan_feed - take @len more bytes of the answer (named @file in errors); @fn gets each
+ * item as soon as it is whole. 0; -EINVAL with @err set (malformed JSON or protobuf, an unknown
+ * kind); -ENOMEM; -E2BIG (one item over KS__SCAN_MAX); or @fn's nonzero return.
+ */
+int ks__list_scan_feed(struct ks__list_scan *ls, const char *file, const char *data, size_t len,
+                       ks__list_item_fn fn, void *ctx, struct ks_error *err);
+/*
+ * ks__list_scan_finish - the answer is complete: its metadata.resourceVersion and continue
+ * ("" when absent; valid until the next reset). 0, -EINVAL (truncated, not a list, items not a
+ * list) or -ENOMEM.
+ */
+int ks__list_scan_finish(struct ks__list_scan *ls, const char *file, const char **rv, const char **cont,
+                         struct ks_error *err);
+void ks__list_scan_reset(struct ks__list_scan *ls); /* a new answer; keeps the buffers */
+void ks__list_scan_free(struct ks__list_scan *ls);
+
+/* protobuf half of the above (kube/proto_list.c), after the mode is known */
+int ks__proto_list_feed(struct ks__list_scan *ls, const char *file, ks__list_item_fn fn, void *ctx,
+                        struct ks_error *err);
+int ks__proto_list_finish(struct ks__list_scan *ls, const char *file, struct ks_error *err);
 
 #endif

@@ -96,6 +96,14 @@ int ks__proto_from_tree(struct ks_arena *arena, const ProtobufCMessageDescriptor
                         const struct ks_yaml_node *map, unsigned flags, const char *file,
                         ProtobufCMessage **out, struct ks_error *err);
 
+/*
+ * ks__proto_parse_message - the message of @d in @len bytes at @buf (no envelope: a list's
+ * item) as one document, the tree of its JSON without apiVersion and kind. 0, -EINVAL with
+ * @err set (file @file, line 1), -ENOMEM. Free *out with ks_yaml_stream_destroy().
+ */
+int ks__proto_parse_message(const char *file, const ProtobufCMessageDescriptor *d, const void *buf,
+                            size_t len, struct ks_yaml_stream **out, struct ks_error *err);
+
 /* The message of an (apiVersion, kind) ksched speaks protobuf for, or NULL. Status matches any apiVersion. */
 const ProtobufCMessageDescriptor *ks__proto_kind_descriptor(const char *api_version, const char *kind);
 

@@ -168,6 +168,36 @@ int ks_proto_parse(const char *file, const void *buf, size_t len, struct ks_yaml
     return 0;
 }
 
+int ks__proto_parse_message(const char *file, const ProtobufCMessageDescriptor *d, const void *buf,
+                            size_t len, struct ks_yaml_stream **out, struct ks_error *err)
+{
+    struct ks_yaml_stream *s = new_stream(file);
+    struct ks_yaml_node *root = NULL;
+    int rc = -ENOMEM;
+    *out = NULL;
+    if (!s)
+        goto err_nomem;
+    ProtobufCAllocator al = ks__proto_arena_allocator(&s->arena);
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, &al, len, buf);
+    if (!m) {
+        rc = ks_error_set(err, s->file, 1, NULL, "invalid protobuf: a malformed %.64s", d->short_name);
+        goto err_stream;
+    }
+    if ((rc = ks__proto_to_tree(&s->arena, m, s->file, &root, err)))
+        goto err_stream;
+    s->docs[0] = root;
+    s->ndocs = 1;
+    *out = s;
+    return 0;
+
+err_stream:
+    ks_yaml_stream_destroy(s);
+err_nomem:
+    if (rc == -ENOMEM)
+        ks_error_set(err, file, 0, NULL, "out of memory");
+    return rc;
+}
+
 int ks_proto_parse_watch_event(const char *file, const void *buf, size_t len, struct ks_yaml_stream **out,
                                struct ks_error *err)
 {
