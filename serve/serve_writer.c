@@ -23,7 +23,11 @@
  *   - Preemption's victims are DELETEd (v1.22 sets no DisruptionTarget condition).
  * Deviations: a note longer than the 1024 bytes the API accepts is cut there; a pod whose
  * nomination we set and which then binds to another node gets status.nominatedNodeName
- * cleared (later releases do the same).
+ * cleared (later releases do the same); a binding whose outcome is unknown (the connection
+ * reset or timed out after the request could have reached the server, or a 5xx) is not
+ * taken as failed until a GET of the pod shows it unbound: kube-scheduler forgets it at
+ * once, and when the server had applied it, the room it freed goes to a second pod and the
+ * node ends up over its capacity.
  *
  * Everything but the Binding goes through writer threads, so the scheduling thread and the
  * binders never wait for the server: lanes, each a FIFO of prepared requests and a thread,
@@ -74,7 +78,10 @@ struct lane {
     struct write_job *head, **tail;
 };
 
-enum { KS_WRITER_LANES_MAX = 17 };
+enum {
+    KS_WRITER_LANES_MAX = 17,
+    KS_BIND_VERIFY_S = 30, /* how long a binding of unknown outcome is looked up: an API server restart */
+};
 
 struct ks_writer {
     struct ks_writer_opts o;
@@ -543,6 +550,56 @@ static void status_message(const struct ks_kube_response *resp, char *buf, size_
         snprintf(buf, len, "%s", resp->status ? (resp->body ? resp->body : "") : resp->error);
 }
 
+/*
+ * A binding the server may or may not have applied: no answer after the request could have
+ * reached it (reset, timed out), or a 5xx (etcd's "request timed out" commits later). Refused
+ * connections and TLS failures never reached it.
+ */
+static bool outcome_unknown(int rc, long status)
+{
+    if (rc < 0)
+        return rc != -ECONNREFUSED && rc != -EHOSTUNREACH && rc != -EPROTO && rc != -ENOMEM;
+    return status >= 500;
+}
+
+/*
+ * What the server has of @pod after a binding to @node whose outcome is unknown: 1 bound
+ * there, 0 not bound (or gone), -EEXIST bound elsewhere, -ETIMEDOUT when it did not tell
+ * within KS_BIND_VERIFY_S (GET every second while it does not answer: a restarting API server).
+ */
+static int binding_outcome(struct ks_writer *w, const struct ks_pod *pod, uint32_t node)
+{
+    char path[800];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", pod_ns(pod), pod->meta.name);
+    for (int attempt = 0; attempt < KS_BIND_VERIFY_S; attempt++) {
+        if (attempt)
+            sleep(1);
+        struct ks_kube_response resp = {0};
+        int rc = w->o.transport.request(w->o.transport.ctx, "GET", path, NULL, NULL, 0, &resp);
+        if (rc < 0 || resp.status >= 500 || resp.status == 429) {
+            ks_kube_response_free(&resp);
+            continue;
+        }
+        int out = resp.status == 404 ? 0 : -EIO;
+        struct ks_yaml_stream *doc = NULL;
+        struct ks_error err = {0};
+        if (resp.status == 200 && ks_json_parse(path, resp.body, resp.len, &doc, &err) == 0) {
+            const struct ks_yaml_node *md = ks_yaml_get(doc->docs[0], "metadata");
+            const struct ks_yaml_node *uid = ks_yaml_get(md, "uid");
+            const struct ks_yaml_node *on = ks_yaml_get(ks_yaml_get(doc->docs[0], "spec"), "nodeName");
+            const char *bound = on && on->kind == KS_YAML_SCALAR && !ks_yaml_is_null(on) ? on->str : "";
+            if (pod->meta.uid && uid && uid->kind == KS_YAML_SCALAR && strcmp(uid->str, pod->meta.uid) != 0)
+                out = 0; /* another pod of that name: ours is gone */
+            else
+                out = !bound[0] ? 0 : strcmp(bound, ks_intern_str(node)) == 0 ? 1 : -EEXIST;
+        }
+        ks_yaml_stream_destroy(doc);
+        ks_kube_response_free(&resp);
+        return out;
+    }
+    return -ETIMEDOUT;
+}
+
 static int bind_pod(void *ctx, const struct ks_pod *pod, uint32_t node, struct ks_status *st)
 {
     struct ks_writer *w = ctx;
@@ -562,6 +619,21 @@ static int bind_pod(void *ctx, const struct ks_pod *pod, uint32_t node, struct k
         return 0;
     }
     status_message(&resp, msg, sizeof(msg));
+    if (outcome_unknown(rc, resp.status) || (rc == 0 && resp.status == 409)) {
+        /* forgetting a binding the server applied would give its room to another pod; a 409 may
+         * be our own earlier attempt that was applied ("already assigned" to this very node) */
+        int known = binding_outcome(w, pod, node);
+        if (known == 1) {
+            ks_kube_response_free(&resp);
+            return 0;
+        }
+        if (known == -EEXIST) {
+            rc = 0;
+            resp.status = 409;
+        } else if (known == 0 && rc == 0 && resp.status == 409) {
+            resp.status = 500; /* not bound at all: a conflict of another kind, tried again */
+        }
+    }
     ks_status_set(st, KS_ERROR, "binding rejected: %s", msg);
     rc = rc < 0 ? rc : resp.status == 409 ? -EEXIST : -EIO;
     ks_kube_response_free(&resp);

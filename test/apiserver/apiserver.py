@@ -1804,6 +1804,11 @@ class Handler(BaseHTTPRequestHandler):
             ctype, body = k8sproto.MEDIA_TYPE, PROTO.envelope(obj)
         else:
             body = dumps(obj).encode()
+        if getattr(self, "lose_answer", False):
+            self.lose_answer = False
+            self.close_connection = True
+            cut(self.request)
+            return
         self.count_wire("response", ctype)
         self.send_response(code)
         self.send_header("Content-Type", ctype)
@@ -1928,10 +1933,15 @@ class Handler(BaseHTTPRequestHandler):
                     f["left"] -= 1
                     f["hits"] += 1
                     f["matched"].append({"request": verb + " " + target, "user": self.user, "time": time.time()})
-                    code, stall = f["code"], f.get("stall")
+                    code, stall, lose = f["code"], f.get("stall"), f.get("lose")
                     break
             else:
                 return False
+        if lose:
+            # applied as usual, then the answer is lost: the connection is cut instead (a server
+            # killed right after the write was committed)
+            self.lose_answer = True
+            return False
         if stall is not None:
             # read, never answered: the client's timeout ends it, or the connection is closed
             # without an answer after @stall seconds (an outage ends it too)
@@ -2508,6 +2518,8 @@ class Handler(BaseHTTPRequestHandler):
                     state.faults[-1]["watch"] = bool(args["watch"])
                 if "stall" in args:
                     state.faults[-1]["stall"] = float(args["stall"])
+                if args.get("lose"):
+                    state.faults[-1]["lose"] = True
                 return self.send_json(200, {})
             if what == "outage":
                 seconds = float(args.get("seconds", 5))

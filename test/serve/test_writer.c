@@ -160,7 +160,9 @@ struct recorder {
     pthread_mutex_t lock;
     int n;
     char method[32][8], path[32][200], body[32][2048];
-    long answer; /* status for bindings */
+    long answer;         /* status for bindings */
+    int binding_rc;      /* < 0: bindings get no answer (that transport error) */
+    const char *pod_get; /* the answer to a GET of the pod; NULL: 404 */
 };
 
 static int record(void *ctx, const char *method, const char *path, const char *ct, const char *body,
@@ -178,6 +180,16 @@ static int record(void *ctx, const char *method, const char *path, const char *c
     pthread_mutex_unlock(&r->lock);
     memset(resp, 0, sizeof(*resp));
     bool binding = strstr(path, "/binding") != NULL;
+    if (binding && r->binding_rc < 0) {
+        snprintf(resp->error, sizeof(resp->error), "POST %s: connection reset", path);
+        return r->binding_rc;
+    }
+    if (strcmp(method, "GET") == 0) {
+        resp->status = r->pod_get ? 200 : 404;
+        resp->body = strdup(r->pod_get ? r->pod_get : "{\"kind\":\"Status\",\"code\":404}");
+        resp->len = strlen(resp->body);
+        return 0;
+    }
     resp->status = binding ? r->answer : strcmp(method, "POST") == 0 ? 201 : 200;
     const char *b = resp->status == 409
                         ? "{\"kind\":\"Status\",\"message\":\"pod web-1 is already assigned to node "
@@ -209,12 +221,32 @@ Test(writer, binder_answers)
     cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), 0);
     cr_expect_str_eq(r.path[0], "/api/v1/namespaces/prod/pods/web-1/binding");
     r.answer = 409;
+    r.pod_get = "{\"metadata\":{\"name\":\"web-1\",\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n9\"}}";
     cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -EEXIST, "409: another scheduler bound it");
     cr_assert_eq(st.nreasons, 1);
     cr_expect_str_eq(ks_intern_str(st.reasons[0]),
                      "binding rejected: pod web-1 is already assigned to node \"n9\"");
-    r.answer = 500;
+    /* a 409 that is our own earlier binding, applied: bound */
+    r.pod_get = "{\"metadata\":{\"name\":\"web-1\",\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n1\"}}";
+    memset(&st, 0, sizeof(st));
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), 0);
+    /* a 409 while the pod is not bound at all: another conflict, tried again */
+    r.pod_get = "{\"metadata\":{\"name\":\"web-1\",\"uid\":\"u-1\"},\"spec\":{}}";
     cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -EIO);
+    /* a 500 or a reset connection: what the server has decides (etcd may have committed it) */
+    r.answer = 500;
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -EIO, "not bound: an error");
+    r.pod_get = "{\"metadata\":{\"name\":\"web-1\",\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n1\"}}";
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), 0, "applied although answered 500");
+    r.binding_rc = -ECONNRESET;
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), 0, "applied although the answer was lost");
+    r.pod_get = "{\"metadata\":{\"name\":\"web-1\",\"uid\":\"u-2\"},\"spec\":{\"nodeName\":\"n1\"}}";
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -ECONNRESET, "another pod of that name");
+    /* refused: never reached the server, nothing to look up */
+    int gets = find(&r, "GET", "/pods/web-1");
+    r.binding_rc = -ECONNREFUSED;
+    cr_expect_eq(b.bind(b.ctx, pod, ks_intern("n1"), &st), -ECONNREFUSED);
+    cr_expect_eq(find(&r, "GET", "/pods/web-1"), gets);
     ks_writer_destroy(w, 1000);
     ks_pod_put(pod);
 }
