@@ -17,6 +17,8 @@ reports:
   - the API server's CPU (utime+stime of its process) per bound pod, and etcd's, from the scheduler's
     start until its Events are written too (the namespace's Event count has not grown for 3 s;
     events_drained_s: how long after the last binding that was);
+  - how far each pod's Scheduled Event trails its binding, both seen through watches of the
+    bench's own (event_lag_p50_s, _p99_s, _max_s, events_over_1s, events_missing);
   - the scheduler's CPU (utime+stime) and peak RSS (VmHWM) at that point;
   - the requests the API server served meanwhile, by verb and resource (apiserver_request_total).
 The pods are deleted (grace period 0) after each run, and the next run starts once none is left. Medians per variant, and the per-pair ratios of
@@ -157,16 +159,20 @@ class Api:
             raise RuntimeError(f"{len(errors)} creations failed, e.g. {errors[0]}")
 
 
+def request_samples(metrics):
+    """(labels, value) of every apiserver_request_total sample in the API server's /metrics text."""
+    for line in metrics.decode().splitlines():
+        if line.startswith("apiserver_request_total{"):
+            labels, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
+            kv = dict(item.split("=", 1) for item in labels.split('",') if "=" in item)
+            yield {k: v.strip('"') for k, v in kv.items()}, float(value)
+
+
 def request_counts(api):
     """apiserver_request_total summed by "VERB resource[/subresource]" (the API server's own metric)."""
     status, data = api.call("GET", "/metrics")
     counts = {}
-    for line in data.decode().splitlines():
-        if not line.startswith("apiserver_request_total{"):
-            continue
-        labels, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
-        kv = dict(item.split("=", 1) for item in labels.split('",') if "=" in item)
-        kv = {k: v.strip('"') for k, v in kv.items()}
+    for kv, value in request_samples(data):
         key = kv.get("verb", "?") + " " + kv.get("resource", "") + (
             "/" + kv["subresource"] if kv.get("subresource") else "")
         counts[key] = counts.get(key, 0) + float(value)
@@ -192,50 +198,91 @@ def pod(prefix, i):
                                      "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}
 
 
+def watch_events(api, path, rv, handle, done):
+    """Watch @path (a collection, JSON) from resourceVersion @rv until @done is set or @handle(type,
+    object) returns true, reconnecting from the last resourceVersion seen when the stream ends."""
+    while not done.is_set():
+        c = http.client.HTTPSConnection("127.0.0.1", api.port, context=api.ctx, timeout=None)
+        try:
+            c.request("GET", f"{path}{'&' if '?' in path else '?'}watch=1&resourceVersion={rv}"
+                             "&allowWatchBookmarks=true", headers={"Authorization": "Bearer " + api.token})
+            for line in c.getresponse():
+                ev = json.loads(line)
+                obj = ev.get("object", {})
+                if ev.get("type") == "ERROR":
+                    raise RuntimeError(f"watch error: {obj}")
+                rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                if handle(ev.get("type"), obj) or done.is_set():
+                    return
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            log("watch reconnect:", e)
+            time.sleep(0.2)
+        finally:
+            c.close()
+
+
+def collection_rv(api, path):
+    status, data = api.call("GET", f"{path}?limit=1")
+    return json.loads(data)["metadata"]["resourceVersion"]
+
+
 class BindWatch:
     """Counts pods of one prefix that get spec.nodeName, from a watch opened before the scheduler starts."""
 
     def __init__(self, api, prefix, want):
-        self.api, self.prefix, self.want = api, prefix, want
-        self.bound, self.first, self.last = set(), None, None
+        self.prefix, self.want = prefix, want
+        self.bound, self.first, self.last = {}, None, None  # name -> monotonic time seen bound
         self.done = threading.Event()
-        status, data = api.call("GET", "/api/v1/namespaces/default/pods?limit=1")
-        self.rv = json.loads(data)["metadata"]["resourceVersion"]
-        threading.Thread(target=self.read, daemon=True).start()
+        path = "/api/v1/namespaces/default/pods"
+        rv = collection_rv(api, path)
+        threading.Thread(target=watch_events, daemon=True,
+                         args=(api, f"{path}?labelSelector=app%3D{prefix}", rv, self.seen, self.done)).start()
 
-    def read(self):
-        while not self.done.is_set():
-            c = http.client.HTTPSConnection("127.0.0.1", self.api.port, context=self.api.ctx, timeout=None)
-            try:
-                c.request("GET", f"/api/v1/namespaces/default/pods?watch=1&resourceVersion={self.rv}"
-                                 f"&labelSelector=app%3D{self.prefix}&allowWatchBookmarks=true",
-                          headers={"Authorization": "Bearer " + self.api.token})
-                for line in c.getresponse():
-                    ev = json.loads(line)
-                    obj = ev.get("object", {})
-                    if ev.get("type") == "ERROR":
-                        raise RuntimeError(f"watch error: {obj}")
-                    self.rv = obj.get("metadata", {}).get("resourceVersion", self.rv)
-                    if ev.get("type") in ("ADDED", "MODIFIED") and obj.get("spec", {}).get("nodeName"):
-                        name = obj["metadata"]["name"]
-                        if name not in self.bound:
-                            self.bound.add(name)
-                            now = time.monotonic()
-                            self.first = self.first or now
-                            self.last = now
-                            if len(self.bound) >= self.want:
-                                self.done.set()
-                                return
-            except (OSError, http.client.HTTPException, ValueError) as e:
-                log("watch reconnect:", e)
-                time.sleep(0.2)
-            finally:
-                c.close()
+    def seen(self, kind, obj):
+        if kind in ("ADDED", "MODIFIED") and obj.get("spec", {}).get("nodeName"):
+            name = obj["metadata"]["name"]
+            if name not in self.bound:
+                now = time.monotonic()
+                self.bound[name] = now
+                self.first = self.first or now
+                self.last = now
+                if len(self.bound) >= self.want:
+                    self.done.set()
+                    return True
+        return False
+
+
+class EventWatch:
+    """When each pod of one prefix got its Scheduled Event (events.k8s.io/v1), from a watch opened
+    before the scheduler starts: set against BindWatch's times, how far Events trail bindings."""
+
+    def __init__(self, api, prefix):
+        self.prefix = prefix + "-"
+        self.seen = {}  # regarding pod name -> monotonic time its Scheduled Event was seen
+        self.stop = threading.Event()
+        path = "/apis/events.k8s.io/v1/namespaces/default/events"
+        rv = collection_rv(api, path)
+        threading.Thread(target=watch_events, daemon=True, args=(api, path, rv, self.event, self.stop)).start()
+
+    def event(self, kind, obj):
+        name = obj.get("regarding", {}).get("name", "")
+        if kind == "ADDED" and obj.get("reason") == "Scheduled" and name.startswith(self.prefix):
+            self.seen.setdefault(name, time.monotonic())
+        return False
+
+    def lags(self, bound):
+        """Seconds from each bound pod's binding to its Scheduled Event (None: never seen), sorted."""
+        out = sorted(self.seen[n] - t for n, t in bound.items() if n in self.seen)
+        return out, len(bound) - len(out)
+
+
+def quantile(xs, q):
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
 
 
 class Cluster:
     def __init__(self, args, work):
-        self.args, self.work, self.procs = args, work, []
+        self.args, self.work, self.procs, self.cmds = args, work, [], {}
         self.token = make_pki(work)
         etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
         self.etcd = self.spawn("etcd", [ensure_etcd(), "--name", "e2e", "--data-dir", f"{work}/etcd",
@@ -287,7 +334,9 @@ clientConnection:
 """)
 
     def spawn(self, name, cmd):
-        logf = open(f"{self.work}/{name}.log", "w")
+        """Start @name (its command line kept in self.cmds, so it can be started again; its log appended to)."""
+        self.cmds[name] = cmd
+        logf = open(f"{self.work}/{name}.log", "a")
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
                              start_new_session=True)
         self.procs.append(p)
@@ -309,12 +358,7 @@ clientConnection:
 
     def stop(self):
         for p in reversed(self.procs):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-                try:
-                    p.wait(20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
+            stop_process(p, 20)
 
 
 def one_run(cl, args, name, kind, extra, index):
@@ -323,6 +367,7 @@ def one_run(cl, args, name, kind, extra, index):
     cl.api.create_all("/api/v1/namespaces/default/pods", [pod(prefix, i) for i in range(args.pods)])
     log(f"run {index} ({name}): {args.pods} pods created in {time.monotonic() - t0:.1f} s")
     watch = BindWatch(cl.api, prefix, args.pods)
+    events = EventWatch(cl.api, prefix)
     req0 = request_counts(cl.api)
     api_cpu0, etcd_cpu0 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
     start = time.monotonic()
@@ -341,6 +386,8 @@ def one_run(cl, args, name, kind, extra, index):
     api_cpu1, etcd_cpu1 = cpu_seconds(cl.apiserver.pid), cpu_seconds(cl.etcd.pid)
     sched_cpu, sched_rss = cpu_seconds(sched.pid), peak_rss_mib(sched.pid)
     req1 = request_counts(cl.api)
+    events.stop.set()
+    lags, missing = events.lags(dict(watch.bound))
     sched.send_signal(signal.SIGTERM)
     try:
         sched.wait(30)
@@ -353,6 +400,11 @@ def one_run(cl, args, name, kind, extra, index):
            "bind_rate": (round((n - 1) / (watch.last - watch.first), 1)
                          if watch.last and watch.last > watch.first else None),
            "events_drained_s": round(drained - bound_at, 1),
+           # how long after its binding (both seen through watches) each pod's Scheduled Event came
+           "event_lag_p50_s": round(quantile(lags, 0.5), 3) if lags else None,
+           "event_lag_p99_s": round(quantile(lags, 0.99), 3) if lags else None,
+           "event_lag_max_s": round(lags[-1], 3) if lags else None,
+           "events_over_1s": sum(1 for x in lags if x > 1.0), "events_missing": missing,
            "apiserver_cpu_s": round(api_cpu1 - api_cpu0, 2),
            "apiserver_ms_per_pod": round(1000 * (api_cpu1 - api_cpu0) / n, 3) if n else None,
            "etcd_cpu_s": round(etcd_cpu1 - etcd_cpu0, 2),
@@ -408,17 +460,17 @@ def delete_pods(api, timeout=900):
     raise RuntimeError(f"pods still there {timeout} s after the first DELETE")
 
 
-def main():
+def parse_args(ap, nodes, pods, timeout):
+    """The options every bench of this control plane takes (with these defaults), parsed."""
     here = os.path.dirname(os.path.abspath(__file__))
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--apiserver", required=True, help="the kube-apiserver binary")
     ap.add_argument("--apiserver-args", default="", help="more kube-apiserver flags")
     ap.add_argument("--ksched", default=os.path.join(here, "..", "build", "ksched"))
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--nodes", type=int, default=nodes)
+    ap.add_argument("--pods", type=int, default=pods)
     ap.add_argument("--runs", type=int, default=3, help="runs of each variant")
     ap.add_argument("--qps", type=int, default=5000, help="clientConnection.qps (burst twice that)")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
+    ap.add_argument("--timeout", type=float, default=timeout, help="seconds a run may take")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                     help="a named set of extra `ksched serve` flags; repeat to pair (default: one, no flags)")
     ap.add_argument("--command", action="append", default=[], metavar="NAME=TEMPLATE",
@@ -427,37 +479,24 @@ def main():
                          "{kubeconfig} the kubeconfig, e.g. kube=\"kube-scheduler --config {config}\"")
     ap.add_argument("--json", help="write every run and the medians here")
     ap.add_argument("--keep", help="keep the work folder (logs, kubeconfig) at this path")
-    args = ap.parse_args()
-    variants = [(v.split("=", 1) + [""])[:2] for v in args.variant]
-    variants = [(n, "ksched", a) for n, a in variants]
+    return ap.parse_args()
+
+
+def parse_variants(ap, args):
+    """(name, "ksched" or "command", extra) for each --variant and --command, in order (one default)."""
+    variants = [(n, "ksched", a) for n, a in ((v.split("=", 1) + [""])[:2] for v in args.variant)]
     variants += [(c.split("=", 1)[0], "command", c.split("=", 1)[1]) for c in args.command if "=" in c]
-    variants = variants or [("default", "ksched", "")]
     if not os.access(args.apiserver, os.X_OK) or not os.access(args.ksched, os.X_OK):
         ap.error("--apiserver and --ksched must be executables")
+    return variants or [("default", "ksched", "")]
 
-    work = args.keep or tempfile.mkdtemp(prefix="serve-e2e-")
-    os.makedirs(work, exist_ok=True)
-    cl = None
-    try:
-        cl = Cluster(args, work)
-        t0 = time.monotonic()
-        cl.api.create_all("/api/v1/nodes", [node(i) for i in range(args.nodes)])
-        log(f"{args.nodes} nodes created in {time.monotonic() - t0:.1f} s; API server on port {cl.port}")
-        runs = []
-        for r in range(args.runs):
-            for name, kind, extra in variants:
-                runs.append(one_run(cl, args, name, kind, extra, r))
-    finally:
-        if cl:
-            cl.stop()
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
-    keys = ["pods_per_second", "bind_rate", "apiserver_ms_per_pod", "etcd_cpu_s", "scheduler_cpu_s",
-            "scheduler_peak_rss_mib"]
+def summarize(runs, variants, keys, complete):
+    """Medians of @keys per variant over its @complete runs, and the medians of the per-pair ratios
+    of each variant's runs to the first variant's."""
     summary = {}
     for name, _, _ in variants:
-        rs = [r for r in runs if r["variant"] == name and r["bound"] == args.pods]
+        rs = [r for r in runs if r["variant"] == name and complete(r)]
         summary[name] = {k: statistics.median(r[k] for r in rs) if rs else None for k in keys}
         summary[name]["complete_runs"] = len(rs)
     base = variants[0][0]
@@ -469,6 +508,53 @@ def main():
                      if a[k] and b[k]]
             ratios[k] = round(statistics.median(x / y for x, y in pairs), 3) if pairs else None
         summary[name]["ratio_to_" + base] = ratios
+    return summary
+
+
+def run_variants(args, variants, prefix, populate, run):
+    """A control plane in a fresh folder (@prefix) with args.nodes nodes, @populate(cluster) on it,
+    then args.runs rounds of @run(cluster, args, name, kind, extra, round) over the variants in
+    turn (A B A B ...), so that a machine whose speed drifts affects them alike. Their results."""
+    work = args.keep or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(work, exist_ok=True)
+    cl, runs = None, []
+    try:
+        cl = Cluster(args, work)
+        t0 = time.monotonic()
+        cl.api.create_all("/api/v1/nodes", [node(i) for i in range(args.nodes)])
+        log(f"{args.nodes} nodes created in {time.monotonic() - t0:.1f} s; API server on port {cl.port}")
+        populate(cl)
+        for r in range(args.runs):
+            for name, kind, extra in variants:
+                runs.append(run(cl, args, name, kind, extra, r))
+    finally:
+        if cl:
+            cl.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return runs
+
+
+def stop_process(p, wait):
+    """SIGTERM @p's process group, SIGKILL after @wait seconds."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(wait)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    args = parse_args(ap, nodes=5000, pods=10000, timeout=1800)
+    variants = parse_variants(ap, args)
+
+    runs = run_variants(args, variants, "serve-e2e-", lambda cl: None, one_run)
+    keys = ["pods_per_second", "bind_rate", "apiserver_ms_per_pod", "etcd_cpu_s", "scheduler_cpu_s",
+            "scheduler_peak_rss_mib", "events_drained_s", "event_lag_p99_s", "event_lag_max_s"]
+    summary = summarize(runs, variants, keys, lambda r: r["bound"] == args.pods)
     print(json.dumps({"nodes": args.nodes, "pods": args.pods, "medians": summary}, indent=1))
     if args.json:
         with open(args.json, "w") as f:

@@ -200,16 +200,6 @@ static void report(struct kind_state *k, const char *fmt, ...)
         fprintf(stderr, "ksched: informer %s: %s\n", ks_kind_name(k->kind), msg);
 }
 
-static int set_str(char **dst, const char *src)
-{
-    char *c = src ? strdup(src) : NULL;
-    if (src && !c)
-        return -ENOMEM;
-    free(*dst);
-    *dst = c;
-    return 0;
-}
-
 static void backoff(struct kind_state *k)
 {
     int b = k->backoff_ms ? k->backoff_ms : KS_INF_BACKOFF_MIN_MS;
@@ -576,7 +566,8 @@ static int list_page(struct kind_state *k)
         backoff(k);
         return 0;
     }
-    if ((rc = set_str(&k->list_rv, rv)) || (rc = set_str(&k->cont, cont[0] && !k->unpaged ? cont : NULL)))
+    if ((rc = ks__set_str(&k->list_rv, rv)) ||
+        (rc = ks__set_str(&k->cont, cont[0] && !k->unpaged ? cont : NULL)))
         return rc;
     if (k->cont) {
         if (k->list_rv0)
@@ -585,7 +576,7 @@ static int list_page(struct kind_state *k)
     }
     k->rv_gone = false;
     ks__seen_sweep(&k->seen, k->gen, deleted_while_away, k);
-    if ((rc = set_str(&k->rv, k->list_rv)))
+    if ((rc = ks__set_str(&k->rv, k->list_rv)))
         return rc;
     k->phase = PH_WATCH;
     if (!k->synced) {
@@ -627,12 +618,12 @@ static int on_watch_value(void *ctx, const char *text, size_t len, bool junk)
         k->watch_events = true;
         rc = apply(k, obj, type[0] == 'D', k->path);
         if (rc == 0 && obj && meta_of(obj, &m) == 0 && m.rv[0])
-            rc = set_str(&k->rv, m.rv);
+            rc = ks__set_str(&k->rv, m.rv);
     } else if (!strcmp(type, "BOOKMARK")) {
         k->watch_events = true;
         const char *rv = scalar_or(ks_yaml_get(ks_yaml_get(obj, "metadata"), "resourceVersion"), "");
         if (rv[0])
-            rc = set_str(&k->rv, rv);
+            rc = ks__set_str(&k->rv, rv);
     } else if (!strcmp(type, "ERROR")) {
         const char *code = scalar_or(ks_yaml_get(obj, "code"), "");
         const char *msg = scalar_or(ks_yaml_get(obj, "message"), "");

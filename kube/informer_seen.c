@@ -61,10 +61,10 @@ static int grow(struct ks__seen *s)
     return 0;
 }
 
-static int set_str(char **dst, const char *src)
+int ks__set_str(char **dst, const char *src)
 {
-    char *c = strdup(src ? src : "");
-    if (!c)
+    char *c = src ? strdup(src) : NULL;
+    if (src && !c)
         return -ENOMEM;
     free(*dst);
     *dst = c;
@@ -86,14 +86,14 @@ int ks__seen_put(struct ks__seen *s, const char *ns, const char *name, const cha
         memcpy(e->key + nl + 1, name, ml + 1);
         e->name = e->key + nl + 1;
         e->hash = h;
-        if (set_str(&e->rv, rv) || set_str(&e->uid, uid)) {
+        if (ks__set_str(&e->rv, rv ? rv : "") || ks__set_str(&e->uid, uid ? uid : "")) {
             free(e->rv);
             free(e);
             return -ENOMEM;
         }
         *pp = e;
         s->n++;
-    } else if (set_str(&e->rv, rv) || set_str(&e->uid, uid)) {
+    } else if (ks__set_str(&e->rv, rv ? rv : "") || ks__set_str(&e->uid, uid ? uid : "")) {
         return -ENOMEM;
     }
     e->gen = gen;

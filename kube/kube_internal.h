@@ -66,6 +66,9 @@ long ks__kube_client_timeout_ms(const struct ks_kube_client *c);
 
 /* ---- informer internals (kube/informer_seen.c, kube/watch_scan.c) ---- */
 
+/* ks__set_str - *dst becomes a copy of @src (NULL: NULL), the old one freed. 0 or -ENOMEM (*dst kept). */
+int ks__set_str(char **dst, const char *src);
+
 /*
  * What one kind's informer has delivered: (namespace, name) -> resourceVersion and uid,
  * with the list generation that last saw it (a relist deletes what it did not see). The

@@ -203,16 +203,6 @@ static const char *scalar_or_empty(const struct ks_yaml_node *n)
     return n && n->kind == KS_YAML_SCALAR && !ks_yaml_is_null(n) ? n->str : "";
 }
 
-static int keep_str(char **dst, const char *src)
-{
-    char *c = strdup(src);
-    if (!c)
-        return -ENOMEM;
-    free(*dst);
-    *dst = c;
-    return 0;
-}
-
 int ks__list_scan_finish(struct ks__list_scan *ls, const char *file, const char **rv, const char **cont,
                          struct ks_error *err)
 {
@@ -230,8 +220,8 @@ int ks__list_scan_finish(struct ks__list_scan *ls, const char *file, const char 
                                   *items = ks_yaml_get(root, "items");
         if (!ks_yaml_is_null(items) && items->kind != KS_YAML_SEQ) {
             rc = ks_error_set(err, file, items->line, "items", "is %s, not a list", ks_yaml_kind_name(items));
-        } else if ((rc = keep_str(&ls->rv, scalar_or_empty(ks_yaml_get(md, "resourceVersion")))) ||
-                   (rc = keep_str(&ls->cont, scalar_or_empty(ks_yaml_get(md, "continue"))))) {
+        } else if ((rc = ks__set_str(&ls->rv, scalar_or_empty(ks_yaml_get(md, "resourceVersion")))) ||
+                   (rc = ks__set_str(&ls->cont, scalar_or_empty(ks_yaml_get(md, "continue"))))) {
             ks_error_set(err, file, 0, NULL, "out of memory");
         }
         ks_yaml_stream_destroy(s);

@@ -42,16 +42,6 @@ static int malformed(const char *file, struct ks_error *err, const char *what)
     return ks_error_set(err, file, 1, NULL, "invalid protobuf: %s", what);
 }
 
-static int set_str(char **dst, const char *src)
-{
-    char *c = strdup(src ? src : "");
-    if (!c)
-        return -ENOMEM;
-    free(*dst);
-    *dst = c;
-    return 0;
-}
-
 /* The envelope's typeMeta: the list's kind, whose `items` field gives the item message. */
 static int type_meta(struct ks__list_scan *ls, const char *file, const uint8_t *val, size_t len,
                      struct ks_error *err)
@@ -81,9 +71,9 @@ static int list_meta(struct ks__list_scan *ls, const char *file, const uint8_t *
     Ks__Meta__ListMeta *lm = ks__meta__list_meta__unpack(NULL, len, val);
     if (!lm)
         return malformed(file, err, "a malformed ListMeta");
-    int rc = set_str(&ls->rv, lm->resourceversion);
+    int rc = ks__set_str(&ls->rv, lm->resourceversion);
     if (rc == 0)
-        rc = set_str(&ls->cont, lm->continue_);
+        rc = ks__set_str(&ls->cont, lm->continue_);
     ks__meta__list_meta__free_unpacked(lm, NULL);
     return rc;
 }

@@ -147,19 +147,15 @@ static int parse_enveloped(struct ks_yaml_stream *s, const void *buf, size_t len
     return rc;
 }
 
-int ks_proto_parse(const char *file, const void *buf, size_t len, struct ks_yaml_stream **out,
-                   struct ks_error *err)
+/* @s with its one document @root as *out when @rc is 0; else @s freed and @rc returned (-ENOMEM said in
+ * @err). */
+static int done(struct ks_yaml_stream *s, int rc, struct ks_yaml_node *root, const char *file,
+                struct ks_yaml_stream **out, struct ks_error *err)
 {
-    struct ks_yaml_stream *s = new_stream(file);
-    struct ks_yaml_node *root = NULL;
-    *out = NULL;
-    if (!s) {
-        ks_error_set(err, file, 0, NULL, "out of memory");
-        return -ENOMEM;
-    }
-    int rc = parse_enveloped(s, buf, len, &root, err);
     if (rc) {
         ks_yaml_stream_destroy(s);
+        if (rc == -ENOMEM)
+            ks_error_set(err, file, 0, NULL, "out of memory");
         return rc;
     }
     s->docs[0] = root;
@@ -168,75 +164,57 @@ int ks_proto_parse(const char *file, const void *buf, size_t len, struct ks_yaml
     return 0;
 }
 
+int ks_proto_parse(const char *file, const void *buf, size_t len, struct ks_yaml_stream **out,
+                   struct ks_error *err)
+{
+    struct ks_yaml_stream *s = new_stream(file);
+    struct ks_yaml_node *root = NULL;
+    *out = NULL;
+    int rc = s ? parse_enveloped(s, buf, len, &root, err) : -ENOMEM;
+    return done(s, rc, root, file, out, err);
+}
+
 int ks__proto_parse_message(const char *file, const ProtobufCMessageDescriptor *d, const void *buf,
                             size_t len, struct ks_yaml_stream **out, struct ks_error *err)
 {
     struct ks_yaml_stream *s = new_stream(file);
     struct ks_yaml_node *root = NULL;
-    int rc = -ENOMEM;
     *out = NULL;
     if (!s)
-        goto err_nomem;
+        return done(s, -ENOMEM, NULL, file, out, err);
     ProtobufCAllocator al = ks__proto_arena_allocator(&s->arena);
     ProtobufCMessage *m = protobuf_c_message_unpack(d, &al, len, buf);
-    if (!m) {
-        rc = ks_error_set(err, s->file, 1, NULL, "invalid protobuf: a malformed %.64s", d->short_name);
-        goto err_stream;
-    }
-    if ((rc = ks__proto_to_tree(&s->arena, m, s->file, &root, err)))
-        goto err_stream;
-    s->docs[0] = root;
-    s->ndocs = 1;
-    *out = s;
-    return 0;
-
-err_stream:
-    ks_yaml_stream_destroy(s);
-err_nomem:
-    if (rc == -ENOMEM)
-        ks_error_set(err, file, 0, NULL, "out of memory");
-    return rc;
+    int rc = m ? ks__proto_to_tree(&s->arena, m, s->file, &root, err)
+               : ks_error_set(err, s->file, 1, NULL, "invalid protobuf: a malformed %.64s", d->short_name);
+    return done(s, rc, root, file, out, err);
 }
 
 int ks_proto_parse_watch_event(const char *file, const void *buf, size_t len, struct ks_yaml_stream **out,
                                struct ks_error *err)
 {
     struct ks_yaml_stream *s = new_stream(file);
-    int rc = -ENOMEM;
     *out = NULL;
     if (!s)
-        goto err_nomem;
+        return done(s, -ENOMEM, NULL, file, out, err);
     ProtobufCAllocator al = ks__proto_arena_allocator(&s->arena);
     Ks__Meta__WatchEvent *ev = ks__meta__watch_event__unpack(&al, len, buf);
-    if (!ev) {
-        rc = ks_error_set(err, s->file, 1, NULL, "invalid protobuf: a malformed watch event");
-        goto err_stream;
-    }
+    if (!ev)
+        return done(s, ks_error_set(err, s->file, 1, NULL, "invalid protobuf: a malformed watch event"), NULL,
+                    file, out, err);
     struct ks_yaml_node *root = ks_arena_alloc(&s->arena, sizeof(*root)), *obj = NULL;
     struct ks_yaml_node *ktype = text_node(&s->arena, "type", 0), *vtype = text_node(&s->arena, ev->type, 0);
     struct ks_yaml_node *kobj = text_node(&s->arena, "object", 0);
     if (!root || !ktype || !vtype || !kobj ||
         !(root->pairs = ks_arena_calloc(&s->arena, 2, sizeof(*root->pairs))))
-        goto err_stream;
+        return done(s, -ENOMEM, NULL, file, out, err);
     root->kind = KS_YAML_MAP;
     root->line = 1;
     root->pairs[root->n++] = (struct ks_yaml_pair){ktype, vtype};
-    if (ev->object && ev->object->raw.len) {
-        if ((rc = parse_enveloped(s, ev->object->raw.data, ev->object->raw.len, &obj, err)))
-            goto err_stream;
+    int rc = 0;
+    if (ev->object && ev->object->raw.len &&
+        (rc = parse_enveloped(s, ev->object->raw.data, ev->object->raw.len, &obj, err)) == 0)
         root->pairs[root->n++] = (struct ks_yaml_pair){kobj, obj};
-    }
-    s->docs[0] = root;
-    s->ndocs = 1;
-    *out = s;
-    return 0;
-
-err_stream:
-    ks_yaml_stream_destroy(s);
-err_nomem:
-    if (rc == -ENOMEM)
-        ks_error_set(err, file, 0, NULL, "out of memory");
-    return rc;
+    return done(s, rc, root, file, out, err);
 }
 
 int ks_kube_body_parse(const char *file, const char *buf, size_t len, struct ks_yaml_stream **out,

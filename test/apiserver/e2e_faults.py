@@ -86,6 +86,18 @@ def make_nodes(c, n):
         c.create(e2e.node("node-%02d" % i, 4, 16))
 
 
+def populate(c, nodes, names, nowhere):
+    """@nodes nodes (8 pods that fit each), the pods @names that fit and @nowhere pods that fit
+    nowhere: (names, the latter's names)."""
+    make_nodes(c, nodes)
+    others = ["nofit-%d" % i for i in range(nowhere)]
+    for n in names:
+        c.create(fit(n))
+    for n in others:
+        c.create(nofit(n))
+    return names, others
+
+
 def create_retrying(c, obj, timeout=60):
     """Create @obj, retrying while the server is down; an AlreadyExists after a lost answer
     means an earlier attempt was applied."""
@@ -250,13 +262,7 @@ def scenario_outage(c):
 
 
 def scenario_watch_cut(c):
-    make_nodes(c, 10)  # room for 80
-    first = ["a-%03d" % i for i in range(15)]
-    nowhere = ["nofit-%d" % i for i in range(3)]
-    for n in first:
-        c.create(fit(n))
-    for n in nowhere:
-        c.create(nofit(n))
+    first, nowhere = populate(c, 10, ["a-%03d" % i for i in range(15)], 3)  # room for 80
     s = c.serve("ksched-a")
     st = c.wait_all_bound(first, 30)
     lists = pod_lists(st, "ksched-a")
@@ -347,13 +353,7 @@ def scenario_watch_cut(c):
 
 
 def scenario_bind_errors(c):
-    make_nodes(c, 6)  # room for 48
-    names = ["e-%03d" % i for i in range(30)]
-    nowhere = ["nofit-%d" % i for i in range(2)]
-    for n in names:
-        c.create(fit(n))
-    for n in nowhere:
-        c.create(nofit(n))
+    names, nowhere = populate(c, 6, ["e-%03d" % i for i in range(30)], 2)  # room for 48
     paths = {"/pods/e-000/binding$": (429, 2), "/pods/e-001/binding$": (500, 1), "/pods/e-002/binding$": (503, 2),
              "/pods/e-00[3-9]/binding$": (503, 4), "/pods/e-01[0-9]/binding$": (429, 5),
              "/pods/e-02[0-4]/binding$": (500, 3)}
@@ -411,13 +411,7 @@ def scenario_lost_answers(c):
 
 
 def scenario_stall(c):
-    make_nodes(c, 4)  # room for 32
-    names = ["s-%03d" % i for i in range(10)] + ["held"]
-    nowhere = ["nofit-%d" % i for i in range(2)]
-    for n in names:
-        c.create(fit(n))
-    for n in nowhere:
-        c.create(nofit(n))
+    names, nowhere = populate(c, 4, ["s-%03d" % i for i in range(10)] + ["held"], 2)  # room for 32
     stall = REQUEST_TIMEOUT + 10  # longer than the client waits: the client must give up
     list_path, bind_path = r"^/api/v1/pods\?", "/pods/held/binding$"
     fault(c, "GET", list_path, 1, watch=False, stall=stall)
@@ -455,10 +449,7 @@ def lease_path(st):
 
 
 def scenario_lease_conflict(c):
-    make_nodes(c, 10)  # room for 80
-    nowhere = ["nofit-%d" % i for i in range(2)]
-    for n in nowhere:
-        c.create(nofit(n))
+    _, nowhere = populate(c, 10, [], 2)  # room for 80
     a = c.serve("ksched-a", leader_elect=True, extra=e2e.LEASE_FLAGS)
     st = c.wait("a lease holder", lambda st: any(w["holder"] for w in st["leases"]), 20)
     b = c.serve("ksched-b", leader_elect=True, extra=e2e.LEASE_FLAGS)
@@ -511,10 +502,7 @@ def scenario_lease_conflict(c):
 
 
 def scenario_lease_stolen(c):
-    make_nodes(c, 14)  # room for 112
-    nowhere = ["nofit-%d" % i for i in range(2)]
-    for n in nowhere:
-        c.create(nofit(n))
+    _, nowhere = populate(c, 14, [], 2)  # room for 112
     s = c.serve("ksched-a", leader_elect=True, extra=e2e.LEASE_FLAGS)
     st = c.wait("a lease holder", lambda st: any(w["holder"] for w in st["leases"]), 20)
     first = ["a-%03d" % i for i in range(20)]

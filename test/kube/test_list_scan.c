@@ -59,6 +59,23 @@ static int scan(const char *text, size_t len, size_t step, struct items *it, cha
     return rc;
 }
 
+/* @list (items a, b, c; resourceVersion 42, continue c1) read in pieces of every size */
+static void expect_abc_in_every_split(const char *list, size_t len)
+{
+    for (size_t step = 1; step <= len; step++) {
+        struct items it;
+        char rv[64], cont[64];
+        size_t max_buf;
+        cr_assert_eq(scan(list, len, step, &it, rv, cont, &max_buf), 0, "step %zu", step);
+        cr_assert_eq(it.n, 3, "step %zu: %d items", step, it.n);
+        cr_assert_str_eq(it.names[0], "a");
+        cr_assert_str_eq(it.names[1], "b");
+        cr_assert_str_eq(it.names[2], "c");
+        cr_assert_str_eq(rv, "42");
+        cr_assert_str_eq(cont, "c1");
+    }
+}
+
 #define POD(name, extra) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\"" extra "}}"
 
 Test(list_scan, json_in_pieces_of_every_size)
@@ -68,18 +85,7 @@ Test(list_scan, json_in_pieces_of_every_size)
         "\"c1\"},"
         "\"items\":[" POD("a", ",\"annotations\":{\"x\":\"}]{[\\\"items\\\":[\"}") ",\n  " POD(
             "b", "") "," POD("c", ",\"labels\":{\"items\":\"[\"}") "]}\n";
-    for (size_t step = 1; step <= sizeof(list); step++) {
-        struct items it;
-        char rv[64], cont[64];
-        size_t max_buf;
-        cr_assert_eq(scan(list, sizeof(list) - 1, step, &it, rv, cont, &max_buf), 0, "step %zu", step);
-        cr_assert_eq(it.n, 3, "step %zu: %d items", step, it.n);
-        cr_assert_str_eq(it.names[0], "a");
-        cr_assert_str_eq(it.names[1], "b");
-        cr_assert_str_eq(it.names[2], "c");
-        cr_assert_str_eq(rv, "42");
-        cr_assert_str_eq(cont, "c1");
-    }
+    expect_abc_in_every_split(list, sizeof(list) - 1);
 }
 
 Test(list_scan, json_metadata_after_the_items_and_other_keys)
@@ -187,18 +193,7 @@ Test(list_scan, protobuf_in_pieces_of_every_size)
     size_t len;
     char *list =
         encode(PODLIST(POD("a", ",\"labels\":{\"k\":\"v\"}") "," POD("b", "") "," POD("c", "")), &len);
-    for (size_t step = 1; step <= len; step++) {
-        struct items it;
-        char rv[64], cont[64];
-        size_t max_buf;
-        cr_assert_eq(scan(list, len, step, &it, rv, cont, &max_buf), 0, "step %zu", step);
-        cr_assert_eq(it.n, 3, "step %zu: %d items", step, it.n);
-        cr_assert_str_eq(it.names[0], "a");
-        cr_assert_str_eq(it.names[1], "b");
-        cr_assert_str_eq(it.names[2], "c");
-        cr_assert_str_eq(rv, "42");
-        cr_assert_str_eq(cont, "c1");
-    }
+    expect_abc_in_every_split(list, len);
     free(list);
 }
 
