@@ -272,9 +272,38 @@ def proto_target():
         "status": {"allocatable": {"cpu": "4"}}}))
 
 
+def list_target():
+    """Byte 0: the listed kind; byte 1: chunk size; then a LIST answer: JSON (some indented), or
+    protobuf encoded by the test API server's codec (test/apiserver/k8sproto.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "apiserver"))
+    import k8sproto
+    schema = k8sproto.Schema()
+    by_kind = {}
+    for d in api_objects():
+        if d.get("kind") in KIND_ORDER:
+            by_kind.setdefault(d["kind"], []).append(d)
+    n = 0
+    for kind, objs in sorted(by_kind.items()):
+        k = KIND_ORDER.index(kind)
+        for i in range(0, len(objs), 3):
+            items = [{x: v for x, v in o.items() if x not in ("apiVersion", "kind")} for o in objs[i:i + 3]]
+            lst = {"apiVersion": objs[i]["apiVersion"], "kind": kind + "List", "items": items,
+                   "metadata": {"resourceVersion": str(100 + n), "continue": "tok" if n % 2 else ""}}
+            text = json.dumps(lst, default=str, indent=2 if n % 3 == 0 else None)
+            put("list", bytes([k, (n * 7) % 65]) + text.encode())
+            try:
+                put("list", bytes([k, (n * 5) % 65]) + schema.envelope(json.loads(text)))
+            except (k8sproto.ProtoError, KeyError, TypeError, ValueError, AttributeError):
+                pass  # a value of another type than the API's
+            n += 1
+    put("list", bytes([1, 3]) + b'{"metadata":{},"items":[null,1,"s]",[{}],{"metadata":{"name":"a{\\"}"}}]}')
+    put("list", bytes([1, 0]) + b'{"items":[],"metadata":{"resourceVersion":"1"}}')
+
+
 if __name__ == "__main__":
     for target, fn in (("loader", loader), ("quantity", quantity), ("selector", selector), ("config", config),
-                       ("json", json_target), ("watch_event", watch_event), ("proto", proto_target)):
+                       ("json", json_target), ("watch_event", watch_event), ("proto", proto_target),
+                       ("list", list_target)):
         clear_seeds(target)
         fn()
         n = len(glob.glob(os.path.join(HERE, "corpus", target, "*")))
