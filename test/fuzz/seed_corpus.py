@@ -202,15 +202,20 @@ KIND_ORDER = ["Node", "Pod", "PersistentVolume", "PersistentVolumeClaim", "Stora
               "ReplicaSet", "StatefulSet"]  # KS_KIND_MAP order (include/ksched/loader.h)
 
 
-def watch_event():
-    """Byte 0: the watched kind; byte 1: chunk size; then events, one per line (some pretty-printed)."""
-    types = ("ADDED", "MODIFIED", "DELETED")
+def objects_by_kind():
+    """(kind, its manifest documents) for each kind of KIND_ORDER that has some, by kind name."""
     by_kind = {}
     for d in api_objects():
         if d.get("kind") in KIND_ORDER:
             by_kind.setdefault(d["kind"], []).append(d)
+    return sorted(by_kind.items())
+
+
+def watch_event():
+    """Byte 0: the watched kind; byte 1: chunk size; then events, one per line (some pretty-printed)."""
+    types = ("ADDED", "MODIFIED", "DELETED")
     n = 0
-    for kind, objs in sorted(by_kind.items()):
+    for kind, objs in objects_by_kind():
         for i in range(0, len(objs), 3):
             events = [json.dumps({"type": types[(i + j) % 3], "object": o}, default=str,
                                  indent=2 if (n + j) % 4 == 3 else None) for j, o in enumerate(objs[i:i + 3])]
@@ -278,12 +283,8 @@ def list_target():
     sys.path.insert(0, os.path.join(ROOT, "test", "apiserver"))
     import k8sproto
     schema = k8sproto.Schema()
-    by_kind = {}
-    for d in api_objects():
-        if d.get("kind") in KIND_ORDER:
-            by_kind.setdefault(d["kind"], []).append(d)
     n = 0
-    for kind, objs in sorted(by_kind.items()):
+    for kind, objs in objects_by_kind():
         k = KIND_ORDER.index(kind)
         for i in range(0, len(objs), 3):
             items = [{x: v for x, v in o.items() if x not in ("apiVersion", "kind")} for o in objs[i:i + 3]]
