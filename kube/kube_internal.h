@@ -108,6 +108,24 @@ void ks__seen_free(struct ks__seen *s);
  * arbitrary pieces. Text between values that is not JSON (up to a newline) is reported
  * as junk. Strings are tracked so braces inside them do not count.
  */
+/*
+ * ks__json_in_string - one byte @c of JSON text whose string state is *in_str / *esc: false when
+ * @c was outside a string (the state untouched), else the state moved past it (a closing quote
+ * ends the string). The framing of watch streams and of lists share it.
+ */
+static inline bool ks__json_in_string(bool *in_str, bool *esc, char c)
+{
+    if (!*in_str)
+        return false;
+    if (*esc)
+        *esc = false;
+    else if (c == '\\')
+        *esc = true;
+    else if (c == '"')
+        *in_str = false;
+    return true;
+}
+
 struct ks__watch_scan {
     char *buf;
     size_t len, cap;

@@ -72,15 +72,7 @@ static int emit(struct ks__list_scan *ls, const char *file, size_t end, ks__list
 /* The string state machine shared by the shell and the items: true when @c was inside a string. */
 static bool in_string(struct ks__list_scan *ls, char c)
 {
-    if (!ls->in_str)
-        return false;
-    if (ls->esc)
-        ls->esc = false;
-    else if (c == '\\')
-        ls->esc = true;
-    else if (c == '"')
-        ls->in_str = false;
-    return true;
+    return ks__json_in_string(&ls->in_str, &ls->esc, c);
 }
 
 static int json_feed(struct ks__list_scan *ls, const char *file, ks__list_item_fn fn, void *ctx,

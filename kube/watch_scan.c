@@ -75,15 +75,8 @@ int ks__watch_scan_feed(struct ks__watch_scan *w, const char *data, size_t len,
                 w->junk = true;
             continue;
         }
-        if (w->in_str) {
-            if (w->esc)
-                w->esc = false;
-            else if (c == '\\')
-                w->esc = true;
-            else if (c == '"')
-                w->in_str = false;
+        if (ks__json_in_string(&w->in_str, &w->esc, c))
             continue;
-        }
         if (c == '"') {
             w->in_str = true;
         } else if (c == '{' || c == '[') {

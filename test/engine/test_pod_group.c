@@ -368,6 +368,18 @@ static void rack_group(FILE *f, const char *name, int min)
             name, min);
 }
 
+/* @n members "w-<i>" of group g, labelled app: @app, of 1 cpu, with @spec (lines of their spec) */
+static void members(FILE *f, int n, const char *app, const char *spec)
+{
+    for (int i = 0; i < n; i++)
+        fprintf(
+            f,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default, labels: {app: %s}}\n"
+            "spec:\n  schedulingGroup: {podGroupName: g}\n%s"
+            "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+            i, app, spec);
+}
+
 /* The rack (a or b) every Scheduled pod whose name starts with @prefix went to; '?' when none, '*' when
  * several. */
 static char rack_of(const struct run *r, const char *prefix)
@@ -801,15 +813,9 @@ static void spread_within_rack(FILE *f)
                 "spec:\n  nodeName: %s\n  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
                 i, i < 2 ? "other" : "x", names[i]);
     rack_group(f, "g", 2);
-    for (int i = 0; i < 2; i++)
-        fprintf(
-            f,
-            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default, labels: {app: x}}\n"
-            "spec:\n  schedulingGroup: {podGroupName: g}\n"
+    members(f, 2, "x",
             "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, "
-            "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]\n"
-            "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
-            i);
+            "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]\n");
 }
 
 Test(pod_group_topology, spreading_counts_only_the_placements_nodes)
@@ -842,15 +848,9 @@ static void affinity_within_rack(FILE *f)
           "spec:\n  nodeName: a-0\n  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
           f);
     rack_group(f, "g", 2);
-    for (int i = 0; i < 2; i++)
-        fprintf(
-            f,
-            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default, labels: {app: db}}\n"
-            "spec:\n  schedulingGroup: {podGroupName: g}\n"
+    members(f, 2, "db",
             "  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
-            "{matchLabels: {app: db}}, topologyKey: kubernetes.io/hostname}]}}\n"
-            "  containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
-            i);
+            "{matchLabels: {app: db}}, topologyKey: kubernetes.io/hostname}]}}\n");
 }
 
 Test(pod_group_topology, pod_affinity_counts_only_the_placements_nodes)
