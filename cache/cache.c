@@ -449,6 +449,42 @@ static void hidden_unlink(struct ks_cache *c, struct pod_entry *e)
     c->nhidden--;
 }
 
+/* One more (@delta 1) or one less (-1) pod of @priority attached to a node_info. */
+static void prio_count(struct ks_cache *c, int32_t priority, int delta)
+{
+    uint32_t lo = 0, hi = c->nprio;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->prio[mid].priority < priority)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool found = lo < c->nprio && c->prio[lo].priority == priority;
+    if (delta > 0 && found) {
+        c->prio[lo].n++;
+    } else if (delta > 0 && (c->nprio == KS_CACHE_PRIORITIES || c->prio_overflow)) {
+        /* no new slot while some pod has none: a priority never has both a slot and overflowed pods */
+        c->prio_overflow++;
+    } else if (delta > 0) {
+        memmove(&c->prio[lo + 1], &c->prio[lo], (c->nprio - lo) * sizeof(c->prio[0]));
+        c->prio[lo] = (struct prio_count){priority, 1};
+        c->nprio++;
+    } else if (found && --c->prio[lo].n == 0) {
+        memmove(&c->prio[lo], &c->prio[lo + 1], (c->nprio - lo - 1) * sizeof(c->prio[0]));
+        c->nprio--;
+    } else if (!found) {
+        c->prio_overflow--; /* it was one that found no room */
+    }
+}
+
+int32_t ks__cache_min_priority(const struct ks_cache *c)
+{
+    if (c->prio_overflow)
+        return INT32_MIN;
+    return c->nprio ? c->prio[0].priority : INT32_MAX;
+}
+
 /* upstream addPod: account @e on @ni (reserved by attach_reserve) and index it. */
 static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info *ni,
                        struct node_info **fresh)
@@ -459,6 +495,7 @@ static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info
         *fresh = NULL;
     }
     ks__ni_add_pod(ni, e);
+    prio_count(c, e->pod->priority, 1);
     touch(c, ni);
     for (uint32_t i = 0; i < e->npvcs; i++)
         c->pvcs_dirty |= ks__pvc_count_add(c->pvcs, &c->npvcs, e->pvcs[i]);
@@ -478,6 +515,7 @@ static void pod_detach(struct ks_cache *c, struct pod_entry *e, const struct nod
     if (e->hidden)
         hidden_unlink(c, e); /* the entry goes: nothing to give back */
     ks__ni_remove_pod(ni, e);
+    prio_count(c, e->pod->priority, -1);
     touch(c, ni);
     for (uint32_t i = 0; i < e->npvcs; i++)
         c->pvcs_dirty |= ks__pvc_count_remove(c->pvcs, &c->npvcs, e->pvcs[i]);

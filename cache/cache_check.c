@@ -408,10 +408,20 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
     if (pods_on_nodes != c->pods.n)
         fail(&k, "cache: %llu pods on nodes, the pod table holds %u", (unsigned long long)pods_on_nodes,
              c->pods.n);
-    uint64_t entries = 0;
+    uint64_t entries = 0, slotted[KS_CACHE_PRIORITIES] = {0}, unslotted = 0;
+    int32_t lowest = INT32_MAX;
     for (uint32_t b = 0; b <= c->pods.mask; b++) {
         for (struct pod_entry *e = c->pods.buckets[b]; e; e = e->hnext) {
             entries++;
+            uint32_t slot = 0;
+            while (slot < c->nprio && c->prio[slot].priority != e->pod->priority)
+                slot++;
+            if (slot < c->nprio)
+                slotted[slot]++;
+            else
+                unslotted++;
+            if (e->pod->priority < lowest)
+                lowest = e->pod->priority;
             assumed += e->assumed;
             if (!e->ni || e->slot >= e->ni->npods || e->ni->pods[e->slot] != e)
                 fail(&k, "cache pod index: pod %s (node %s) is not on its node's pod list", pod_name(e->pod),
@@ -422,6 +432,14 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
     }
     if (entries != c->pods.n)
         fail(&k, "cache pod table: %llu entries chained, count %u", (unsigned long long)entries, c->pods.n);
+    for (uint32_t i = 0; i < c->nprio; i++) {
+        if (slotted[i] != c->prio[i].n || (i && c->prio[i - 1].priority >= c->prio[i].priority))
+            fail(&k, "cache priorities: %u pods of priority %d counted %u, or the slots are out of order",
+                 (unsigned)slotted[i], c->prio[i].priority, c->prio[i].n);
+    }
+    if (unslotted != c->prio_overflow || ks__cache_min_priority(c) > lowest)
+        fail(&k, "cache priorities: %llu pods without a slot counted %u; lowest %d, floor %d",
+             (unsigned long long)unslotted, c->prio_overflow, lowest, ks__cache_min_priority(c));
     uint32_t listed = 0;
     for (struct pod_entry *e = c->assumed; e; e = e->anext) {
         listed++;

@@ -242,6 +242,8 @@ struct snap_version {
 
 /* ---- the cache ------------------------------------------------------------------------------- */
 
+enum { KS_CACHE_PRIORITIES = 32 }; /* distinct pod priorities ks_cache.prio tracks */
+
 struct ks_cache {
     pthread_mutex_t lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
     int64_t ttl_ns;
@@ -271,6 +273,17 @@ struct ks_cache {
     uint32_t npvcs, cap_pvcs;
     struct ni_pvc *pvcs;
     bool pvcs_dirty;
+
+    /*
+     * The priorities of the pods attached to node_infos (assumed and hidden ones too) with
+     * their counts, sorted by priority; the pods whose priority found no room counted in
+     * prio_overflow (ks__cache_min_priority is then INT32_MIN).
+     */
+    uint32_t nprio, prio_overflow;
+    struct prio_count {
+        int32_t priority;
+        uint32_t n;
+    } prio[KS_CACHE_PRIORITIES];
 
     struct node_tree tree;
     bool order_dirty; /* the tree changed since the last version */
@@ -305,6 +318,12 @@ static inline void cache_unlock(struct ks_cache *c)
 {
     ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
 }
+
+/*
+ * cache.c: ks__cache_min_priority - no pod attached to a node_info has a lower priority
+ * (INT32_MAX without pods; INT32_MIN when more distinct priorities than tracked). Cache lock held.
+ */
+int32_t ks__cache_min_priority(const struct ks_cache *c);
 
 /* snapshot.c */
 int ks__gc_reserve(struct ks_cache *c, uint32_t more);

@@ -178,6 +178,8 @@ int ks__snapshot_init(struct ks_cache *c)
     if (!v)
         return -ENOMEM;
     v->pub.chunks = v->chunks;
+    v->pub.priorities_known = true;
+    v->pub.min_pod_priority = INT32_MAX;
     v->pool = &c->chunk_pool;
     c->current = v;
     ks_rcu_publish(c->published, &v->pub);
@@ -485,6 +487,8 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
         .npvcs_in_use = os->npvcs_in_use,
         .find_table = os->find_table,
         .pvcs_in_use = os->pvcs_in_use,
+        .priorities_known = true,
+        .min_pod_priority = ks__cache_min_priority(c),
     };
 
     /* 4. chunks, the find table, the affinity lists, the PVCs in use */

@@ -428,9 +428,11 @@ void ks_summary_on_unschedulable(void *ctx, const struct ks_attempt *a)
         d->absent.code != KS_SUCCESS ? class_of(a->fw, &d->absent, &w->other_failure) : NODE_FIXED;
     memset(w->node_class, absent, s->nnodes);
     for (uint32_t k = 0; k < d->nfailed; k++) {
-        uint32_t n = node_find(s, d->nodes[k]->name);
+        const struct ks_node_snap *node;
+        const struct ks_status *st = ks_diagnosis_at(d, k, &node);
+        uint32_t n = node_find(s, node->name);
         if (n != UINT32_MAX)
-            w->node_class[n] = (uint8_t)class_of(a->fw, &d->statuses[k], &w->other_failure);
+            w->node_class[n] = (uint8_t)class_of(a->fw, st, &w->other_failure);
     }
 }
 

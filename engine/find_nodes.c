@@ -336,10 +336,18 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
             d->unschedulable_plugins |= 1ull << st->plugin;
         return KS_SUCCESS;
     }
-    if (s->index && pre.all && !s->placement.n && ks__index_cycle(s, fw, cs, pod, snap, &sc->feasible[0])) {
-        out->nfeasible = 1;
-        out->indexed = true;
-        return KS_SUCCESS;
+    if (s->index && pre.all && !s->placement.n) {
+        switch (ks__index_cycle(s, fw, cs, pod, snap, &sc->feasible[0], d)) {
+        case KS_INDEX_HOST:
+            out->nfeasible = 1;
+            out->indexed = true;
+            return KS_SUCCESS;
+        case KS_INDEX_UNFIT:
+            out->indexed = true;
+            return KS_SUCCESS;
+        case KS_INDEX_NO_ANSWER:
+            break;
+        }
     }
     if (!ks_framework_has_filter(fw))
         return filter_phase(s, fw, cs, pod, snap, &pre, out, st);

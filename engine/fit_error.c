@@ -62,11 +62,24 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(sx, sy);
 }
 
+/* Count @reason @n more times among the @nc entries of @c (room for one more). */
+static int tally(struct count *c, int nc, uint32_t reason, uint64_t n)
+{
+    int j;
+    for (j = 0; j < nc && c[j].reason != reason; j++)
+        ;
+    if (j == nc)
+        c[nc++] = (struct count){.reason = reason};
+    c[j].n += n;
+    return nc;
+}
+
 /* The histogram of reasons as sorted "<n> <reason>" entries; returns the count or -1. */
 static int histogram(const struct ks_diagnosis *d, struct count **out)
 {
     size_t total = d->absent.code != KS_SUCCESS && d->nfailed < d->nall ? d->absent.nreasons : 0;
-    for (uint32_t i = 0; i < d->nfailed; i++)
+    uint32_t nexplicit = d->group_count ? d->ngroups : d->nfailed;
+    for (uint32_t i = 0; i < nexplicit; i++)
         total += d->statuses[i].nreasons;
     uint32_t *ids = malloc((total ? total : 1) * sizeof(*ids));
     struct count *c = calloc(total ? total : 1, sizeof(*c));
@@ -75,28 +88,28 @@ static int histogram(const struct ks_diagnosis *d, struct count **out)
         free(c);
         return -1;
     }
-    size_t k = 0;
-    for (uint32_t i = 0; i < d->nfailed; i++) {
-        for (uint32_t r = 0; r < d->statuses[i].nreasons; r++)
-            ids[k++] = d->statuses[i].reasons[r];
-    }
-    size_t explicit_end = k;
-    qsort(ids, explicit_end, sizeof(*ids), cmp_id);
     int nc = 0;
-    for (size_t i = 0; i < explicit_end; i++) {
-        if (nc == 0 || c[nc - 1].reason != ids[i])
-            c[nc++] = (struct count){.reason = ids[i]};
-        c[nc - 1].n++;
-    }
-    if (total > explicit_end) {
-        for (uint32_t r = 0; r < d->absent.nreasons; r++) {
-            int j;
-            for (j = 0; j < nc && c[j].reason != d->absent.reasons[r]; j++)
-                ;
-            if (j == nc)
-                c[nc++] = (struct count){.reason = d->absent.reasons[r]};
-            c[j].n += d->nall - d->nfailed;
+    if (!d->group_count) {
+        size_t k = 0;
+        for (uint32_t i = 0; i < d->nfailed; i++) {
+            for (uint32_t r = 0; r < d->statuses[i].nreasons; r++)
+                ids[k++] = d->statuses[i].reasons[r];
         }
+        qsort(ids, k, sizeof(*ids), cmp_id);
+        for (size_t i = 0; i < k; i++) {
+            if (nc == 0 || c[nc - 1].reason != ids[i])
+                c[nc++] = (struct count){.reason = ids[i]};
+            c[nc - 1].n++;
+        }
+    } else {
+        for (uint32_t g = 0; g < d->ngroups; g++) {
+            for (uint32_t r = 0; r < d->statuses[g].nreasons && d->group_count[g]; r++)
+                nc = tally(c, nc, d->statuses[g].reasons[r], d->group_count[g]);
+        }
+    }
+    if (d->absent.code != KS_SUCCESS && d->nfailed < d->nall) {
+        for (uint32_t r = 0; r < d->absent.nreasons; r++)
+            nc = tally(c, nc, d->absent.reasons[r], d->nall - d->nfailed);
     }
     for (int i = 0; i < nc; i++)
         snprintf(c[i].label, sizeof(c[i].label), "%llu ", (unsigned long long)c[i].n);

@@ -21,18 +21,27 @@
  * the class was last used (all of them when the node order changed), and the window and
  * the draw are O(log nodes).
  *
+ * When no position of the tree is feasible (and none is poisoned), the cycle is answered
+ * too: every node would be evaluated and rejected, so the diagnosis is the tree's statuses,
+ * kept per position as a few distinct groups with their counts (index.h); the FitError's
+ * histogram and DefaultPreemption read the groups (framework_types.h, the grouped form),
+ * and the next start stays where it was, as after a pass over every node.
+ *
  * Metrics (framework_metrics.h): the plugins' evaluations are the node calls the index
  * made; an answered cycle observes the Filter point from the end of PreScore to its window
  * and the Score point over the draw, so every attempt counts one of each as on the per-node
- * path (a cycle that falls back observes them there instead).
+ * path (a cycle that falls back observes them there instead); a cycle no node fits
+ * observes the Filter point alone, and runs PreScore only when the tree had to be brought
+ * up to date (its Score calls read PreScore's state).
  *
  * The cycle falls back to the per-node phases, before anything is decided, for: --explain
  * and attempt observers (they want every node's status and score), pods nominated to any
  * node (they change what Filter sees on their node), a pod with a nominated node, a class
  * seen for the first time (a tree costs a whole evaluation: it is built for the second
- * pod), a window holding a poisoned position or no feasible node (the FitError and
- * PostFilter need the statuses; a class whose windows keep failing rests for a while,
- * ks_index_worth_tree), and a PreScore that does not succeed.
+ * pod), a window holding a poisoned position, a class with more distinct statuses than
+ * groups, a window without a feasible node while some position is (a class whose windows
+ * keep failing rests for a while, ks_index_worth_tree), and a PreScore that does not
+ * succeed.
  */
 #include "framework_metrics.h"
 #include "framework_plan.h"
@@ -73,7 +82,8 @@ struct eval_job {
     const struct ks_cycle_state *cs;
     const struct ks_pod *pod;
     const struct ks_snapshot *snap;
-    struct ks_index_tree *tree;
+    struct ks_index_class *c;
+    struct ks_status *rebuilt;   /* a rebuild's statuses per position, grouped after the workers' join */
     struct ks_fw_tally *tallies; /* per worker, for the Filter calls; NULL without metrics */
     atomic_uint scored;          /* nodes each Score call of the plan evaluated */
 };
@@ -81,6 +91,7 @@ struct eval_job {
 struct entry {
     bool feasible, poison;
     int32_t total;
+    struct ks_status st; /* the Filter status of a position that is neither feasible nor poisoned */
 };
 
 /* The entries of @n (<= EVAL_BLOCK) nodes. Workers or the scheduling thread; no allocation. */
@@ -97,6 +108,8 @@ static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nod
                                    j->tallies ? &j->tallies[worker] : NULL);
     for (uint32_t i = 0; i < n; i++) {
         out[i] = (struct entry){.feasible = ok[i], .poison = !ok[i] && st[i].code == KS_ERROR};
+        if (!ok[i])
+            out[i].st = st[i];
         if (ok[i]) {
             passed[m] = nodes[i];
             at[m++] = i;
@@ -121,8 +134,9 @@ static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nod
 
 /*
  * Evaluate the entries [begin, end) of @positions (NULL: positions begin..end themselves)
- * in blocks; a rebuild only puts leaves (ks_index_tree_build follows), a refresh sets
- * them with their ancestors. Workers (a rebuild's blocks) or the scheduling thread.
+ * in blocks; a rebuild only puts leaves and keeps the statuses for later (ks_index_tree_build
+ * and group_rebuilt follow: the groups are one thread's), a refresh sets them with their
+ * ancestors and groups them. Workers (a rebuild's blocks) or the scheduling thread.
  */
 static void eval_range(struct eval_job *j, const uint32_t *positions, uint32_t begin, uint32_t end,
                        uint32_t worker, bool rebuild)
@@ -138,11 +152,24 @@ static void eval_range(struct eval_job *j, const uint32_t *positions, uint32_t b
         }
         eval_nodes(j, nodes, n, e, worker);
         for (uint32_t i = 0; i < n; i++) {
-            if (rebuild)
-                ks_index_tree_put(j->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
-            else
-                ks_index_tree_set(j->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+            bool grouped = !e[i].feasible && !e[i].poison;
+            if (rebuild) {
+                ks_index_tree_put(&j->c->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+                j->rebuilt[pos[i]] = grouped ? e[i].st : (struct ks_status){.code = KS_SUCCESS};
+            } else {
+                ks_index_tree_set(&j->c->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+                ks_index_status(j->c, pos[i], grouped ? &e[i].st : NULL);
+            }
         }
+    }
+}
+
+/* After a rebuild's join: the statuses it kept into @c's groups. Scheduling thread. */
+static void group_rebuilt(struct ks_index_class *c, const struct ks_status *st, uint32_t n)
+{
+    for (uint32_t p = 0; p < n; p++) {
+        if (st[p].code != KS_SUCCESS)
+            ks_index_status(c, p, &st[p]);
     }
 }
 
@@ -160,9 +187,13 @@ static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct 
         return false;
     if (k == KS_INDEX_REBUILD) {
         uint32_t n = j->snap->nnodes;
+        if (ks__scratch_reserve(&s->scratch, n, 0) < 0)
+            return false;
+        j->rebuilt = s->scratch.status;
         ks_workers_run(s->workers, n, ks__block_size(s->workers, n, REBUILD_BLOCK_MIN, REBUILD_BLOCK_MAX),
                        rebuild_block, j);
         ks_index_tree_build(&c->tree);
+        group_rebuilt(c, j->rebuilt, n);
     } else {
         eval_range(j, positions, 0, (uint32_t)k, 0, false); /* the scheduling thread is worker 0 */
     }
@@ -184,52 +215,105 @@ static struct ks_index_class *class_of(struct ks_scheduler *s, const struct ks_f
     return c && ks_index_worth_tree(c) ? c : NULL;
 }
 
-bool ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
-                     const struct ks_pod *pod, const struct ks_snapshot *snap,
-                     const struct ks_node_snap **host)
+/*
+ * Metrics for a cycle the index answered without running the Filter workers: the plugins'
+ * node calls the sync made, and the Score calls it made.
+ */
+static bool sync_counted(struct ks_scheduler *s, struct ks_framework *fw, struct ks_index_class *c,
+                         struct eval_job *job, const struct ks_fw_plan *score)
+{
+    atomic_init(&job->scored, 0);
+    for (uint32_t w = 0; job->tallies && w < s->scratch.ntallies; w++)
+        ks__fw_tally_reset(&job->tallies[w], fw->list[KS_FWL_FILTER].n, job->cs->record_plugin_metrics);
+    bool synced = sync_class(s, c, job);
+    if (job->tallies)
+        ks__fw_tally_merge(fw, KS_FWL_FILTER, job->tallies, s->scratch.ntallies);
+    for (uint32_t k = 0; k < score->n; k++)
+        ks__fw_evaluated(fw, KS_FWL_SCORE, score->col[k],
+                         atomic_load_explicit(&job->scored, memory_order_relaxed));
+    if (!synced)
+        ks_index_drop(s->index, c);
+    return synced;
+}
+
+/*
+ * The grouped diagnosis of a cycle no node fits (framework_types.h): every position,
+ * from @start, with its group's status. Valid while @c's tree is not changed.
+ */
+static void unfit_diagnosis(const struct ks_index_class *c, const struct ks_snapshot *snap, uint32_t start,
+                            struct ks_diagnosis *d)
+{
+    d->nall = snap->nnodes;
+    d->nfailed = snap->nnodes;
+    d->nodes = NULL;
+    d->statuses = (struct ks_status *)c->groups.status;
+    d->ngroups = c->groups.n;
+    d->group_count = c->groups.count;
+    d->group_of = c->groups.of;
+    d->start = start;
+    d->snap = snap;
+    d->unschedulable_plugins = ks_index_unschedulable_plugins(c);
+}
+
+enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw,
+                                     struct ks_cycle_state *cs, const struct ks_pod *pod,
+                                     const struct ks_snapshot *snap, const struct ks_node_snap **host,
+                                     struct ks_diagnosis *d)
 {
     if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||
         ks_nominator_count(s->nominator))
-        return false;
+        return KS_INDEX_NO_ANSWER;
     struct ks_index_class *c = class_of(s, fw, cs, pod);
     if (!c)
-        return false;
-    struct ks_status st = {0};
-    if (ks_framework_nscore(fw) && ks_fw_run_pre_score(fw, cs, pod, NULL, 0, &st) != KS_SUCCESS)
-        return false;
-
+        return KS_INDEX_NO_ANSWER;
+    uint32_t n = snap->nnodes;
     int64_t t0 = ks__fw_point_start(fw);
     struct ks_fw_plan filter, score;
-    ks__fw_plan_filter(fw, cs, &filter);
-    ks__fw_plan_score(fw, cs, &score);
     struct eval_job job = {.filter = &filter,
                            .score = &score,
                            .cs = cs,
                            .pod = pod,
                            .snap = snap,
-                           .tree = &c->tree,
+                           .c = c,
                            .tallies = fw->metrics ? s->scratch.tallies : NULL};
-    atomic_init(&job.scored, 0);
-    for (uint32_t w = 0; job.tallies && w < s->scratch.ntallies; w++)
-        ks__fw_tally_reset(&job.tallies[w], fw->list[KS_FWL_FILTER].n, cs->record_plugin_metrics);
-    bool synced = sync_class(s, c, &job);
-    if (job.tallies)
-        ks__fw_tally_merge(fw, KS_FWL_FILTER, job.tallies, s->scratch.ntallies);
-    for (uint32_t k = 0; k < score.n; k++)
-        ks__fw_evaluated(fw, KS_FWL_SCORE, score.col[k],
-                         atomic_load_explicit(&job.scored, memory_order_relaxed));
-    if (!synced) {
-        ks_index_drop(s->index, c);
-        return false;
+    /*
+     * PreScore runs before the sync (the Score calls read its state) unless the tree is
+     * current, and then only for a cycle that has a host: one no node fits runs none, as
+     * on the per-node path.
+     */
+    bool current = ks_index_current(s->index, c, n), pre_scored = false;
+    struct ks_status st = {0};
+    if (!current) {
+        if (ks_framework_nscore(fw) && ks_fw_run_pre_score(fw, cs, pod, NULL, 0, &st) != KS_SUCCESS)
+            return KS_INDEX_NO_ANSWER;
+        pre_scored = true;
+        t0 = ks__fw_point_start(fw);
+        ks__fw_plan_filter(fw, cs, &filter);
+        ks__fw_plan_score(fw, cs, &score);
+        if (!sync_counted(s, fw, c, &job, &score))
+            return KS_INDEX_NO_ANSWER;
     }
 
-    uint32_t n = snap->nnodes;
     uint32_t limit = ks_framework_has_score(fw) ? ks_num_feasible_nodes_to_find(ks__percentage(s, fw), n) : 1;
     struct ks_index_window w;
-    ks_index_tree_window(&c->tree, s->next_start % n, limit, &w);
+    uint32_t start = s->next_start % n;
+    ks_index_tree_window(&c->tree, start, limit, &w);
+    if (!w.nfeasible && !w.npoison && !c->groups.full) {
+        /* every node evaluated, none fits: processed is n, the next start stays */
+        ks_index_outcome(c, true);
+        ks__fw_point_end(fw, KS_FWL_FILTER, KS_SUCCESS, t0);
+        unfit_diagnosis(c, snap, start, d);
+        atomic_fetch_add_explicit(&s->indexed_unfit_cycles, 1, memory_order_relaxed);
+        return KS_INDEX_UNFIT;
+    }
     ks_index_outcome(c, w.nfeasible && !w.npoison);
     if (!w.nfeasible || w.npoison)
-        return false;
+        return KS_INDEX_NO_ANSWER;
+    if (!pre_scored) {
+        if (ks_framework_nscore(fw) && ks_fw_run_pre_score(fw, cs, pod, NULL, 0, &st) != KS_SUCCESS)
+            return KS_INDEX_NO_ANSWER;
+        t0 = ks__fw_point_start(fw);
+    }
     ks__fw_point_end(fw, KS_FWL_FILTER, KS_SUCCESS, t0);
     int64_t t1 = ks__fw_point_start(fw);
     uint32_t pos = ks_index_tree_tie(&c->tree, &w, w.ties > 1 ? ks__draw(&s->rng, w.ties) : 0);
@@ -237,5 +321,5 @@ bool ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw, struct ks_
     s->next_start = (s->next_start + w.processed) % n;
     *host = ks_snapshot_node(snap, pos);
     atomic_fetch_add_explicit(&s->indexed_cycles, 1, memory_order_relaxed);
-    return true;
+    return KS_INDEX_HOST;
 }

@@ -537,6 +537,28 @@ int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_can
     return KS_SUCCESS;
 }
 
+char *ks_preempt_no_victims_message(uint32_t npotential, uint32_t nall)
+{
+    uint32_t count = npotential;
+    struct ks_status none = {
+        .code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE, .plugin = KS_NO_PLUGIN, .nreasons = 1};
+    struct ks_diagnosis d = {
+        .nall = nall,
+        .nfailed = npotential,
+        .statuses = &none,
+        .absent = {.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE, .plugin = KS_NO_PLUGIN, .nreasons = 1},
+        .pre_filter_msg = KS_ID_EMPTY,
+        .post_filter_msg = KS_ID_EMPTY,
+        .ngroups = 1,
+        .group_count = &count,
+    };
+    none.reasons[0] = ks_intern(KS_PREEMPT_NO_VICTIMS);
+    d.absent.reasons[0] = ks_intern(KS_PREEMPT_NOT_HELPFUL);
+    if (none.reasons[0] == KS_ID_NONE || d.absent.reasons[0] == KS_ID_NONE)
+        return NULL;
+    return ks__fit_error_message(&d);
+}
+
 char *ks_preempt_fit_message(const struct ks_preempt_dry_run *r, uint32_t nall)
 {
     struct ks_diagnosis d = {

@@ -599,6 +599,11 @@ uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s)
     return atomic_load_explicit(&s->indexed_cycles, memory_order_relaxed);
 }
 
+uint64_t ks_scheduler_indexed_unfit_cycles(const struct ks_scheduler *s)
+{
+    return atomic_load_explicit(&s->indexed_unfit_cycles, memory_order_relaxed);
+}
+
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)
 {
     return s->queue;

@@ -121,11 +121,12 @@ struct ks_scheduler {
     uint64_t sample_rng;   /* xorshift state for the cycles that time their plugins (not the tie-breaks') */
     bool metrics_attached; /* opts.metrics reads this scheduler at each scrape until it is destroyed */
     struct ks_cycle_scratch scratch;
-    struct ks_index *index;          /* the signature index (ksched/index.h); NULL with opts.no_index */
-    uint8_t *sign_buf;               /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
-    _Atomic uint64_t indexed_cycles; /* cycles the index answered (relaxed: a counter) */
-    bool bind_deferred;              /* a binding waits for ks__bind_flush() (binder.c) */
-    struct ks_bind_job *free_jobs;   /* recycled jobs, guarded by bind_lock */
+    struct ks_index *index;                /* the signature index (ksched/index.h); NULL with opts.no_index */
+    uint8_t *sign_buf;                     /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
+    _Atomic uint64_t indexed_cycles;       /* cycles whose host the index chose (relaxed: a counter) */
+    _Atomic uint64_t indexed_unfit_cycles; /* cycles the index found no node fits (relaxed: a counter) */
+    bool bind_deferred;                    /* a binding waits for ks__bind_flush() (binder.c) */
+    struct ks_bind_job *free_jobs;         /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
     struct ks_placement_view placement;     /* the nodes a PodGroup cycle's member may take (sched) */
     struct ks_placement_view
@@ -253,7 +254,8 @@ struct ks_find_result {
     uint32_t nfeasible;
     const struct ks_node_snap **feasible;
     struct ks_diagnosis diag;
-    bool indexed; /* the signature index chose feasible[0], the one entry: no Score to run */
+    bool indexed; /* the signature index answered: feasible[0] the one entry (no Score to run), or diag
+                     grouped */
 };
 int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                    const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
@@ -263,19 +265,22 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
  * index_path.c: the signature index on the scheduling path (ksched/index.h).
  * ks__index_path_init / _fini - create (opts.no_index unset) and free the index.
  * ks__index_cycle - after a PreFilter that let @pod through on every node (no
- * PreFilterResult narrowing), answer the cycle from the index when it can do so exactly:
- * true with *@host chosen and nextStartNodeIndex moved as the Filter and Score phases
- * would have; false when the cycle must take them (the pod or the cycle is not one the
- * index serves, or no node fits: the FitError and PostFilter need the per-node statuses).
+ * PreFilterResult narrowing), answer the cycle from the index when it can do so exactly,
+ * moving nextStartNodeIndex as the Filter and Score phases would have: KS_INDEX_HOST with
+ * *@host chosen; KS_INDEX_UNFIT when no node fits, with @d the grouped diagnosis of every
+ * node's status (framework_types.h; valid until the next cycle); KS_INDEX_NO_ANSWER when
+ * the cycle must take the phases (the pod or the cycle is not one the index serves).
  * Scheduling thread, inside the RCU read section holding @snap, which the index was
  * shown (ks_index_observe) in this cycle.
  */
 enum { KS_SIGN_BUF = 4096 };
 int ks__index_path_init(struct ks_scheduler *s);
 void ks__index_path_fini(struct ks_scheduler *s);
-bool ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
-                     const struct ks_pod *pod, const struct ks_snapshot *snap,
-                     const struct ks_node_snap **host);
+enum ks_index_answer { KS_INDEX_NO_ANSWER, KS_INDEX_HOST, KS_INDEX_UNFIT };
+enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw,
+                                     struct ks_cycle_state *cs, const struct ks_pod *pod,
+                                     const struct ks_snapshot *snap, const struct ks_node_snap **host,
+                                     struct ks_diagnosis *d);
 
 /* The percentageOfNodesToScore that applies to @fw's cycles (100 with opts.explain). */
 int32_t ks__percentage(const struct ks_scheduler *s, const struct ks_framework *fw);

@@ -60,7 +60,55 @@ int ks_index_create(struct ks_index **out)
 
 static size_t tree_bytes(const struct ks_index_tree *t)
 {
-    return t->t ? 2 * (size_t)t->leaves * sizeof(*t->t) : 0;
+    return t->t ? 2 * (size_t)t->leaves * sizeof(*t->t) + (size_t)t->n * sizeof(uint16_t) : 0;
+}
+
+/* No position in a group, no group in use. */
+static void groups_clear(struct ks_index_groups *g, uint32_t n)
+{
+    memset(g->of, 0xff, (size_t)n * sizeof(*g->of)); /* KS_INDEX_NO_GROUP */
+    memset(g->count, 0, sizeof(g->count));
+    g->n = 0;
+    g->full = false;
+}
+
+static bool same_status(const struct ks_status *a, const struct ks_status *b)
+{
+    return a->code == b->code && a->plugin == b->plugin && a->nreasons == b->nreasons &&
+           memcmp(a->reasons, b->reasons, a->nreasons * sizeof(a->reasons[0])) == 0;
+}
+
+void ks_index_status(struct ks_index_class *c, uint32_t pos, const struct ks_status *st)
+{
+    struct ks_index_groups *g = &c->groups;
+    uint16_t now = KS_INDEX_NO_GROUP;
+    if (st) {
+        for (now = 0; now < g->n && !same_status(&g->status[now], st); now++)
+            ;
+        if (now == g->n && g->n == KS_INDEX_GROUPS) {
+            g->full = true;
+            now = KS_INDEX_NO_GROUP;
+        } else if (now == g->n) {
+            g->status[g->n++] = *st;
+        }
+    }
+    uint16_t was = g->of[pos];
+    if (was != KS_INDEX_NO_GROUP)
+        g->count[was]--;
+    if (now != KS_INDEX_NO_GROUP)
+        g->count[now]++;
+    g->of[pos] = now;
+}
+
+uint64_t ks_index_unschedulable_plugins(const struct ks_index_class *c)
+{
+    uint64_t mask = 0;
+    for (uint32_t i = 0; i < c->groups.n; i++) {
+        uint16_t plugin = c->groups.status[i].plugin;
+        if (c->groups.count[i] && plugin != KS_NO_PLUGIN && plugin < 64)
+            mask |= 1ull << plugin;
+    }
+    return mask;
 }
 
 /* Give up @c's tree (the class stays). */
@@ -76,6 +124,8 @@ static void tree_free(struct ks_index *ix, struct ks_index_class *c)
     }
     ix->tree_bytes -= tree_bytes(&c->tree);
     ks_index_tree_destroy(&c->tree);
+    free(c->groups.of);
+    c->groups.of = NULL;
     c->epoch = 0;
 }
 
@@ -88,8 +138,10 @@ void ks_index_destroy(struct ks_index *ix)
 {
     if (!ix)
         return;
-    for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++)
+    for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++) {
         ks_index_tree_destroy(&ix->ring[i].tree);
+        free(ix->ring[i].groups.of);
+    }
     free(ix->ring);
     free(ix->built);
     free(ix->positions);
@@ -210,14 +262,18 @@ static int tree_new(struct ks_index *ix, struct ks_index_class *c, uint32_t n)
 {
     tree_free(ix, c);
     struct ks_index_tree t;
-    if (ks_index_tree_init(&t, n) < 0)
+    uint16_t *of = malloc((n ? n : 1) * sizeof(*of));
+    if (!of || ks_index_tree_init(&t, n) < 0) {
+        free(of);
         return -ENOMEM;
+    }
     make_room(ix, tree_bytes(&t), c);
     if (ix->nbuilt == ix->cap_built) {
         uint32_t cap = ix->cap_built ? 2 * ix->cap_built : 16;
         struct ks_index_class **v = realloc(ix->built, cap * sizeof(*v));
         if (!v) {
             ks_index_tree_destroy(&t);
+            free(of);
             return -ENOMEM;
         }
         ix->built = v;
@@ -226,6 +282,7 @@ static int tree_new(struct ks_index *ix, struct ks_index_class *c, uint32_t n)
     ix->built[ix->nbuilt++] = c;
     ix->tree_bytes += tree_bytes(&t);
     c->tree = t;
+    c->groups.of = of;
     return 0;
 }
 
@@ -257,6 +314,7 @@ int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t
             ks_index_tree_clear(&c->tree);
         else if (tree_new(ix, c, n) < 0)
             return -ENOMEM;
+        groups_clear(&c->groups, n);
         return KS_INDEX_REBUILD;
     }
     if (positions_reserve(ix, n) < 0)
@@ -275,6 +333,11 @@ int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t
     }
     *positions = ix->positions;
     return k;
+}
+
+bool ks_index_current(const struct ks_index *ix, const struct ks_index_class *c, uint32_t n)
+{
+    return c->tree.t && c->epoch == ix->epoch && c->tree.n == n && c->seq == ix->log_head;
 }
 
 void ks_index_synced(struct ks_index *ix, struct ks_index_class *c)

@@ -129,8 +129,10 @@ static void destroy(void *self)
 static enum ks_code status_code(const struct ks_diagnosis *d, uint32_t name)
 {
     for (uint32_t i = 0; i < d->nfailed; i++) {
-        if (d->nodes[i]->name == name)
-            return d->statuses[i].code;
+        const struct ks_node_snap *node;
+        const struct ks_status *st = ks_diagnosis_at(d, i, &node);
+        if (node->name == name)
+            return st->code;
     }
     return d->absent.code == KS_SUCCESS ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : d->absent.code;
 }
@@ -182,16 +184,21 @@ static int64_t potential_nodes(const struct ks_diagnosis *d, const struct ks_sna
     uint32_t n = 0;
     if (d->absent.code != KS_UNSCHEDULABLE) {
         for (uint32_t i = 0; i < d->nfailed; i++) {
-            if (d->statuses[i].code == KS_UNSCHEDULABLE && (d->nodes[i]->flags & KS_SNAP_HAS_NODE))
-                out[n++] = d->nodes[i];
+            const struct ks_node_snap *node;
+            const struct ks_status *st = ks_diagnosis_at(d, i, &node);
+            if (st->code == KS_UNSCHEDULABLE && (node->flags & KS_SNAP_HAS_NODE))
+                out[n++] = node;
         }
         return n;
     }
     struct name_code *listed = malloc((d->nfailed ? d->nfailed : 1) * sizeof(*listed));
     if (!listed)
         return -1;
-    for (uint32_t i = 0; i < d->nfailed; i++)
-        listed[i] = (struct name_code){d->nodes[i]->name, d->statuses[i].code};
+    for (uint32_t i = 0; i < d->nfailed; i++) {
+        const struct ks_node_snap *node;
+        enum ks_code code = ks_diagnosis_at(d, i, &node)->code;
+        listed[i] = (struct name_code){node->name, code};
+    }
     qsort(listed, d->nfailed, sizeof(*listed), cmp_name_code);
     for (uint32_t i = 0; i < snap->nnodes; i++) {
         const struct ks_node_snap *node = ks_snapshot_node(snap, i);
@@ -201,6 +208,18 @@ static int64_t potential_nodes(const struct ks_diagnosis *d, const struct ks_sna
             out[n++] = node;
     }
     free(listed);
+    return n;
+}
+
+/*
+ * How many nodes potential_nodes() lists, for a grouped diagnosis (every node of the
+ * snapshot has an entry, and every node of a snapshot the cache built has its object).
+ */
+static uint32_t potential_count(const struct ks_diagnosis *d)
+{
+    uint32_t n = 0;
+    for (uint32_t g = 0; g < d->ngroups; g++)
+        n += d->statuses[g].code == KS_UNSCHEDULABLE ? d->group_count[g] : 0;
     return n;
 }
 
@@ -244,11 +263,10 @@ static int fail(struct ks_status *st, enum ks_code code, const char *msg)
     return code;
 }
 
-/* No candidate: the FitError of the dry run (NULL: no node was worth one), nomination cleared. */
-static int no_candidate(const struct ks_framework_deps *deps, const struct ks_pod *pod,
-                        const struct ks_preempt_dry_run *dry, uint32_t nall, struct ks_status *st)
+/* No candidate, and @msg (NULL: out of memory) the FitError of the dry run: nomination cleared. */
+static int no_candidate_message(const struct ks_framework_deps *deps, const struct ks_pod *pod, char *msg,
+                                struct ks_status *st)
 {
-    char *msg = ks_preempt_fit_message(dry, nall);
     if (!msg)
         return fail(st, KS_ERROR, "out of memory");
     /* upstream returns an empty nominated node, which clears the pod's nomination */
@@ -257,6 +275,13 @@ static int no_candidate(const struct ks_framework_deps *deps, const struct ks_po
     fail(st, KS_UNSCHEDULABLE, msg);
     free(msg);
     return KS_UNSCHEDULABLE;
+}
+
+/* No candidate among @npotential nodes none of which has a pod of lower priority. */
+static int no_candidate(const struct ks_framework_deps *deps, const struct ks_pod *pod, uint32_t npotential,
+                        uint32_t nall, struct ks_status *st)
+{
+    return no_candidate_message(deps, pod, ks_preempt_no_victims_message(npotential, nall), st);
 }
 
 static int64_t now_ns(void)
@@ -305,15 +330,22 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
     /* 2) candidates from dry runs on the nodes where removing pods may help */
     if (snap->nnodes == 0)
         return fail(st, KS_ERROR, "no nodes available");
+    /*
+     * No pod anywhere of lower priority: the dry run would fail every potential node with
+     * "No preemption victims found" before filtering it, so only their count is needed.
+     */
+    bool no_victims = snap->priorities_known && snap->min_pod_priority >= pod->priority;
+    if (no_victims && diag->group_count && diag->snap == snap)
+        return no_candidate(deps, pod, potential_count(diag), snap->nnodes, st);
     const struct ks_node_snap **potential = malloc(snap->nnodes * sizeof(*potential));
     int64_t np = potential ? potential_nodes(diag, snap, potential) : -1;
     if (np < 0) {
         free(potential);
         return fail(st, KS_ERROR, "out of memory");
     }
-    if (np == 0) {
+    if (np == 0 || no_victims) {
         free(potential);
-        return no_candidate(deps, pod, NULL, snap->nnodes, st);
+        return no_candidate(deps, pod, (uint32_t)np, snap->nnodes, st);
     }
 
     struct ks_preemptor p = preemptor(pl, deps, cs, pod);
@@ -330,7 +362,7 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
         char err[KS_ERROR_MSG_MAX * 2];
         rc = ks_preempt_dry_run_error(&dry, err, sizeof(err))
                  ? fail(st, KS_ERROR, err)
-                 : no_candidate(deps, pod, &dry, snap->nnodes, st);
+                 : no_candidate_message(deps, pod, ks_preempt_fit_message(&dry, snap->nnodes), st);
         ks_preempt_dry_run_free(&dry);
         return rc;
     }

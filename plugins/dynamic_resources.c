@@ -575,7 +575,9 @@ static bool was_unavailable(const struct dynamic_resources *p, const struct dr_c
                             const struct ks_diagnosis *diag)
 {
     for (uint32_t i = 0; i < diag->nfailed; i++) {
-        if (diag->statuses[i].plugin == p->slot && unavailable(c, diag->nodes[i]))
+        const struct ks_node_snap *node;
+        const struct ks_status *st = ks_diagnosis_at(diag, i, &node);
+        if (st->plugin == p->slot && unavailable(c, node))
             return true;
     }
     return false;

@@ -242,6 +242,25 @@ static void backoff_remove(struct ks_queue *q, struct qpod *qp)
 
 /* ---- unschedulable pods -------------------------------------------------------------------------- */
 
+/* Count the kinds of @events for one more (@sign 1) or one less (-1) unschedulable pod. */
+static void waiting_count(struct ks_queue *q, unsigned events, int sign)
+{
+    for (unsigned k = 0; k < KS_QUEUE_EVENT_KINDS; k++) {
+        if (events & (1u << k))
+            q->nwaiting[k] += (uint32_t)sign;
+    }
+}
+
+/* Whether some unschedulable pod waits for a kind of @kinds. */
+static bool someone_waits(const struct ks_queue *q, unsigned kinds)
+{
+    for (unsigned k = 0; k < KS_QUEUE_EVENT_KINDS; k++) {
+        if ((kinds & (1u << k)) && q->nwaiting[k])
+            return true;
+    }
+    return false;
+}
+
 static void unsched_add(struct ks_queue *q, struct qpod *qp)
 {
     QDEBUG_ASSERT(where_of(qp) == KS_WHERE_NONE, "a pod becoming unschedulable is elsewhere");
@@ -254,6 +273,7 @@ static void unsched_add(struct ks_queue *q, struct qpod *qp)
     q->utail = qp;
     q->nunsched++;
     q->ngated += qp->gated;
+    waiting_count(q, qp->wait_events, 1);
     set_where(qp, KS_WHERE_UNSCHEDULABLE);
 }
 
@@ -271,6 +291,7 @@ static void unsched_remove(struct ks_queue *q, struct qpod *qp)
     qp->uprev = qp->unext = NULL;
     q->nunsched--;
     q->ngated -= qp->gated;
+    waiting_count(q, qp->wait_events, -1);
     set_where(qp, KS_WHERE_NONE);
 }
 
@@ -710,8 +731,8 @@ static void move_locked(struct ks_queue *q, const struct ks_cluster_event *ev, u
 {
     int64_t now = timeout ? ks_queue_now(q) : 0;
     /* a pod PreEnqueue gates again goes back to the tail: the walk ends at the tail it began with */
-    struct qpod *last = q->utail;
-    for (struct qpod *qp = q->uhead, *next; qp; qp = next) {
+    struct qpod *last = someone_waits(q, kinds) ? q->utail : NULL;
+    for (struct qpod *qp = last ? q->uhead : NULL, *next; qp; qp = next) {
         next = qp == last ? NULL : qp->unext;
         if (!(qp->wait_events & kinds))
             continue;

@@ -105,8 +105,10 @@ static int check_slow(struct ks_queue *q, const uint32_t count[], char *msg, uin
             return -1;
         }
     }
-    uint32_t n = 0, gated = 0;
+    uint32_t n = 0, gated = 0, waiting[KS_QUEUE_EVENT_KINDS] = {0};
     for (struct qpod *qp = q->uhead; qp; qp = qp->unext) {
+        for (unsigned k = 0; k < KS_QUEUE_EVENT_KINDS; k++)
+            waiting[k] += (qp->wait_events >> k) & 1u;
         if (where_of(qp) != KS_WHERE_UNSCHEDULABLE || (qp->unext ? qp->unext->uprev != qp : q->utail != qp)) {
             snprintf(msg, len, "unschedulable list holds a pod recorded elsewhere");
             return -1;
@@ -118,6 +120,13 @@ static int check_slow(struct ks_queue *q, const uint32_t count[], char *msg, uin
         snprintf(msg, len, "unschedulable: list %u, counter %u, table %u, gated %u/%u", n, q->nunsched,
                  count[KS_WHERE_UNSCHEDULABLE], gated, q->ngated);
         return -1;
+    }
+    for (unsigned k = 0; k < KS_QUEUE_EVENT_KINDS; k++) {
+        if (waiting[k] != q->nwaiting[k]) {
+            snprintf(msg, len, "unschedulable pods waiting for kind %u: %u listed, %u counted", k, waiting[k],
+                     q->nwaiting[k]);
+            return -1;
+        }
     }
     if (q->nheap != count[KS_WHERE_BACKOFF]) {
         snprintf(msg, len, "backoffQ: heap %u, table %u", q->nheap, count[KS_WHERE_BACKOFF]);

@@ -57,6 +57,10 @@ struct stripe {
     uint32_t n, cap;
 } __attribute__((aligned(64)));
 
+/* The coarse event kinds (ksched/queue.h KS_EVENT_*), one bit each. */
+#define KS_QUEUE_EVENT_KINDS 9
+_Static_assert(KS_EVENT_ALL == (1u << KS_QUEUE_EVENT_KINDS) - 1, "a kind bit without a waiting count");
+
 struct ks_queue {
     struct ks_queue_opts opts;
     struct ks_activeq *active;
@@ -71,6 +75,7 @@ struct ks_queue {
     uint32_t nheap, capheap;
     struct qpod *uhead, *utail; /* unschedulable pods, in arrival order */
     uint32_t nunsched, ngated;
+    uint32_t nwaiting[KS_QUEUE_EVENT_KINDS]; /* unschedulable pods whose wait_events hold each kind bit */
 
     /* nprofiles x 64: queued pods (not in flight) whose unschedulable_plugins hold each slot */
     _Atomic uint32_t *rejections;

@@ -158,6 +158,13 @@ struct ks_snapshot {
     uint32_t npvcs_in_use;
     const uint64_t *find_table;
     const uint32_t *pvcs_in_use; /* interned "namespace/claim" used by any cached pod (assumed too), sorted */
+    /*
+     * When priorities_known (a version the cache built): no pod on a node of this version
+     * has a priority below min_pod_priority (INT32_MAX when no pod has been cached), so
+     * preemption by a pod of at most that priority finds no victim anywhere.
+     */
+    bool priorities_known;
+    int32_t min_pod_priority;
 };
 
 /* ks_snapshot_node - node @i of @s. Context: inside the RCU read section that loaded @s. */

@@ -93,17 +93,46 @@ struct ks_pre_filter_result {
  * Diagnosis with its NodeToStatus): explicit statuses of the evaluated nodes that failed,
  * and one status for every node without an entry (set when PreFilter rejected the pod or
  * narrowed the node set; code Success when there is none).
+ *
+ * Two forms hold the explicit entries. Listed (group_count NULL): nodes[k] failed with
+ * statuses[k]. Grouped (the signature index's answer for a cycle no node of the snapshot fits):
+ * every node of @snap failed, evaluated from position @start on, wrapping; the node at
+ * position p has statuses[group_of[p]], and group_count[g] nodes have statuses[g]
+ * (g < ngroups). Read entries of either form with ks_diagnosis_at (framework.h).
  */
 struct ks_diagnosis {
     uint32_t nall;                     /* nodes in the snapshot (NumAllNodes) */
-    uint32_t nfailed;                  /* explicit entries below */
-    const struct ks_node_snap **nodes; /* nodes that failed Filter, in evaluation order */
-    struct ks_status *statuses;        /* parallel to nodes */
+    uint32_t nfailed;                  /* explicit entries */
+    const struct ks_node_snap **nodes; /* listed: nodes that failed Filter, in evaluation order */
+    struct ks_status *statuses;        /* listed: parallel to nodes; grouped: one per group */
     struct ks_status absent;           /* status of every node not listed */
     uint64_t unschedulable_plugins;    /* slots of plugins that rejected the pod */
     uint32_t pre_filter_msg;           /* interned message of a rejecting PreFilter, KS_ID_EMPTY otherwise */
     uint32_t post_filter_msg;          /* interned message of PostFilter, KS_ID_EMPTY otherwise */
+    /* the grouped form (appended within ABI version 1; group_count NULL in the listed form) */
+    uint32_t ngroups;
+    uint32_t start;
+    const uint32_t *group_count;
+    const uint16_t *group_of;
+    const struct ks_snapshot *snap;
 };
+
+/*
+ * ks_diagnosis_at - explicit entry @k (< d->nfailed) of @d in evaluation order: its status,
+ * and its node in *@node. O(1) in either form. Context: inside the RCU read section of the
+ * cycle that made @d.
+ */
+static inline const struct ks_status *ks_diagnosis_at(const struct ks_diagnosis *d, uint32_t k,
+                                                      const struct ks_node_snap **node)
+{
+    if (!d->group_count) {
+        *node = d->nodes[k];
+        return &d->statuses[k];
+    }
+    uint32_t pos = d->start + k < d->nall ? d->start + k : d->start + k - d->nall;
+    *node = ks_snapshot_node(d->snap, pos);
+    return &d->statuses[d->group_of[pos]];
+}
 
 /* PostFilterResult: the nominated node, or none. */
 struct ks_post_filter_result {

@@ -30,6 +30,7 @@
 
 #include "ksched/cache_types.h"
 #include "ksched/index_tree.h"
+#include "ksched/status_types.h"
 
 /* Bytes of position trees the index keeps at most (every class's tree together). */
 #define KS_INDEX_TREE_BUDGET (32u << 20)
@@ -42,15 +43,33 @@ struct ks_index;
  */
 #define KS_INDEX_KEY_MAX 512
 
+/*
+ * What a class's tree knows of the positions no pod of the class fits: each one's Filter
+ * status, kept as one of a few distinct statuses (groups) with the count of positions
+ * holding it, so that a cycle no node fits reads its FitError's histogram and its
+ * candidates for preemption without filtering a node. Feasible and poisoned positions
+ * belong to no group. Allocated with the tree; emptied when the tree is rebuilt.
+ */
+#define KS_INDEX_GROUPS   16
+#define KS_INDEX_NO_GROUP UINT16_MAX
+struct ks_index_groups {
+    uint32_t n;   /* groups in use (a group whose count fell to 0 stays) */
+    bool full;    /* a status found no group: the class answers no cycle without a feasible node */
+    uint16_t *of; /* per position: its group, KS_INDEX_NO_GROUP for none */
+    uint32_t count[KS_INDEX_GROUPS];
+    struct ks_status status[KS_INDEX_GROUPS];
+};
+
 struct ks_index_class {
-    struct ks_index_tree tree;   /* t NULL: not built (or given up) */
-    uint64_t epoch;              /* the index's epoch the tree was built in */
-    uint64_t seq;                /* the change log's sequence the tree reflects */
-    uint64_t used;               /* the index's clock when last looked up */
-    uint32_t sightings;          /* lookups since created */
-    uint32_t misses;             /* cycles in a row the tree could not answer (ks_index_outcome) */
-    uint32_t resting;            /* lookups left before the class is tried again after many misses */
-    struct ks_index_class *next; /* hash chain */
+    struct ks_index_tree tree;     /* t NULL: not built (or given up) */
+    struct ks_index_groups groups; /* of NULL with the tree */
+    uint64_t epoch;                /* the index's epoch the tree was built in */
+    uint64_t seq;                  /* the change log's sequence the tree reflects */
+    uint64_t used;                 /* the index's clock when last looked up */
+    uint32_t sightings;            /* lookups since created */
+    uint32_t misses;               /* cycles in a row the tree could not answer (ks_index_outcome) */
+    uint32_t resting;              /* lookups left before the class is tried again after many misses */
+    struct ks_index_class *next;   /* hash chain */
     uint64_t hash;
     const void *owner; /* the profile's framework */
     uint32_t keylen;
@@ -94,15 +113,31 @@ void ks_index_outcome(struct ks_index_class *c, bool answered);
 /*
  * ks_index_pending - what @c's tree needs to reflect the last observed version over @n
  * positions. Returns KS_INDEX_REBUILD when every position must be evaluated (the tree
- * then has @n positions, all infeasible, and is the caller's to fill with
- * ks_index_tree_put + ks_index_tree_build); else the number of positions to re-evaluate
- * (ks_index_tree_set each), listed once each in *@positions (valid until the next call).
- * -ENOMEM (as a negative int64) when a tree could not be allocated. The caller then
- * calls ks_index_synced.
+ * then has @n positions, all infeasible and in no group, and is the caller's to fill with
+ * ks_index_tree_put + ks_index_tree_build and ks_index_status); else the number of
+ * positions to re-evaluate (ks_index_tree_set and ks_index_status each), listed once each in *@positions
+ * (valid until the next call). -ENOMEM (as a negative int64) when a tree could not be allocated. The caller
+ * then calls ks_index_synced.
  */
 #define KS_INDEX_REBUILD INT64_MAX
 int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
                          const uint32_t **positions);
+
+/*
+ * ks_index_status - position @pos (< the tree's n) of @c now has Filter status @st, or,
+ * with @st NULL, none (feasible, or poisoned). Equal statuses (code, plugin, reasons)
+ * share a group. Allocation-free.
+ */
+void ks_index_status(struct ks_index_class *c, uint32_t pos, const struct ks_status *st);
+
+/*
+ * ks_index_unschedulable_plugins - the plugins (bit per profile slot) that rejected some
+ * position of @c.
+ */
+uint64_t ks_index_unschedulable_plugins(const struct ks_index_class *c);
+
+/* ks_index_current - whether @c's tree reflects the last observed version over @n positions. */
+bool ks_index_current(const struct ks_index *ix, const struct ks_index_class *c, uint32_t n);
 
 /* ks_index_synced - @c's tree now reflects the last observed version. */
 void ks_index_synced(struct ks_index *ix, struct ks_index_class *c);

@@ -177,6 +177,14 @@ int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_can
 char *ks_preempt_fit_message(const struct ks_preempt_dry_run *r, uint32_t nall);
 
 /*
+ * ks_preempt_no_victims_message - the same message for a dry run over @npotential nodes
+ * none of which holds a pod of lower priority: each failed with "No preemption victims
+ * found for incoming pod" (SelectVictimsOnNode's answer before any Filter), the other
+ * nodes of @nall "Preemption is not helpful for scheduling". Malloc'd, NULL when out of memory.
+ */
+char *ks_preempt_no_victims_message(uint32_t npotential, uint32_t nall);
+
+/*
  * ks_preempt_pod_terminating - podTerminatingByPreemption: @p is being deleted and carries
  * the DisruptionTarget condition (True, reason PreemptionByScheduler) preemption sets.
  */

@@ -288,6 +288,13 @@ uint64_t ks_scheduler_run_until_idle(struct ks_scheduler *s);
  */
 uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s);
 
+/*
+ * ks_scheduler_indexed_unfit_cycles - scheduling cycles the signature index found no node
+ * fits (their FitError and PostFilter read its per-class statuses; 0 with opts.no_index).
+ * Any thread.
+ */
+uint64_t ks_scheduler_indexed_unfit_cycles(const struct ks_scheduler *s);
+
 /* ks_scheduler_queue - the scheduling queue (inspection, tests). */
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);
 

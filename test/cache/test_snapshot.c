@@ -399,3 +399,75 @@ Test(snapshot, assume_and_refresh_at_50k_nodes, .timeout = 60)
     free(pods);
     free(nodes);
 }
+
+/* ---- the priority floor --------------------------------------------------------------------------- */
+
+/*
+ * min_pod_priority through random adds and removes of pods of 40 priorities (more than the
+ * cache tracks): never above the lowest priority on a node of the version, exact while the
+ * priorities fit, and ks_cache_check agrees with the counts after every step.
+ */
+Test(snapshot, priority_floor_follows_adds_and_removes)
+{
+    struct ks_cache *c = mk_cache();
+    add_n(c, 8, "n");
+    enum { PODS = 400 };
+    struct ks_pod *pods[PODS] = {0};
+    uint64_t rng = 12345;
+    char msg[512];
+    bool overflowed = false;
+    for (int step = 0; step < 3000; step++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t i = (uint32_t)(rng >> 33) % PODS;
+        /* the first half of the run keeps to 20 priorities, the second goes up to 40 */
+        int32_t spread = step < 1500 ? 20 : 40;
+        if (pods[i]) {
+            cr_assert(eq(int, ks_cache_remove_pod(c, pods[i]), 0));
+            ks_pod_put(pods[i]);
+            pods[i] = NULL;
+        } else {
+            char name[32], node[32];
+            snprintf(name, sizeof(name), "p%u", i);
+            snprintf(node, sizeof(node), "n-%u", (uint32_t)(rng >> 20) % 8);
+            struct ks_pod *p = mk_pod_raw("d", name, "cpu=1m");
+            p->priority = (int32_t)((rng >> 40) % (uint64_t)spread) - 5;
+            pods[i] = ks_fake_pod_done(p);
+            ks_pod_get(pods[i]); /* the test keeps one to remove it by */
+            cr_assert(eq(int, ks_cache_add_pod(c, pods[i], id(node)), 0));
+        }
+        cr_assert(ge(int, ks_cache_refresh(c), 0));
+        cr_assert(eq(u32, ks_cache_check(c, KS_CACHE_CHECK_SNAPSHOT, NULL, msg, sizeof(msg)), 0), "%s", msg);
+        int32_t lowest = INT32_MAX;
+        uint32_t distinct = 0;
+        bool seen[40] = {0};
+        for (uint32_t k = 0; k < PODS; k++) {
+            if (!pods[k])
+                continue;
+            if (pods[k]->priority < lowest)
+                lowest = pods[k]->priority;
+            distinct += !seen[pods[k]->priority + 5];
+            seen[pods[k]->priority + 5] = true;
+        }
+        ks_rcu_read_lock();
+        const struct ks_snapshot *s = ks_cache_snapshot(c);
+        cr_assert(s->priorities_known);
+        cr_assert(le(i32, s->min_pod_priority, lowest), "step %d: floor %d above the lowest %d", step,
+                  s->min_pod_priority, lowest);
+        if (step < 1500)
+            cr_assert(eq(i32, s->min_pod_priority, lowest), "step %d: %u priorities", step, distinct);
+        overflowed |= s->min_pod_priority == INT32_MIN;
+        ks_rcu_read_unlock();
+    }
+    cr_expect(overflowed, "more priorities than slots at some step");
+    for (uint32_t k = 0; k < PODS; k++) {
+        if (pods[k]) {
+            cr_assert(eq(int, ks_cache_remove_pod(c, pods[k]), 0));
+            ks_pod_put(pods[k]);
+        }
+    }
+    cr_assert(ge(int, ks_cache_refresh(c), 0));
+    ks_rcu_read_lock();
+    cr_expect(eq(i32, ks_cache_snapshot(c)->min_pod_priority, INT32_MAX), "no pod: no floor");
+    ks_rcu_read_unlock();
+    ks_cache_destroy(c);
+}

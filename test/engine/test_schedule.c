@@ -10,6 +10,7 @@
 #include "ksched/config.h"
 #include "ksched/intern.h"
 #include "ksched/loader.h"
+#include "ksched/preemption.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -88,6 +89,51 @@ Test(schedule, fit_error_counts_absent_nodes)
     char *msg = ks__fit_error_message(&d);
     cr_expect_str_eq(msg, "0/5 nodes are available: 1 Insufficient cpu, "
                           "4 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+    free(msg);
+}
+
+/* The grouped form (the index's answer): each group's reasons counted once per node holding it. */
+Test(schedule, fit_error_from_grouped_statuses)
+{
+    struct ks_status st[3] = {status_of("Insufficient cpu", "Insufficient memory"),
+                              status_of("node(s) had untolerated taint {dedicated: gpu}", NULL),
+                              status_of("Insufficient cpu", NULL)};
+    uint32_t counts[3] = {3, 10, 0};
+    struct ks_diagnosis d = {.nall = 13,
+                             .nfailed = 13,
+                             .statuses = st,
+                             .ngroups = 3,
+                             .group_count = counts,
+                             .pre_filter_msg = KS_ID_EMPTY,
+                             .post_filter_msg = KS_ID_EMPTY};
+    char *msg = ks__fit_error_message(&d);
+    cr_expect_str_eq(msg, "0/13 nodes are available: 10 node(s) had untolerated taint {dedicated: gpu}, "
+                          "3 Insufficient cpu, 3 Insufficient memory.");
+    free(msg);
+    /* the same statuses listed node by node give the same message */
+    struct ks_status listed[13];
+    for (int i = 0; i < 13; i++)
+        listed[i] = st[i < 3 ? 0 : 1];
+    struct ks_diagnosis l = {.nall = 13,
+                             .nfailed = 13,
+                             .statuses = listed,
+                             .pre_filter_msg = KS_ID_EMPTY,
+                             .post_filter_msg = KS_ID_EMPTY};
+    char *lmsg = ks__fit_error_message(&l);
+    cr_expect_str_eq(lmsg, "0/13 nodes are available: 10 node(s) had untolerated taint {dedicated: gpu}, "
+                           "3 Insufficient cpu, 3 Insufficient memory.");
+    free(lmsg);
+}
+
+/* DefaultPreemption with no lower-priority pod anywhere: every potential node "No preemption victims". */
+Test(schedule, preemption_no_victims_message)
+{
+    char *msg = ks_preempt_no_victims_message(4, 6);
+    cr_expect_str_eq(msg, "0/6 nodes are available: 2 Preemption is not helpful for scheduling, "
+                          "4 No preemption victims found for incoming pod.");
+    free(msg);
+    msg = ks_preempt_no_victims_message(0, 3);
+    cr_expect_str_eq(msg, "0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
     free(msg);
 }
 

@@ -138,8 +138,8 @@ Test(index, a_new_order_or_a_missed_version_rebuilds)
 Test(index, trees_stay_within_the_budget_least_recently_used_first)
 {
     struct ks_index *ix = mk();
-    uint32_t n = 1u << 17; /* 2 x 2^17 nodes of 16 bytes: 4 MiB per tree */
-    size_t per_tree = 2 * (size_t)n * sizeof(struct ks_index_tree_node);
+    uint32_t n = 1u << 17; /* 2 x 2^17 nodes of 16 bytes and a group per position: 4.25 MiB per tree */
+    size_t per_tree = 2 * (size_t)n * sizeof(struct ks_index_tree_node) + (size_t)n * sizeof(uint16_t);
     uint32_t fit = (uint32_t)(KS_INDEX_TREE_BUDGET / per_tree);
     struct ks_index_class *cls[64];
     const uint32_t *pos;
@@ -177,5 +177,63 @@ Test(index, classes_are_bounded_the_oldest_forgotten)
     len = snprintf(key, sizeof(key), "c%u", 0u);
     cr_expect(!ks_index_worth_tree(ks_index_lookup(ix, &owner_a, key, (uint32_t)len)),
               "the oldest was forgotten: seen anew");
+    ks_index_destroy(ix);
+}
+
+static struct ks_status status_of(enum ks_code code, uint16_t plugin, uint32_t reason)
+{
+    struct ks_status st = {.code = code, .plugin = plugin, .nreasons = 1};
+    st.reasons[0] = reason;
+    return st;
+}
+
+/* Positions' statuses: equal ones share a group, counts follow every change, a rebuild empties them. */
+Test(index, statuses_grouped_and_counted_per_position)
+{
+    struct ks_index *ix = mk();
+    struct ks_index_class *c = ks_index_lookup(ix, &owner_a, "g", 1);
+    const uint32_t *pos;
+    cr_assert_eq(ks_index_pending(ix, c, 10, &pos), KS_INDEX_REBUILD);
+    cr_expect_eq(c->groups.n, 0u);
+    struct ks_status cpu = status_of(KS_UNSCHEDULABLE, 1, 7),
+                     taint = status_of(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, 3, 9);
+    for (uint32_t p = 0; p < 10; p++)
+        ks_index_status(c, p, p < 6 ? &cpu : &taint);
+    cr_expect_eq(c->groups.n, 2u);
+    cr_expect_eq(c->groups.count[0], 6u);
+    cr_expect_eq(c->groups.count[1], 4u);
+    cr_expect_eq(c->groups.of[7], 1u);
+    cr_expect_eq(ks_index_unschedulable_plugins(c), (1ull << 1) | (1ull << 3));
+
+    /* a position that becomes feasible leaves its group; one that changes status moves */
+    ks_index_status(c, 0, NULL);
+    ks_index_status(c, 9, &cpu);
+    cr_expect_eq(c->groups.of[0], KS_INDEX_NO_GROUP);
+    cr_expect_eq(c->groups.count[0], 6u);
+    cr_expect_eq(c->groups.count[1], 3u);
+    /* another reason, plugin or code is another group */
+    struct ks_status other = cpu;
+    other.plugin = 2;
+    ks_index_status(c, 1, &other);
+    cr_expect_eq(c->groups.n, 3u);
+    for (uint32_t p = 2; p < 9; p++)
+        ks_index_status(c, p, NULL);
+    cr_expect_eq(ks_index_unschedulable_plugins(c), (1ull << 1) | (1ull << 2), "emptied groups do not count");
+
+    /* more distinct statuses than groups: the class says so */
+    for (uint32_t k = 0; k < KS_INDEX_GROUPS; k++) {
+        struct ks_status st = status_of(KS_UNSCHEDULABLE, 4, 100 + k);
+        ks_index_status(c, 2, &st);
+    }
+    cr_expect(c->groups.full);
+    ks_index_synced(ix, c);
+
+    /* a rebuild starts over */
+    struct ks_snapshot v = version(5, 0, 5, NULL, 0);
+    ks_index_observe(ix, &v);
+    cr_assert_eq(ks_index_pending(ix, c, 10, &pos), KS_INDEX_REBUILD);
+    cr_expect(!c->groups.full);
+    cr_expect_eq(c->groups.n, 0u);
+    cr_expect_eq(c->groups.of[1], KS_INDEX_NO_GROUP);
     ks_index_destroy(ix);
 }
