@@ -38,10 +38,9 @@
  * and attempt observers (they want every node's status and score), pods nominated to any
  * node (they change what Filter sees on their node), a pod with a nominated node, a class
  * seen for the first time (a tree costs a whole evaluation: it is built for the second
- * pod), a window holding a poisoned position, a class with more distinct statuses than
- * groups, a window without a feasible node while some position is (a class whose windows
- * keep failing rests for a while, ks_index_worth_tree), and a PreScore that does not
- * succeed.
+ * pod), a window holding a poisoned position, no feasible position in a class with more
+ * distinct statuses than groups (a class whose windows keep failing rests for a while,
+ * ks_index_worth_tree), and a PreScore that does not succeed.
  */
 #include "framework_metrics.h"
 #include "framework_plan.h"
