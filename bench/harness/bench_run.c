@@ -19,7 +19,9 @@
  * ran dry (pods a binding or an event sent back) count towards pods/s but are not timed
  * one by one: their number is reported as untimed_cycles. Of all the measured phase's
  * cycles, timed or not, those whose host the signature index chose are indexed_cycles
- * (ks_scheduler_indexed_cycles; 0 with --no-index).
+ * (ks_scheduler_indexed_cycles; 0 with --no-index), and those it found no node fits are
+ * indexed_unfit_cycles; attempts_per_second counts every cycle over the same time (what a
+ * backlog that fits nowhere is measured by).
  *
  * Objects: every pod of every op is decoded before anything runs (so the event callback,
  * which binder threads call, reads a pod table that never changes), nodes are generated
@@ -135,7 +137,8 @@ struct bench_run {
     int64_t t0, t_end, t_idle; /* window start, last measured bind, queue idle */
     int64_t cpu_ns;
     uint64_t cycles, untimed_cycles;
-    uint64_t indexed_cycles; /* measured-phase cycles (timed or not) the signature index answered */
+    uint64_t indexed_cycles; /* measured-phase cycles (timed or not) whose host the signature index chose */
+    uint64_t indexed_unfit;  /* measured-phase cycles the signature index found no node fits */
     uint64_t cluster_bytes;
     uint32_t churn_steps;
     bool tty;
@@ -551,7 +554,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
 {
     uint32_t total = r->op_count[op];
     perf_ctl("enable\n");
-    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s);
+    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s), unfit0 = ks_scheduler_indexed_unfit_cycles(r->s);
     int64_t cpu0 = ks_bench_cpu_ns();
     r->t0 = ks__mono_ns();
     atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
@@ -579,6 +582,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     r->untimed_cycles = ks_scheduler_run_until_idle(r->s);
     int64_t end = ks__mono_ns();
     r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
+    r->indexed_unfit = ks_scheduler_indexed_unfit_cycles(r->s) - unfit0;
     atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
     r->cpu_ns = ks_bench_cpu_ns() - cpu0;
     int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
@@ -644,7 +648,7 @@ static int run_steady(struct bench_run *r, uint32_t opi)
     const struct ks_bench_op *op = &r->w->ops[opi];
     uint32_t total = r->op_count[opi], first = r->op_first[opi];
     bool measured = op->collect_metrics, claims = st->first != NULL; /* without DRA ops: pods only */
-    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s);
+    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s), unfit0 = ks_scheduler_indexed_unfit_cycles(r->s);
     int64_t cpu0 = ks_bench_cpu_ns(), start = ks__mono_ns(), next_report = start;
     int rc;
 
@@ -692,6 +696,7 @@ static int run_steady(struct bench_run *r, uint32_t opi)
     if (measured) {
         int64_t end = ks__mono_ns();
         r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
+        r->indexed_unfit = ks_scheduler_indexed_unfit_cycles(r->s) - unfit0;
         atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
         r->cpu_ns = ks_bench_cpu_ns() - cpu0;
         int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
@@ -1106,7 +1111,7 @@ static uint32_t check(struct bench_run *r)
 struct bench_result {
     uint32_t bound, unschedulable, failed;
     uint64_t rejections; /* Unschedulable events of the measured pods: failed attempts, retried or not */
-    double seconds, pods_per_second, cpu_cores;
+    double seconds, pods_per_second, attempts_per_second, cpu_cores;
     uint64_t p50, p90, p99, max, peak_rss;
 };
 
@@ -1124,6 +1129,7 @@ static void summarise(const struct bench_run *r, struct bench_result *o)
     uint32_t measured_bound = atomic_load_explicit(&r->measured_bound, memory_order_relaxed);
     o->seconds = (double)(r->t_end - r->t0) / 1e9;
     o->pods_per_second = o->seconds > 0 ? measured_bound / o->seconds : 0;
+    o->attempts_per_second = o->seconds > 0 ? (double)(r->cycles + r->untimed_cycles) / o->seconds : 0;
     double window = (double)(r->t_idle - r->t0) / 1e9;
     o->cpu_cores = window > 0 ? (double)r->cpu_ns / 1e9 / window : 0;
     o->p50 = ks_hist_quantile(&r->hist, 0.50);
@@ -1153,13 +1159,18 @@ static void print_human(const struct bench_run *r, const struct bench_result *o)
     human_duration(max, sizeof(max), o->max);
     printf("%s (size %s): %u nodes, %u measured pods\n", r->w->name, r->size->name, r->nodes_total,
            r->op_count[r->measured_op]);
-    printf("  bound %u, unschedulable %u, failed %u in %.1f ms: %.0f pods/s\n", o->bound, o->unschedulable,
+    printf("  bound %u, unschedulable %u, failed %u in %.1f ms: %.0f pods/s", o->bound, o->unschedulable,
            o->failed, o->seconds * 1e3, o->pods_per_second);
+    if (!o->bound)
+        printf(" (%.0f attempts/s)", o->attempts_per_second); /* a backlog that fits nowhere */
+    printf("\n");
     printf("  scheduling cycle: p50 %s, p90 %s, p99 %s, max %s over %" PRIu64 " cycles", p50, p90, p99, max,
            r->cycles);
     if (r->untimed_cycles)
         printf(" (+%" PRIu64 " untimed)", r->untimed_cycles);
     printf(", %" PRIu64 " indexed%s", r->indexed_cycles, r->a.no_index ? " (--no-index)" : "");
+    if (r->indexed_unfit)
+        printf(", %" PRIu64 " found unfit by the index", r->indexed_unfit);
     if (o->rejections)
         printf(", %" PRIu64 " attempts rejected", o->rejections);
     printf("\n  memory: peak RSS %.1f MB, %.0f bytes per node\n", (double)o->peak_rss / 1e6,
@@ -1193,9 +1204,10 @@ static void print_json(const struct bench_run *r, const struct bench_result *o)
     printf(",\"seconds\":%.6f,\"pods_per_second\":%.1f", o->seconds, o->pods_per_second);
     printf(",\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f}", o->p50 / 1e3,
            o->p90 / 1e3, o->p99 / 1e3, o->max / 1e3);
+    printf(",\"attempts_per_second\":%.1f", o->attempts_per_second);
     printf(",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"indexed_cycles\":%" PRIu64
-           ",\"rejections\":%" PRIu64,
-           r->cycles, r->untimed_cycles, r->indexed_cycles, o->rejections);
+           ",\"indexed_unfit_cycles\":%" PRIu64 ",\"rejections\":%" PRIu64,
+           r->cycles, r->untimed_cycles, r->indexed_cycles, r->indexed_unfit, o->rejections);
     printf(",\"peak_rss_bytes\":%" PRIu64 ",\"bytes_per_node\":%.0f", o->peak_rss,
            r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
     printf(",\"cpu_cores\":%.3f,\"cpu_utilisation\":%.3f,\"online_cores\":%ld", o->cpu_cores,
