@@ -377,8 +377,16 @@ void ks__nominated_free(struct ks_nominated_scratch *nom)
     free(nom->nodes);
     free(nom->pods);
     free(nom->pod_nodes);
+    free(nom->sort);
+    free(nom->spare);
     ks_arena_destroy(&nom->arena);
     memset(nom, 0, sizeof(*nom));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* Every nomination into the scratch, grouped by node (nomination order kept within a node). */
@@ -399,20 +407,26 @@ static int list_nominations(struct ks_scheduler *s, struct ks_nominated_scratch 
         uint32_t *nodes = realloc(nom->pod_nodes, cap * sizeof(*nodes));
         if (nodes)
             nom->pod_nodes = nodes;
-        if (!pods || !nodes)
+        uint64_t *sort = realloc(nom->sort, cap * sizeof(*sort));
+        if (sort)
+            nom->sort = sort;
+        const struct ks_pod **spare = realloc(nom->spare, cap * sizeof(*spare));
+        if (spare)
+            nom->spare = spare;
+        if (!pods || !nodes || !sort || !spare)
             return -ENOMEM;
         nom->cap_pods = cap;
     }
-    /* insertion sort by node: nominations are few */
-    for (uint32_t i = 1; i < nom->npods; i++) {
-        for (uint32_t j = i; j > 0 && nom->pod_nodes[j - 1] > nom->pod_nodes[j]; j--) {
-            uint32_t n = nom->pod_nodes[j];
-            nom->pod_nodes[j] = nom->pod_nodes[j - 1];
-            nom->pod_nodes[j - 1] = n;
-            const struct ks_pod *p = nom->pods[j];
-            nom->pods[j] = nom->pods[j - 1];
-            nom->pods[j - 1] = p;
-        }
+    if (nom->npods == 0)
+        return 0;
+    /* by node, then by place in the listing: a stable grouping */
+    for (uint32_t i = 0; i < nom->npods; i++)
+        nom->sort[i] = (uint64_t)nom->pod_nodes[i] << 32 | i;
+    qsort(nom->sort, nom->npods, sizeof(*nom->sort), cmp_u64);
+    memcpy(nom->spare, nom->pods, nom->npods * sizeof(*nom->pods));
+    for (uint32_t i = 0; i < nom->npods; i++) {
+        nom->pods[i] = nom->spare[(uint32_t)nom->sort[i]];
+        nom->pod_nodes[i] = (uint32_t)(nom->sort[i] >> 32);
     }
     return 0;
 }

@@ -69,6 +69,8 @@ struct ks_nominated_scratch {
     uint32_t npods, cap_pods; /* nominations listed this cycle (references held until the next) */
     const struct ks_pod **pods;
     uint32_t *pod_nodes;
+    uint64_t *sort;              /* cap_pods: node << 32 | listing index, to group the listing by node */
+    const struct ks_pod **spare; /* cap_pods: the listing while it is regrouped */
 };
 
 struct ks_fw_tally; /* framework_metrics.h */

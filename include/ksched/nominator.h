@@ -4,9 +4,10 @@
  * binds, the node's Filter accounts for it when higher- or equal-priority pods are
  * scheduled (RunFilterPluginsWithNominatedPods), and preemption weighs it.
  *
- * Each nomination holds a reference to its pod (ksched/api.h). Context: any thread; one
- * mutex guards the table. Callers on the per-node path check ks_nominator_count() first,
- * which is a relaxed load, so an empty nominator costs nothing.
+ * Each nomination holds a reference to its pod (ksched/api.h). Lookups by pod and by node
+ * cost O(1) expected (plus the answer). Context: any thread; one mutex guards the table. Callers on the
+ * per-node path check ks_nominator_count() first, which is a relaxed load, so an empty nominator costs
+ * nothing.
  */
 #ifndef KSCHED_NOMINATOR_H
 #define KSCHED_NOMINATOR_H
@@ -45,6 +46,13 @@ uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct k
  * there are (which may exceed @max).
  */
 uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max);
+
+/*
+ * ks_nominator_node_version - a value that changes whenever the pods nominated to @node
+ * change and repeats no earlier value while any is nominated there; 0 when none is. Two
+ * equal readings mean the same nominations, in the same order.
+ */
+uint64_t ks_nominator_node_version(struct ks_nominator *n, uint32_t node);
 
 /* ks_nominator_count - nominated pods in all (a relaxed read, for the fast path). */
 uint32_t ks_nominator_count(const struct ks_nominator *n);
