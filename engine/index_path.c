@@ -34,9 +34,16 @@
  * observes the Filter point alone, and runs PreScore only when the tree had to be brought
  * up to date (its Score calls read PreScore's state).
  *
+ * Pods nominated to a node count there as RunFilterPluginsWithNominatedPods counts them:
+ * a position whose node has nominated pods of at least the class's priority (part of the
+ * class's key) is filtered first with them (a derived record, the cycle state with their
+ * AddPod), and its entry is that pass's status when it fails. The nominator's changes reach
+ * the index as changed positions (ks__index_follow), so a class re-evaluates the nodes whose
+ * nominations changed as it does those whose record changed.
+ *
  * The cycle falls back to the per-node phases, before anything is decided, for: --explain
- * and attempt observers (they want every node's status and score), pods nominated to any
- * node (they change what Filter sees on their node), a pod with a nominated node, a class
+ * and attempt observers (they want every node's status and score), a pod with a nominated
+ * node (its node is tried first, and its own nomination counts nowhere), a class
  * seen for the first time (a tree costs a whole evaluation: it is built for the second
  * pod), a window holding a poisoned position, no feasible position in a class with more
  * distinct statuses than groups (a class whose windows keep failing rests for a while,
@@ -47,6 +54,7 @@
 #include "scheduler_internal.h"
 #include "select_host.h"
 
+#include "ksched/api.h"
 #include "ksched/index.h"
 #include "ksched/intern.h"
 #include "ksched/nominator.h"
@@ -62,6 +70,8 @@ enum { EVAL_BLOCK = 32, REBUILD_BLOCK_MIN = 256, REBUILD_BLOCK_MAX = 2048 };
 
 int ks__index_path_init(struct ks_scheduler *s)
 {
+    s->index_arena = (struct ks_arena)KS_ARENA_INIT;
+    ks_cycle_state_init(&s->index_cs);
     if (!(s->sign_buf = malloc(KS_SIGN_BUF)))
         return -ENOMEM;
     return ks_index_create(&s->index);
@@ -71,12 +81,33 @@ void ks__index_path_fini(struct ks_scheduler *s)
 {
     ks_index_destroy(s->index);
     free(s->sign_buf);
+    ks_arena_destroy(&s->index_arena);
+    ks_cycle_state_destroy(&s->index_cs);
     s->index = NULL;
     s->sign_buf = NULL;
 }
 
+void ks__index_follow(struct ks_scheduler *s, const struct ks_snapshot *snap)
+{
+    uint32_t nodes[256];
+    int64_t got;
+    ks_index_observe(s->index, snap);
+    do {
+        got = ks_nominator_changed(s->nominator, &s->nominations_seen, nodes, 256);
+        if (got < 0)
+            ks_index_touch_all(s->index);
+        for (int64_t i = 0; i < got; i++) {
+            uint32_t pos = ks_snapshot_position(snap, nodes[i]);
+            if (pos != UINT32_MAX)
+                ks_index_touch(s->index, pos);
+        }
+    } while (got == 256);
+}
+
 /* What one class's entries are evaluated with: one pod of the class and its cycle state. */
 struct eval_job {
+    struct ks_scheduler *s;
+    struct ks_framework *fw;
     const struct ks_fw_plan *filter, *score;
     const struct ks_cycle_state *cs;
     const struct ks_pod *pod;
@@ -131,6 +162,53 @@ static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nod
     }
 }
 
+enum { NOMINATED_MAX = 64 }; /* pods nominated to one node that a position's evaluation reads */
+
+/*
+ * RunFilterPluginsWithNominatedPods' first pass for @node: Filter as if the pods nominated
+ * there with at least the class's priority ran there (a record derived with them, the
+ * cycle state with their AddPod). KS_SUCCESS when none is nominated there or the pod
+ * passes; else the code with @st. -ENOMEM (as a code, with @st) when out of memory, or
+ * when more pods are nominated there than a position can weigh. Scheduling thread.
+ */
+static int nominated_pass(struct eval_job *j, const struct ks_node_snap *node, struct ks_status *st)
+{
+    struct ks_scheduler *s = j->s;
+    const struct ks_pod *pods[NOMINATED_MAX];
+    uint32_t total = ks_nominator_pods(s->nominator, node->name, pods, NOMINATED_MAX), nadd = 0;
+    uint32_t held = total < NOMINATED_MAX ? total : NOMINATED_MAX;
+    int rc = KS_SUCCESS;
+    if (total > NOMINATED_MAX) {
+        rc = ks_status_set(st, KS_ERROR, "too many pods nominated to node %s", ks_intern_str(node->name));
+        goto out;
+    }
+    /* addGENominatedPods: the pods of at least the class's priority (none of them is the pod) */
+    for (uint32_t i = 0; i < held; i++) {
+        if (pods[i]->priority >= j->pod->priority)
+            pods[nadd++] = pods[i];
+        else
+            ks_pod_put(pods[i]);
+    }
+    held = nadd;
+    if (!nadd)
+        goto out;
+    ks_arena_reset(&s->index_arena);
+    const struct ks_node_snap *with = ks_node_snap_derive(node, pods, nadd, NULL, 0, &s->index_arena);
+    if (!with || ks_cycle_state_clone(j->fw, j->cs, &s->index_cs) < 0) {
+        rc = ks_status_set(st, KS_ERROR, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < nadd && rc == KS_SUCCESS; i++)
+        rc = ks_fw_run_add_pod(j->fw, &s->index_cs, j->pod, pods[i], with, st);
+    if (rc == KS_SUCCESS)
+        rc = ks__fw_run_filter_tally(j->fw, &s->index_cs, j->pod, with, st,
+                                     j->tallies ? &j->tallies[0] : NULL);
+out:
+    for (uint32_t i = 0; i < held; i++)
+        ks_pod_put(pods[i]);
+    return rc;
+}
+
 /*
  * Evaluate the entries [begin, end) of @positions (NULL: positions begin..end themselves)
  * in blocks; a rebuild only puts leaves and keeps the statuses for later (ks_index_tree_build
@@ -150,6 +228,13 @@ static void eval_range(struct eval_job *j, const uint32_t *positions, uint32_t b
             nodes[i] = ks_snapshot_node(j->snap, pos[i]);
         }
         eval_nodes(j, nodes, n, e, worker);
+        for (uint32_t i = 0; !rebuild && ks_nominator_count(j->s->nominator) && i < n; i++) {
+            /* a node with pods nominated to it: the pass with them decides first */
+            struct ks_status st = {.code = KS_SUCCESS, .plugin = KS_NO_PLUGIN};
+            int rc = nominated_pass(j, nodes[i], &st);
+            if (rc != KS_SUCCESS)
+                e[i] = (struct entry){.poison = rc == KS_ERROR, .st = st};
+        }
         for (uint32_t i = 0; i < n; i++) {
             bool grouped = !e[i].feasible && !e[i].poison;
             if (rebuild) {
@@ -177,6 +262,30 @@ static void rebuild_block(void *ctx, uint32_t begin, uint32_t end, uint32_t work
     eval_range(ctx, NULL, begin, end, worker, true);
 }
 
+/*
+ * After a rebuild, which filtered every node as it is: the nodes with pods nominated to
+ * them again, on the scheduling thread, with those pods weighed. false when out of memory.
+ */
+static bool renominate(struct ks_scheduler *s, struct eval_job *j)
+{
+    struct ks_nominated_scratch *nom = &s->scratch.nom;
+    ks__nominations_release(nom);
+    if (ks__nominations_list(s, nom) < 0)
+        return false;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nom->npods; i++) {
+        /* grouped by node: one entry per node */
+        if (i && nom->pod_nodes[i] == nom->pod_nodes[i - 1])
+            continue;
+        uint32_t pos = ks_snapshot_position(j->snap, nom->pod_nodes[i]);
+        if (pos != UINT32_MAX)
+            nom->pod_nodes[k++] = pos; /* the listing's nodes are not read again */
+    }
+    eval_range(j, nom->pod_nodes, 0, k, 0, false);
+    ks__nominations_release(nom);
+    return true;
+}
+
 /* Bring @c's tree up to @snap. false when it could not be (out of memory: the class loses its tree). */
 static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct eval_job *j)
 {
@@ -193,6 +302,8 @@ static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct 
                        rebuild_block, j);
         ks_index_tree_build(&c->tree);
         group_rebuilt(c, j->rebuilt, n);
+        if (ks_nominator_count(s->nominator) && !renominate(s, j))
+            return false;
     } else {
         eval_range(j, positions, 0, (uint32_t)k, 0, false); /* the scheduling thread is worker 0 */
     }
@@ -208,6 +319,8 @@ static struct ks_index_class *class_of(struct ks_scheduler *s, const struct ks_f
     if (ks_fw_sign(fw, cs, pod, &sig) != KS_SUCCESS)
         return NULL;
     ks_sign_u64(&sig, cs->skip_filter);
+    /* which nominated pods a node's Filter weighs: those of at least the pod's priority */
+    ks_sign_u64(&sig, (uint32_t)pod->priority);
     if (sig.overflow)
         return NULL;
     struct ks_index_class *c = ks_index_lookup(s->index, fw, sig.buf, sig.len);
@@ -259,8 +372,9 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
                                      const struct ks_snapshot *snap, const struct ks_node_snap **host,
                                      struct ks_diagnosis *d)
 {
+    /* a pod nominated to a node: its node is tried first, and the others weigh it nowhere */
     if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||
-        ks_nominator_count(s->nominator))
+        (ks_nominator_count(s->nominator) && ks_nominator_node(s->nominator, pod) != KS_ID_EMPTY))
         return KS_INDEX_NO_ANSWER;
     struct ks_index_class *c = class_of(s, fw, cs, pod);
     if (!c)
@@ -268,7 +382,9 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
     uint32_t n = snap->nnodes;
     int64_t t0 = ks__fw_point_start(fw);
     struct ks_fw_plan filter, score;
-    struct eval_job job = {.filter = &filter,
+    struct eval_job job = {.s = s,
+                           .fw = fw,
+                           .filter = &filter,
                            .score = &score,
                            .cs = cs,
                            .pod = pod,

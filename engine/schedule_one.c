@@ -271,7 +271,7 @@ int ks__algorithm(struct ks_scheduler *s, struct ks_framework *fw, struct ks_bin
     ks_rcu_read_lock();
     const struct ks_snapshot *snap = ks_cache_snapshot(s->cache);
     if (s->index)
-        ks_index_observe(s->index, snap);
+        ks__index_follow(s, snap);
     if (snap->nnodes == 0) {
         ks_rcu_read_unlock();
         algorithm_done(fw, start);
@@ -361,7 +361,7 @@ static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
            strcmp(a->meta.name, b->meta.name) == 0;
 }
 
-static void nominated_release(struct ks_nominated_scratch *nom)
+void ks__nominations_release(struct ks_nominated_scratch *nom)
 {
     for (uint32_t i = 0; i < nom->npods; i++)
         ks_pod_put(nom->pods[i]);
@@ -371,7 +371,7 @@ static void nominated_release(struct ks_nominated_scratch *nom)
 
 void ks__nominated_free(struct ks_nominated_scratch *nom)
 {
-    nominated_release(nom);
+    ks__nominations_release(nom);
     for (uint32_t i = 0; i < nom->cap; i++)
         ks_cycle_state_destroy(&nom->nodes[i].cs);
     free(nom->nodes);
@@ -389,8 +389,7 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every nomination into the scratch, grouped by node (nomination order kept within a node). */
-static int list_nominations(struct ks_scheduler *s, struct ks_nominated_scratch *nom)
+int ks__nominations_list(struct ks_scheduler *s, struct ks_nominated_scratch *nom)
 {
     for (;;) {
         uint32_t total = ks_nominator_list(s->nominator, nom->pods, nom->pod_nodes, nom->cap_pods);
@@ -451,10 +450,10 @@ int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const
 {
     struct ks_nominated_scratch *nom = &s->scratch.nom;
 
-    nominated_release(nom);
+    ks__nominations_release(nom);
     if (ks_nominator_count(s->nominator) == 0)
         return KS_SUCCESS;
-    if (list_nominations(s, nom) < 0)
+    if (ks__nominations_list(s, nom) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     ks_arena_reset(&nom->arena);
     for (uint32_t i = 0; i < nom->npods;) {

@@ -125,6 +125,9 @@ struct ks_scheduler {
     struct ks_cycle_scratch scratch;
     struct ks_index *index;                /* the signature index (ksched/index.h); NULL with opts.no_index */
     uint8_t *sign_buf;                     /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
+    uint64_t nominations_seen;             /* the nominator's change cursor the index followed */
+    struct ks_arena index_arena;           /* a nominated position's derived record (index_path.c) */
+    struct ks_cycle_state index_cs;        /* its cycle state with the nominated pods' AddPod */
     _Atomic uint64_t indexed_cycles;       /* cycles whose host the index chose (relaxed: a counter) */
     _Atomic uint64_t indexed_unfit_cycles; /* cycles the index found no node fits (relaxed: a counter) */
     bool bind_deferred;                    /* a binding waits for ks__bind_flush() (binder.c) */
@@ -197,6 +200,14 @@ void ks__event(struct ks_scheduler *s, enum ks_event_resource resource, uint32_t
  */
 void ks__assigned_pod_event(struct ks_scheduler *s, uint32_t actions, const struct ks_pod *pod,
                             uint32_t node);
+
+/*
+ * ks__nominations_list - every nomination into @nom's pods and pod_nodes, grouped by node
+ * (nomination order kept within a node), each pod with a reference that
+ * ks__nominations_release drops (as the next listing does). 0 or -ENOMEM. Scheduling thread.
+ */
+int ks__nominations_list(struct ks_scheduler *s, struct ks_nominated_scratch *nom);
+void ks__nominations_release(struct ks_nominated_scratch *nom);
 
 /*
  * Nominated pods on the Filter path (RunFilterPluginsWithNominatedPods), schedule_one.c.
@@ -278,6 +289,8 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
 enum { KS_SIGN_BUF = 4096 };
 int ks__index_path_init(struct ks_scheduler *s);
 void ks__index_path_fini(struct ks_scheduler *s);
+/* ks__index_follow - show the index @snap and the nominations changed since the last cycle. */
+void ks__index_follow(struct ks_scheduler *s, const struct ks_snapshot *snap);
 enum ks_index_answer { KS_INDEX_NO_ANSWER, KS_INDEX_HOST, KS_INDEX_UNFIT };
 enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw,
                                      struct ks_cycle_state *cs, const struct ks_pod *pod,

@@ -163,6 +163,16 @@ void ks_index_observe(struct ks_index *ix, const struct ks_snapshot *snap)
     ix->seen_order_generation = snap->order_generation;
 }
 
+void ks_index_touch(struct ks_index *ix, uint32_t pos)
+{
+    ix->log[ix->log_head++ % LOG_SIZE] = pos;
+}
+
+void ks_index_touch_all(struct ks_index *ix)
+{
+    ix->epoch++;
+}
+
 static inline uint64_t mix(uint64_t h, uint64_t v)
 {
     h = (h ^ v) * 0x9e3779b97f4a7c15ull;

@@ -25,6 +25,8 @@
 
 struct node_noms;
 
+enum { NOM_LOG = 4096 }; /* node changes a reader of ks_nominator_changed can catch up from */
+
 struct nomination {
     const struct ks_pod *pod;
     struct node_noms *node;
@@ -51,7 +53,9 @@ struct ks_nominator {
     struct node_noms **nodes; /* node hash: nmask + 1 chains */
     uint32_t nmask, nnodes;
     uint64_t clock;
-    atomic_uint n; /* written under lock */
+    uint64_t log_head;     /* changes logged so far */
+    uint32_t log[NOM_LOG]; /* log[seq % NOM_LOG]: the node of change seq */
+    atomic_uint n;         /* written under lock */
 };
 
 enum { INITIAL_BUCKETS = 64 };
@@ -180,6 +184,7 @@ static void drop(struct ks_nominator *n, struct nomination *e)
     *(e->nprev ? &e->nprev->nnext : &h->head) = e->nnext;
     *(e->nnext ? &e->nnext->nprev : &h->tail) = e->nprev;
     h->version = ++n->clock;
+    n->log[n->log_head++ % NOM_LOG] = h->node;
     if (--h->count == 0) {
         struct node_noms **q = &n->nodes[h->node & n->nmask];
         while (*q != h)
@@ -232,6 +237,7 @@ int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t 
     head->tail = e;
     head->count++;
     head->version = ++n->clock;
+    n->log[n->log_head++ % NOM_LOG] = node;
     e->hnext = n->pods[h & n->pmask];
     n->pods[h & n->pmask] = e;
     atomic_store_explicit(&n->n, count + 1, memory_order_relaxed);
@@ -294,6 +300,21 @@ uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, u
     }
     ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
     return count;
+}
+
+int64_t ks_nominator_changed(struct ks_nominator *n, uint64_t *cursor, uint32_t *out, uint32_t max)
+{
+    int64_t got = 0;
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    if (n->log_head - *cursor > NOM_LOG) {
+        *cursor = n->log_head;
+        got = -1;
+    } else {
+        while (*cursor != n->log_head && (uint64_t)got < max)
+            out[got++] = n->log[(*cursor)++ % NOM_LOG];
+    }
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    return got;
 }
 
 uint32_t ks_nominator_count(const struct ks_nominator *n)

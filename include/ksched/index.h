@@ -90,6 +90,14 @@ void ks_index_destroy(struct ks_index *ix);
 void ks_index_observe(struct ks_index *ix, const struct ks_snapshot *snap);
 
 /*
+ * ks_index_touch - position @pos (< the observed version's node count) changed for another
+ * reason than its record (pods nominated to its node): its entries are evaluated again,
+ * as if its record had changed. ks_index_touch_all: every position.
+ */
+void ks_index_touch(struct ks_index *ix, uint32_t pos);
+void ks_index_touch_all(struct ks_index *ix);
+
+/*
  * ks_index_lookup - the class of (@owner non-NULL, @key of @len bytes), made when unknown
  * (in the slot of the oldest class when all are taken); NULL when @len exceeds
  * KS_INDEX_KEY_MAX. Counts a sighting; a class seen once is not worth a tree yet

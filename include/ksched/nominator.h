@@ -54,6 +54,14 @@ uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, u
  */
 uint64_t ks_nominator_node_version(struct ks_nominator *n, uint32_t node);
 
+/*
+ * ks_nominator_changed - the nodes whose nominations changed since *@cursor (0 for the
+ * nominator's creation), one entry per change, oldest first: up to @max into @out, *@cursor
+ * moved past them (call again while it returns @max). -1 when changes since *@cursor were
+ * dropped (too many): every node may have changed; *@cursor is then current.
+ */
+int64_t ks_nominator_changed(struct ks_nominator *n, uint64_t *cursor, uint32_t *out, uint32_t max);
+
 /* ks_nominator_count - nominated pods in all (a relaxed read, for the fast path). */
 uint32_t ks_nominator_count(const struct ks_nominator *n);
 
