@@ -377,10 +377,6 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     uint32_t nall = pl->n ? pl->n : snap->nnodes;
     int rc;
 
-    /* pods nominated to nodes by preemption count on those nodes (RunFilterPluginsWithNominatedPods) */
-    if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, st)) != KS_SUCCESS)
-        return rc;
-
     /*
      * A nominated node (set by an earlier preemption) is likely the only one that fits:
      * try it alone first, and take it if it passes (evaluateNominatedNode). If it is
@@ -397,6 +393,9 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     if (nominated_name != KS_ID_EMPTY && (!pl->n || ks_sorted_ids_have(pl->names, pl->n, nominated_name)) &&
         (nominated = ks_snapshot_find(snap, nominated_name))) {
         struct ks_status nst = {0};
+        /* the pods nominated to that node alone count for it (RunFilterPluginsWithNominatedPods) */
+        if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, nominated_name, st)) != KS_SUCCESS)
+            return rc;
         rc = ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL);
         if (rc == KS_SUCCESS) {
             sc->feasible[0] = nominated;
@@ -413,6 +412,10 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
             nominated = NULL;
         }
     }
+
+    /* pods nominated to nodes by preemption count on those nodes */
+    if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, KS_ID_NONE, st)) != KS_SUCCESS)
+        return rc;
 
     const struct ks_node_snap *const *order = NULL;
     uint32_t n = nall;

@@ -151,6 +151,36 @@ static int64_t nominated_to(const struct ks_preemptor *p, uint32_t node, struct 
     return got;
 }
 
+/* One node's SelectVictimsOnNode, on a fresh clone of the cycle state (@state) and scratch. */
+static int trial(const struct ks_preemptor *p, const struct ks_node_snap *node, ks_select_victims_fn select,
+                 void *ctx, struct ks_cycle_state *state, struct ks_cycle_state *scratch_state,
+                 struct ks_arena *scratch, struct ks_arena *keep, struct ks_preempt_candidate *c,
+                 struct ks_status *st)
+{
+    const struct ks_pod **nominated;
+    uint32_t nge;
+    int code;
+
+    ks_arena_reset(scratch);
+    int64_t held = nominated_to(p, node->name, scratch, &nominated, &nge);
+    if (held < 0 || ks_cycle_state_clone(p->fw, p->cs, state) < 0) {
+        code = out_of_memory(st);
+    } else {
+        struct ks_preempt_trial t = {
+            .node = node,
+            .state = state,
+            .scratch_state = scratch_state,
+            .arena = scratch,
+            .nnominated = nge,
+            .nominated = nominated,
+        };
+        code = select(ctx, p, &t, keep, c, st);
+    }
+    for (int64_t k = 0; k < held; k++)
+        ks_pod_put(nominated[k]);
+    return code;
+}
+
 int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *const *potential, uint32_t n,
                        uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
                        struct ks_preempt_dry_run *out)
@@ -170,31 +200,26 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
     ks_cycle_state_init(&state);
     ks_cycle_state_init(&scratch_state);
 
+    /* the memo's nomination versions, read a block of nodes ahead (one lock per block) */
+    enum { VERSION_BLOCK = 64 };
+    uint64_t versions[VERSION_BLOCK] = {0};
     for (uint32_t i = 0; i < n; i++) {
         const struct ks_node_snap *node = potential[(offset + i) % n];
         struct ks_preempt_candidate c = {0};
         struct ks_status st = {.code = KS_SUCCESS, .plugin = KS_NO_PLUGIN};
-        const struct ks_pod **nominated;
-        uint32_t nge;
-        int code;
-
-        ks_arena_reset(&scratch);
-        int64_t held = nominated_to(p, node->name, &scratch, &nominated, &nge);
-        if (held < 0 || ks_cycle_state_clone(p->fw, p->cs, &state) < 0) {
-            code = out_of_memory(&st);
-        } else {
-            struct ks_preempt_trial t = {
-                .node = node,
-                .state = &state,
-                .scratch_state = &scratch_state,
-                .arena = &scratch,
-                .nnominated = nge,
-                .nominated = nominated,
-            };
-            code = select(ctx, p, &t, &out->arena, &c, &st);
+        if (p->memo && p->nominator && i % VERSION_BLOCK == 0) {
+            uint32_t names[VERSION_BLOCK], k = n - i < VERSION_BLOCK ? n - i : VERSION_BLOCK;
+            for (uint32_t b = 0; b < k; b++)
+                names[b] = potential[(offset + i + b) % n]->name;
+            ks_nominator_node_versions(p->nominator, names, k, versions);
         }
-        for (int64_t k = 0; k < held; k++)
-            ks_pod_put(nominated[k]);
+        uint64_t nominations = versions[i % VERSION_BLOCK];
+        int code = p->memo ? ks_preempt_memo_get(p->memo, node, nominations, &out->arena, &c, &st) : -ENOENT;
+        if (code == -ENOENT) {
+            code = trial(p, node, select, ctx, &state, &scratch_state, &scratch, &out->arena, &c, &st);
+            if (p->memo)
+                ks_preempt_memo_put(p->memo, p, node, nominations, code, &c, &st);
+        }
 
         if (code == KS_SUCCESS && c.nvictims > 0) {
             c.node = node;

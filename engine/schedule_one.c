@@ -383,6 +383,27 @@ void ks__nominated_free(struct ks_nominated_scratch *nom)
     memset(nom, 0, sizeof(*nom));
 }
 
+/* Room for @cap nominations in @nom's listing arrays. 0 or -ENOMEM. */
+static int nominations_reserve(struct ks_nominated_scratch *nom, uint32_t cap)
+{
+    const struct ks_pod **pods = realloc(nom->pods, cap * sizeof(*pods));
+    if (pods)
+        nom->pods = pods;
+    uint32_t *nodes = realloc(nom->pod_nodes, cap * sizeof(*nodes));
+    if (nodes)
+        nom->pod_nodes = nodes;
+    uint64_t *sort = realloc(nom->sort, cap * sizeof(*sort));
+    if (sort)
+        nom->sort = sort;
+    const struct ks_pod **spare = realloc(nom->spare, cap * sizeof(*spare));
+    if (spare)
+        nom->spare = spare;
+    if (!pods || !nodes || !sort || !spare)
+        return -ENOMEM;
+    nom->cap_pods = cap;
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -399,22 +420,8 @@ int ks__nominations_list(struct ks_scheduler *s, struct ks_nominated_scratch *no
         }
         for (uint32_t i = 0; i < nom->cap_pods; i++)
             ks_pod_put(nom->pods[i]);
-        uint32_t cap = total * 2;
-        const struct ks_pod **pods = realloc(nom->pods, cap * sizeof(*pods));
-        if (pods)
-            nom->pods = pods;
-        uint32_t *nodes = realloc(nom->pod_nodes, cap * sizeof(*nodes));
-        if (nodes)
-            nom->pod_nodes = nodes;
-        uint64_t *sort = realloc(nom->sort, cap * sizeof(*sort));
-        if (sort)
-            nom->sort = sort;
-        const struct ks_pod **spare = realloc(nom->spare, cap * sizeof(*spare));
-        if (spare)
-            nom->spare = spare;
-        if (!pods || !nodes || !sort || !spare)
+        if (nominations_reserve(nom, total * 2) < 0)
             return -ENOMEM;
-        nom->cap_pods = cap;
     }
     if (nom->npods == 0)
         return 0;
@@ -445,15 +452,34 @@ static struct ks_nominated_node *nominated_slot(struct ks_nominated_scratch *nom
     return &nom->nodes[nom->n];
 }
 
+/* The pods nominated to @node into the scratch, as ks__nominations_list lists them. */
+static int list_node(struct ks_scheduler *s, struct ks_nominated_scratch *nom, uint32_t node)
+{
+    for (;;) {
+        uint32_t total = ks_nominator_pods(s->nominator, node, nom->pods, nom->cap_pods);
+        if (total <= nom->cap_pods) {
+            nom->npods = total;
+            for (uint32_t i = 0; i < total; i++)
+                nom->pod_nodes[i] = node;
+            return 0;
+        }
+        for (uint32_t i = 0; i < nom->cap_pods; i++)
+            ks_pod_put(nom->pods[i]);
+        if (nominations_reserve(nom, total * 2) < 0)
+            return -ENOMEM;
+    }
+}
+
 int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
-                          const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_status *st)
+                          const struct ks_pod *pod, const struct ks_snapshot *snap, uint32_t only,
+                          struct ks_status *st)
 {
     struct ks_nominated_scratch *nom = &s->scratch.nom;
 
     ks__nominations_release(nom);
     if (ks_nominator_count(s->nominator) == 0)
         return KS_SUCCESS;
-    if (ks__nominations_list(s, nom) < 0)
+    if ((only == KS_ID_NONE ? ks__nominations_list(s, nom) : list_node(s, nom, only)) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     ks_arena_reset(&nom->arena);
     for (uint32_t i = 0; i < nom->npods;) {

@@ -302,6 +302,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .metrics = opts->metrics,
         .events = {.emit = emit_in_process, .ctx = s},
         .groups = s->groups,
+        .no_memo = opts->no_index,
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)

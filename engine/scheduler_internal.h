@@ -211,9 +211,10 @@ void ks__nominations_release(struct ks_nominated_scratch *nom);
 
 /*
  * Nominated pods on the Filter path (RunFilterPluginsWithNominatedPods), schedule_one.c.
- * ks__nominated_prepare - for every node with nominated pods of priority >= @pod's (not
- * @pod itself), build the derived record and cloned state (scheduling thread, inside the
- * read section holding @snap). Nothing to do when the nominator is empty. Returns a code
+ * ks__nominated_prepare - for every node (or node @only alone; KS_ID_NONE: every node)
+ * with nominated pods of priority >= @pod's (not @pod itself), build the derived record
+ * and cloned state (scheduling thread, inside the read section holding @snap); what an
+ * earlier call built is dropped. Nothing to do when the nominator is empty. Returns a code
  * with @st filled on Error.
  * ks__nominated_find - the entry of node @name this cycle, NULL when none (workers).
  * ks__filter_node - Filter @node, with the nominated pods when it has some: a first pass
@@ -221,7 +222,8 @@ void ks__nominations_release(struct ks_nominated_scratch *nom);
  * the worker's tally @t when the scheduler has metrics (NULL otherwise).
  */
 int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_cycle_state *cs,
-                          const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_status *st);
+                          const struct ks_pod *pod, const struct ks_snapshot *snap, uint32_t only,
+                          struct ks_status *st);
 const struct ks_nominated_node *ks__nominated_find(const struct ks_nominated_scratch *nom, uint32_t name);
 int ks__filter_node(const struct ks_framework *fw, const struct ks_nominated_scratch *nom,
                     const struct ks_cycle_state *cs, const struct ks_pod *pod,

@@ -94,8 +94,9 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 struct preemption {
     struct ks_framework *fw;
-    int32_t percentage; /* minCandidateNodesPercentage */
-    int32_t absolute;   /* minCandidateNodesAbsolute */
+    struct ks_preempt_memo *memo; /* dry-run verdicts of the last preemptor key */
+    int32_t percentage;           /* minCandidateNodesPercentage */
+    int32_t absolute;             /* minCandidateNodesAbsolute */
 };
 
 /* init - New. Start-up, one thread. */
@@ -108,9 +109,14 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (!pl)
         return -ENOMEM;
     pl->fw = in->framework;
+    if (ks_preempt_memo_create(&pl->memo) < 0) {
+        free(pl);
+        return -ENOMEM;
+    }
     pl->percentage = a ? a->min_candidate_nodes_percentage : 10;
     pl->absolute = a ? a->min_candidate_nodes_absolute : 100;
     if (ks_intern(KS_PREEMPT_NO_VICTIMS) == KS_ID_NONE || ks_intern(KS_PREEMPT_NOT_HELPFUL) == KS_ID_NONE) {
+        ks_preempt_memo_destroy(pl->memo);
         free(pl);
         return -ENOMEM;
     }
@@ -120,7 +126,10 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
 
 static void destroy(void *self)
 {
-    free(self);
+    struct preemption *pl = self;
+    if (pl)
+        ks_preempt_memo_destroy(pl->memo);
+    free(pl);
 }
 
 /* ---- eligibility ------------------------------------------------------------------------------- */
@@ -186,7 +195,8 @@ static int64_t potential_nodes(const struct ks_diagnosis *d, const struct ks_sna
         for (uint32_t i = 0; i < d->nfailed; i++) {
             const struct ks_node_snap *node;
             const struct ks_status *st = ks_diagnosis_at(d, i, &node);
-            if (st->code == KS_UNSCHEDULABLE && (node->flags & KS_SNAP_HAS_NODE))
+            /* a grouped diagnosis lists the nodes of the snapshot, each with its object */
+            if (st->code == KS_UNSCHEDULABLE && (d->group_count || (node->flags & KS_SNAP_HAS_NODE)))
                 out[n++] = node;
         }
         return n;
@@ -349,6 +359,12 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
     }
 
     struct ks_preemptor p = preemptor(pl, deps, cs, pod);
+    /* the memo serves pods the plugins cannot tell apart, without PDBs, not nominated themselves */
+    bool nominated = deps->nominator && ks_nominator_count(deps->nominator) &&
+                     ks_nominator_node(deps->nominator, pod) != KS_ID_EMPTY;
+    if (!deps->no_memo && !p.npdbs && !nominated &&
+        ks_preempt_memo_begin(pl->memo, pl->fw, cs, pod, snap->nnodes))
+        p.memo = pl->memo;
     struct ks_preempt_dry_run dry = {0};
     uint32_t n = (uint32_t)np;
     int rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),

@@ -283,11 +283,23 @@ uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct k
 
 uint64_t ks_nominator_node_version(struct ks_nominator *n, uint32_t node)
 {
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
-    struct node_noms *h = node_find(n, node);
-    uint64_t v = h ? h->version : 0;
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    uint64_t v;
+    ks_nominator_node_versions(n, &node, 1, &v);
     return v;
+}
+
+void ks_nominator_node_versions(struct ks_nominator *n, const uint32_t *nodes, uint32_t k, uint64_t *out)
+{
+    if (!atomic_load_explicit(&n->n, memory_order_relaxed)) {
+        memset(out, 0, k * sizeof(*out)); /* nothing nominated: every version is 0 */
+        return;
+    }
+    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    for (uint32_t i = 0; i < k; i++) {
+        struct node_noms *h = node_find(n, nodes[i]);
+        out[i] = h ? h->version : 0;
+    }
+    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
 }
 
 uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max)

@@ -76,6 +76,11 @@ struct ks_framework_deps {
     struct ks_sched_metrics *metrics;
     struct ks_event_sink events;  /* emit NULL: not delivered */
     struct ks_pod_groups *groups; /* the pod groups (ksched/pod_groups.h); NULL: none known */
+    /*
+     * Plugins keep no answer from one cycle for another (the scheduler's opts.no_index):
+     * every cycle computes afresh, the reference the memos are tested against.
+     */
+    bool no_memo;
 };
 
 struct ks_framework;

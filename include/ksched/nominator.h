@@ -54,6 +54,9 @@ uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, u
  */
 uint64_t ks_nominator_node_version(struct ks_nominator *n, uint32_t node);
 
+/* ks_nominator_node_versions - the versions of @k nodes at once (one lock): out[i] of nodes[i]. */
+void ks_nominator_node_versions(struct ks_nominator *n, const uint32_t *nodes, uint32_t k, uint64_t *out);
+
 /*
  * ks_nominator_changed - the nodes whose nominations changed since *@cursor (0 for the
  * nominator's creation), one entry per change, oldest first: up to @max into @out, *@cursor

@@ -25,6 +25,7 @@
 #include "ksched/workload_types.h"
 
 struct ks_nominator;
+struct ks_preempt_memo;
 
 /* ---- pod order (util/utils.go) --------------------------------------------------------------- */
 
@@ -59,6 +60,8 @@ struct ks_preemptor {
     uint32_t npdbs;
     const struct ks_pod_disruption_budget *const *pdbs;
     int64_t now_ns; /* "now" for pods without a start time */
+    /* verdicts remembered for this preemptor's key (ks_preempt_memo_begin succeeded), NULL: none */
+    struct ks_preempt_memo *memo;
 };
 
 /* A node where preemption makes room, and the pods it evicts (upstream's Candidate). */
@@ -149,6 +152,33 @@ void ks_preempt_dry_run_free(struct ks_preempt_dry_run *r);
  * false when no node failed with KS_ERROR.
  */
 bool ks_preempt_dry_run_error(const struct ks_preempt_dry_run *r, char *buf, size_t len);
+
+/*
+ * The dry-run memo (engine/preemption_memo.c): SelectVictimsOnNode's verdict per node for
+ * preemptors of one key, given back while the node's record and nominations are those it
+ * was computed with. Owned by a preemption plugin; scheduling thread only.
+ *   ks_preempt_memo_begin - the key of @pod (its signature with @cs's skips, its priority,
+ *     @fw): true when the memo may serve its dry run over @nodes nodes (the memo is emptied
+ *     when the key differs from the last one); false when the pod is not signable or out
+ *     of memory. The caller also leaves the memo out when PDBs exist or the pod is
+ *     nominated somewhere (its own nomination is not weighed on its node).
+ *   ks_preempt_memo_get - the verdict on @node with @nominations (the node's
+ *     ks_nominator_node_version): a code with @c (victims copied into @keep) or @st, or
+ *     -ENOENT when it is not known.
+ *   ks_preempt_memo_put - remember a verdict (errors, verdicts that depend on "now" and
+ *     long victim lists are not).
+ */
+int ks_preempt_memo_create(struct ks_preempt_memo **out);
+void ks_preempt_memo_destroy(struct ks_preempt_memo *m);
+bool ks_preempt_memo_begin(struct ks_preempt_memo *m, const struct ks_framework *fw,
+                           const struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t nodes);
+int ks_preempt_memo_get(struct ks_preempt_memo *m, const struct ks_node_snap *node, uint64_t nominations,
+                        struct ks_arena *keep, struct ks_preempt_candidate *c, struct ks_status *st);
+void ks_preempt_memo_put(struct ks_preempt_memo *m, const struct ks_preemptor *p,
+                         const struct ks_node_snap *node, uint64_t nominations, int code,
+                         const struct ks_preempt_candidate *c, const struct ks_status *st);
+/* ks_preempt_memo_counts - verdicts given back, and asked for but not known, so far. */
+void ks_preempt_memo_counts(const struct ks_preempt_memo *m, uint64_t *hits, uint64_t *misses);
 
 /*
  * ks_preempt_select - SelectCandidate / pickOneNodeForPreemption: fewest PDB violations,

@@ -120,8 +120,10 @@ struct ks_scheduler_opts {
     bool seeded;
     bool explain; /* score every node (percentageOfNodesToScore 100) and report attempts */
     /*
-     * Never answer a cycle from the signature index (index/): every cycle filters and scores
-     * node by node. The decisions are the same either way; this is for comparing the two.
+     * Never answer a cycle from the signature index (index/), nor a preemption's dry run from
+     * the verdicts remembered for earlier preemptors (ks_framework_deps.no_memo): every cycle
+     * filters and scores node by node. The decisions are the same either way; this is for
+     * comparing the two.
      */
     bool no_index;
     ks_event_fn on_event;     /* may be called from binder threads concurrently */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --no-index on every command that schedules, and the indexed_cycles figure:
-#   - `schedule --no-index` decides as without it (same outcomes, seeded);
+#   - `schedule --no-index` decides as without it (same outcomes, seeded), a preemption
+#     burst included (the dry-run memo is off with --no-index);
 #   - `bench --json` reports indexed_cycles, a whole number (0 with --no-index, which it
 #     also reports as "no_index": true), and the text report names it; SchedulingJobs runs
 #     with every pod bound either way;
@@ -69,6 +70,35 @@ run schedule --seed 3 --no-index "$dir/cluster.yaml"
 cp "$dir/out" "$dir/without"
 [ $rc -eq 0 ] && [ ! -s "$dir/err" ] && cmp -s "$dir/with" "$dir/without" && ok ||
   bad "schedule --no-index: exit $rc, decisions differ: $(diff "$dir/with" "$dir/without" | head -5) $(cat "$dir/err")"
+
+# A preemption burst: 40 full nodes of lower-priority pods (some with start times, some
+# not), 30 preemptors of two priorities; the dry runs' remembered verdicts (on by default)
+# must give the victims, nominations and messages that computing every one gives.
+python3 - "$dir/burst.yaml" <<'PY'
+import sys
+out = []
+for i in range(40):
+    out.append("---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%d, labels: {zone: z%d}}\n"
+               "status:\n  allocatable: {cpu: \"4\", memory: 32Gi, pods: \"110\"}\n" % (i, i % 3))
+for k in range(160):
+    start = "" if (k // 4) % 5 else '\n  startTime: "2026-01-01T00:0%d:00Z"' % (k % 4)
+    out.append("---\napiVersion: v1\nkind: Pod\nmetadata: {name: low-%d, namespace: default}\nspec:\n"
+               "  nodeName: node-%d\n  priority: %d\n  containers:\n  - name: c\n    image: x\n"
+               "    resources:\n      requests: {cpu: 900m, memory: 1Gi}\nstatus:\n  phase: Running%s\n"
+               % (k, k // 4, 5 if k % 7 == 3 else 0, start))
+for i in range(30):
+    out.append("---\napiVersion: v1\nkind: Pod\nmetadata: {name: high-%d, namespace: default}\nspec:\n"
+               "  priority: %d\n  containers:\n  - name: c\n    image: x\n    resources:\n"
+               "      requests: {cpu: \"3\", memory: 1Gi}\n" % (i, 20 if i % 7 == 0 else 10))
+open(sys.argv[1], "w").write("".join(out))
+PY
+run schedule --seed 3 "$dir/burst.yaml"
+cp "$dir/out" "$dir/with"
+[ $rc -eq 0 ] && [ "$(grep -c '"status":"Preempted"' "$dir/with")" -ge 60 ] && ok ||
+  bad "schedule burst: exit $rc, $(grep -c Preempted "$dir/with") preempted, $(cat "$dir/err")"
+run schedule --seed 3 --no-index "$dir/burst.yaml"
+cmp -s "$dir/with" "$dir/out" && ok ||
+  bad "schedule burst --no-index: decisions differ: $(diff "$dir/with" "$dir/out" | head -5)"
 
 # ---- bench ---------------------------------------------------------------------------------------
 run bench --workload SchedulingJobs --nodes 100 --seed 1 --quiet --check --json
