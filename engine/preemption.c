@@ -528,6 +528,10 @@ const struct ks_preempt_candidate *ks_preempt_select(const struct ks_preempt_can
 int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_candidate *c,
                        struct ks_status *st)
 {
+    const struct ks_pod **sent = p->preempting ? calloc(c->nvictims ? c->nvictims : 1, sizeof(*sent)) : NULL;
+    uint32_t nsent = 0;
+    if (p->preempting && !sent)
+        return ks_status_set(st, KS_ERROR, "out of memory");
     for (uint32_t i = 0; i < c->nvictims; i++) {
         const struct ks_pod *v = c->victims[i];
         if (v->meta.deletion_time != KS_TIME_NONE)
@@ -535,6 +539,10 @@ int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_can
         /* a victim waiting on Permit is rejected rather than deleted */
         if (p->fw && p->plugin && ks_fw_reject(p->fw, v, p->plugin, "preempted") == 0)
             continue;
+        if (sent) {
+            sent[nsent++] = v;
+            continue;
+        }
         if (!p->evictor || !p->evictor->evict)
             continue;
         int rc = p->evictor->evict(p->evictor->ctx, v, p->pod, c->node->name);
@@ -542,6 +550,10 @@ int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_can
             return ks_status_set(st, KS_ERROR, "preempting pod %s/%s: %s",
                                  ks_intern_str(v->meta.namespace_id), v->meta.name, strerror(-rc));
     }
+    /* prepareCandidateAsync: the calls go off the cycle (none when every victim was spared them) */
+    if (nsent)
+        ks_preempting_start(p->preempting, p->evictor, p->pod, c->node->name, sent, nsent);
+    free(sent);
 
     /* lower-priority pods nominated here may no longer fit: drop their nominations */
     if (!p->nominator || ks_nominator_count(p->nominator) == 0)

@@ -168,6 +168,12 @@ static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct
     return 0;
 }
 
+static void activate(void *ctx, const struct ks_pod *pod, bool gated_only)
+{
+    struct ks_scheduler *s = ctx;
+    ks_queue_activate(s->queue, pod, gated_only);
+}
+
 static uint32_t worker_threads(const struct ks_scheduler_opts *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -303,6 +309,7 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .events = {.emit = emit_in_process, .ctx = s},
         .groups = s->groups,
         .no_memo = opts->no_index,
+        .activator = {.activate = activate, .ctx = s},
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)

@@ -27,6 +27,7 @@
 #include "ksched/api.h"
 #include "ksched/cache.h"
 #include "ksched/config_decode.h"
+#include "ksched/features.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/loader.h"
@@ -92,11 +93,14 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 /* ---- instance ------------------------------------------------------------------------------------ */
 
+#define WAITING "waiting for the preemption for this pod to be finished"
+
 struct preemption {
     struct ks_framework *fw;
-    struct ks_preempt_memo *memo; /* dry-run verdicts of the last preemptor key */
-    int32_t percentage;           /* minCandidateNodesPercentage */
-    int32_t absolute;             /* minCandidateNodesAbsolute */
+    struct ks_preempt_memo *memo;     /* dry-run verdicts of the last preemptor key */
+    struct ks_preempting *preempting; /* with SchedulerAsyncPreemption: preemptions under way */
+    int32_t percentage;               /* minCandidateNodesPercentage */
+    int32_t absolute;                 /* minCandidateNodesAbsolute */
 };
 
 /* init - New. Start-up, one thread. */
@@ -109,14 +113,20 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (!pl)
         return -ENOMEM;
     pl->fw = in->framework;
-    if (ks_preempt_memo_create(&pl->memo) < 0) {
+    const struct ks_framework_deps *deps = pl->fw ? ks_framework_deps(pl->fw) : NULL;
+    if (ks_preempt_memo_create(&pl->memo) < 0 ||
+        (ks_feature_enabled(KS_FEATURE_SCHEDULER_ASYNC_PREEMPTION) &&
+         ks_preempting_create(deps ? &deps->activator : NULL, &pl->preempting) < 0)) {
+        ks_preempt_memo_destroy(pl->memo);
         free(pl);
         return -ENOMEM;
     }
     pl->percentage = a ? a->min_candidate_nodes_percentage : 10;
     pl->absolute = a ? a->min_candidate_nodes_absolute : 100;
-    if (ks_intern(KS_PREEMPT_NO_VICTIMS) == KS_ID_NONE || ks_intern(KS_PREEMPT_NOT_HELPFUL) == KS_ID_NONE) {
+    if (ks_intern(KS_PREEMPT_NO_VICTIMS) == KS_ID_NONE || ks_intern(KS_PREEMPT_NOT_HELPFUL) == KS_ID_NONE ||
+        ks_intern(WAITING) == KS_ID_NONE) {
         ks_preempt_memo_destroy(pl->memo);
+        ks_preempting_close(pl->preempting);
         free(pl);
         return -ENOMEM;
     }
@@ -127,9 +137,48 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
 static void destroy(void *self)
 {
     struct preemption *pl = self;
-    if (pl)
+    if (pl) {
         ks_preempt_memo_destroy(pl->memo);
+        ks_preempting_close(pl->preempting);
+    }
     free(pl);
+}
+
+/* ---- asynchronous preemption -------------------------------------------------------------------- */
+
+/*
+ * pre_enqueue - PreEnqueue: a pod whose preemption's API calls are under way stays out of
+ * activeQ. Any thread, under the queue's locks (takes the tracker's, a leaf below them).
+ */
+static int pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *st)
+{
+    struct preemption *pl = self;
+    if (!pl->preempting || !ks_preempting_has(pl->preempting, pod))
+        return KS_SUCCESS;
+    return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING);
+}
+
+/* isPodSchedulableAfterPodDeletion: the plugin never decides a requeue; the pod's other rejectors do. */
+static enum ks_queueing_hint hint_skip(void *self, const struct ks_pod *pod, const void *old_obj,
+                                       const void *new_obj)
+{
+    (void)self, (void)pod, (void)old_obj, (void)new_obj;
+    return KS_QUEUE_SKIP;
+}
+
+/*
+ * events_to_register - with asynchronous preemption, pod deletions (so that a pod held back
+ * by PreEnqueue is looked at again when a victim goes); without, nothing (PreEnqueue never
+ * holds a pod back). Start-up.
+ */
+static uint32_t events_to_register(void *self, struct ks_event_registration *out, uint32_t max)
+{
+    struct preemption *pl = self;
+    if (!pl->preempting)
+        return 0;
+    if (max)
+        out[0] = (struct ks_event_registration){{KS_ER_POD, KS_ACT_DELETE}, hint_skip};
+    return 1;
 }
 
 /* ---- eligibility ------------------------------------------------------------------------------- */
@@ -365,6 +414,8 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
     if (!deps->no_memo && !p.npdbs && !nominated &&
         ks_preempt_memo_begin(pl->memo, pl->fw, cs, pod, snap->nnodes))
         p.memo = pl->memo;
+    if (deps->evictor.evict_async)
+        p.preempting = pl->preempting;
     struct ks_preempt_dry_run dry = {0};
     uint32_t n = (uint32_t)np;
     int rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),
@@ -434,4 +485,6 @@ const struct ks_plugin ks_plugin_default_preemption = {
     .destroy = destroy,
     .post_filter = post_filter,
     .pod_group_post_filter = pod_group_post_filter,
+    .pre_enqueue = pre_enqueue,
+    .events_to_register = events_to_register,
 };

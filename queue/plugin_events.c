@@ -892,7 +892,6 @@ static const struct intree intree_events[] = {
     {"ImageLocality", 0, {{EV(WILDCARD, 0), NULL}}},
     {"SelectorSpread", 0, {{EV(WILDCARD, 0), NULL}}},
     {"DefaultBinder", 0, {{EV(WILDCARD, 0), NULL}}},
-    {"DefaultPreemption", 0, {{EV(WILDCARD, 0), NULL}}},
     {"SchedulingGates", 1, {{EV(POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED), hint_same_pod}}},
     {"NodeUnschedulable",
      2,

@@ -770,6 +770,33 @@ void ks_queue_move(struct ks_queue *q, unsigned events)
     slow_unlock(q);
 }
 
+void ks_queue_activate(struct ks_queue *q, const struct ks_pod *pod, bool gated_only)
+{
+    uint64_t hash = ks__queue_key_hash(pod);
+    struct stripe *s = stripe_at(q, hash);
+    bool slow = false;
+    stripe_lock(s);
+    struct qpod *qp = ks__queue_table_find(s, hash, pod);
+    enum ks_queue_where w = qp ? settle(q, qp, &slow) : KS_WHERE_IN_FLIGHT;
+    if (w == KS_WHERE_NONE) {
+        /* it was in activeQ: back where it was */
+        if (active_push(q, qp, BY_STRIPE) < 0)
+            park(q, qp, &slow);
+    } else if (gated_only && (w != KS_WHERE_UNSCHEDULABLE || !qp->gated)) {
+        /* not held back by PreEnqueue: it stays */
+    } else if (w == KS_WHERE_BACKOFF || w == KS_WHERE_UNSCHEDULABLE) {
+        if (w == KS_WHERE_BACKOFF)
+            backoff_remove(q, qp);
+        else
+            unsched_remove(q, qp);
+        if (to_active(q, qp, BY_STRIPE) < 0)
+            unsched_add(q, qp);
+    }
+    if (slow)
+        slow_unlock(q);
+    stripe_unlock(s);
+}
+
 int ks_queue_update(struct ks_queue *q, const struct ks_pod *old_pod, const struct ks_pod *new_pod)
 {
     int rc = 0;

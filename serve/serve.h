@@ -189,8 +189,32 @@ void ks_writer_stats(struct ks_writer *w, struct ks_writer_stats *out);
 /* The binder backend: POST the Binding on the calling binder thread. */
 struct ks_binder_backend ks_writer_binder(struct ks_writer *w);
 
-/* The evictor: queue the victim's DELETE and its Preempted Event. Scheduling thread. */
+/*
+ * The evictor: queue a preemption's calls (serve_preempt.c: each victim's DisruptionTarget
+ * condition, its DELETE, its Preempted Event); evict_async reports when they are done.
+ * Scheduling thread.
+ */
 struct ks_evictor ks_writer_evictor(struct ks_writer *w);
+
+/*
+ * A preemption's calls (serve_preempt.c), one job of the writer's lane 0:
+ *   ks__preemption_calls_new - for @n victims of @preemptor on @node (references taken), and
+ *     @done (NULL: none) to call with the outcome once they ran. NULL when out of memory.
+ *   ks__preemption_calls_run - make them (the lane's thread), then report.
+ *   ks__preemption_calls_free - free; calls never run are reported failed. Accepts NULL.
+ * And what they use of the writer (serve_writer.c): one request on its transport with its
+ * retries and counts (ks__writer_request), and a victim's Preempted Event.
+ */
+struct ks_preemption_calls;
+struct ks_preemption_calls *ks__preemption_calls_new(const struct ks_pod *preemptor, uint32_t node,
+                                                     const struct ks_pod *const *victims, uint32_t n,
+                                                     void (*done)(void *ctx, bool ok), void *done_ctx);
+void ks__preemption_calls_run(struct ks_writer *w, struct ks_preemption_calls *c);
+void ks__preemption_calls_free(struct ks_preemption_calls *c);
+int ks__writer_request(struct ks_writer *w, const char *method, const char *path, const char *content_type,
+                       const char *body, size_t len, struct ks_kube_response *resp);
+void ks__writer_preempted_event(struct ks_writer *w, const struct ks_pod *victim,
+                                const struct ks_pod *preemptor, uint32_t node);
 
 /*
  * ks_writer_on_sched_event - turn a scheduler outcome into writes (Scheduled: an Event, and
@@ -218,6 +242,15 @@ char *ks_serve_condition_patch(const struct ks_pod *pod, const char *reason, con
                                const char *nominated, const char *last_message, int64_t now_ns,
                                bool *unchanged, size_t *len);
 char *ks_serve_nominated_patch(const char *nominated, size_t *len);
+
+/*
+ * ks_serve_disruption_patch - the strategic merge patch of pods/status that gives @victim the
+ * DisruptionTarget condition preemption sets ("<@scheduler_name>: preempting to accommodate
+ * a higher priority pod"); NULL with *@len untouched when @victim has it already (True,
+ * PreemptionByScheduler) or out of memory.
+ */
+char *ks_serve_disruption_patch(const struct ks_pod *victim, const char *scheduler_name, int64_t now_ns,
+                                size_t *len);
 
 /* ---- PodGroup status (serve_podgroup.c) ------------------------------------------------- */
 

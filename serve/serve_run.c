@@ -232,6 +232,18 @@ static int evict(void *ctx, const struct ks_pod *victim, const struct ks_pod *pr
     return rc;
 }
 
+static int evict_async(void *ctx, const struct ks_pod *preemptor, uint32_t node,
+                       const struct ks_pod *const *victims, uint32_t n, void (*done)(void *done_ctx, bool ok),
+                       void *done_ctx)
+{
+    struct serve *sv = ctx;
+    int rc =
+        sv->writer_evictor.evict_async(sv->writer_evictor.ctx, preemptor, node, victims, n, done, done_ctx);
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        ks_serve_metrics_victim(sv->metrics);
+    return rc;
+}
+
 /* ---- intake thread ---------------------------------------------------------------------- */
 
 /* WaitForCacheSync is over: build the cache and the scheduler and hand them the recorded objects. */
@@ -249,7 +261,7 @@ static int go_live(struct serve *sv)
         .flusher = true,
         .binders = sv->a.binders,
         .binder = ks_writer_binder(sv->writer),
-        .evictor = {.evict = evict, .ctx = sv},
+        .evictor = {.evict = evict, .evict_async = evict_async, .ctx = sv},
         .on_cycle = on_cycle,
         .on_group = on_group,
         .volume_api = ks_serve_volumes_api(sv->volumes),

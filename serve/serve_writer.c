@@ -20,7 +20,9 @@
  *     become series as the events library makes them (serve/serve_events.c): this thread
  *     ticks the series every finish period, and a series PATCH answered 404 creates the
  *     Event whole (409 on that create: the PATCH again).
- *   - Preemption's victims are DELETEd (v1.22 sets no DisruptionTarget condition).
+ *   - Preemption's victims (serve_preempt.c, in order on lane 0): each one's DisruptionTarget
+ *     condition patched onto its status, then the pod DELETEd, then its Preempted Event;
+ *     with SchedulerAsyncPreemption the scheduler learns when a preemption's calls are done.
  * Deviations: a note longer than the 1024 bytes the API accepts is cut there; a pod whose
  * nomination we set and which then binds to another node gets status.nominatedNodeName
  * cleared (later releases do the same); a binding whose outcome is unknown (the connection
@@ -59,8 +61,9 @@
 
 struct write_job {
     struct write_job *next;
-    bool event;     /* sent through opts.events */
-    uint64_t shard; /* an Event's: picks its lane */
+    struct ks_preemption_calls *preempt; /* a preemption's calls (serve_preempt.c): the job is them */
+    bool event;                          /* sent through opts.events */
+    uint64_t shard;                      /* an Event's: picks its lane */
     char method[8];
     char *path, *content_type, *body;
     size_t len;
@@ -236,6 +239,7 @@ char *ks_serve_nominated_patch(const char *nominated, size_t *len)
 
 static void free_job(struct write_job *j)
 {
+    ks__preemption_calls_free(j->preempt);
     free(j->create_path);
     free(j->create_body);
     free(j->content_type);
@@ -314,10 +318,42 @@ static bool retryable(int rc, long status)
     return rc < 0 || status == 429 || status >= 500;
 }
 
+int ks__writer_request(struct ks_writer *w, const char *method, const char *path, const char *content_type,
+                       const char *body, size_t len, struct ks_kube_response *resp)
+{
+    int rc = -EIO;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (attempt) {
+            ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+            bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
+            ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+            if (late)
+                break;
+            usleep(100000u << attempt);
+        }
+        ks_kube_response_free(resp);
+        memset(resp, 0, sizeof(*resp));
+        rc = w->o.transport.request(w->o.transport.ctx, method, path, content_type, body, len, resp);
+        if (!retryable(rc, resp->status))
+            break;
+    }
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    if (rc == 0 && resp->status >= 200 && resp->status < 300)
+        w->stats.sent++;
+    else
+        w->stats.failed++;
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    return rc;
+}
+
 static void send_job(struct ks_writer *w, const struct write_job *j)
 {
     struct ks_kube_response resp = {0};
     int rc = -EIO;
+    if (j->preempt) {
+        ks__preemption_calls_run(w, j->preempt);
+        return;
+    }
     for (int attempt = 0; attempt < 3; attempt++) {
         if (attempt) {
             ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
@@ -679,23 +715,48 @@ static void pod_path(const struct ks_pod *pod, const char *sub, char *buf, size_
     snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", pod_ns(pod), pod->meta.name, sub);
 }
 
-static int evict(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node)
+void ks__writer_preempted_event(struct ks_writer *w, const struct ks_pod *victim,
+                                const struct ks_pod *preemptor, uint32_t node)
 {
-    struct ks_writer *w = ctx;
-    char path[800], note[1200];
-    pod_path(victim, "", path, sizeof(path));
-    int rc = ks_writer_enqueue(w, "DELETE", path, NULL, NULL, 0, false);
-    if (rc < 0)
-        return rc;
+    char note[1200];
     snprintf(note, sizeof(note), "Preempted by %s/%s on node %s", pod_ns(preemptor), preemptor->meta.name,
              ks_intern_str(node));
     queue_event(w, victim, preemptor, "Normal", "Preempted", "Preempting", note, preemptor);
+}
+
+/* Queue @calls as one job of lane 0 (the writer owns them from here). 0 or -ENOMEM. */
+static int push_calls(struct ks_writer *w, struct ks_preemption_calls *calls)
+{
+    struct write_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        ks__preemption_calls_free(calls);
+        return -ENOMEM;
+    }
+    j->preempt = calls;
+    return push_job(w, j, false);
+}
+
+static int evict(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node)
+{
+    struct ks_preemption_calls *calls = ks__preemption_calls_new(preemptor, node, &victim, 1, NULL, NULL);
+    return calls ? push_calls(ctx, calls) : -ENOMEM;
+}
+
+static int evict_async(void *ctx, const struct ks_pod *preemptor, uint32_t node,
+                       const struct ks_pod *const *victims, uint32_t n, void (*done)(void *done_ctx, bool ok),
+                       void *done_ctx)
+{
+    struct ks_preemption_calls *calls = ks__preemption_calls_new(preemptor, node, victims, n, done, done_ctx);
+    if (!calls)
+        return -ENOMEM;
+    push_calls(ctx,
+               calls); /* when it fails, freeing the calls reports them failed: @done is called either way */
     return 0;
 }
 
 struct ks_evictor ks_writer_evictor(struct ks_writer *w)
 {
-    return (struct ks_evictor){.evict = evict, .ctx = w};
+    return (struct ks_evictor){.evict = evict, .evict_async = evict_async, .ctx = w};
 }
 
 /* ---- outcomes --------------------------------------------------------------------------- */

@@ -4,8 +4,8 @@
  *
  * Mirrors k8s.io/component-base/featuregate (the "Name=bool,..." flag syntax and its
  * errors) and the scheduler-relevant entries of pkg/features/kube_features.go of 1.22,
- * with their 1.22 defaults, plus GenericWorkload (beta, off by default in v1.37: the
- * PodGroup and Workload APIs, pods' spec.schedulingGroup, gang scheduling) and
+ * with their 1.22 defaults, plus SchedulerAsyncPreemption (on in v1.37), GenericWorkload (beta, off by
+ * default in v1.37: the PodGroup and Workload APIs, pods' spec.schedulingGroup, gang scheduling) and
  * TopologyAwareWorkloadScheduling (alpha, off: topology constraints of pod groups) and
  * WorkloadAwarePreemption (alpha, off: preemption for pod groups). Like upstream's
  * DefaultFeatureGate the set is process-wide: a command sets it from its --feature-gates flag before it loads
@@ -23,7 +23,12 @@
  * whole within one domain (engine/schedule_placement.c). WorkloadAwarePreemption (alpha,
  * off): on, a PodGroup that cannot be placed runs the profile's PodGroupPostFilter
  * (DefaultPreemption: engine/preemption_group.c), which evicts lower-priority pods or whole
- * groups across the cluster to make room for it (engine/podgroup_post_filter.c). Every other listed gate is
+ * groups across the cluster to make room for it (engine/podgroup_post_filter.c).
+ * SchedulerAsyncPreemption (on by default in v1.37, KEP-4832): on, `ksched serve` sends a
+ * preemption's API calls (each victim's DisruptionTarget condition, then its deletion) off
+ * the scheduling cycle and DefaultPreemption's PreEnqueue holds the preemptor back until
+ * they are done; off, the calls are made before the cycle ends (in-process runs evict at
+ * once either way). Every other listed gate is
  * locked to its default in ksched: naming it with that value is accepted, asking for the
  * other value is an error (as upstream's locked GA gates are). A name not listed is an
  * error, as it is for kube-scheduler.
@@ -49,7 +54,8 @@
     X(KS_FEATURE_VOLUME_CAPACITY_PRIORITY, "VolumeCapacityPriority", false, false)                           \
     X(KS_FEATURE_GENERIC_WORKLOAD, "GenericWorkload", false, true)                                           \
     X(KS_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling", false, true)         \
-    X(KS_FEATURE_WORKLOAD_AWARE_PREEMPTION, "WorkloadAwarePreemption", false, true)
+    X(KS_FEATURE_WORKLOAD_AWARE_PREEMPTION, "WorkloadAwarePreemption", false, true)                          \
+    X(KS_FEATURE_SCHEDULER_ASYNC_PREEMPTION, "SchedulerAsyncPreemption", true, true)
 
 enum ks_feature {
 #define KS__FEATURE_ENUM(e, name, def, settable) e,

@@ -48,6 +48,27 @@ struct ks_binder_backend {
 struct ks_evictor {
     int (*evict)(void *ctx, const struct ks_pod *victim, const struct ks_pod *preemptor, uint32_t node);
     void *ctx;
+    /*
+     * evict_async - asynchronous preemption (SchedulerAsyncPreemption): make the @n victims'
+     * API calls (each one's DisruptionTarget condition, then its deletion, in order) off the
+     * scheduling cycle, then call @done(@done_ctx, ok) from whatever thread made them (ok
+     * false when a call failed; the victims after it are left alone). Returns 0 (@done will
+     * be called), or a negative errno (it will not). Holds references to the pods it keeps.
+     * NULL: evict() per victim within the cycle. Scheduling thread.
+     */
+    int (*evict_async)(void *ctx, const struct ks_pod *preemptor, uint32_t node,
+                       const struct ks_pod *const *victims, uint32_t n, void (*done)(void *done_ctx, bool ok),
+                       void *done_ctx);
+};
+
+/*
+ * Activate (framework.Handle's Activate): move @pod from the unschedulable pods or backoffQ
+ * to activeQ, running PreEnqueue again; nothing when it is elsewhere. With @gated_only,
+ * only a pod that PreEnqueue holds back is moved. Any thread.
+ */
+struct ks_activator {
+    void (*activate)(void *ctx, const struct ks_pod *pod, bool gated_only);
+    void *ctx;
 };
 
 /*
@@ -81,6 +102,7 @@ struct ks_framework_deps {
      * every cycle computes afresh, the reference the memos are tested against.
      */
     bool no_memo;
+    struct ks_activator activator; /* activate NULL: not available */
 };
 
 struct ks_framework;

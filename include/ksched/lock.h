@@ -109,6 +109,8 @@
     X(DYNAMIC_RESOURCES, "plugins/helpers/helper_dra_claims.c lock")                                         \
     /* the scheduler's pod groups (workload/pod_groups.c); a leaf, PreEnqueue takes it inside QUEUE */       \
     X(POD_GROUPS, "workload/pod_groups.c lock")                                                              \
+    /* the preemptors whose victims' API calls are under way; a leaf, PreEnqueue takes it inside QUEUE */    \
+    X(PREEMPTING, "engine/preemption_async.c lock")                                                          \
     /* the metrics registry's families and series; a leaf */                                                 \
     X(METRICS_REGISTRY, "engine/metrics.c lock")                                                             \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \

@@ -26,6 +26,7 @@
 
 struct ks_nominator;
 struct ks_preempt_memo;
+struct ks_preempting;
 
 /* ---- pod order (util/utils.go) --------------------------------------------------------------- */
 
@@ -62,6 +63,8 @@ struct ks_preemptor {
     int64_t now_ns; /* "now" for pods without a start time */
     /* verdicts remembered for this preemptor's key (ks_preempt_memo_begin succeeded), NULL: none */
     struct ks_preempt_memo *memo;
+    /* asynchronous preemption's tracker when it is on and the evictor has evict_async, else NULL */
+    struct ks_preempting *preempting;
 };
 
 /* A node where preemption makes room, and the pods it evicts (upstream's Candidate). */
@@ -181,6 +184,27 @@ void ks_preempt_memo_put(struct ks_preempt_memo *m, const struct ks_preemptor *p
 void ks_preempt_memo_counts(const struct ks_preempt_memo *m, uint64_t *hits, uint64_t *misses);
 
 /*
+ * Asynchronous preemption (engine/preemption_async.c): the preemptors whose victims' API
+ * calls are under way.
+ *   ks_preempting_create - an empty tracker whose completions activate pods through
+ *     @activator (copied; NULL or no op: none). 0 or -ENOMEM.
+ *   ks_preempting_close - the owner lets go: the tracker is freed once no call is under way,
+ *     and completions after this activate nothing. Accepts NULL.
+ *   ks_preempting_start - hand the @n victims to @ev->evict_async for @preemptor, which is
+ *     in the tracker until the calls are done; then it leaves, and is activated if they
+ *     failed, or if PreEnqueue holds it back. A negative errno when nothing could be sent
+ *     (the preemptor is activated then too). Scheduling thread.
+ *   ks_preempting_has - whether @pod's preemption calls are under way (PreEnqueue). Any thread.
+ *   ks_preempting_counts - preemptions under way, started and failed so far.
+ */
+int ks_preempting_create(const struct ks_activator *activator, struct ks_preempting **out);
+void ks_preempting_close(struct ks_preempting *t);
+int ks_preempting_start(struct ks_preempting *t, const struct ks_evictor *ev, const struct ks_pod *preemptor,
+                        uint32_t node, const struct ks_pod *const *victims, uint32_t n);
+bool ks_preempting_has(struct ks_preempting *t, const struct ks_pod *pod);
+void ks_preempting_counts(struct ks_preempting *t, uint32_t *running, uint64_t *started, uint64_t *failed);
+
+/*
  * ks_preempt_select - SelectCandidate / pickOneNodeForPreemption: fewest PDB violations,
  * then the lowest highest-victim priority, the smallest sum of victim priorities (each
  * shifted by 2^31 so negative priorities count), the fewest victims, the latest start of
@@ -193,7 +217,9 @@ const struct ks_preempt_candidate *ks_preempt_select(const struct ks_preempt_can
  * ks_preempt_prepare - prepareCandidate: evict every victim not already being deleted
  * (a victim waiting on Permit is rejected instead, as upstream), then drop the nominations
  * of lower-priority pods to the candidate's node. Returns KS_SUCCESS, or KS_ERROR with @st
- * filled when an eviction failed (the victims before it are gone).
+ * filled when an eviction failed (the victims before it are gone). With p->preempting
+ * (prepareCandidateAsync), the victims to evict go to ks_preempting_start instead, and the
+ * result does not wait for their calls.
  */
 int ks_preempt_prepare(const struct ks_preemptor *p, const struct ks_preempt_candidate *c,
                        struct ks_status *st);

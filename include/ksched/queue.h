@@ -331,6 +331,14 @@ void ks_queue_move_event(struct ks_queue *q, const struct ks_cluster_event *ev, 
 void ks_queue_move(struct ks_queue *q, unsigned events);
 
 /*
+ * ks_queue_activate - Activate: the pod of @pod's key, when it waits among the unschedulable
+ * pods or in backoffQ (with @gated_only: among the unschedulable pods, held back by
+ * PreEnqueue), goes to activeQ (PreEnqueue runs again: a gated pod stays unschedulable);
+ * anywhere else, nothing changes. Any thread.
+ */
+void ks_queue_activate(struct ks_queue *q, const struct ks_pod *pod, bool gated_only);
+
+/*
  * ks_queue_update - an unscheduled pod changed (Update): in activeQ or backoffQ it is
  * updated in place (re-sorted); among the unschedulable pods the update's events are
  * offered to its rejectors' hints (gates removed: PreEnqueue runs again); in flight it is

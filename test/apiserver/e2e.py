@@ -718,6 +718,14 @@ def scenario_preempt(c):
           "FailedScheduling event: %s" % ev)
     check(ev["message"].startswith("0/1 nodes are available"), "FailedScheduling message: %s" % ev["message"])
     c.create(pod("high", cpu="3", priorityClassName="high"))
+    # the victim terminates for 2 s: it carries the DisruptionTarget condition set before its DELETE
+    st = c.wait("the victim terminating", lambda st: (c.pods(st).get(NS + "/low") or {}).get("metadata", {}).get(
+        "deletionTimestamp"), 20)
+    conds = {x.get("type"): x for x in c.pods(st)[NS + "/low"].get("status", {}).get("conditions", [])}
+    dt = conds.get("DisruptionTarget", {})
+    check((dt.get("status"), dt.get("reason"), dt.get("message")) ==
+          ("True", "PreemptionByScheduler", "default-scheduler: preempting to accommodate a higher priority pod"),
+          "the victim's DisruptionTarget condition: %s" % dt)
     st = c.wait_all_bound(["high"], 30)
     pods = c.pods(st)
     check(NS + "/low" not in pods, "the victim was not deleted")
@@ -744,8 +752,8 @@ def scenario_preempt(c):
                ctype="application/merge-patch+json")
     st = c.wait_all_bound(["waiter", "nofit"], 30)
     check_bound_once(st, ["high", "waiter", "nofit"])
-    print("preempt: victim deleted, preemptor nominated and bound; Unschedulable conditions and events "
-          "written; a succeeded pod's room and a new node label requeued the waiting pods")
+    print("preempt: victim given DisruptionTarget then deleted, preemptor nominated and bound; Unschedulable "
+          "conditions and events written; a succeeded pod's room and a new node label requeued the waiting pods")
 
 
 def scenario_faults(c):

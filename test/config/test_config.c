@@ -16,7 +16,7 @@
 
 static void assert_v1_expanded(const struct ks_profile *prof)
 {
-    assert_point(prof, KS_EXT_PRE_ENQUEUE, "SchedulingGates DynamicResources");
+    assert_point(prof, KS_EXT_PRE_ENQUEUE, "SchedulingGates DynamicResources DefaultPreemption");
     assert_point(prof, KS_EXT_QUEUE_SORT, "PrioritySort");
     assert_point(prof, KS_EXT_PRE_FILTER,
                  "NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding "
@@ -151,7 +151,8 @@ Test(config_defaults, v1beta3_uses_multipoint_with_in_tree_volume_limits)
         "VolumeRestrictions EBSLimits GCEPDLimits NodeVolumeLimits AzureDiskLimits VolumeBinding VolumeZone "
         "PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
         "ImageLocality:1 DefaultBinder");
-    assert_point(prof, KS_EXT_PRE_ENQUEUE, "");
+    /* DefaultPreemption implements PreEnqueue (asynchronous preemption): multiPoint expands it there */
+    assert_point(prof, KS_EXT_PRE_ENQUEUE, "DefaultPreemption");
     assert_point(
         prof, KS_EXT_FILTER,
         "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "
@@ -495,7 +496,7 @@ Test(config_merge, v1_multipoint_override_of_default_keeps_its_place)
                                                   "      disabled:\n"
                                                   "      - name: SchedulingGates\n");
     const struct ks_profile *prof = &cfg->profiles[0];
-    assert_point(prof, KS_EXT_PRE_ENQUEUE, "DynamicResources");
+    assert_point(prof, KS_EXT_PRE_ENQUEUE, "DynamicResources DefaultPreemption");
     assert_point(prof, KS_EXT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeBinding:1 PodTopologySpread:2 "
                  "InterPodAffinity:2 DynamicResources:1 NodeResourcesBalancedAllocation:1 ImageLocality:9");

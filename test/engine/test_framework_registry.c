@@ -178,7 +178,7 @@ Test(registry, intree_points_are_upstreams)
         {"VolumeZone", filters},
         {"PodTopologySpread", filters | scores},
         {"InterPodAffinity", filters | scores},
-        {"DefaultPreemption", KS_EXT_BIT(POST_FILTER)},
+        {"DefaultPreemption", KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(POST_FILTER)},
         {"NodeResourcesBalancedAllocation", scores},
         {"ImageLocality", KS_EXT_BIT(SCORE)},
         {"DefaultBinder", KS_EXT_BIT(BIND)},

@@ -103,3 +103,36 @@ Test(queue_gates, a_gated_pod_can_be_deleted)
     ks_queue_destroy(q);
     ks_event_map_destroy(m);
 }
+
+/*
+ * Activate: a pod waiting as unschedulable or in backoffQ goes to activeQ; with gated_only,
+ * only one PreEnqueue holds back (which it runs again: a pod still gated stays), so a pod
+ * waiting for cluster events is left to them.
+ */
+Test(queue_gates, activate_moves_waiting_pods_and_gated_only_the_gated)
+{
+    struct ks_event_map *m = qt_map();
+    struct ks_queue *q = qt_queue((const struct ks_event_map *const *)&m);
+    struct ks_pod *a = qt_pod("a", 0, "cpu=1"), *g = qt_pod("g", 0, NULL);
+    cr_assert_eq(ks_queue_add(q, a, qt_now), 0);
+    struct ks_queued_pod *qp = qt_pop(q, "a");
+    qt_reject(q, qp, BIT(QT_FIT), KS_EVENT_ALL);
+    qt_expect_where(q, a, KS_WHERE_UNSCHEDULABLE);
+    ks_queue_activate(q, a, true);
+    qt_expect_where(q, a, KS_WHERE_UNSCHEDULABLE); /* not gated: events decide */
+    ks_queue_activate(q, a, false);
+    qt_expect_where(q, a, KS_WHERE_ACTIVE);
+    ks_queue_activate(q, a, false); /* already active: stays */
+    qt_expect_where(q, a, KS_WHERE_ACTIVE);
+
+    qt_gates(g, "x");
+    cr_assert_eq(ks_queue_add(q, g, qt_now), 0);
+    ks_queue_activate(q, g, true); /* PreEnqueue still says no */
+    struct ks_queue_pod_info info;
+    cr_assert(ks_queue_pod_info(q, g, &info));
+    cr_expect_eq(info.where, KS_WHERE_UNSCHEDULABLE);
+    cr_expect(info.gated);
+    qt_check(q);
+    ks_queue_destroy(q);
+    ks_event_map_destroy(m);
+}

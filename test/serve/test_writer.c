@@ -163,6 +163,8 @@ struct recorder {
     long answer;         /* status for bindings */
     int binding_rc;      /* < 0: bindings get no answer (that transport error) */
     const char *pod_get; /* the answer to a GET of the pod; NULL: 404 */
+    const char *fail;    /* requests whose path holds this get @fail_status (NULL: none) */
+    long fail_status;
 };
 
 static int record(void *ctx, const char *method, const char *path, const char *ct, const char *body,
@@ -191,6 +193,8 @@ static int record(void *ctx, const char *method, const char *path, const char *c
         return 0;
     }
     resp->status = binding ? r->answer : strcmp(method, "POST") == 0 ? 201 : 200;
+    if (r->fail && strstr(path, r->fail))
+        resp->status = r->fail_status;
     const char *b = resp->status == 409
                         ? "{\"kind\":\"Status\",\"message\":\"pod web-1 is already assigned to node "
                           "\\\"n9\\\"\",\"reason\":\"Conflict\",\"code\":409}"
@@ -198,6 +202,15 @@ static int record(void *ctx, const char *method, const char *path, const char *c
     resp->body = strdup(b);
     resp->len = strlen(b);
     return 0;
+}
+
+/* The first request of @method with @path_part, or -1. */
+static int first(struct recorder *r, const char *method, const char *path_part)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->method[i], method) == 0 && strstr(r->path[i], path_part))
+            return i;
+    return -1;
 }
 
 static int find(struct recorder *r, const char *method, const char *path_part)
@@ -274,8 +287,18 @@ Test(writer, outcomes_become_patches_events_and_deletes)
     cr_expect_eq(find(&r, "DELETE", "/api/v1/namespaces/prod/pods/low"), 1);
     cr_expect_eq(find(&r, "PATCH", "/api/v1/namespaces/prod/pods/web-1/status"), 1);
     cr_expect_eq(find(&r, "POST", "/apis/events.k8s.io/v1/namespaces/prod/events"), 2);
+    /* the victim's DisruptionTarget condition first, then its DELETE (PreemptPod) */
+    cr_assert_eq(find(&r, "PATCH", "/api/v1/namespaces/prod/pods/low/status"), 1);
+    int patch = first(&r, "PATCH", "/pods/low/status");
+    cr_expect_lt(patch, first(&r, "DELETE", "/pods/low"), "the condition before the deletion");
+    cr_expect_str_eq(field(r.body[patch], "status.conditions.0.type", buf, sizeof(buf)), "DisruptionTarget");
+    cr_expect_str_eq(field(r.body[patch], "status.conditions.0.status", buf, sizeof(buf)), "True");
+    cr_expect_str_eq(field(r.body[patch], "status.conditions.0.reason", buf, sizeof(buf)),
+                     "PreemptionByScheduler");
+    cr_expect_str_eq(field(r.body[patch], "status.conditions.0.message", buf, sizeof(buf)),
+                     "default-scheduler: preempting to accommodate a higher priority pod");
     for (int i = 0; i < r.n; i++) {
-        if (strcmp(r.method[i], "PATCH") == 0)
+        if (strcmp(r.method[i], "PATCH") == 0 && strstr(r.path[i], "web-1"))
             cr_expect_str_eq(field(r.body[i], "status.nominatedNodeName", buf, sizeof(buf)), "n1");
         if (strstr(r.body[i], "FailedScheduling")) {
             cr_expect_str_eq(field(r.body[i], "type", buf, sizeof(buf)), "Warning");
@@ -293,7 +316,7 @@ Test(writer, outcomes_become_patches_events_and_deletes)
         .kind = KS_SCHED_UNSCHEDULABLE, .pod = seen, .message = "0/1 nodes are available."};
     ks_writer_on_sched_event(w, &again);
     ks_writer_flush(w);
-    cr_expect_eq(find(&r, "PATCH", "/status"), 1, "an unchanged condition is not patched again");
+    cr_expect_eq(find(&r, "PATCH", "web-1/status"), 1, "an unchanged condition is not patched again");
     cr_expect_eq(find(&r, "POST", "/events"), 2, "the same Event again is no new Event...");
     cr_expect_eq(find(&r, "PATCH", "/apis/events.k8s.io/v1/namespaces/prod/events/web-1."), 1,
                  "...but the first one's series (serve/serve_events.c)");
@@ -302,7 +325,7 @@ Test(writer, outcomes_become_patches_events_and_deletes)
     struct ks_sched_event ok = {.kind = KS_SCHED_SCHEDULED, .pod = seen, .node = ks_intern("n2")};
     ks_writer_on_sched_event(w, &ok);
     ks_writer_flush(w);
-    cr_expect_eq(find(&r, "PATCH", "/status"), 2);
+    cr_expect_eq(find(&r, "PATCH", "web-1/status"), 2);
     int scheduled = 0;
     for (int i = 0; i < r.n; i++)
         if (strstr(r.body[i], "\"Scheduled\"")) {
@@ -430,4 +453,53 @@ Test(writer, events_go_out_side_by_side_and_in_order_per_object)
     ks_writer_destroy(w, 1000);
     for (int i = 0; i < 8; i++)
         ks_pod_put(pods[i]);
+}
+
+static void note_done(void *ctx, bool ok)
+{
+    int *outcome = ctx;
+    *outcome = ok ? 1 : 0;
+}
+
+/*
+ * evict_async: each victim's condition then DELETE, in order, then the outcome; a victim gone
+ * (404) is done without a deletion or an Event; any other failure ends the calls there and
+ * reports failure.
+ */
+Test(writer, asynchronous_preemption_calls_report_their_outcome)
+{
+    struct recorder r = {.lock = PTHREAD_MUTEX_INITIALIZER, .answer = 201};
+    struct ks_writer *w;
+    struct ks_writer_opts o = {.transport = {.request = record, .ctx = &r}, .reporting_instance = "h"};
+    cr_assert_eq(ks_writer_create(&o, &w), 0);
+    struct ks_pod *pod = pod_from(POD_HEAD);
+    struct ks_pod *a = pod_from("apiVersion: v1\nkind: Pod\nmetadata: {name: va, namespace: prod}\n"
+                                "spec: {containers: [{name: c, image: i}]}\n");
+    struct ks_pod *b = pod_from("apiVersion: v1\nkind: Pod\nmetadata: {name: vb, namespace: prod}\n"
+                                "spec: {containers: [{name: c, image: i}]}\n");
+    const struct ks_pod *victims[] = {a, b};
+    struct ks_evictor ev = ks_writer_evictor(w);
+    int outcome = -1;
+
+    r.fail = "/pods/va/status"; /* va is gone already */
+    r.fail_status = 404;
+    cr_assert_eq(ev.evict_async(ev.ctx, pod, ks_intern("n1"), victims, 2, note_done, &outcome), 0);
+    ks_writer_flush(w);
+    cr_expect_eq(outcome, 1);
+    cr_expect_eq(find(&r, "DELETE", "/pods/va"), 0, "a victim found gone is not deleted");
+    cr_expect_eq(find(&r, "DELETE", "/pods/vb"), 1);
+    cr_expect_lt(first(&r, "PATCH", "/pods/vb/status"), first(&r, "DELETE", "/pods/vb"));
+
+    r.fail = "/pods/va"; /* va cannot be patched: vb is left alone */
+    r.fail_status = 403;
+    int deletes = find(&r, "DELETE", "/pods/vb");
+    outcome = -1;
+    cr_assert_eq(ev.evict_async(ev.ctx, pod, ks_intern("n1"), victims, 2, note_done, &outcome), 0);
+    ks_writer_flush(w);
+    cr_expect_eq(outcome, 0);
+    cr_expect_eq(find(&r, "DELETE", "/pods/vb"), deletes);
+    ks_writer_destroy(w, 1000);
+    ks_pod_put(pod);
+    ks_pod_put(a);
+    ks_pod_put(b);
 }
