@@ -18,6 +18,13 @@ import subprocess
 import sys
 
 PARTS = [
+    ("preemption: dry runs (verdicts remembered or computed)", ["ks_preempt_dry_run"]),
+    ("preemption: choosing the candidate", ["ks_preempt_select"]),
+    ("preemption: victims handed to the evictor, nominations", ["ks_preempt_prepare"]),
+    ("preemption: eligibility, potential nodes, memo key, message", ["ks_fw_run_post_filter"]),
+    ("FitError message", ["ks__fit_error_message"]),
+    ("back to the queue as unschedulable (Events)", ["ks__failure"]),
+    ("nominating the preemptor", ["ks_nominator_add", "ks__emit"]),
     ("snapshot refresh", ["ks_cache_refresh"]),
     ("PreFilter", ["ks_fw_run_pre_filter"]),
     ("signature and class lookup", ["ks_fw_sign", "ks_index_lookup"]),
@@ -26,6 +33,7 @@ PARTS = [
         "eval_nodes", "ks_index_pending", "ks_index_tree_set", "ks_index_tree_build", "ks__fw_tally_merge",
         "ks__fw_tally_reset", "ks_workers_run"]),
     ("select: window, ties, draw", ["ks_index_tree_window", "ks_index_tree_tie"]),
+    ("index: the rest of its answer (grouped diagnosis when no node fits)", ["ks__index_cycle"]),
     ("per-node Filter (cycles the index did not answer)", ["filter_phase", "ks__nominated_prepare"]),
     ("per-node Score and selectHost", ["ks__prioritize"]),
     ("assume, Reserve, Permit", ["ks_cache_assume_pod", "pod_put", "ks_fw_run_reserve", "ks_fw_run_permit",
