@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ks_wellknown ks_wk;
 
@@ -74,6 +75,20 @@ void ks_pod_put(const struct ks_pod *pod)
     /* acq_rel: every holder's reads of the pod happen before the last holder frees it */
     if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
         ks_pod_destroy(p);
+}
+
+bool ks_pod_same_name(const struct ks_pod *a, const struct ks_pod *b)
+{
+    return a == b || (a->meta.namespace_id == b->meta.namespace_id && a->meta.name && b->meta.name &&
+                      strcmp(a->meta.name, b->meta.name) == 0);
+}
+
+uint64_t ks_pod_name_hash(const struct ks_pod *pod)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ pod->meta.namespace_id; /* FNV-1a over the name */
+    for (const char *p = pod->meta.name ? pod->meta.name : ""; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    return h ^ (h >> 32);
 }
 
 /* Every loaded object is one malloc'd struct whose contents live in its embedded arena. */

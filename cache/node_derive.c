@@ -10,22 +10,17 @@
  */
 #include "cache_internal.h"
 
+#include "ksched/api.h"
 #include "ksched/arena.h"
 #include "ksched/intern.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    return a == b ||
-           (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
-}
-
 static bool listed(const struct ks_pod *pod, const struct ks_pod *const *list, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (same_pod(pod, list[i]))
+        if (ks_pod_same_name(pod, list[i]))
             return true;
     }
     return false;

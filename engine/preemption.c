@@ -110,12 +110,6 @@ int ks_preempt_trial_filter(const struct ks_preemptor *p, struct ks_preempt_tria
 
 /* ---- dry run ---------------------------------------------------------------------------------------- */
 
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    return a == b ||
-           (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
-}
-
 /*
  * The pods nominated to @node, each with a reference, into *all (@arena); the ones the
  * preemptor must leave room for (priority >= its own, itself excluded) first, *nge of them.
@@ -140,7 +134,7 @@ static int64_t nominated_to(const struct ks_preemptor *p, uint32_t node, struct 
     /* move the pods that count to the front, keeping nomination order among them */
     uint32_t k = 0;
     for (uint32_t i = 0; i < got; i++) {
-        if (pods[i]->priority >= p->pod->priority && !same_pod(pods[i], p->pod)) {
+        if (pods[i]->priority >= p->pod->priority && !ks_pod_same_name(pods[i], p->pod)) {
             const struct ks_pod *t = pods[i];
             memmove(&pods[k + 1], &pods[k], (size_t)(i - k) * sizeof(*pods));
             pods[k++] = t;

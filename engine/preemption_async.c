@@ -100,32 +100,18 @@ void ks_preempting_close(struct ks_preempting *t)
     unref_unlock(t);
 }
 
-static uint64_t pod_hash(const struct ks_pod *pod)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ pod->meta.namespace_id;
-    for (const char *p = pod->meta.name ? pod->meta.name : ""; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    return h ^ (h >> 29);
-}
-
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    return a == b || (a->meta.namespace_id == b->meta.namespace_id && a->meta.name && b->meta.name &&
-                      strcmp(a->meta.name, b->meta.name) == 0);
-}
-
 /* The link that holds @pod's entry (or the chain's end). Lock held. */
 static struct preempting_entry **find(struct ks_preempting *t, const struct ks_pod *pod, uint64_t h)
 {
     struct preempting_entry **p = &t->buckets[h & t->mask];
-    while (*p && !((*p)->hash == h && same_pod((*p)->pod, pod)))
+    while (*p && !((*p)->hash == h && ks_pod_same_name((*p)->pod, pod)))
         p = &(*p)->next;
     return p;
 }
 
 bool ks_preempting_has(struct ks_preempting *t, const struct ks_pod *pod)
 {
-    uint64_t h = pod_hash(pod);
+    uint64_t h = ks_pod_name_hash(pod);
     ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
     bool has = t->n && *find(t, pod, h) != NULL;
     ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
@@ -146,7 +132,7 @@ static void done(void *ctx, bool ok)
 {
     struct preemption_run *r = ctx;
     struct ks_preempting *t = r->t;
-    uint64_t h = pod_hash(r->preemptor);
+    uint64_t h = ks_pod_name_hash(r->preemptor);
     ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
     struct preempting_entry **p = find(t, r->preemptor, h), *e = *p;
     if (e && --e->runs == 0) {
@@ -181,7 +167,7 @@ int ks_preempting_start(struct ks_preempting *t, const struct ks_evictor *ev, co
         free(e);
         return -ENOMEM;
     }
-    uint64_t h = pod_hash(preemptor);
+    uint64_t h = ks_pod_name_hash(preemptor);
     *r = (struct preemption_run){.t = t, .preemptor = ks_pod_get(preemptor)};
     *e = (struct preempting_entry){.pod = ks_pod_get(preemptor), .hash = h, .runs = 1};
     ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);

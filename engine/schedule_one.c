@@ -353,14 +353,6 @@ int64_t ks__job_start(struct ks_scheduler *s, struct ks_bind_job *job, struct ks
 
 /* ---- nominated pods on the Filter path ---------------------------------------------------------- */
 
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    if (a == b)
-        return true;
-    return a->meta.name && b->meta.name && a->meta.namespace_id == b->meta.namespace_id &&
-           strcmp(a->meta.name, b->meta.name) == 0;
-}
-
 void ks__nominations_release(struct ks_nominated_scratch *nom)
 {
     for (uint32_t i = 0; i < nom->npods; i++)
@@ -492,7 +484,7 @@ int ks__nominated_prepare(struct ks_scheduler *s, struct ks_framework *fw, const
         if (!add)
             return ks_status_set(st, KS_ERROR, "out of memory");
         for (uint32_t j = i; j < end; j++) {
-            if (nom->pods[j]->priority >= pod->priority && !same_pod(nom->pods[j], pod))
+            if (nom->pods[j]->priority >= pod->priority && !ks_pod_same_name(nom->pods[j], pod))
                 add[nadd++] = nom->pods[j];
         }
         i = end;

@@ -101,25 +101,11 @@ void ks_nominator_destroy(struct ks_nominator *n)
     free(n);
 }
 
-static uint64_t pod_hash(const struct ks_pod *pod)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ pod->meta.namespace_id;
-    for (const char *p = pod->meta.name ? pod->meta.name : ""; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    return h ^ (h >> 32);
-}
-
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    return a == b ||
-           (a->meta.namespace_id == b->meta.namespace_id && strcmp(a->meta.name, b->meta.name) == 0);
-}
-
 /* @pod's nomination, or NULL. Called with lock held. */
 static struct nomination *find(const struct ks_nominator *n, const struct ks_pod *pod, uint64_t h)
 {
     for (struct nomination *e = n->pods[h & n->pmask]; e; e = e->hnext) {
-        if (e->hash == h && same_pod(e->pod, pod))
+        if (e->hash == h && ks_pod_same_name(e->pod, pod))
             return e;
     }
     return NULL;
@@ -201,7 +187,7 @@ static void drop(struct ks_nominator *n, struct nomination *e)
 int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t node)
 {
     int rc = -ENOMEM;
-    uint64_t h = pod_hash(pod);
+    uint64_t h = ks_pod_name_hash(pod);
     ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     struct nomination *old = find(n, pod, h);
     if (old)
@@ -249,7 +235,7 @@ out:
 
 void ks_nominator_remove(struct ks_nominator *n, const struct ks_pod *pod)
 {
-    uint64_t h = pod_hash(pod);
+    uint64_t h = ks_pod_name_hash(pod);
     ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     struct nomination *e = find(n, pod, h);
     if (e)
@@ -259,7 +245,7 @@ void ks_nominator_remove(struct ks_nominator *n, const struct ks_pod *pod)
 
 uint32_t ks_nominator_node(struct ks_nominator *n, const struct ks_pod *pod)
 {
-    uint64_t h = pod_hash(pod);
+    uint64_t h = ks_pod_name_hash(pod);
     ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
     struct nomination *e = find(n, pod, h);
     uint32_t node = e ? e->node->node : KS_ID_EMPTY;

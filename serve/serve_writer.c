@@ -318,19 +318,25 @@ static bool retryable(int rc, long status)
     return rc < 0 || status == 429 || status >= 500;
 }
 
+/* Before retry @attempt (1, 2): wait its back-off; false when shutting down and out of time. */
+static bool retry_pause(struct ks_writer *w, int attempt)
+{
+    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
+    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    if (late)
+        return false;
+    usleep(100000u << attempt);
+    return true;
+}
+
 int ks__writer_request(struct ks_writer *w, const char *method, const char *path, const char *content_type,
                        const char *body, size_t len, struct ks_kube_response *resp)
 {
     int rc = -EIO;
     for (int attempt = 0; attempt < 3; attempt++) {
-        if (attempt) {
-            ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
-            bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
-            ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
-            if (late)
-                break;
-            usleep(100000u << attempt);
-        }
+        if (attempt && !retry_pause(w, attempt))
+            break;
         ks_kube_response_free(resp);
         memset(resp, 0, sizeof(*resp));
         rc = w->o.transport.request(w->o.transport.ctx, method, path, content_type, body, len, resp);
@@ -355,14 +361,8 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
         return;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        if (attempt) {
-            ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
-            bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
-            ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
-            if (late)
-                break;
-            usleep(100000u << attempt);
-        }
+        if (attempt && !retry_pause(w, attempt))
+            break;
         ks_kube_response_free(&resp);
         memset(&resp, 0, sizeof(resp));
         const struct ks_serve_transport *t = j->event ? &w->o.events : &w->o.transport;

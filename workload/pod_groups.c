@@ -138,18 +138,10 @@ static void drop_if_empty(struct ks_pod_groups *g, struct group *gr)
     g->n--;
 }
 
-static bool same_pod(const struct ks_pod *a, const struct ks_pod *b)
-{
-    if (a == b)
-        return true;
-    return a->meta.name && b->meta.name && a->meta.namespace_id == b->meta.namespace_id &&
-           strcmp(a->meta.name, b->meta.name) == 0;
-}
-
 static int32_t find_pod(const struct group *gr, const struct ks_pod *pod)
 {
     for (uint32_t i = 0; i < gr->npods; i++) {
-        if (same_pod(gr->pods[i], pod))
+        if (ks_pod_same_name(gr->pods[i], pod))
             return (int32_t)i;
     }
     return -1;

@@ -101,6 +101,13 @@ struct ks_pod *ks_pod_get(const struct ks_pod *pod);
 void ks_pod_put(const struct ks_pod *pod);
 
 /*
+ * ks_pod_same_name - whether @a and @b are objects of one pod by namespace/name (a pod
+ * without a name is only itself); ks_pod_name_hash - a hash of that key.
+ */
+bool ks_pod_same_name(const struct ks_pod *a, const struct ks_pod *b);
+uint64_t ks_pod_name_hash(const struct ks_pod *pod);
+
+/*
  * ks_pod_identity - the uid that stands for @pod where objects refer to it by uid (owner
  * references, a claim's reservedFor): its own, or "namespace/name" for a manifest pod
  * without one. Any thread.
