@@ -181,14 +181,15 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
 {
     struct ks_cycle_state state, scratch_state;
     struct ks_arena scratch = KS_ARENA_INIT;
-    size_t cap = num_candidates ? num_candidates : 1;
-    struct ks_preempt_candidate *clean = ks_arena_calloc(&out->arena, cap, sizeof(*clean));
-    struct ks_preempt_candidate *violating = ks_arena_calloc(&out->arena, cap, sizeof(*violating));
+    size_t cap = num_candidates ? num_candidates : 1, nodes = n ? n : 1;
+    /* not zeroed (sized by the nodes, at most 2^32 each): an entry is written before it is counted */
+    struct ks_preempt_candidate *clean = ks_arena_alloc(&out->arena, cap * sizeof(*clean));
+    struct ks_preempt_candidate *violating = ks_arena_alloc(&out->arena, cap * sizeof(*violating));
     uint32_t nclean = 0, nviolating = 0;
     int rc = 0;
 
-    out->failed = ks_arena_calloc(&out->arena, n ? n : 1, sizeof(*out->failed));
-    out->failed_status = ks_arena_calloc(&out->arena, n ? n : 1, sizeof(*out->failed_status));
+    out->failed = ks_arena_alloc(&out->arena, nodes * sizeof(*out->failed));
+    out->failed_status = ks_arena_alloc(&out->arena, nodes * sizeof(*out->failed_status));
     if (!clean || !violating || !out->failed || !out->failed_status)
         return -ENOMEM;
     ks_cycle_state_init(&state);

@@ -240,12 +240,19 @@ static int64_t potential_nodes(const struct ks_diagnosis *d, const struct ks_sna
                                const struct ks_node_snap **out)
 {
     uint32_t n = 0;
+    if (d->group_count) {
+        /* grouped: every node of the snapshot from d->start on, each with its object */
+        for (uint32_t k = 0, pos = d->start; k < d->nall; k++, pos = pos + 1 == d->nall ? 0 : pos + 1) {
+            if (d->statuses[d->group_of[pos]].code == KS_UNSCHEDULABLE)
+                out[n++] = ks_snapshot_node(snap, pos);
+        }
+        return n;
+    }
     if (d->absent.code != KS_UNSCHEDULABLE) {
         for (uint32_t i = 0; i < d->nfailed; i++) {
             const struct ks_node_snap *node;
             const struct ks_status *st = ks_diagnosis_at(d, i, &node);
-            /* a grouped diagnosis lists the nodes of the snapshot, each with its object */
-            if (st->code == KS_UNSCHEDULABLE && (d->group_count || (node->flags & KS_SNAP_HAS_NODE)))
+            if (st->code == KS_UNSCHEDULABLE && (node->flags & KS_SNAP_HAS_NODE))
                 out[n++] = node;
         }
         return n;

@@ -166,8 +166,9 @@ bool ks_preempt_dry_run_error(const struct ks_preempt_dry_run *r, char *buf, siz
  *     of memory. The caller also leaves the memo out when PDBs exist or the pod is
  *     nominated somewhere (its own nomination is not weighed on its node).
  *   ks_preempt_memo_get - the verdict on @node with @nominations (the node's
- *     ks_nominator_node_version): a code with @c (victims copied into @keep) or @st, or
- *     -ENOENT when it is not known.
+ *     ks_nominator_node_version): a code with @c or @st, or -ENOENT when it is not known.
+ *     @c's victims are the memo's own, valid until its next ks_preempt_memo_begin (the
+ *     dry run's puts for other nodes leave them alone); @keep is unused.
  *   ks_preempt_memo_put - remember a verdict (errors, verdicts that depend on "now" and
  *     long victim lists are not).
  */
