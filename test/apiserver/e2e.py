@@ -16,10 +16,12 @@ attempt with the user that made it, every lease write):
   conflict     a 409 on binding requeues the pod (bound later); a pod another scheduler
                bound first stays there and its assumed copy is forgotten (its node's room
                is given to the next pod)
-  preempt      a high-priority pod nominated (status.nominatedNodeName), its victim
-               deleted with a Preempted Event, then bound; an unschedulable pod gets
-               PodScheduled=False (Unschedulable) and a FailedScheduling Event; a pod
-               that succeeds frees its room and a node label change requeues waiting pods
+  preempt      a high-priority pod nominated (status.nominatedNodeName), its victim given
+               the DisruptionTarget condition and deleted with a Preempted Event, then
+               bound; an unschedulable pod gets PodScheduled=False (Unschedulable) and a
+               FailedScheduling Event; a pod that succeeds frees its room and a node label
+               change requeues waiting pods (preempt-sync: the same with
+               SchedulerAsyncPreemption=false)
   faults       500/503/429 answers to the first pod LISTs, a watch, Bindings, a status patch
                and Events are retried or requeued: every pod still bound once
   bad-input    truncated JSON, unknown fields, an object without metadata.name and a
@@ -698,7 +700,7 @@ def events_for(st, name, reason):
             if e.get("involvedObject", {}).get("name") == name and e.get("reason") == reason]
 
 
-def scenario_preempt(c):
+def scenario_preempt(c, extra=()):
     # victims terminate for a while after their DELETE, as with a kubelet: the preemptor
     # waits, nominated, instead of preempting again
     c.api.test("config", {"podTerminationSeconds": 2})
@@ -708,7 +710,7 @@ def scenario_preempt(c):
                 "value": 1000})
     c.create(pod("low", cpu="3"))
     c.create(pod("nofit", nodeSelector={"no-such-label": "x"}))
-    c.serve("ksched-a", auth="token")
+    c.serve("ksched-a", auth="token", extra=extra)
     c.wait_all_bound(["low"], 30)
     st = c.wait("nofit's PodScheduled=False", lambda st: unschedulable(c.pods(st)[NS + "/nofit"]) and
                 events_for(st, "nofit", "FailedScheduling"), 20)
@@ -1117,7 +1119,9 @@ def scenario_volumes_timeout(c):
 
 
 SCENARIOS = {"pvc-late": scenario_pvc_late, "decisions": scenario_decisions, "watch": scenario_watch, "leader": scenario_leader,
-             "conflict": scenario_conflict, "preempt": scenario_preempt, "faults": scenario_faults,
+             "conflict": scenario_conflict, "preempt": scenario_preempt,
+             "preempt-sync": lambda c: scenario_preempt(c, ("--feature-gates", "SchedulerAsyncPreemption=false")),
+             "faults": scenario_faults,
              "bad-input": scenario_bad_input}
 SCENARIOS.update({"volumes-local": scenario_volumes_local, "volumes-provision": scenario_volumes_provision,
                   "volumes-stolen": scenario_volumes_stolen, "volumes-timeout": scenario_volumes_timeout})
