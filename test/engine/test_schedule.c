@@ -166,7 +166,12 @@ static void slow_thread(void *ctx, uint32_t begin, uint32_t end, uint32_t worker
     struct who_job *j = ctx;
     (void)begin;
     (void)end;
-    struct timespec ts = {0, worker ? 2 * 1000 * 1000 : 20 * 1000};
+    /*
+     * the caller 200 us a block (time enough for the pool's thread to join), the thread 50 ms:
+     * whatever the machine's load (sanitizers, a busy host), a block on the thread saves the
+     * caller far less than its wait for that block
+     */
+    struct timespec ts = {0, worker ? 50 * 1000 * 1000 : 200 * 1000};
     if (worker)
         atomic_fetch_add(&j->by_threads, 1);
     nanosleep(&ts, NULL);
@@ -180,7 +185,7 @@ Test(workers, a_thread_that_only_delays_the_caller_is_left_out_of_the_next_jobs)
     for (int round = 0; round < 200 && !lost; round++) {
         struct who_job j = {0};
         cr_assert_eq(ks_workers_run(w, 64, 4, slow_thread, &j), 64);
-        lost = atomic_load(&j.by_threads) > 0; /* the caller then waited 2 ms for one block */
+        lost = atomic_load(&j.by_threads) > 0; /* the caller then waited for one 50 ms block */
     }
     cr_assert(lost, "the pool's thread never joined a job");
     for (int round = 0; round < 8; round++) { /* the backoff is at least 16 jobs */
