@@ -209,7 +209,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
             ks_nominator_node_versions(p->nominator, names, k, versions);
         }
         uint64_t nominations = versions[i % VERSION_BLOCK];
-        int code = p->memo ? ks_preempt_memo_get(p->memo, node, nominations, &out->arena, &c, &st) : -ENOENT;
+        int code = p->memo ? ks_preempt_memo_get(p->memo, node, nominations, &c, &st) : -ENOENT;
         if (code == -ENOENT) {
             code = trial(p, node, select, ctx, &state, &scratch_state, &scratch, &out->arena, &c, &st);
             if (p->memo)

@@ -122,7 +122,7 @@ static struct memo_entry *slot(struct ks_preempt_memo *m, uint32_t name)
 }
 
 int ks_preempt_memo_get(struct ks_preempt_memo *m, const struct ks_node_snap *node, uint64_t nominations,
-                        struct ks_arena *keep, struct ks_preempt_candidate *c, struct ks_status *st)
+                        struct ks_preempt_candidate *c, struct ks_status *st)
 {
     struct memo_entry *e = slot(m, node->name);
     if (e->name == KS_ID_NONE || e->rec != node || e->generation != node->generation || !node->generation ||
@@ -135,7 +135,6 @@ int ks_preempt_memo_get(struct ks_preempt_memo *m, const struct ks_node_snap *no
         *st = e->st;
         return e->code;
     }
-    (void)keep;
     c->victims = (const struct ks_pod **)e->victims; /* see ks_preempt_memo_get in preemption.h */
     c->nvictims = e->nvictims;
     c->npdb_violations = e->npdb_violations;

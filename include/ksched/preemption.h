@@ -168,7 +168,7 @@ bool ks_preempt_dry_run_error(const struct ks_preempt_dry_run *r, char *buf, siz
  *   ks_preempt_memo_get - the verdict on @node with @nominations (the node's
  *     ks_nominator_node_version): a code with @c or @st, or -ENOENT when it is not known.
  *     @c's victims are the memo's own, valid until its next ks_preempt_memo_begin (the
- *     dry run's puts for other nodes leave them alone); @keep is unused.
+ *     dry run's puts for other nodes leave them alone).
  *   ks_preempt_memo_put - remember a verdict (errors, verdicts that depend on "now" and
  *     long victim lists are not).
  */
@@ -177,7 +177,7 @@ void ks_preempt_memo_destroy(struct ks_preempt_memo *m);
 bool ks_preempt_memo_begin(struct ks_preempt_memo *m, const struct ks_framework *fw,
                            const struct ks_cycle_state *cs, const struct ks_pod *pod, uint32_t nodes);
 int ks_preempt_memo_get(struct ks_preempt_memo *m, const struct ks_node_snap *node, uint64_t nominations,
-                        struct ks_arena *keep, struct ks_preempt_candidate *c, struct ks_status *st);
+                        struct ks_preempt_candidate *c, struct ks_status *st);
 void ks_preempt_memo_put(struct ks_preempt_memo *m, const struct ks_preemptor *p,
                          const struct ks_node_snap *node, uint64_t nominations, int code,
                          const struct ks_preempt_candidate *c, const struct ks_status *st);
