@@ -523,21 +523,27 @@ static void retire(struct aq_node *first, struct aq_node *stop)
 
 /*
  * Restructure: advance the head's upper levels past deleted nodes, after head.next[0]
- * was swung past the deleted prefix. Inside a read section.
+ * was swung past the deleted prefix to @newhead (deleted: head.next[0] is marked). Past
+ * @newhead too: a search stops at it when its key is not before the one searched for,
+ * and an insert builds no tower in front of a deleted node, so left at the front of the
+ * upper levels it would keep every insert that sorts before it at level 0 (a linear walk)
+ * until the next restructure. Inside a read section.
  */
-static void restructure(struct ks_activeq *aq)
+static void restructure(struct ks_activeq *aq, const struct aq_node *newhead)
 {
     struct aq_node *pred = aq->head;
     for (int i = AQ_MAX_LEVEL - 1; i > 0;) {
         /* acquire loads throughout: we follow these pointers */
         uintptr_t h = atomic_load_explicit(&aq->head->next[i], memory_order_acquire);
         struct aq_node *hn = ref(h);
-        if (hn == aq->tail || !marked(atomic_load_explicit(&hn->next[0], memory_order_acquire))) {
+        if (hn == aq->tail ||
+            (hn != newhead && !marked(atomic_load_explicit(&hn->next[0], memory_order_acquire)))) {
             i--;
             continue;
         }
         struct aq_node *cur = ref(atomic_load_explicit(&pred->next[i], memory_order_acquire));
-        while (cur != aq->tail && marked(atomic_load_explicit(&cur->next[0], memory_order_acquire))) {
+        while (cur != aq->tail &&
+               (cur == newhead || marked(atomic_load_explicit(&cur->next[0], memory_order_acquire)))) {
             pred = cur;
             cur = ref(atomic_load_explicit(&pred->next[i], memory_order_acquire));
         }
@@ -586,7 +592,7 @@ static void unlink_prefix(struct ks_activeq *aq, struct aq_node *upto)
      * again outside the read section that checked it. release: the new head comes with it.
      */
     atomic_store_explicit(&aq->hint, (uintptr_t)newhead | ((gen + 1) << GEN_SHIFT), memory_order_release);
-    restructure(aq);
+    restructure(aq, newhead);
     retire(first, newhead);
 }
 
@@ -656,7 +662,11 @@ static struct ks_queued_pod *pop(struct ks_activeq *aq)
         }
         x = n;
     }
-    if (cursor.node && ++cursor.pops >= aq->restructure_every) {
+    /*
+     * Every restructure_every pops, and when the queue ran dry after some: a deleted prefix
+     * left linked is walked by every push until it is unlinked.
+     */
+    if (cursor.node && (qp ? ++cursor.pops >= aq->restructure_every : cursor.pops > 0)) {
         cursor.pops = 0;
         restructure_prefix(aq, cursor.node);
     }
@@ -693,6 +703,20 @@ struct ks_queued_pod *ks_activeq_pop_mc(struct ks_activeq *aq)
 void ks__activeq_set_restructure_every(struct ks_activeq *aq, uint32_t pops)
 {
     aq->restructure_every = pops ? pops : 1;
+}
+
+uint32_t ks__activeq_linked(struct ks_activeq *aq, uint32_t level)
+{
+    uint32_t n = 0;
+    if (level >= AQ_MAX_LEVEL)
+        return 0;
+    ks_rcu_read_lock();
+    /* acquire: we follow these pointers */
+    for (struct aq_node *x = ref(atomic_load_explicit(&aq->head->next[level], memory_order_acquire));
+         x != aq->tail; x = ref(atomic_load_explicit(&x->next[level], memory_order_acquire)))
+        n++;
+    ks_rcu_read_unlock();
+    return n;
 }
 
 bool ks_activeq_remove(struct ks_activeq *aq, struct ks_activeq_handle *handle)

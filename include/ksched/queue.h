@@ -102,10 +102,16 @@ struct ks_queued_pod *ks_activeq_pop_mc(struct ks_activeq *aq);
 
 /*
  * ks__activeq_set_restructure_every - each consumer unlinks the deleted prefix every
- * @pops of its pops (128 by default), for stress tests that make restructures race. Call
+ * @pops of its pops (128 by default; and when it finds the queue empty), for stress tests that make restructures race. Call
  * before the first pop.
  */
 void ks__activeq_set_restructure_every(struct ks_activeq *aq, uint32_t pops);
+
+/*
+ * ks__activeq_linked - nodes linked at skiplist level @level (0: every entry), deleted ones
+ * not yet unlinked included (tests). Quiescent queue only.
+ */
+uint32_t ks__activeq_linked(struct ks_activeq *aq, uint32_t level);
 
 /*
  * ks_activeq_remove - remove the entry behind @handle unless it was popped first. True

@@ -69,6 +69,61 @@ Test(queue_activeq, pops_every_entry_once_in_order)
                      atomic_load(&released[i]));
 }
 
+/*
+ * A queue popped dry unlinks what it deleted: pushes after it walk no deleted prefix (the
+ * periodic restructure alone left up to restructure_every - 1 deleted nodes linked, which
+ * every later push walked at each level).
+ */
+Test(queue_activeq, a_queue_popped_dry_keeps_no_deleted_prefix)
+{
+    struct ks_activeq *aq = make();
+    enum { SOME = 100 }; /* fewer than the 128 pops between periodic restructures */
+    for (int i = 0; i < SOME; i++)
+        cr_assert_eq(ks_activeq_push_mp(aq, &qps[i], NULL), 0);
+    for (int i = 0; i < SOME; i++)
+        cr_assert_not_null(ks_activeq_pop_sc(aq, false));
+    cr_expect_eq(ks__activeq_linked(aq, 0), SOME,
+                 "the deleted nodes stay linked until the queue is found empty");
+    cr_expect_null(ks_activeq_pop_sc(aq, false));
+    /* the last deleted node stays as the head's marker */
+    cr_expect_leq(ks__activeq_linked(aq, 0), 1, "%u nodes still linked", ks__activeq_linked(aq, 0));
+    cr_assert_eq(ks_activeq_push_mp(aq, &qps[SOME], NULL), 0);
+    cr_expect_eq(ks_activeq_pop_sc(aq, false), &qps[SOME]);
+    ks_activeq_destroy(aq);
+}
+
+/*
+ * Entries that sort before the last deleted one, pushed after a drain, still get their
+ * towers: the deleted node the head keeps is not left at the front of the upper levels,
+ * where every insert before it would stop building (and then walk level 0 from the head:
+ * quadratic in a burst). Eight rounds, so some round's last deleted node is tall.
+ */
+Test(queue_activeq, entries_pushed_after_a_drain_get_their_towers)
+{
+    struct ks_activeq *aq = make();
+    enum { HALF = 1000 };
+    for (int round = 0; round < 8; round++) {
+        for (int i = 0; i < HALF; i++) {
+            pods[i] = (struct ks_pod){.priority = 0};
+            qps[i] = (struct ks_queued_pod){.pod = &pods[i], .timestamp_ns = i};
+            cr_assert_eq(ks_activeq_push_mp(aq, &qps[i], NULL), 0);
+        }
+        while (ks_activeq_pop_sc(aq, false))
+            ;
+        for (int i = HALF; i < 2 * HALF; i++) {
+            pods[i] = (struct ks_pod){.priority = 10};
+            qps[i] = (struct ks_queued_pod){.pod = &pods[i], .timestamp_ns = i};
+            cr_assert_eq(ks_activeq_push_mp(aq, &qps[i], NULL), 0);
+        }
+        /* about half of the entries reach level 1 */
+        cr_expect_gt(ks__activeq_linked(aq, 1), HALF / 4, "round %d: %u of %d entries at level 1", round,
+                     ks__activeq_linked(aq, 1), HALF);
+        while (ks_activeq_pop_sc(aq, false))
+            ;
+    }
+    ks_activeq_destroy(aq);
+}
+
 Test(queue_activeq, mixed_pushes_and_pops_keep_order)
 {
     struct ks_activeq *aq = make();
