@@ -41,6 +41,10 @@
  * the index as changed positions (ks__index_follow), so a class re-evaluates the nodes whose
  * nominations changed as it does those whose record changed.
  *
+ * Such a cycle's DefaultPreemption reads the class's candidate tree (preempt_tree.h), kept
+ * against the same change log: ks__index_preempt_tree hands it, with the positions changed
+ * since it was last read, to the evaluator (engine/preemption_indexed.c).
+ *
  * The cycle falls back to the per-node phases, before anything is decided, for: --explain
  * and attempt observers (they want every node's status and score), a pod with a nominated
  * node (its node is tried first, and its own nomination counts nowhere), a class
@@ -372,6 +376,7 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
                                      const struct ks_snapshot *snap, const struct ks_node_snap **host,
                                      struct ks_diagnosis *d)
 {
+    s->unfit_class = NULL;
     /* a pod nominated to a node: its node is tried first, and the others weigh it nowhere */
     if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||
         (ks_nominator_count(s->nominator) && ks_nominator_node(s->nominator, pod) != KS_ID_EMPTY))
@@ -418,6 +423,7 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
         ks_index_outcome(c, true);
         ks__fw_point_end(fw, KS_FWL_FILTER, KS_SUCCESS, t0);
         unfit_diagnosis(c, snap, start, d);
+        s->unfit_class = c;
         atomic_fetch_add_explicit(&s->indexed_unfit_cycles, 1, memory_order_relaxed);
         return KS_INDEX_UNFIT;
     }
@@ -437,4 +443,25 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
     *host = ks_snapshot_node(snap, pos);
     atomic_fetch_add_explicit(&s->indexed_cycles, 1, memory_order_relaxed);
     return KS_INDEX_HOST;
+}
+
+struct ks_preempt_tree *ks__index_preempt_tree(void *ctx, const struct ks_diagnosis *d,
+                                               const uint32_t **changed, int64_t *nchanged)
+{
+    struct ks_scheduler *s = ctx;
+    struct ks_index_class *c = s->unfit_class;
+    /* a grouped diagnosis of this cycle is the unfit answer's, whose class is still current */
+    if (!c || !d->group_count || d->group_of != c->groups.of || !ks_index_current(s->index, c, d->nall))
+        return NULL;
+    int64_t k = ks_index_preempt_pending(s->index, c, d->nall, changed);
+    if (k < 0)
+        return NULL;
+    *nchanged = k;
+    return &c->preempt;
+}
+
+void ks__index_preempt_answered(void *ctx)
+{
+    struct ks_scheduler *s = ctx;
+    atomic_fetch_add_explicit(&s->indexed_preemptions, 1, memory_order_relaxed);
 }

@@ -19,6 +19,7 @@
  * result's arena. Nominated pods are held by a reference while a node is tried.
  */
 #include "ksched/preemption.h"
+#include "preemption_internal.h"
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
@@ -74,6 +75,20 @@ int64_t ks_preempt_earliest_start(const struct ks_pod *const *pods, uint32_t n, 
         }
     }
     return earliest;
+}
+
+bool ks_preempt_now_matters(const struct ks_node_snap *node, int32_t priority)
+{
+    bool with = false, without = false;
+    for (uint32_t i = 0; i < node->npods; i++) {
+        if (node->pods[i]->priority >= priority)
+            continue;
+        if (node->pods[i]->start_time != KS_TIME_NONE)
+            with = true;
+        else
+            without = true;
+    }
+    return with && without;
 }
 
 /* ---- filter with nominated pods ----------------------------------------------------------------- */
@@ -145,26 +160,38 @@ static int64_t nominated_to(const struct ks_preemptor *p, uint32_t node, struct 
     return got;
 }
 
-/* One node's SelectVictimsOnNode, on a fresh clone of the cycle state (@state) and scratch. */
-static int trial(const struct ks_preemptor *p, const struct ks_node_snap *node, ks_select_victims_fn select,
-                 void *ctx, struct ks_cycle_state *state, struct ks_cycle_state *scratch_state,
-                 struct ks_arena *scratch, struct ks_arena *keep, struct ks_preempt_candidate *c,
-                 struct ks_status *st)
+void ks__preempt_scratch_init(struct ks_preempt_scratch *sc)
+{
+    ks_cycle_state_init(&sc->state);
+    ks_cycle_state_init(&sc->scratch_state);
+    sc->arena = (struct ks_arena)KS_ARENA_INIT;
+}
+
+void ks__preempt_scratch_destroy(struct ks_preempt_scratch *sc)
+{
+    ks_cycle_state_destroy(&sc->scratch_state);
+    ks_cycle_state_destroy(&sc->state);
+    ks_arena_destroy(&sc->arena);
+}
+
+int ks__preempt_trial(const struct ks_preemptor *p, const struct ks_node_snap *node,
+                      ks_select_victims_fn select, void *ctx, struct ks_preempt_scratch *sc,
+                      struct ks_arena *keep, struct ks_preempt_candidate *c, struct ks_status *st)
 {
     const struct ks_pod **nominated;
     uint32_t nge;
     int code;
 
-    ks_arena_reset(scratch);
-    int64_t held = nominated_to(p, node->name, scratch, &nominated, &nge);
-    if (held < 0 || ks_cycle_state_clone(p->fw, p->cs, state) < 0) {
+    ks_arena_reset(&sc->arena);
+    int64_t held = nominated_to(p, node->name, &sc->arena, &nominated, &nge);
+    if (held < 0 || ks_cycle_state_clone(p->fw, p->cs, &sc->state) < 0) {
         code = out_of_memory(st);
     } else {
         struct ks_preempt_trial t = {
             .node = node,
-            .state = state,
-            .scratch_state = scratch_state,
-            .arena = scratch,
+            .state = &sc->state,
+            .scratch_state = &sc->scratch_state,
+            .arena = &sc->arena,
             .nnominated = nge,
             .nominated = nominated,
         };
@@ -179,8 +206,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
                        uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
                        struct ks_preempt_dry_run *out)
 {
-    struct ks_cycle_state state, scratch_state;
-    struct ks_arena scratch = KS_ARENA_INIT;
+    struct ks_preempt_scratch sc;
     size_t cap = num_candidates ? num_candidates : 1, nodes = n ? n : 1;
     /* not zeroed (sized by the nodes, at most 2^32 each): an entry is written before it is counted */
     struct ks_preempt_candidate *clean = ks_arena_alloc(&out->arena, cap * sizeof(*clean));
@@ -192,8 +218,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
     out->failed_status = ks_arena_alloc(&out->arena, nodes * sizeof(*out->failed_status));
     if (!clean || !violating || !out->failed || !out->failed_status)
         return -ENOMEM;
-    ks_cycle_state_init(&state);
-    ks_cycle_state_init(&scratch_state);
+    ks__preempt_scratch_init(&sc);
 
     /* the memo's nomination versions, read a block of nodes ahead (one lock per block) */
     enum { VERSION_BLOCK = 64 };
@@ -211,7 +236,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
         uint64_t nominations = versions[i % VERSION_BLOCK];
         int code = p->memo ? ks_preempt_memo_get(p->memo, node, nominations, &c, &st) : -ENOENT;
         if (code == -ENOENT) {
-            code = trial(p, node, select, ctx, &state, &scratch_state, &scratch, &out->arena, &c, &st);
+            code = ks__preempt_trial(p, node, select, ctx, &sc, &out->arena, &c, &st);
             if (p->memo)
                 ks_preempt_memo_put(p->memo, p, node, nominations, code, &c, &st);
         }
@@ -243,9 +268,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
         memcpy(out->candidates + nclean, violating, nviolating * sizeof(*violating));
         out->ncandidates = nclean + nviolating;
     }
-    ks_cycle_state_destroy(&scratch_state);
-    ks_cycle_state_destroy(&state);
-    ks_arena_destroy(&scratch);
+    ks__preempt_scratch_destroy(&sc);
     return rc;
 }
 

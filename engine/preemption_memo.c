@@ -18,6 +18,10 @@
  * key empties it. Victim pointers stay in an entry after its record is gone but are only
  * read when the record (pointer and generation) is found again, which keeps its pods.
  *
+ * The index's candidate trees (engine/preemption_indexed.c) answer most dry runs of an
+ * indexed class before the memo is asked; it serves the rest (a pod the index does not
+ * classify, a window it cannot answer exactly).
+ *
  * Context: the scheduling thread (PostFilter), inside the snapshot's RCU read section.
  */
 #include "ksched/preemption.h"
@@ -141,26 +145,11 @@ int ks_preempt_memo_get(struct ks_preempt_memo *m, const struct ks_node_snap *no
     return KS_SUCCESS;
 }
 
-/* Whether the order of @node's pods below @priority can depend on "now": some have a start time, some not. */
-static bool now_matters(const struct ks_node_snap *node, int32_t priority)
-{
-    bool with = false, without = false;
-    for (uint32_t i = 0; i < node->npods; i++) {
-        if (node->pods[i]->priority >= priority)
-            continue;
-        if (node->pods[i]->start_time != KS_TIME_NONE)
-            with = true;
-        else
-            without = true;
-    }
-    return with && without;
-}
-
 void ks_preempt_memo_put(struct ks_preempt_memo *m, const struct ks_preemptor *p,
                          const struct ks_node_snap *node, uint64_t nominations, int code,
                          const struct ks_preempt_candidate *c, const struct ks_status *st)
 {
-    if (code == KS_ERROR || !node->generation || now_matters(node, p->pod->priority) ||
+    if (code == KS_ERROR || !node->generation || ks_preempt_now_matters(node, p->pod->priority) ||
         (code == KS_SUCCESS && c->nvictims > KS_PREEMPT_MEMO_VICTIMS) ||
         2 * (uint64_t)(m->used + 1) > m->mask + 1)
         return;

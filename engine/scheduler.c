@@ -310,6 +310,9 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
         .groups = s->groups,
         .no_memo = opts->no_index,
         .activator = {.activate = activate, .ctx = s},
+        .preempt_index = {.tree = opts->no_index ? NULL : ks__index_preempt_tree,
+                          .answered = ks__index_preempt_answered,
+                          .ctx = s},
     };
     for (uint32_t i = 0; i < s->nfw; i++) {
         if ((rc = ks_framework_create(&cfg->profiles[i], &deps, &s->fw[i], err)) < 0)
@@ -610,6 +613,11 @@ uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s)
 uint64_t ks_scheduler_indexed_unfit_cycles(const struct ks_scheduler *s)
 {
     return atomic_load_explicit(&s->indexed_unfit_cycles, memory_order_relaxed);
+}
+
+uint64_t ks_scheduler_indexed_preemptions(const struct ks_scheduler *s)
+{
+    return atomic_load_explicit(&s->indexed_preemptions, memory_order_relaxed);
 }
 
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s)

@@ -130,6 +130,8 @@ struct ks_scheduler {
     struct ks_cycle_state index_cs;        /* its cycle state with the nominated pods' AddPod */
     _Atomic uint64_t indexed_cycles;       /* cycles whose host the index chose (relaxed: a counter) */
     _Atomic uint64_t indexed_unfit_cycles; /* cycles the index found no node fits (relaxed: a counter) */
+    _Atomic uint64_t indexed_preemptions;  /* preemptions the candidate trees answered (relaxed) */
+    struct ks_index_class *unfit_class;    /* the class of this cycle's unfit answer, NULL for none */
     bool bind_deferred;                    /* a binding waits for ks__bind_flush() (binder.c) */
     struct ks_bind_job *free_jobs;         /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
@@ -294,6 +296,13 @@ void ks__index_path_fini(struct ks_scheduler *s);
 /* ks__index_follow - show the index @snap and the nominations changed since the last cycle. */
 void ks__index_follow(struct ks_scheduler *s, const struct ks_snapshot *snap);
 enum ks_index_answer { KS_INDEX_NO_ANSWER, KS_INDEX_HOST, KS_INDEX_UNFIT };
+/*
+ * ks__index_preempt_tree / ks__index_preempt_answered - the framework deps' preempt_index
+ * ops (ksched/framework.h); @ctx the scheduler.
+ */
+struct ks_preempt_tree *ks__index_preempt_tree(void *ctx, const struct ks_diagnosis *d,
+                                               const uint32_t **changed, int64_t *nchanged);
+void ks__index_preempt_answered(void *ctx);
 enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework *fw,
                                      struct ks_cycle_state *cs, const struct ks_pod *pod,
                                      const struct ks_snapshot *snap, const struct ks_node_snap **host,

@@ -63,6 +63,12 @@ static size_t tree_bytes(const struct ks_index_tree *t)
     return t->t ? 2 * (size_t)t->leaves * sizeof(*t->t) + (size_t)t->n * sizeof(uint16_t) : 0;
 }
 
+/* What @c's trees take together. */
+static size_t class_bytes(const struct ks_index_class *c)
+{
+    return tree_bytes(&c->tree) + ks_preempt_tree_bytes(&c->preempt);
+}
+
 /* No position in a group, no group in use. */
 static void groups_clear(struct ks_index_groups *g, uint32_t n)
 {
@@ -122,8 +128,9 @@ static void tree_free(struct ks_index *ix, struct ks_index_class *c)
             break;
         }
     }
-    ix->tree_bytes -= tree_bytes(&c->tree);
+    ix->tree_bytes -= class_bytes(c);
     ks_index_tree_destroy(&c->tree);
+    ks_preempt_tree_destroy(&c->preempt);
     free(c->groups.of);
     c->groups.of = NULL;
     c->epoch = 0;
@@ -140,6 +147,7 @@ void ks_index_destroy(struct ks_index *ix)
         return;
     for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++) {
         ks_index_tree_destroy(&ix->ring[i].tree);
+        ks_preempt_tree_destroy(&ix->ring[i].preempt);
         free(ix->ring[i].groups.of);
     }
     free(ix->ring);
@@ -315,18 +323,9 @@ static int positions_reserve(struct ks_index *ix, uint32_t n)
     return 0;
 }
 
-int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
-                         const uint32_t **positions)
+/* The positions logged since @seq, each once, into ix->positions; their count, or -ENOMEM. */
+static int64_t logged_since(struct ks_index *ix, uint64_t seq, uint32_t n)
 {
-    uint64_t behind = ix->log_head - c->seq;
-    if (!c->tree.t || c->epoch != ix->epoch || c->tree.n != n || behind > LOG_SIZE || behind > n / 4) {
-        if (c->tree.t && c->tree.n == n)
-            ks_index_tree_clear(&c->tree);
-        else if (tree_new(ix, c, n) < 0)
-            return -ENOMEM;
-        groups_clear(&c->groups, n);
-        return KS_INDEX_REBUILD;
-    }
     if (positions_reserve(ix, n) < 0)
         return -ENOMEM;
     if (++ix->stamp_now == 0) { /* wrapped: no stamp may look current */
@@ -334,14 +333,60 @@ int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t
         ix->stamp_now = 1;
     }
     uint32_t k = 0;
-    for (uint64_t seq = c->seq; seq != ix->log_head; seq++) {
+    for (; seq != ix->log_head; seq++) {
         uint32_t p = ix->log[seq % LOG_SIZE];
         if (p < n && ix->stamp[p] != ix->stamp_now) {
             ix->stamp[p] = ix->stamp_now;
             ix->positions[k++] = p;
         }
     }
+    return k;
+}
+
+/* Whether a tree last synced at (@epoch, @seq) cannot catch up from the log. */
+static bool lost_track(const struct ks_index *ix, uint64_t epoch, uint64_t seq)
+{
+    return epoch != ix->epoch || ix->log_head - seq > LOG_SIZE;
+}
+
+int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
+                         const uint32_t **positions)
+{
+    /* past a quarter of the positions, evaluating all of them in parallel costs less */
+    if (!c->tree.t || c->tree.n != n || lost_track(ix, c->epoch, c->seq) || ix->log_head - c->seq > n / 4) {
+        if (c->tree.t && c->tree.n == n)
+            ks_index_tree_clear(&c->tree);
+        else if (tree_new(ix, c, n) < 0)
+            return -ENOMEM;
+        groups_clear(&c->groups, n);
+        return KS_INDEX_REBUILD;
+    }
+    int64_t k = logged_since(ix, c->seq, n);
     *positions = ix->positions;
+    return k;
+}
+
+int64_t ks_index_preempt_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
+                                 const uint32_t **positions)
+{
+    int64_t k = KS_INDEX_REBUILD;
+    if (!c->preempt.t || c->preempt.n != n) {
+        struct ks_preempt_tree t;
+        if (ks_preempt_tree_init(&t, n) < 0)
+            return -ENOMEM;
+        ix->tree_bytes -= ks_preempt_tree_bytes(&c->preempt);
+        ks_preempt_tree_destroy(&c->preempt);
+        make_room(ix, ks_preempt_tree_bytes(&t), c);
+        c->preempt = t;
+        ix->tree_bytes += ks_preempt_tree_bytes(&t);
+    } else if (!lost_track(ix, c->preempt_epoch, c->preempt_seq)) {
+        k = logged_since(ix, c->preempt_seq, n);
+        *positions = ix->positions;
+        if (k < 0)
+            return k;
+    }
+    c->preempt_epoch = ix->epoch;
+    c->preempt_seq = ix->log_head;
     return k;
 }
 

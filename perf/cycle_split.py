@@ -18,6 +18,8 @@ import subprocess
 import sys
 
 PARTS = [
+    ("preemption: the index's candidate tree (changed and unknown nodes' verdicts, window, the choice's victims)",
+     ["ks_preempt_indexed"]),
     ("preemption: dry runs (verdicts remembered or computed)", ["ks_preempt_dry_run"]),
     ("preemption: choosing the candidate", ["ks_preempt_select"]),
     ("preemption: victims handed to the evictor, nominations", ["ks_preempt_prepare"]),

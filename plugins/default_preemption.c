@@ -17,6 +17,11 @@
  *     each one that still leaves room;
  *   - the node is chosen and prepared by the evaluator; messages are upstream's, prefixed
  *     with "preemption: ".
+ * For a pod of a class the signature index found unfit, the dry run and the choice come
+ * from the index's candidate tree when it can give them exactly (ks_preempt_indexed:
+ * O(log nodes) plus the verdicts of nodes changed since), else from the dry run with the
+ * memo of verdicts; neither without PDBs in the cluster, for a nominated preemptor, or
+ * with --no-index.
  * Args (DefaultPreemptionArgs): defaults of SetDefaults_DefaultPreemptionArgs (10% and
  * 100 candidate nodes) and the checks of ValidateDefaultPreemptionArgs.
  *
@@ -403,31 +408,43 @@ static int post_filter(void *self, struct ks_cycle_state *cs, const struct ks_po
     bool no_victims = snap->priorities_known && snap->min_pod_priority >= pod->priority;
     if (no_victims && diag->group_count && diag->snap == snap)
         return no_candidate(deps, pod, potential_count(diag), snap->nnodes, st);
-    const struct ks_node_snap **potential = malloc(snap->nnodes * sizeof(*potential));
-    int64_t np = potential ? potential_nodes(diag, snap, potential) : -1;
-    if (np < 0) {
-        free(potential);
-        return fail(st, KS_ERROR, "out of memory");
-    }
-    if (np == 0 || no_victims) {
-        free(potential);
-        return no_candidate(deps, pod, (uint32_t)np, snap->nnodes, st);
-    }
-
     struct ks_preemptor p = preemptor(pl, deps, cs, pod);
-    /* the memo serves pods the plugins cannot tell apart, without PDBs, not nominated themselves */
-    bool nominated = deps->nominator && ks_nominator_count(deps->nominator) &&
-                     ks_nominator_node(deps->nominator, pod) != KS_ID_EMPTY;
-    if (!deps->no_memo && !p.npdbs && !nominated &&
-        ks_preempt_memo_begin(pl->memo, pl->fw, cs, pod, snap->nnodes))
-        p.memo = pl->memo;
     if (deps->evictor.evict_async)
         p.preempting = pl->preempting;
+    /* the index and the memo serve pods the plugins cannot tell apart, without PDBs, not nominated themselves
+     */
+    bool nominated = deps->nominator && ks_nominator_count(deps->nominator) &&
+                     ks_nominator_node(deps->nominator, pod) != KS_ID_EMPTY;
+    bool reuse = !deps->no_memo && !p.npdbs && !nominated;
     struct ks_preempt_dry_run dry = {0};
-    uint32_t n = (uint32_t)np;
-    int rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),
+    int rc = -ENOENT;
+    if (reuse && !no_victims && diag->group_count && diag->snap == snap) {
+        p.index = &deps->preempt_index;
+        uint32_t n = potential_count(diag);
+        rc = n ? ks_preempt_indexed(&p, diag, n, random_offset(cs->seed, n), num_candidates(pl, n),
+                                    ks_preempt_select_victims, NULL, &dry)
+               : -ENOENT;
+        if (rc == -ENOENT)
+            ks_preempt_dry_run_free(&dry);
+    }
+    if (rc == -ENOENT) {
+        const struct ks_node_snap **potential = malloc(snap->nnodes * sizeof(*potential));
+        int64_t np = potential ? potential_nodes(diag, snap, potential) : -1;
+        if (np < 0) {
+            free(potential);
+            return fail(st, KS_ERROR, "out of memory");
+        }
+        if (np == 0 || no_victims) {
+            free(potential);
+            return no_candidate(deps, pod, (uint32_t)np, snap->nnodes, st);
+        }
+        if (reuse && ks_preempt_memo_begin(pl->memo, pl->fw, cs, pod, snap->nnodes))
+            p.memo = pl->memo;
+        uint32_t n = (uint32_t)np;
+        rc = ks_preempt_dry_run(&p, potential, n, random_offset(cs->seed, n), num_candidates(pl, n),
                                 ks_preempt_select_victims, NULL, &dry);
-    free(potential);
+        free(potential);
+    }
     if (rc < 0) {
         ks_preempt_dry_run_free(&dry);
         return fail(st, KS_ERROR, "out of memory");

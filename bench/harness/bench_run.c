@@ -20,7 +20,8 @@
  * one by one: their number is reported as untimed_cycles. Of all the measured phase's
  * cycles, timed or not, those whose host the signature index chose are indexed_cycles
  * (ks_scheduler_indexed_cycles; 0 with --no-index), and those it found no node fits are
- * indexed_unfit_cycles; attempts_per_second counts every cycle over the same time (what a
+ * indexed_unfit_cycles, and the preemptions its candidate trees answered indexed_preemptions
+ * (ks_scheduler_indexed_preemptions); attempts_per_second counts every cycle over the same time (what a
  * backlog that fits nowhere is measured by).
  *
  * Objects: every pod of every op is decoded before anything runs (so the event callback,
@@ -137,8 +138,9 @@ struct bench_run {
     int64_t t0, t_end, t_idle; /* window start, last measured bind, queue idle */
     int64_t cpu_ns;
     uint64_t cycles, untimed_cycles;
-    uint64_t indexed_cycles; /* measured-phase cycles (timed or not) whose host the signature index chose */
-    uint64_t indexed_unfit;  /* measured-phase cycles the signature index found no node fits */
+    uint64_t indexed_cycles;  /* measured-phase cycles (timed or not) whose host the signature index chose */
+    uint64_t indexed_unfit;   /* measured-phase cycles the signature index found no node fits */
+    uint64_t indexed_preempt; /* measured-phase preemptions its candidate trees answered */
     uint64_t cluster_bytes;
     uint32_t churn_steps;
     bool tty;
@@ -550,11 +552,31 @@ static int churn_step(struct bench_run *r, struct churn *c)
 }
 
 /* The measured pods: queue them all, then time every scheduling cycle until the queue is idle. */
+/* The scheduler's signature-index counters. */
+struct index_counts {
+    uint64_t hosts, unfit, preemptions;
+};
+
+static struct index_counts index_counts(const struct ks_scheduler *s)
+{
+    return (struct index_counts){ks_scheduler_indexed_cycles(s), ks_scheduler_indexed_unfit_cycles(s),
+                                 ks_scheduler_indexed_preemptions(s)};
+}
+
+/* The measured phase's figures: the counters' growth since @before. */
+static void index_counts_since(struct bench_run *r, const struct index_counts *before)
+{
+    struct index_counts now = index_counts(r->s);
+    r->indexed_cycles = now.hosts - before->hosts;
+    r->indexed_unfit = now.unfit - before->unfit;
+    r->indexed_preempt = now.preemptions - before->preemptions;
+}
+
 static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
 {
     uint32_t total = r->op_count[op];
     perf_ctl("enable\n");
-    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s), unfit0 = ks_scheduler_indexed_unfit_cycles(r->s);
+    struct index_counts index0 = index_counts(r->s);
     int64_t cpu0 = ks_bench_cpu_ns();
     r->t0 = ks__mono_ns();
     atomic_store_explicit(&r->measuring, true, memory_order_relaxed);
@@ -581,8 +603,7 @@ static int measure(struct bench_run *r, uint32_t op, struct churn *churn)
     /* bindings still in flight, and whatever they or events sent back to the queue */
     r->untimed_cycles = ks_scheduler_run_until_idle(r->s);
     int64_t end = ks__mono_ns();
-    r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
-    r->indexed_unfit = ks_scheduler_indexed_unfit_cycles(r->s) - unfit0;
+    index_counts_since(r, &index0);
     atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
     r->cpu_ns = ks_bench_cpu_ns() - cpu0;
     int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
@@ -648,7 +669,7 @@ static int run_steady(struct bench_run *r, uint32_t opi)
     const struct ks_bench_op *op = &r->w->ops[opi];
     uint32_t total = r->op_count[opi], first = r->op_first[opi];
     bool measured = op->collect_metrics, claims = st->first != NULL; /* without DRA ops: pods only */
-    uint64_t indexed0 = ks_scheduler_indexed_cycles(r->s), unfit0 = ks_scheduler_indexed_unfit_cycles(r->s);
+    struct index_counts index0 = index_counts(r->s);
     int64_t cpu0 = ks_bench_cpu_ns(), start = ks__mono_ns(), next_report = start;
     int rc;
 
@@ -695,8 +716,7 @@ static int run_steady(struct bench_run *r, uint32_t opi)
     }
     if (measured) {
         int64_t end = ks__mono_ns();
-        r->indexed_cycles = ks_scheduler_indexed_cycles(r->s) - indexed0;
-        r->indexed_unfit = ks_scheduler_indexed_unfit_cycles(r->s) - unfit0;
+        index_counts_since(r, &index0);
         atomic_store_explicit(&r->measuring, false, memory_order_relaxed);
         r->cpu_ns = ks_bench_cpu_ns() - cpu0;
         int64_t last = atomic_load_explicit(&r->last_bound_ns, memory_order_relaxed);
@@ -1171,6 +1191,8 @@ static void print_human(const struct bench_run *r, const struct bench_result *o)
     printf(", %" PRIu64 " indexed%s", r->indexed_cycles, r->a.no_index ? " (--no-index)" : "");
     if (r->indexed_unfit)
         printf(", %" PRIu64 " found unfit by the index", r->indexed_unfit);
+    if (r->indexed_preempt)
+        printf(", %" PRIu64 " preemptions from its candidate trees", r->indexed_preempt);
     if (o->rejections)
         printf(", %" PRIu64 " attempts rejected", o->rejections);
     printf("\n  memory: peak RSS %.1f MB, %.0f bytes per node\n", (double)o->peak_rss / 1e6,
@@ -1205,9 +1227,10 @@ static void print_json(const struct bench_run *r, const struct bench_result *o)
     printf(",\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f}", o->p50 / 1e3,
            o->p90 / 1e3, o->p99 / 1e3, o->max / 1e3);
     printf(",\"attempts_per_second\":%.1f", o->attempts_per_second);
-    printf(",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"indexed_cycles\":%" PRIu64
-           ",\"indexed_unfit_cycles\":%" PRIu64 ",\"rejections\":%" PRIu64,
-           r->cycles, r->untimed_cycles, r->indexed_cycles, r->indexed_unfit, o->rejections);
+    printf(
+        ",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"indexed_cycles\":%" PRIu64
+        ",\"indexed_unfit_cycles\":%" PRIu64 ",\"indexed_preemptions\":%" PRIu64 ",\"rejections\":%" PRIu64,
+        r->cycles, r->untimed_cycles, r->indexed_cycles, r->indexed_unfit, r->indexed_preempt, o->rejections);
     printf(",\"peak_rss_bytes\":%" PRIu64 ",\"bytes_per_node\":%.0f", o->peak_rss,
            r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
     printf(",\"cpu_cores\":%.3f,\"cpu_utilisation\":%.3f,\"online_cores\":%ld", o->cpu_cores,

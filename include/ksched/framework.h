@@ -72,6 +72,24 @@ struct ks_activator {
 };
 
 /*
+ * The signature index's candidate trees, for the preemption evaluator
+ * (engine/preemption_indexed.c): @tree gives the candidate tree (ksched/preempt_tree.h) of
+ * the index class a grouped diagnosis @d of this cycle came from, sized to d->nall, and
+ * the positions changed since it was last read - *@nchanged of them in *@changed, or
+ * KS_INDEX_REBUILD (ksched/index.h) for every position - which the caller sets before
+ * reading the tree. NULL when @d did not come from the index or out of memory. Scheduling
+ * thread, inside the cycle's RCU read section.
+ */
+struct ks_preempt_tree;
+struct ks_diagnosis;
+struct ks_preempt_index {
+    struct ks_preempt_tree *(*tree)(void *ctx, const struct ks_diagnosis *d, const uint32_t **changed,
+                                    int64_t *nchanged);
+    void (*answered)(void *ctx); /* the tree answered a preemption (a counter) */
+    void *ctx;
+};
+
+/*
  * Where a plugin delivers the cluster events its own in-process changes cause (the
  * ResourceClaims DynamicResources writes and deallocates without an API server), as an
  * informer would deliver the server's: the queue moves the pods they may help. Any thread,
@@ -102,7 +120,8 @@ struct ks_framework_deps {
      * every cycle computes afresh, the reference the memos are tested against.
      */
     bool no_memo;
-    struct ks_activator activator; /* activate NULL: not available */
+    struct ks_activator activator;         /* activate NULL: not available */
+    struct ks_preempt_index preempt_index; /* tree NULL: no index (opts.no_index) */
 };
 
 struct ks_framework;

@@ -12,6 +12,10 @@
  * the profile's Filter and Score for one pod of the class) is the caller's
  * (engine/index_path.c): the index only stores and answers.
  *
+ * A class whose pods preempt also gets a candidate tree (preempt_tree.h): per position,
+ * DefaultPreemption's verdict for the class, kept against the same change log with its own
+ * cursor (ks_index_preempt_pending) and given up with the class's tree.
+ *
  * Classes are created on first sight, without a tree; the tree is built on the second
  * pod of the class, so pods that share their signature with no other pod cost a lookup
  * and nothing more. The classes with trees are bounded by memory (KS_INDEX_TREE_BUDGET),
@@ -30,6 +34,7 @@
 
 #include "ksched/cache_types.h"
 #include "ksched/index_tree.h"
+#include "ksched/preempt_tree.h"
 #include "ksched/status_types.h"
 
 /* Bytes of position trees the index keeps at most (every class's tree together). */
@@ -63,13 +68,16 @@ struct ks_index_groups {
 struct ks_index_class {
     struct ks_index_tree tree;     /* t NULL: not built (or given up) */
     struct ks_index_groups groups; /* of NULL with the tree */
-    uint64_t epoch;                /* the index's epoch the tree was built in */
-    uint64_t seq;                  /* the change log's sequence the tree reflects */
-    uint64_t used;                 /* the index's clock when last looked up */
-    uint32_t sightings;            /* lookups since created */
-    uint32_t misses;               /* cycles in a row the tree could not answer (ks_index_outcome) */
-    uint32_t resting;              /* lookups left before the class is tried again after many misses */
-    struct ks_index_class *next;   /* hash chain */
+    /* DefaultPreemption's verdicts for the class (preempt_tree.h): t NULL until a pod of it preempts */
+    struct ks_preempt_tree preempt;
+    uint64_t preempt_epoch, preempt_seq; /* what the candidate tree reflects, as epoch and seq */
+    uint64_t epoch;                      /* the index's epoch the tree was built in */
+    uint64_t seq;                        /* the change log's sequence the tree reflects */
+    uint64_t used;                       /* the index's clock when last looked up */
+    uint32_t sightings;                  /* lookups since created */
+    uint32_t misses;                     /* cycles in a row the tree could not answer (ks_index_outcome) */
+    uint32_t resting;                    /* lookups left before the class is tried again after many misses */
+    struct ks_index_class *next;         /* hash chain */
     uint64_t hash;
     const void *owner; /* the profile's framework */
     uint32_t keylen;
@@ -130,6 +138,17 @@ void ks_index_outcome(struct ks_index_class *c, bool answered);
 #define KS_INDEX_REBUILD INT64_MAX
 int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
                          const uint32_t **positions);
+
+/*
+ * ks_index_preempt_pending - the same for @c's candidate tree (made on first use, with
+ * @n positions all not potential, and given up with the class's tree), which must then
+ * reflect the version the class's tree does: KS_INDEX_REBUILD (every position to set
+ * again), or the positions changed since it last did in *@positions. The candidate tree
+ * counts as synced once this returns; the caller sets the positions before reading it.
+ * -ENOMEM when the tree could not be allocated.
+ */
+int64_t ks_index_preempt_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t n,
+                                 const uint32_t **positions);
 
 /*
  * ks_index_status - position @pos (< the tree's n) of @c now has Filter status @st, or,

@@ -48,6 +48,12 @@ void ks_preempt_sort(const struct ks_pod **pods, uint32_t n, int64_t now_ns);
  */
 int64_t ks_preempt_earliest_start(const struct ks_pod *const *pods, uint32_t n, int64_t now_ns);
 
+/*
+ * ks_preempt_now_matters - whether the order of @node's pods below @priority depends on
+ * "now": some have a start time and some have none.
+ */
+bool ks_preempt_now_matters(const struct ks_node_snap *node, int32_t priority);
+
 /* ---- the evaluator ------------------------------------------------------------------------------ */
 
 /* What a preemption attempt works with. */
@@ -65,6 +71,9 @@ struct ks_preemptor {
     struct ks_preempt_memo *memo;
     /* asynchronous preemption's tracker when it is on and the evictor has evict_async, else NULL */
     struct ks_preempting *preempting;
+    /* the index's candidate trees (framework deps), for a preemptor ks_preempt_indexed may serve; NULL: none
+     */
+    const struct ks_preempt_index *index;
 };
 
 /* A node where preemption makes room, and the pods it evicts (upstream's Candidate). */
@@ -148,6 +157,20 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
                        struct ks_preempt_dry_run *out);
 
 void ks_preempt_dry_run_free(struct ks_preempt_dry_run *r);
+
+/*
+ * ks_preempt_indexed - the dry run and the choice of SelectCandidate at once, from the
+ * signature index (engine/preemption_indexed.c): for a grouped diagnosis @d of this cycle
+ * with @npotential Unschedulable nodes, the dry run from @offset with @num_candidates as
+ * ks_preempt_dry_run() would make it, and only its chosen candidate, into @out (zeroed;
+ * free it with ks_preempt_dry_run_free() whatever the result). For a preemptor with
+ * p->index set only when no PDB exists and the preemptor is not nominated (the memo's
+ * conditions). Returns 0; -ENOENT when the index cannot answer exactly (the caller runs
+ * the dry run); -ENOMEM.
+ */
+int ks_preempt_indexed(const struct ks_preemptor *p, const struct ks_diagnosis *d, uint32_t npotential,
+                       uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
+                       struct ks_preempt_dry_run *out);
 
 /*
  * ks_preempt_dry_run_error - the errors of a dry run as one message, as upstream's error

@@ -297,6 +297,13 @@ uint64_t ks_scheduler_indexed_cycles(const struct ks_scheduler *s);
  */
 uint64_t ks_scheduler_indexed_unfit_cycles(const struct ks_scheduler *s);
 
+/*
+ * ks_scheduler_indexed_preemptions - preemptions whose candidates and chosen node the
+ * signature index's candidate trees gave (without a dry run over numCandidates nodes; 0
+ * with opts.no_index). Any thread.
+ */
+uint64_t ks_scheduler_indexed_preemptions(const struct ks_scheduler *s);
+
 /* ks_scheduler_queue - the scheduling queue (inspection, tests). */
 struct ks_queue *ks_scheduler_queue(struct ks_scheduler *s);
 

@@ -55,6 +55,7 @@ struct run {
     _Atomic int64_t now_ns;    /* the queue's clock */
     uint64_t cycles, indexed;  /* cycles run, and those whose host the index chose */
     uint64_t indexed_unfit;    /* cycles the index found no node fits */
+    uint64_t indexed_preempt;  /* preemptions the index's candidate trees answered */
     uint32_t scheduled, unschedulable, preempted;
     struct iw_buf out; /* the outcome stream */
     /* with KS_INDEX_IDENTITY_DUMP: cycles and indexed cycles per pod name prefix (t0, solo, ...) */
@@ -324,6 +325,7 @@ static void run_workload(const struct iw_workload *w, bool no_index, struct run 
     final_state(r);
     r->indexed = ks_scheduler_indexed_cycles(r->s);
     r->indexed_unfit = ks_scheduler_indexed_unfit_cycles(r->s);
+    r->indexed_preempt = ks_scheduler_indexed_preemptions(r->s);
 
     ks_scheduler_destroy(r->s);
     ks_cache_destroy(r->cache);
@@ -396,10 +398,11 @@ static void check_seed(const struct iw_params *p)
     dump(seed, "index", on.out.p);
     if (getenv("KS_INDEX_IDENTITY_DUMP"))
         fprintf(stderr,
-                "seed %llu: %llu cycles, %llu indexed, %llu indexed unfit; %u scheduled, %u unschedulable, "
-                "%u preempted\n",
+                "seed %llu: %llu cycles, %llu indexed, %llu indexed unfit, %llu indexed preemptions; %u "
+                "scheduled, %u unschedulable, %u preempted\n",
                 (unsigned long long)seed, (unsigned long long)on.cycles, (unsigned long long)on.indexed,
-                (unsigned long long)on.indexed_unfit, on.scheduled, on.unschedulable, on.preempted);
+                (unsigned long long)on.indexed_unfit, (unsigned long long)on.indexed_preempt, on.scheduled,
+                on.unschedulable, on.preempted);
     for (uint32_t i = 0; i < on.nclasses && on.diag; i++)
         fprintf(stderr, "  %-8s %5u cycles %5u indexed\n", on.classes[i].name, on.classes[i].cycles,
                 on.classes[i].indexed);
@@ -411,10 +414,14 @@ static void check_seed(const struct iw_params *p)
     cr_expect_gt(off.preempted, 0, "seed %llu: no preemption in the stream", (unsigned long long)seed);
     expect_identical(seed, off.out.p, on.out.p);
     /* no_index means no cycle from the index; with it, a good share (the template pods') are its */
-    cr_expect_eq(off.indexed + off.indexed_unfit, 0, "seed %llu: %llu cycles indexed with no_index",
-                 (unsigned long long)seed, (unsigned long long)(off.indexed + off.indexed_unfit));
+    cr_expect_eq(off.indexed + off.indexed_unfit + off.indexed_preempt, 0,
+                 "seed %llu: %llu cycles indexed with no_index", (unsigned long long)seed,
+                 (unsigned long long)(off.indexed + off.indexed_unfit + off.indexed_preempt));
     /* FitErrors (and the preemptions after them) come from the index's statuses too */
     cr_expect_gt(on.indexed_unfit, 0, "seed %llu: the index answered no cycle without a feasible node",
+                 (unsigned long long)seed);
+    /* and the preemptions after them from its candidate trees */
+    cr_expect_gt(on.indexed_preempt, 0, "seed %llu: the candidate trees answered no preemption",
                  (unsigned long long)seed);
     cr_expect(on.indexed > 0 && on.indexed * 4 >= on.cycles,
               "seed %llu: the index answered %llu of %llu cycles", (unsigned long long)seed,
