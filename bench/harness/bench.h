@@ -117,6 +117,12 @@ struct ks_bench_op {
     uint32_t ngroup_keys;
     uint32_t *group_keys;
     int64_t expect_bound_gangs; /* createPods: expectBoundGangs, checked by --check; -1: not given */
+    /*
+     * createPods: persistentVolumeTemplate and persistentVolumeClaimTemplate (objectTemplates),
+     * upstream's persistentVolume(Claim)TemplatePath: each pod's only volume is a claim of its
+     * own, bound to a volume of its own. NULL: the pods keep their template's volumes.
+     */
+    const struct ks_yaml_node *pv_template, *pvc_template;
 };
 
 struct ks_bench_param {
@@ -192,6 +198,15 @@ struct ks_node *ks_bench_node(const char *name, uint32_t index, const struct ks_
  */
 int ks_bench_pod(const struct ks_yaml_node *tmpl, const char *file, const char *name, const char *namespace,
                  struct ks_pod **out, struct ks_error *err);
+
+/*
+ * ks_bench_pod_volume - pod @k of createPods op @opi (@op has a persistentVolumeTemplate):
+ * its claim pvc-<opi>-<k> and that claim's volume <namespace>-vol-<opi>-<k>, bound to each
+ * other, into @objs, and the claim as @pod's only volume, "vol" (bench_workload.c). 0,
+ * -EINVAL with @err, or -ENOMEM; @objs and @pod are unchanged on failure.
+ */
+int ks_bench_pod_volume(const struct ks_bench_op *op, const char *file, uint32_t opi, uint32_t k,
+                        struct ks_pod *pod, struct ks_objects *objs, struct ks_error *err);
 
 /*
  * ks_bench_node_from - a node decoded from @tmpl (a v1 Node), named @name unless the

@@ -118,6 +118,55 @@ nomem:
     return -ENOMEM;
 }
 
+int ks_bench_pod_volume(const struct ks_bench_op *op, const char *file, uint32_t opi, uint32_t k,
+                        struct ks_pod *pod, struct ks_objects *objs, struct ks_error *err)
+{
+    const char *ns = ks_intern_str(pod->meta.namespace_id);
+    struct ks_persistent_volume_claim *pvc = NULL;
+    struct ks_persistent_volume *pv = NULL;
+    enum ks_kind kc = KS_KIND_PVC, kv = KS_KIND_PV;
+    char claim[64], volume[320];
+    int rc;
+
+    snprintf(claim, sizeof(claim), "pvc-%u-%u", opi, k);
+    snprintf(volume, sizeof(volume), "%s-vol-%u-%u", ns, opi, k);
+    if ((rc = ks_object_decode_as(file, op->pvc_template, kc, (void **)&pvc, err)) < 0 ||
+        (rc = ks_object_decode_as(file, op->pv_template, kv, (void **)&pv, err)) < 0)
+        goto out;
+    rc = -ENOMEM;
+    struct ks_volume *v = ks_arena_calloc(&pod->arena, 1, sizeof(*v));
+    pvc->meta.namespace_id = pod->meta.namespace_id;
+    if (!v || !(pvc->meta.name = ks_arena_strdup(&pvc->arena, claim)) ||
+        !(pvc->volume_name = ks_arena_strdup(&pvc->arena, volume)) ||
+        !(pv->meta.name = ks_arena_strdup(&pv->arena, volume)) ||
+        !(pv->claim_namespace = ks_arena_strdup(&pv->arena, ns)) ||
+        !(pv->claim_name = ks_arena_strdup(&pv->arena, claim)) ||
+        !(v->source = ks_arena_strdup(&pod->arena, claim)))
+        goto out;
+    pvc->phase = "Bound";
+    pv->phase = "Bound";
+    if (pv->csi_driver)
+        pv->csi_volume_handle = pv->meta.name;
+    if (ks_objects_push(objs, KS_KIND_PVC, pvc) < 0)
+        goto out;
+    pvc = NULL; /* the set's now */
+    if (ks_objects_push(objs, KS_KIND_PV, pv) < 0) {
+        /* the claim goes with the volume it names */
+        ks_object_destroy(KS_KIND_PVC, objs->of[KS_KIND_PVC].items[--objs->of[KS_KIND_PVC].n]);
+        goto out;
+    }
+    pv = NULL;
+    v->name = "vol";
+    v->kind = KS_VOLUME_PVC;
+    pod->volumes = v;
+    pod->nvolumes = 1;
+    rc = 0;
+out:
+    ks_object_destroy(KS_KIND_PVC, pvc);
+    ks_object_destroy(KS_KIND_PV, pv);
+    return rc;
+}
+
 int ks_bench_node_from(const struct ks_yaml_node *tmpl, const char *file, const char *name,
                        struct ks_node **out, struct ks_error *err)
 {

@@ -30,6 +30,9 @@
  * The churn op creates and deletes its node and pod through the scheduler's events between
  * two timed cycles, every intervalPods cycles.
  *
+ * Volumes: the claim and the volume of every pod of a createPods op with volume templates
+ * (ks_bench_pod_volume) are in the object set before the scheduler starts.
+ *
  * Dynamic Resource Allocation: a workload with createResourceDriver, createAny or
  * allocResourceClaims ops gets an object set (opts.objects) that holds its ResourceSlices,
  * DeviceClasses, ResourceClaimTemplates and ResourceClaims, all made before the scheduler
@@ -923,18 +926,40 @@ static int make_pod_claims(struct bench_run *r)
     return rc;
 }
 
-/* The object set of a workload with DRA ops, complete before the scheduler starts (see the file comment). */
+/* The claims and volumes of the pods of createPods ops with volume templates. */
+static int make_pod_volumes(struct bench_run *r)
+{
+    struct ks_error err = {0};
+    for (uint32_t i = 0; i < r->w->nops; i++) {
+        const struct ks_bench_op *op = &r->w->ops[i];
+        for (uint32_t k = 0; op->pv_template && k < r->op_count[i]; k++) {
+            int rc =
+                ks_bench_pod_volume(op, r->w->file, i, k, r->pods[r->op_first[i] + k].pod, r->objs, &err);
+            if (rc == -EINVAL)
+                return fail_input(&err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* The object set of a workload with DRA ops, gangs or volumes, complete before the scheduler starts. */
 static int prepare_objects(struct bench_run *r)
 {
-    bool groups = false;
+    bool groups = false, volumes = false;
     int rc;
 
-    for (uint32_t i = 0; i < r->w->nops; i++)
+    for (uint32_t i = 0; i < r->w->nops; i++) {
         groups |= r->op_groups[i] > 0;
-    if (!has_dra_ops(r->w) && !groups)
+        volumes |= r->w->ops[i].pv_template != NULL;
+    }
+    if (!has_dra_ops(r->w) && !groups && !volumes)
         return 0;
     if (!(r->objs = calloc(1, sizeof(*r->objs))))
         return -ENOMEM;
+    if (volumes && (rc = make_pod_volumes(r)) < 0)
+        return rc;
     for (uint32_t i = 0; i < r->w->nops; i++) {
         const struct ks_bench_op *op = &r->w->ops[i];
         if (r->op_groups[i] && (rc = ks_bench_pod_groups(r->objs, i, r->op_group_ns[i], r->op_groups[i], op,
@@ -1204,7 +1229,10 @@ static void print_human(const struct bench_run *r, const struct bench_result *o)
     if (r->steady.batches)
         printf("  steady state: %u batches of %u pods, each deleted with its claims once bound\n",
                r->steady.batches, r->steady.batch);
-    if (r->objs)
+    if (r->objs && r->objs->of[KS_KIND_PVC].n)
+        printf("  volumes: %u PersistentVolumeClaims, each bound to a PersistentVolume of its own\n",
+               r->objs->of[KS_KIND_PVC].n);
+    if (r->objs && has_dra_ops(r->w))
         printf("  dra: %u ResourceSlices, %u DeviceClasses, %u ResourceClaims in the end%s\n",
                r->objs->of[KS_KIND_RESOURCE_SLICE].n, r->objs->of[KS_KIND_DEVICE_CLASS].n,
                r->objs->of[KS_KIND_RESOURCE_CLAIM].n,

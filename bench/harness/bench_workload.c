@@ -61,6 +61,12 @@
  * where upstream's createPods ops would queue every pod of one kind before the next. A name
  * may repeat to give its template a larger share.
  *
+ * createPods' persistentVolumeTemplate and persistentVolumeClaimTemplate name objectTemplates
+ * entries (upstream's persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath, as
+ * testutils' CreatePodWithPersistentVolume makes them): pod k of op i gets a claim
+ * pvc-<i>-<k> in its namespace, bound to a volume <namespace>-vol-<i>-<k> whose claimRef is
+ * that claim (both phase Bound), and that claim as its only volume, named "vol".
+ *
  * Also ksched's: a workload's `featureGates` (gate: bool, applied over --feature-gates, as
  * scheduler_perf's per-workload featureGates), and createPods' `podGroupSizes: [8, 64]`: the
  * pods whose template has spec.schedulingGroup form gangs of those sizes in turn, each with a
@@ -286,6 +292,8 @@ static const struct {
     {"podGroupSizes", OP(KS_BENCH_CREATE_PODS)},
     {"podGroupTopologyKeys", OP(KS_BENCH_CREATE_PODS)},
     {"expectBoundGangs", OP(KS_BENCH_CREATE_PODS)},
+    {"persistentVolumeTemplate", OP(KS_BENCH_CREATE_PODS)},
+    {"persistentVolumeClaimTemplate", OP(KS_BENCH_CREATE_PODS)},
 };
 
 /* Every key of op @n is known (@code < 0), or taken by opcode @code (named @opcode). */
@@ -600,6 +608,40 @@ static int steady_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct
     return 0;
 }
 
+/* A v1 object template of @kind, decoded once now so that a bad one is an error of the file. */
+static int checked_object(struct wl_parser *p, const struct ks_yaml_node *ref, const char *field,
+                          const char *kind, const struct ks_yaml_node **out)
+{
+    int rc = template(p, p->object_templates, ref, field, kind, out);
+    if (rc || !*out)
+        return rc;
+    enum ks_kind k = KS_KIND_NODE;
+    void *obj = NULL;
+    rc = ks_object_decode(p->w->file, *out, &k, &obj, p->err);
+    if (obj)
+        ks_object_destroy(k, obj);
+    return rc;
+}
+
+/* createPods' persistentVolumeTemplate and persistentVolumeClaimTemplate: both, or neither. */
+static int volume_keys(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const struct ks_yaml_node *pv = ks_yaml_get(n, "persistentVolumeTemplate");
+    const struct ks_yaml_node *pvc = ks_yaml_get(n, "persistentVolumeClaimTemplate");
+    int rc;
+
+    if ((rc = checked_object(p, pv, "persistentVolumeTemplate", "PersistentVolume", &op->pv_template)) ||
+        (rc = checked_object(p, pvc, "persistentVolumeClaimTemplate", "PersistentVolumeClaim",
+                             &op->pvc_template)))
+        return rc;
+    if (!pv != !pvc)
+        return fail(p, pv ? pv : pvc, pv ? "persistentVolumeClaimTemplate" : "persistentVolumeTemplate",
+                    "Required value: a pod's claim and its volume come from two templates%s", "");
+    if (pv && op->steady_state)
+        return fail(p, pv, "persistentVolumeTemplate", "a steadyState createPods makes no volumes%s", "");
+    return 0;
+}
+
 static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const struct ks_yaml_node *dflt_pod,
                     struct ks_bench_op *op)
 {
@@ -656,7 +698,7 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
             op->count = 1;
     }
     if ((rc = pod_template_list(p, n, op)) || (rc = dra_keys(p, n, op)) || (rc = steady_keys(p, n, op)) ||
-        (rc = group_sizes(p, n, op)))
+        (rc = group_sizes(p, n, op)) || (rc = volume_keys(p, n, op)))
         return rc;
     if (pods && !op->pod_template)
         op->pod_template = dflt_pod;

@@ -268,3 +268,88 @@ Test(bench_workload, scheduling_jobs_pools_match_the_jobs)
     }
     ks_bench_workload_destroy(w);
 }
+
+/* ---- createPods' volume templates (PreemptionPVs) -------------------------------------------- */
+
+#define PVS_FILE KS_TEST_DATA_DIR "/../../bench/workloads/PreemptionPVs.yaml"
+
+Test(bench_workload, each_measured_pod_of_preemption_pvs_gets_a_bound_claim_of_its_own)
+{
+    struct ks_bench_workload *w = NULL;
+    struct ks_error err = {0};
+    cr_assert_eq(ks_bench_workload_load(PVS_FILE, &w, &err), 0, "%s:%d: %s: %s", err.file, err.line,
+                 err.field, err.msg);
+    const struct ks_bench_op *op = measured(w);
+    cr_assert_not_null(op->pv_template);
+    cr_assert_not_null(op->pvc_template);
+    uint32_t opi = (uint32_t)(op - w->ops);
+    struct ks_objects *objs = calloc(1, sizeof(*objs));
+    cr_assert_not_null(objs);
+    struct ks_pod *pods[2];
+    for (uint32_t k = 0; k < 2; k++) {
+        pods[k] = decode(w, op, k);
+        cr_assert_eq(ks_bench_pod_volume(op, w->file, opi, k, pods[k], objs, &err), 0, "%s", err.msg);
+        cr_assert_eq(pods[k]->nvolumes, 1);
+        cr_expect(eq(str, (char *)pods[k]->volumes[0].name, "vol"));
+        cr_expect_eq(pods[k]->volumes[0].kind, KS_VOLUME_PVC);
+    }
+    cr_assert_eq(objs->of[KS_KIND_PVC].n, 2);
+    cr_assert_eq(objs->of[KS_KIND_PV].n, 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        const struct ks_persistent_volume_claim *pvc = objs->of[KS_KIND_PVC].items[k];
+        const struct ks_persistent_volume *pv = objs->of[KS_KIND_PV].items[k];
+        char claim[32], volume[64];
+        snprintf(claim, sizeof(claim), "pvc-%u-%u", opi, k);
+        snprintf(volume, sizeof(volume), "default-vol-%u-%u", opi, k);
+        cr_expect(eq(str, (char *)pods[k]->volumes[0].source, claim));
+        cr_expect(eq(str, (char *)pvc->meta.name, claim));
+        cr_expect_eq(pvc->meta.namespace_id, pods[k]->meta.namespace_id);
+        cr_expect(eq(str, (char *)pvc->volume_name, volume));
+        cr_expect(eq(str, (char *)pvc->phase, "Bound"));
+        cr_expect(eq(str, (char *)pv->meta.name, volume));
+        cr_expect(eq(str, (char *)pv->claim_namespace, "default"));
+        cr_expect(eq(str, (char *)pv->claim_name, claim));
+        cr_expect(eq(str, (char *)pv->phase, "Bound"));
+        ks_pod_put(pods[k]);
+    }
+    ks_objects_destroy(objs);
+    ks_bench_workload_destroy(w);
+}
+
+Test(bench_workload, volume_template_errors_name_line_and_field)
+{
+    static const char objects[] =
+        "objectTemplates:\n"
+        "  pv: {apiVersion: v1, kind: PersistentVolume, spec: {capacity: {storage: 1Gi}}}\n"
+        "  pvc: {apiVersion: v1, kind: PersistentVolumeClaim, spec: {resources: {requests: {storage: "
+        "1Gi}}}}\n";
+    static const struct {
+        const char *op, *field, *msg;
+    } cases[] = {
+        {"{opcode: createPods, count: 1, podTemplate: a, persistentVolumeTemplate: pv, collectMetrics: true}",
+         "persistentVolumeClaimTemplate", "come from two templates"},
+        {"{opcode: createPods, count: 1, podTemplate: a, persistentVolumeClaimTemplate: pvc, collectMetrics: "
+         "true}",
+         "persistentVolumeTemplate", "come from two templates"},
+        {"{opcode: createPods, count: 1, podTemplate: a, persistentVolumeTemplate: pvc, "
+         "persistentVolumeClaimTemplate: pvc, collectMetrics: true}",
+         "persistentVolumeTemplate", "template must be a v1 PersistentVolume"},
+        {"{opcode: createPods, count: 1, podTemplate: a, persistentVolumeTemplate: nope, "
+         "persistentVolumeClaimTemplate: pvc, collectMetrics: true}",
+         "persistentVolumeTemplate", "no template named \"nope\""},
+        {"{opcode: createNodes, count: 1, persistentVolumeTemplate: pv}", "persistentVolumeTemplate",
+         "does not apply to opcode createNodes"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ks_bench_workload *w = NULL;
+        struct ks_error err = {0};
+        char text[2048];
+        snprintf(text, sizeof(text), "%s%s- %s\n%s", objects, head, cases[i].op, sizes);
+        cr_expect_eq(load_text(text, &w, &err), -EINVAL, "case %zu", i);
+        cr_expect_null(w);
+        cr_expect(eq(str, err.field, (char *)cases[i].field), "case %zu: %s", i, err.field);
+        cr_expect_not_null(strstr(err.msg, cases[i].msg), "case %zu: %s", i, err.msg);
+        cr_expect_gt(err.line, 0, "case %zu", i);
+        ks_bench_workload_destroy(w);
+    }
+}
