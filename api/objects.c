@@ -128,3 +128,52 @@ void ks_pod_identity(const struct ks_pod *pod, char *buf, size_t len)
     else
         snprintf(buf, len, "%s/%s", ks_intern_str(pod->meta.namespace_id), pod->meta.name);
 }
+
+/* ---- host ports ----------------------------------------------------------------------------------- */
+
+bool ks_host_ports_next(struct ks_host_port_iter *it, struct ks_host_port *out)
+{
+    const struct ks_pod *pod = it->pod;
+    /* part 0: restartable init containers (sidecars), part 1: containers */
+    for (; it->part < 2; it->part++, it->container = 0) {
+        const struct ks_container *cs = it->part ? pod->containers : pod->init_containers;
+        uint32_t n = it->part ? pod->ncontainers : pod->ninit_containers;
+        for (; it->container < n; it->container++, it->port = 0) {
+            const struct ks_container *c = &cs[it->container];
+            if (!it->part && !c->restart_always)
+                continue;
+            while (it->port < c->nports) {
+                const struct ks_container_port *p = &c->ports[it->port++];
+                if (p->host_port <= 0)
+                    continue;
+                bool any = p->host_ip == KS_ID_EMPTY || p->host_ip == KS_ID_NONE;
+                *out = (struct ks_host_port){
+                    .ip = any ? it->any_ip : p->host_ip,
+                    .port = (uint16_t)p->host_port,
+                    .protocol = (uint8_t)p->protocol,
+                };
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+uint32_t ks_pod_host_ports(const struct ks_pod *pod, uint32_t any_ip, struct ks_host_port *out)
+{
+    struct ks_host_port_iter it = {.pod = pod, .any_ip = any_ip};
+    struct ks_host_port p;
+    uint32_t k = 0;
+    while (ks_host_ports_next(&it, &p)) {
+        if (out)
+            out[k] = p;
+        k++;
+    }
+    return k;
+}
+
+bool ks_host_port_conflict(const struct ks_host_port *a, const struct ks_host_port *b, uint32_t any_ip)
+{
+    return a->port == b->port && a->protocol == b->protocol &&
+           (a->ip == b->ip || a->ip == any_ip || b->ip == any_ip);
+}

@@ -44,6 +44,17 @@ bool ks_labels_get(const struct ks_labels *labels, uint32_t key, uint32_t *value
     return false;
 }
 
+bool ks_labels_equal(const struct ks_labels *a, const struct ks_labels *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (a->items[i].key != b->items[i].key || a->items[i].value != b->items[i].value)
+            return false;
+    }
+    return true;
+}
+
 /*
  * Parse @s as Go's strconv.ParseInt(s, 10, 64) does: an optional sign, then one or more
  * decimal digits, no spaces, no underscores, no base prefix, and within int64.

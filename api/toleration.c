@@ -13,6 +13,18 @@
 #include "ksched/api.h"
 #include "ksched/intern.h"
 
+bool ks_node_taints_equal(const struct ks_node *a, const struct ks_node *b)
+{
+    if (a->ntaints != b->ntaints)
+        return false;
+    for (uint32_t i = 0; i < a->ntaints; i++) {
+        const struct ks_taint *x = &a->taints[i], *y = &b->taints[i];
+        if (x->key != y->key || x->value != y->value || x->effect != y->effect)
+            return false;
+    }
+    return true;
+}
+
 bool ks_toleration_tolerates(const struct ks_toleration *tol, const struct ks_taint *taint)
 {
     /* An empty effect tolerates every effect. */

@@ -13,6 +13,7 @@
  */
 #include "cache_internal.h"
 
+#include "ksched/api.h"
 #include "ksched/intern.h"
 
 #include <errno.h>
@@ -107,44 +108,9 @@ void ks__pod_table_destroy(struct pod_table *t)
 
 /* ---- entries ---------------------------------------------------------------------------- */
 
-static uint32_t count_host_ports(const struct ks_container *cs, uint32_t n, bool sidecars_only)
-{
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (sidecars_only && !cs[i].restart_always)
-            continue;
-        for (uint32_t j = 0; j < cs[i].nports; j++)
-            k += cs[i].ports[j].host_port > 0;
-    }
-    return k;
-}
-
-static uint32_t fill_host_ports(struct ks_host_port *out, const struct ks_container *cs, uint32_t n,
-                                bool sidecars_only, uint32_t any_ip)
-{
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (sidecars_only && !cs[i].restart_always)
-            continue;
-        for (uint32_t j = 0; j < cs[i].nports; j++) {
-            const struct ks_container_port *p = &cs[i].ports[j];
-            if (p->host_port <= 0)
-                continue;
-            out[k++] = (struct ks_host_port){
-                .ip = p->host_ip == KS_ID_EMPTY || p->host_ip == KS_ID_NONE ? any_ip : p->host_ip,
-                .port = (uint16_t)p->host_port,
-                .protocol = (uint8_t)p->protocol,
-            };
-        }
-    }
-    return k;
-}
-
 struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, uint32_t any_ip)
 {
-    /* GetHostPorts: restartable init containers first, then containers */
-    uint32_t nports = count_host_ports(pod->init_containers, pod->ninit_containers, true) +
-                      count_host_ports(pod->containers, pod->ncontainers, false);
+    uint32_t nports = ks_pod_host_ports(pod, any_ip, NULL);
     uint32_t npvcs = 0;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         enum ks_volume_kind k = pod->volumes[i].kind;
@@ -161,9 +127,7 @@ struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, ui
     e->slot = e->aff_slot = e->anti_slot = KS__NO_INDEX;
     e->ports = (struct ks_host_port *)(e + 1);
     e->pvcs = (uint32_t *)(e->ports + nports);
-    uint32_t k = fill_host_ports(e->ports, pod->init_containers, pod->ninit_containers, true, any_ip);
-    k += fill_host_ports(e->ports + k, pod->containers, pod->ncontainers, false, any_ip);
-    e->nports = k;
+    e->nports = ks_pod_host_ports(pod, any_ip, e->ports);
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const struct ks_volume *v = &pod->volumes[i];
         if ((v->kind != KS_VOLUME_PVC && v->kind != KS_VOLUME_EPHEMERAL) || !v->source)

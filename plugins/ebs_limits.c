@@ -42,4 +42,5 @@ const struct ks_plugin ks_plugin_ebs_limits = {
     .pre_filter = ks_noncsi_pre_filter,
     .filter = ks_noncsi_filter,
     .sign = ks_sign_no_volumes,
+    .events_to_register = ks_noncsi_events_to_register,
 };

@@ -67,6 +67,7 @@
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_topology.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"
@@ -1159,6 +1160,95 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* One required (anti-)affinity term of @owner against @other (AffinityTerm.Matches without namespace labels).
+ */
+static bool hint_term_matches(const struct ks_pod *owner, const struct ks_pod_affinity_term *t,
+                              const struct ks_pod *other)
+{
+    static const struct ks_labels no_labels;
+    bool ns;
+    if (t->nnamespaces == 0 && !t->namespace_selector) {
+        ns = other->meta.namespace_id == owner->meta.namespace_id;
+    } else {
+        ns = false;
+        for (uint32_t i = 0; i < t->nnamespaces && !ns; i++)
+            ns = t->namespaces[i] == other->meta.namespace_id;
+        if (!ns && t->namespace_selector)
+            ns = ks_label_selector_matches(t->namespace_selector, &no_labels);
+    }
+    return ns && ks_label_selector_matches(t->selector, &other->meta.labels);
+}
+
+/* podMatchesAllAffinityTerms: false without terms. */
+static bool hint_matches_all(const struct ks_pod *owner, const struct ks_pod_affinity *a,
+                             const struct ks_pod *other)
+{
+    if (!a || a->nrequired == 0)
+        return false;
+    for (uint32_t i = 0; i < a->nrequired; i++) {
+        if (!hint_term_matches(owner, &a->required[i], other))
+            return false;
+    }
+    return true;
+}
+
+/* InterPodAffinity: a scheduled pod that (now) satisfies the affinity, or no longer the anti-affinity. */
+static enum ks_queueing_hint hint_affinity_pod(void *self, const struct ks_pod *pod, const void *old_obj,
+                                               const void *new_obj)
+{
+    const struct ks_pod *o = old_obj, *m = new_obj;
+    const struct ks_pod_affinity *aff = pod->affinity.pod_affinity, *anti = pod->affinity.pod_anti_affinity;
+    (void)self;
+    if ((m && !ks_pod_assigned(m)) || (o && !ks_pod_assigned(o)))
+        return KS_QUEUE_SKIP;
+    if (m && o) {
+        if (!hint_matches_all(pod, aff, o) && hint_matches_all(pod, aff, m))
+            return KS_QUEUE;
+        if (hint_matches_all(pod, anti, o) && !hint_matches_all(pod, anti, m))
+            return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    if (m)
+        return hint_matches_all(pod, aff, m) ? KS_QUEUE : KS_QUEUE_SKIP;
+    if (o)
+        return hint_matches_all(pod, anti, o) ? KS_QUEUE : KS_QUEUE_SKIP;
+    return KS_QUEUE;
+}
+
+static bool has_topology_key(const struct ks_pod_affinity *a, const struct ks_node *n)
+{
+    uint32_t v;
+    for (uint32_t i = 0; a && i < a->nrequired; i++) {
+        if (ks_labels_get(&n->meta.labels, a->required[i].topology_key, &v))
+            return true;
+    }
+    return false;
+}
+
+/* InterPodAffinity: a node that carries a topology key of the pod's terms. */
+static enum ks_queueing_hint hint_affinity_node(void *self, const struct ks_pod *pod, const void *old_obj,
+                                                const void *new_obj)
+{
+    const struct ks_node *n = new_obj;
+    (void)self;
+    (void)old_obj;
+    if (!n)
+        return KS_QUEUE;
+    return has_topology_key(pod->affinity.pod_affinity, n) ||
+                   has_topology_key(pod->affinity.pod_anti_affinity, n)
+               ? KS_QUEUE
+               : KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE}, hint_affinity_pod},
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT}, hint_affinity_node},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
 const struct ks_plugin ks_plugin_inter_pod_affinity = {
@@ -1180,4 +1270,5 @@ const struct ks_plugin ks_plugin_inter_pod_affinity = {
     .normalize_score = normalize_score,
     .state_clone = state_clone,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

@@ -47,6 +47,7 @@
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_node_affinity.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
@@ -669,6 +670,42 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity). */
+static bool required_affinity_matches(const struct ks_pod *pod, const struct ks_node *n)
+{
+    for (uint32_t i = 0; i < pod->node_selector.n; i++) {
+        uint32_t v;
+        if (!ks_labels_get(&n->meta.labels, pod->node_selector.items[i].key, &v) ||
+            v != pod->node_selector.items[i].value)
+            return false;
+    }
+    const struct ks_node_affinity *na = pod->affinity.node_affinity;
+    if (na && na->required)
+        return ks_node_selector_matches(na->required, &n->meta.labels, n->name_id);
+    return true;
+}
+
+/* NodeAffinity: the node (newly) matches the pod's required affinity. */
+static enum ks_queueing_hint hint_node_affinity(void *self, const struct ks_pod *pod, const void *old_obj,
+                                                const void *new_obj)
+{
+    const struct ks_node *o = old_obj, *n = new_obj;
+    (void)self;
+    if (!n)
+        return KS_QUEUE;
+    if (!required_affinity_matches(pod, n))
+        return KS_QUEUE_SKIP;
+    return !o || !required_affinity_matches(pod, o) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL}, hint_node_affinity},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_node_affinity = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeAffinity",
@@ -685,4 +722,5 @@ const struct ks_plugin ks_plugin_node_affinity = {
     .score_nodes = score_nodes,
     .normalize_score = ks_normalize_score_default,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

@@ -14,6 +14,7 @@
 #include "ksched/framework_types.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"
 
@@ -70,6 +71,14 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events ---------------------------------------------------------------------------------- */
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_NODE, KS_ACT_ADD}, NULL},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_node_name = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeName",
@@ -78,4 +87,5 @@ const struct ks_plugin ks_plugin_node_name = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

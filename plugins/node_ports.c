@@ -19,12 +19,14 @@
  * remove_pod (no state_clone).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ksched/api.h"
 #include "ksched/framework.h"
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"
 
@@ -65,40 +67,12 @@ static void destroy(void *self)
     free(self);
 }
 
-/* The host ports of @cs (@n containers; sidecars only when @sidecars_only) into @out, or counted. */
-static uint32_t host_ports(const struct node_ports *p, const struct ks_container *cs, uint32_t n,
-                           bool sidecars_only, struct ks_host_port *out)
-{
-    uint32_t k = 0;
-
-    for (uint32_t i = 0; i < n; i++) {
-        if (sidecars_only && !cs[i].restart_always)
-            continue;
-        for (uint32_t j = 0; j < cs[i].nports; j++) {
-            const struct ks_container_port *cp = &cs[i].ports[j];
-            if (cp->host_port <= 0)
-                continue;
-            if (out) {
-                bool any = cp->host_ip == KS_ID_EMPTY || cp->host_ip == KS_ID_NONE;
-                out[k] = (struct ks_host_port){
-                    .ip = any ? p->any_ip : cp->host_ip,
-                    .port = (uint16_t)cp->host_port,
-                    .protocol = (uint8_t)cp->protocol,
-                };
-            }
-            k++;
-        }
-    }
-    return k;
-}
-
 /* pre_filter - util.GetHostPorts into the cycle state; Skip without host ports. Scheduling thread. */
 static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                       struct ks_pre_filter_result *res, struct ks_status *st)
 {
     const struct node_ports *p = self;
-    uint32_t n = host_ports(p, pod->init_containers, pod->ninit_containers, true, NULL) +
-                 host_ports(p, pod->containers, pod->ncontainers, false, NULL);
+    uint32_t n = ks_pod_host_ports(pod, p->any_ip, NULL);
 
     (void)res;
     if (n == 0)
@@ -106,8 +80,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     struct np_state *s = ks_arena_alloc(&cs->arena, sizeof(*s) + (size_t)n * sizeof(s->ports[0]));
     if (!s)
         return ks_status_set(st, KS_ERROR, "out of memory");
-    s->n = host_ports(p, pod->init_containers, pod->ninit_containers, true, s->ports);
-    s->n += host_ports(p, pod->containers, pod->ncontainers, false, s->ports + s->n);
+    s->n = ks_pod_host_ports(pod, p->any_ip, s->ports);
     cs->slot[p->slot] = s;
     return KS_SUCCESS;
 }
@@ -128,7 +101,7 @@ static bool conflicts(const struct ks_host_port *used, uint32_t n, const struct 
             hi = mid;
     }
     for (uint32_t i = lo; i < n && used[i].port == want->port && used[i].protocol == want->protocol; i++) {
-        if (want->ip == any_ip || used[i].ip == any_ip || used[i].ip == want->ip)
+        if (ks_host_port_conflict(&used[i], want, any_ip))
             return true;
     }
     return false;
@@ -180,6 +153,58 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* The interned "0.0.0.0" the hint compares host IPs with, set before any hint runs. */
+static uint32_t any_ip;
+static pthread_once_t any_ip_once = PTHREAD_ONCE_INIT;
+
+static void intern_any_ip(void)
+{
+    any_ip = ks_intern("0.0.0.0");
+}
+
+/* Does a host port of @a conflict with one of @b (HostPortInfo.CheckConflict)? */
+static bool ports_conflict(const struct ks_pod *a, const struct ks_pod *b)
+{
+    struct ks_host_port_iter ia = {.pod = a, .any_ip = any_ip};
+    struct ks_host_port x, y;
+    while (ks_host_ports_next(&ia, &x)) {
+        struct ks_host_port_iter ib = {.pod = b, .any_ip = any_ip};
+        while (ks_host_ports_next(&ib, &y)) {
+            if (ks_host_port_conflict(&x, &y, any_ip))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* NodePorts: a deleted scheduled pod held a port the pod wants. */
+static enum ks_queueing_hint hint_ports_pod_deleted(void *self, const struct ks_pod *pod, const void *old_obj,
+                                                    const void *new_obj)
+{
+    const struct ks_pod *deleted = old_obj;
+    (void)self;
+    (void)new_obj;
+    if (!deleted)
+        return KS_QUEUE;
+    if (!ks_pod_assigned_or_nominated(deleted))
+        return KS_QUEUE_SKIP;
+    return ports_conflict(pod, deleted) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* events_to_register - EventsToRegister with QueueingHints, as upstream's. Start-up. */
+static uint32_t events_to_register(void *self, struct ks_event_registration *out, uint32_t max)
+{
+    static const struct ks_event_registration events[] = {
+        {{KS_ER_POD, KS_ACT_DELETE}, hint_ports_pod_deleted},
+        {{KS_ER_NODE, KS_ACT_ADD}, NULL},
+    };
+    (void)self;
+    pthread_once(&any_ip_once, intern_any_ip);
+    return ks_events_copy(out, max, events, sizeof(events) / sizeof(events[0]));
+}
+
 const struct ks_plugin ks_plugin_node_ports = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodePorts",
@@ -189,4 +214,5 @@ const struct ks_plugin ks_plugin_node_ports = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

@@ -51,6 +51,7 @@
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
@@ -689,6 +690,111 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
 
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* Whether @modified requests less than @original of something @target requests
+ * (isSchedulableAfterPodScaleDown). */
+static bool frees_requested(const struct ks_pod *target, const struct ks_pod *original,
+                            const struct ks_pod *modified)
+{
+    const struct ks_resources *t = &target->requests, *o = &original->requests, *m = &modified->requests;
+    if ((t->milli_cpu && o->milli_cpu > m->milli_cpu) || (t->memory && o->memory > m->memory) ||
+        (t->ephemeral_storage && o->ephemeral_storage > m->ephemeral_storage))
+        return true;
+    for (uint32_t i = 0; i < t->nscalar; i++) {
+        if (!t->scalar[i].value)
+            continue;
+        int64_t ov = ks_resource_items_find(o->scalar, o->nscalar, t->scalar[i].name, NULL);
+        int64_t mv = ks_resource_items_find(m->scalar, m->nscalar, t->scalar[i].name, NULL);
+        if (ov > mv)
+            return true;
+    }
+    return false;
+}
+
+/* NodeResourcesFit: a scheduled pod deleted, or one that asks for less of what the pod needs. */
+static enum ks_queueing_hint hint_fit_pod(void *self, const struct ks_pod *pod, const void *old_obj,
+                                          const void *new_obj)
+{
+    const struct ks_pod *o = old_obj, *m = new_obj;
+    (void)self;
+    if (!m) {
+        if (!o)
+            return KS_QUEUE;
+        return ks_pod_assigned_or_nominated(o) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ks_hint_pod_is(m, pod))
+        return KS_QUEUE;
+    if (!ks_pod_assigned(m) || !o)
+        return KS_QUEUE_SKIP;
+    return frees_requested(pod, o, m) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static bool requests_nothing(const struct ks_resources *r)
+{
+    return !r->milli_cpu && !r->memory && !r->ephemeral_storage && !r->nscalar;
+}
+
+/* isFit on an empty node: would the pod fit the node's allocatable at all? */
+static bool fits_empty(const struct ks_pod *pod, const struct ks_node *n)
+{
+    const struct ks_resources *r = &pod->requests, *a = &n->alloc;
+    if (a->allowed_pods < 1)
+        return false;
+    if (requests_nothing(r))
+        return true;
+    if (r->milli_cpu > a->milli_cpu || r->memory > a->memory || r->ephemeral_storage > a->ephemeral_storage)
+        return false;
+    for (uint32_t i = 0; i < r->nscalar; i++) {
+        if (r->scalar[i].value > ks_resource_items_find(a->scalar, a->nscalar, r->scalar[i].name, NULL))
+            return false;
+    }
+    return true;
+}
+
+/* haveAnyRequestedResourcesIncreased */
+static bool requested_increased(const struct ks_pod *pod, const struct ks_node *o, const struct ks_node *n)
+{
+    const struct ks_resources *r = &pod->requests, *a = &o->alloc, *b = &n->alloc;
+    if (b->allowed_pods > a->allowed_pods)
+        return true;
+    if (requests_nothing(r))
+        return false;
+    if ((r->milli_cpu > 0 && b->milli_cpu > a->milli_cpu) || (r->memory > 0 && b->memory > a->memory) ||
+        (r->ephemeral_storage > 0 && b->ephemeral_storage > a->ephemeral_storage))
+        return true;
+    for (uint32_t i = 0; i < r->nscalar; i++) {
+        if (!r->scalar[i].value)
+            continue;
+        if (ks_resource_items_find(b->scalar, b->nscalar, r->scalar[i].name, NULL) >
+            ks_resource_items_find(a->scalar, a->nscalar, r->scalar[i].name, NULL))
+            return true;
+    }
+    return false;
+}
+
+/* NodeResourcesFit: a node added that could hold the pod, or one whose allocatable of what it asks grew. */
+static enum ks_queueing_hint hint_fit_node(void *self, const struct ks_pod *pod, const void *old_obj,
+                                           const void *new_obj)
+{
+    const struct ks_node *o = old_obj, *n = new_obj;
+    (void)self;
+    if (!n)
+        return KS_QUEUE;
+    if (!fits_empty(pod, n))
+        return KS_QUEUE_SKIP;
+    if (!o)
+        return KS_QUEUE;
+    return requested_increased(pod, o, n) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_POD, KS_ACT_DELETE | KS_ACT_UPDATE_POD_SCALE_DOWN}, hint_fit_pod},
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE}, hint_fit_node},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_node_resources_fit = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeResourcesFit",
@@ -704,4 +810,5 @@ const struct ks_plugin ks_plugin_node_resources_fit = {
     .score = score,
     .score_nodes = score_nodes,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

@@ -11,6 +11,7 @@
  * for cordoned nodes). The signature is whether the pod tolerates that taint.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ksched/api.h"
@@ -18,6 +19,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"
 
@@ -93,6 +95,60 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* The interned taint key hint_tolerates_unschedulable looks for, set before any hint runs. */
+static uint32_t unschedulable_taint;
+static pthread_once_t taint_once = PTHREAD_ONCE_INIT;
+
+static void intern_taint(void)
+{
+    unschedulable_taint = ks_intern("node.kubernetes.io/unschedulable");
+}
+
+/* NodeUnschedulable: added schedulable, or turned schedulable. */
+static enum ks_queueing_hint hint_node_unschedulable(void *self, const struct ks_pod *pod,
+                                                     const void *old_obj, const void *new_obj)
+{
+    const struct ks_node *o = old_obj, *n = new_obj;
+    (void)self;
+    (void)pod;
+    if (!n)
+        return KS_QUEUE;
+    return (o && o->unschedulable && !n->unschedulable) || (!o && !n->unschedulable) ? KS_QUEUE
+                                                                                     : KS_QUEUE_SKIP;
+}
+
+/* NodeUnschedulable: the pod itself now tolerates the unschedulable taint. */
+static enum ks_queueing_hint hint_tolerates_unschedulable(void *self, const struct ks_pod *pod,
+                                                          const void *old_obj, const void *new_obj)
+{
+    const struct ks_pod *n = new_obj;
+    struct ks_taint taint = {
+        .key = unschedulable_taint, .value = KS_ID_EMPTY, .effect = KS_EFFECT_NO_SCHEDULE};
+    (void)self;
+    (void)old_obj;
+    if (!n || !ks_hint_pod_is(n, pod))
+        return KS_QUEUE_SKIP;
+    for (uint32_t i = 0; i < n->ntolerations; i++) {
+        if (ks_toleration_tolerates(&n->tolerations[i], &taint))
+            return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
+/* events_to_register - EventsToRegister with QueueingHints, as upstream's. Start-up. */
+static uint32_t events_to_register(void *self, struct ks_event_registration *out, uint32_t max)
+{
+    static const struct ks_event_registration events[] = {
+        {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT}, hint_node_unschedulable},
+        {{KS_ER_POD, KS_ACT_UPDATE_POD_TOLERATION}, hint_tolerates_unschedulable},
+    };
+    (void)self;
+    pthread_once(&taint_once, intern_taint);
+    return ks_events_copy(out, max, events, sizeof(events) / sizeof(events[0]));
+}
+
 const struct ks_plugin ks_plugin_node_unschedulable = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeUnschedulable",
@@ -101,4 +157,5 @@ const struct ks_plugin ks_plugin_node_unschedulable = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

@@ -48,6 +48,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
@@ -660,6 +661,18 @@ out:
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/* ---- events ---------------------------------------------------------------------------------- */
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_CSI_NODE, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    {{KS_ER_POD, KS_ACT_DELETE}, ks_hint_limits_pod_deleted},
+    {{KS_ER_PVC, KS_ACT_ADD}, ks_hint_claim_of_pod},
+    {{KS_ER_VOLUME_ATTACHMENT, KS_ACT_DELETE}, NULL},
+    {{KS_ER_NODE, KS_ACT_ADD}, NULL},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_node_volume_limits = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "NodeVolumeLimits",
@@ -669,4 +682,5 @@ const struct ks_plugin ks_plugin_node_volume_limits = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .sign = ks_sign_no_volumes,
+    .events_to_register = events_to_register,
 };

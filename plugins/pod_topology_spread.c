@@ -62,6 +62,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"
@@ -743,6 +744,121 @@ static int normalize_score(void *self, const struct ks_cycle_state *cs, const st
 
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* The pod's hard spreading constraints; none means the plugin's defaults, which the hints treat as "may
+ * help". */
+static uint32_t hard_constraints(const struct ks_pod *pod)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < pod->nspread; i++)
+        n += pod->spread[i].when_unsatisfiable == KS_DO_NOT_SCHEDULE;
+    return n;
+}
+
+static bool spread_selector_matches(const struct ks_pod *pod, const struct ks_labels *labels)
+{
+    for (uint32_t i = 0; i < pod->nspread; i++) {
+        const struct ks_spread_constraint *c = &pod->spread[i];
+        if (c->when_unsatisfiable == KS_DO_NOT_SCHEDULE && ks_label_selector_matches(c->selector, labels))
+            return true;
+    }
+    return false;
+}
+
+/* PodTopologySpread: a scheduled pod in the namespace that matches (or stops matching) a constraint. */
+static enum ks_queueing_hint hint_spread_pod(void *self, const struct ks_pod *pod, const void *old_obj,
+                                             const void *new_obj)
+{
+    const struct ks_pod *o = old_obj, *m = new_obj;
+    (void)self;
+#define INVOLVED(x)                                                                                          \
+    (ks_hint_pod_is((x), pod) || (ks_pod_assigned(x) && (x)->meta.namespace_id == pod->meta.namespace_id))
+    if ((m && !INVOLVED(m)) || (o && !INVOLVED(o)))
+        return KS_QUEUE_SKIP;
+#undef INVOLVED
+    if (hard_constraints(pod) == 0)
+        return KS_QUEUE;
+    if (m && o) {
+        if (ks_hint_pod_is(m, pod) && m->ntolerations != o->ntolerations) {
+            for (uint32_t i = 0; i < pod->nspread; i++) {
+                if (pod->spread[i].when_unsatisfiable == KS_DO_NOT_SCHEDULE &&
+                    pod->spread[i].node_taints_policy == KS_POLICY_HONOR)
+                    return KS_QUEUE;
+            }
+        }
+        if (ks_labels_equal(&m->meta.labels, &o->meta.labels))
+            return KS_QUEUE_SKIP;
+        for (uint32_t i = 0; i < pod->nspread; i++) {
+            const struct ks_spread_constraint *c = &pod->spread[i];
+            if (c->when_unsatisfiable == KS_DO_NOT_SCHEDULE &&
+                ks_label_selector_matches(c->selector, &o->meta.labels) !=
+                    ks_label_selector_matches(c->selector, &m->meta.labels))
+                return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
+    }
+    const struct ks_pod *x = m ? m : o;
+    if (!x)
+        return KS_QUEUE;
+    return spread_selector_matches(pod, &x->meta.labels) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* nodeLabelsMatchSpreadConstraints: the node has every hard constraint's topology key. */
+static bool node_has_spread_keys(const struct ks_pod *pod, const struct ks_node *n)
+{
+    uint32_t v;
+    for (uint32_t i = 0; i < pod->nspread; i++) {
+        const struct ks_spread_constraint *c = &pod->spread[i];
+        if (c->when_unsatisfiable == KS_DO_NOT_SCHEDULE &&
+            !ks_labels_get(&n->meta.labels, c->topology_key, &v))
+            return false;
+    }
+    return true;
+}
+
+static bool spread_keys_changed(const struct ks_pod *pod, const struct ks_node *o, const struct ks_node *n)
+{
+    for (uint32_t i = 0; i < pod->nspread; i++) {
+        const struct ks_spread_constraint *c = &pod->spread[i];
+        if (c->when_unsatisfiable != KS_DO_NOT_SCHEDULE)
+            continue;
+        uint32_t a = KS_ID_NONE, b = KS_ID_NONE;
+        ks_labels_get(&o->meta.labels, c->topology_key, &a);
+        ks_labels_get(&n->meta.labels, c->topology_key, &b);
+        if (a != b)
+            return true;
+    }
+    return false;
+}
+
+/* PodTopologySpread: nodes entering or leaving the topology, or changing domain or taints. */
+static enum ks_queueing_hint hint_spread_node(void *self, const struct ks_pod *pod, const void *old_obj,
+                                              const void *new_obj)
+{
+    const struct ks_node *o = old_obj, *n = new_obj;
+    (void)self;
+    if (hard_constraints(pod) == 0)
+        return KS_QUEUE;
+    bool was = o && node_has_spread_keys(pod, o), is = n && node_has_spread_keys(pod, n);
+    if (o && n) {
+        if (was != is)
+            return KS_QUEUE;
+        return is && (spread_keys_changed(pod, o, n) || !ks_node_taints_equal(o, n)) ? KS_QUEUE
+                                                                                     : KS_QUEUE_SKIP;
+    }
+    return (n ? is : was) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_UPDATE_POD_TOLERATION | KS_ACT_DELETE},
+     hint_spread_pod},
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
+     hint_spread_node},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_pod_topology_spread = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "PodTopologySpread",
@@ -762,4 +878,5 @@ const struct ks_plugin ks_plugin_pod_topology_spread = {
     .normalize_score = normalize_score,
     .state_clone = state_clone,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

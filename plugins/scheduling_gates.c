@@ -6,10 +6,11 @@
  * spec.schedulingGates is rejected as UnschedulableAndUnresolvable with "waiting for
  * scheduling gates: [a b]" (Go's %v of the gate names) and waits among the unschedulable
  * pods; the event that lets it through (an update of the pod that removes every gate,
- * Pod/UpdatePodSchedulingGatesEliminated, hinted for the pod itself) is registered with
- * the other in-tree plugins' events in queue/plugin_events.c. It takes no args.
+ * Pod/UpdatePodSchedulingGatesEliminated, hinted for the pod itself) is its one
+ * registration (events_to_register). It takes no args.
  */
 #include "ksched/framework.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/registry.h"
 
 #include <stdio.h>
@@ -30,8 +31,17 @@ static int pre_enqueue(void *self, const struct ks_pod *pod, struct ks_status *s
     return ks_status_set(st, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [%s]", gates);
 }
 
+/* ---- events ---------------------------------------------------------------------------------- */
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED}, ks_hint_same_pod},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_scheduling_gates = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "SchedulingGates",
     .pre_enqueue = pre_enqueue,
+    .events_to_register = events_to_register,
 };

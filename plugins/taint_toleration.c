@@ -26,6 +26,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/registry.h"
 
@@ -170,6 +171,34 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     return KS_SUCCESS;
 }
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+static bool untolerated(const struct ks_node *n, const struct ks_pod *pod)
+{
+    return ks_find_untolerated_taint(n->taints, n->ntaints, pod->tolerations, pod->ntolerations,
+                                     do_not_schedule) != NULL;
+}
+
+/* TaintToleration: a node whose NoSchedule/NoExecute taints the pod did not tolerate now has none it does
+ * not. */
+static enum ks_queueing_hint hint_taint_node(void *self, const struct ks_pod *pod, const void *old_obj,
+                                             const void *new_obj)
+{
+    const struct ks_node *o = old_obj, *n = new_obj;
+    (void)self;
+    if (!n)
+        return KS_QUEUE;
+    bool was = o ? untolerated(o, pod) : true;
+    return was && !untolerated(n, pod) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT}, hint_taint_node},
+    {{KS_ER_POD, KS_ACT_UPDATE_POD_TOLERATION}, ks_hint_same_pod},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_taint_toleration = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "TaintToleration",
@@ -182,4 +211,5 @@ const struct ks_plugin ks_plugin_taint_toleration = {
     .score_nodes = score_nodes,
     .normalize_score = ks_normalize_score_reverse,
     .sign = sign,
+    .events_to_register = events_to_register,
 };

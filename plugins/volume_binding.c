@@ -87,6 +87,7 @@
 #include "ksched/lock.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/rcu.h"
@@ -1102,6 +1103,20 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
 
 /* ---- plugin ----------------------------------------------------------------------------------- */
 
+/* ---- events ---------------------------------------------------------------------------------- */
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    {{KS_ER_PVC, KS_ACT_ADD | KS_ACT_UPDATE}, ks_hint_claim_of_pod},
+    {{KS_ER_PV, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT}, NULL},
+    {{KS_ER_CSI_NODE, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    {{KS_ER_CSI_DRIVER, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    {{KS_ER_CSI_STORAGE_CAPACITY, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_volume_binding = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "VolumeBinding",
@@ -1120,4 +1135,5 @@ const struct ks_plugin ks_plugin_volume_binding = {
     .unreserve = unreserve,
     .pre_bind = pre_bind,
     .sign = ks_sign_no_volumes,
+    .events_to_register = events_to_register,
 };

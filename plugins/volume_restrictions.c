@@ -32,6 +32,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
@@ -292,6 +293,44 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/* ---- events and QueueingHints ---------------------------------------------------------------- */
+
+/* VolumeRestrictions: a deleted pod in the namespace that shared a claim or a conflicting disk with the pod.
+ */
+static enum ks_queueing_hint hint_volume_pod_deleted(void *self, const struct ks_pod *pod,
+                                                     const void *old_obj, const void *new_obj)
+{
+    const struct ks_pod *deleted = old_obj;
+    (void)self;
+    (void)new_obj;
+    if (!deleted)
+        return KS_QUEUE;
+    for (uint32_t i = 0; i < deleted->nvolumes; i++) {
+        const struct ks_volume *v = &deleted->volumes[i];
+        if (v->kind == KS_VOLUME_OTHER)
+            continue;
+        if (v->kind == KS_VOLUME_PVC || v->kind == KS_VOLUME_EPHEMERAL) {
+            if (ks_pod_uses_claim(pod, deleted->meta.namespace_id, v->source))
+                return KS_QUEUE;
+            continue;
+        }
+        for (uint32_t j = 0; j < pod->nvolumes; j++) {
+            const struct ks_volume *w = &pod->volumes[j];
+            if (w->kind == v->kind && w->source && v->source && strcmp(w->source, v->source) == 0)
+                return KS_QUEUE;
+        }
+    }
+    return KS_QUEUE_SKIP;
+}
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_POD, KS_ACT_DELETE}, hint_volume_pod_deleted},
+    {{KS_ER_NODE, KS_ACT_ADD}, NULL},
+    {{KS_ER_PVC, KS_ACT_ADD | KS_ACT_UPDATE}, ks_hint_claim_of_pod},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_volume_restrictions = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "VolumeRestrictions",
@@ -304,4 +343,5 @@ const struct ks_plugin ks_plugin_volume_restrictions = {
     .filter_nodes = filter_nodes,
     .state_clone = state_clone,
     .sign = ks_sign_no_volumes,
+    .events_to_register = events_to_register,
 };

@@ -31,6 +31,7 @@
 #include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
 #include "ksched/registry.h"
@@ -232,6 +233,17 @@ static inline KS_ALWAYS_INLINE int filter_node(void *self, const struct ks_cycle
 
 KS_FILTER_OPS(filter, filter_nodes, filter_node)
 
+/* ---- events ---------------------------------------------------------------------------------- */
+
+/* EventsToRegister with QueueingHints, as upstream's. */
+static const struct ks_event_registration events[] = {
+    {{KS_ER_STORAGE_CLASS, KS_ACT_ADD}, NULL},
+    {{KS_ER_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT}, NULL},
+    {{KS_ER_PVC, KS_ACT_ADD | KS_ACT_UPDATE}, ks_hint_claim_of_pod},
+    {{KS_ER_PV, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+};
+KS_DEFINE_EVENTS_TO_REGISTER(events)
+
 const struct ks_plugin ks_plugin_volume_zone = {
     .abi_version = KS_PLUGIN_ABI_VERSION,
     .name = "VolumeZone",
@@ -241,4 +253,5 @@ const struct ks_plugin ks_plugin_volume_zone = {
     .filter = filter,
     .filter_nodes = filter_nodes,
     .sign = ks_sign_no_volumes,
+    .events_to_register = events_to_register,
 };

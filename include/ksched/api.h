@@ -38,6 +38,9 @@ const char *ks_pod_phase_name(enum ks_pod_phase p);
 /* ks_labels_get - the value id of @key in @labels; false when absent. Binary search. */
 bool ks_labels_get(const struct ks_labels *labels, uint32_t key, uint32_t *value);
 
+/* ks_labels_equal - the same keys with the same values (both sorted by key). */
+bool ks_labels_equal(const struct ks_labels *a, const struct ks_labels *b);
+
 /*
  * ks_label_selector_matches - @sel matches @labels, as labels.Selector.Matches().
  * A NULL @sel (nil selector) matches nothing; an empty one matches everything.
@@ -57,6 +60,9 @@ bool ks_node_selector_matches(const struct ks_node_selector *sel, const struct k
                               uint32_t node_name);
 
 /* ---- taints and tolerations ---- */
+
+/* ks_node_taints_equal - @a and @b have the same taints (key, value, effect) in the same order. */
+bool ks_node_taints_equal(const struct ks_node *a, const struct ks_node *b);
 
 /* ks_toleration_tolerates - @tol tolerates @taint, as v1.Toleration.ToleratesTaint(). */
 bool ks_toleration_tolerates(const struct ks_toleration *tol, const struct ks_taint *taint);
@@ -106,6 +112,25 @@ void ks_pod_put(const struct ks_pod *pod);
  */
 bool ks_pod_same_name(const struct ks_pod *a, const struct ks_pod *b);
 uint64_t ks_pod_name_hash(const struct ks_pod *pod);
+
+/*
+ * Host ports (util.GetHostPorts, HostPortInfo.CheckConflict). A pod's host ports are the
+ * container ports with a hostPort of its restartable init containers, then of its
+ * containers; an empty hostIP is @any_ip (the interned "0.0.0.0").
+ *   ks_pod_host_ports - them into @out, or only counted when @out is NULL; their count.
+ *   ks_host_ports_next - them one at a time: @it starts zeroed with pod and any_ip set;
+ *     false after the last. Allocation-free.
+ *   ks_host_port_conflict - whether @a and @b collide: the same port and protocol, and the
+ *     same address or either of them @any_ip.
+ */
+struct ks_host_port_iter {
+    const struct ks_pod *pod;
+    uint32_t any_ip;
+    uint32_t part, container, port; /* where the next one is looked for */
+};
+uint32_t ks_pod_host_ports(const struct ks_pod *pod, uint32_t any_ip, struct ks_host_port *out);
+bool ks_host_ports_next(struct ks_host_port_iter *it, struct ks_host_port *out);
+bool ks_host_port_conflict(const struct ks_host_port *a, const struct ks_host_port *b, uint32_t any_ip);
 
 /*
  * ks_pod_identity - the uid that stands for @pod where objects refer to it by uid (owner

@@ -192,6 +192,13 @@ struct ks_container {
     struct ks_container_claim *claims; /* resources.claims */
 };
 
+/* A host port of a pod or in use on a node: (hostIP, protocol, port) as upstream's HostPortInfo. */
+struct ks_host_port {
+    uint32_t ip; /* interned; "0.0.0.0" for an empty hostIP */
+    uint16_t port;
+    uint8_t protocol; /* enum ks_protocol */
+};
+
 /* ---- affinity and spreading -------------------------------------------------------------------- */
 
 struct ks_pod_affinity_term {

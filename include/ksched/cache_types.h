@@ -20,13 +20,6 @@
 #include "ksched/api_types.h"
 #include "ksched/rcu.h"
 
-/* A host port in use on a node: (hostIP, protocol, port) as upstream's HostPortInfo. */
-struct ks_host_port {
-    uint32_t ip; /* interned; "0.0.0.0" for an empty hostIP */
-    uint16_t port;
-    uint8_t protocol; /* enum ks_protocol */
-};
-
 /* One image on a node and how many nodes of the cluster have it (ImageStateSummary). */
 struct ks_image_state {
     uint32_t name; /* interned, as the kubelet reported it */

@@ -237,5 +237,7 @@ int ks_noncsi_pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_
                          struct ks_pre_filter_result *res, struct ks_status *st);
 int ks_noncsi_filter(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *node, struct ks_status *st);
+struct ks_event_registration;
+uint32_t ks_noncsi_events_to_register(void *self, struct ks_event_registration *out, uint32_t max);
 
 #endif

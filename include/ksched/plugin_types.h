@@ -223,8 +223,8 @@ struct ks_plugin {
      * (queue_types.h). Writes at most @max registrations into @out and returns how many
      * there are (more than @max: called again with room for all). NULL op: the plugin
      * registers nothing, and a pod it rejects is retried on every event (upstream's
-     * default for plugins without EnqueueExtensions). In-tree plugins are described in
-     * queue/plugin_events.c instead. Context: start-up, once per profile; may not block.
+     * default for plugins without EnqueueExtensions). Context: start-up, once per profile,
+     * with the instance init made; may not block.
      */
     uint32_t (*events_to_register)(void *self, struct ks_event_registration *out, uint32_t max);
 

@@ -102,8 +102,8 @@ struct ks_queued_pod *ks_activeq_pop_mc(struct ks_activeq *aq);
 
 /*
  * ks__activeq_set_restructure_every - each consumer unlinks the deleted prefix every
- * @pops of its pops (128 by default; and when it finds the queue empty), for stress tests that make restructures race. Call
- * before the first pop.
+ * @pops of its pops (128 by default; and when it finds the queue empty), for stress tests that make
+ * restructures race. Call before the first pop.
  */
 void ks__activeq_set_restructure_every(struct ks_activeq *aq, uint32_t pops);
 
@@ -147,10 +147,9 @@ struct ks_event_map_plugin {
 };
 
 /*
- * ks_event_map_create - the events each plugin of a profile registers, indexed by slot:
- * in-tree plugins from the table in plugin_events.c, others from their
- * events_to_register op; a plugin that can reject a pod but registers nothing is
- * registered for every event. @plugins[slot] for slot < @n. 0 or -ENOMEM.
+ * ks_event_map_create - the events each plugin of a profile registers (its
+ * events_to_register op), indexed by slot; a plugin that can reject a pod but registers
+ * nothing is registered for every event. @plugins[slot] for slot < @n. 0 or -ENOMEM.
  * Context: start-up; the map is immutable afterwards and may be read from any thread.
  */
 int ks_event_map_create(const struct ks_event_map_plugin *plugins, uint32_t n, struct ks_event_map **out);

@@ -15,6 +15,7 @@
  * The end of the file holds the one implementation of the four in-tree volume limit
  * plugins (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits), parameterised by kind.
  */
+#include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_volumes.h"
 
 #include "ksched/api.h"
@@ -439,6 +440,20 @@ err_counted:
 err_index:
     free(p);
     return -ENOMEM;
+}
+
+/* EventsToRegister of the in-tree limit plugins (non_csi.go) with QueueingHints. */
+static const struct ks_event_registration noncsi_events[] = {
+    {{KS_ER_NODE, KS_ACT_ADD}, NULL},
+    {{KS_ER_POD, KS_ACT_DELETE}, ks_hint_limits_pod_deleted},
+    {{KS_ER_PVC, KS_ACT_ADD}, ks_hint_claim_of_pod},
+    {{KS_ER_PV, KS_ACT_ADD}, NULL},
+};
+
+uint32_t ks_noncsi_events_to_register(void *self, struct ks_event_registration *out, uint32_t max)
+{
+    (void)self;
+    return ks_events_copy(out, max, noncsi_events, sizeof(noncsi_events) / sizeof(noncsi_events[0]));
 }
 
 void ks_noncsi_destroy(void *self)

@@ -326,3 +326,18 @@ Test(queue_events, out_of_tree_registrations_and_the_wildcard_default)
     ks_event_map_destroy(m);
     ks_node_destroy(n), ks_node_destroy(ready);
 }
+
+/*
+ * Every in-tree plugin that can reject a pod describes its events in its own ops table (as
+ * upstream's in-tree plugins all implement EnqueueExtensions): none falls back to being
+ * registered for every event.
+ */
+Test(queue_events, every_in_tree_plugin_that_rejects_registers_its_own_events)
+{
+    for (uint32_t i = 0; ks_registry[i]; i++) {
+        const struct ks_plugin *p = ks_registry[i];
+        bool rejects = p->pre_filter || p->filter || p->reserve || p->permit || p->pre_enqueue;
+        if (rejects)
+            cr_expect_not_null(p->events_to_register, "%s rejects pods but registers no events", p->name);
+    }
+}
