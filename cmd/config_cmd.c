@@ -14,7 +14,7 @@
  */
 #include "commands.h"
 #include "feature_gates.h"
-#include "flag.h"
+#include "ksched/flag.h"
 
 #include "ksched/config.h"
 

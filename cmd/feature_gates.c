@@ -4,7 +4,7 @@
  * (k8s.io/component-base/featuregate), implemented in config/features.c.
  */
 #include "feature_gates.h"
-#include "flag.h"
+#include "ksched/flag.h"
 
 #include "ksched/features.h"
 

@@ -16,7 +16,7 @@
 #include "commands.h"
 #include "explain_table.h"
 #include "feature_gates.h"
-#include "flag.h"
+#include "ksched/flag.h"
 #include "summary.h"
 
 #include "ksched/api.h"

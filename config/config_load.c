@@ -1,7 +1,7 @@
 /*
  * config_load.c - reading a KubeSchedulerConfiguration file and running the load stages.
  *
- * Implements ks_config_load_*() and the accessors of include/ksched/config.h, and the
+ * Implements ks_config_load_*() and ks_config_destroy() (include/ksched/config.h), and the
  * strict decoding stage: the document is decoded as kube-scheduler's versioned types
  * (staging/src/k8s.io/kube-scheduler/config/{v1,v1beta3,v1beta2}/types.go) with the
  * scheme's strict decoder, so a field the version does not have is an error naming it.
@@ -19,79 +19,9 @@
 #include "ksched/registry.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const version_names[] = {
-#define KS_X(id, text) text,
-    KS_CONFIG_VERSION_MAP(KS_X)
-#undef KS_X
-};
-
-static const char *const point_names[] = {
-#define KS_X(id, field, iface) field,
-    KS_EXT_POINT_MAP(KS_X)
-#undef KS_X
-};
-
-static const char *const point_ifaces[] = {
-#define KS_X(id, field, iface) iface,
-    KS_EXT_POINT_MAP(KS_X)
-#undef KS_X
-};
-
-const char *ks_config_version_name(enum ks_config_version v)
-{
-    return (unsigned)v < KS_CONFIG_VERSION_COUNT ? version_names[v] : "?";
-}
-
-const char *ks_ext_point_name(enum ks_ext_point p)
-{
-    return (unsigned)p < KS_EXT_COUNT ? point_names[p] : "?";
-}
-
-const char *ks_ext_point_iface(enum ks_ext_point p)
-{
-    return (unsigned)p < KS_EXT_COUNT ? point_ifaces[p] : "?";
-}
-
-int ks_config_version_parse(const char *api_version, enum ks_config_version *out)
-{
-    for (int v = 0; api_version && v < KS_CONFIG_VERSION_COUNT; v++) {
-        if (strcmp(api_version, version_names[v]) == 0) {
-            *out = (enum ks_config_version)v;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-unsigned ks__points_of_version(enum ks_config_version v)
-{
-    unsigned all = (1u << KS_EXT_COUNT) - 1;
-    /* v1beta2 (1.22) has neither PreEnqueue nor MultiPoint */
-    return v == KS_CONFIG_V1BETA2 ? all & ~(KS_EXT_BIT(PRE_ENQUEUE) | KS_EXT_BIT(MULTI_POINT)) : all;
-}
-
-int ks__cfg_line(const struct ks__cfg_load *l, const struct ks_yaml_node *n)
-{
-    if (n)
-        return n->line;
-    return l->doc ? l->doc->line : 1;
-}
-
-int ks__cfg_fail(struct ks__cfg_load *l, int line, const char *field, const char *fmt, ...)
-{
-    char msg[KS_ERROR_MSG_MAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return ks_error_set(l->err, l->file, line, field, "%s", msg);
-}
 
 /* ---- strict decoding ------------------------------------------------------------------------ */
 
@@ -164,7 +94,7 @@ static int decode_plugins(struct ks__cfg_load *l, struct ks__profile_src *src)
 
     for (int p = 0; p < KS_EXT_COUNT; p++) {
         if (mask & (1u << p))
-            fields[nf++] = point_names[p];
+            fields[nf++] = ks_ext_point_name((enum ks_ext_point)p);
     }
     size_t saved = ks_dec_push(d, "plugins");
     if ((rc = ks_cfg_strict(d, src->plugins, fields)))
@@ -174,11 +104,11 @@ static int decode_plugins(struct ks__cfg_load *l, struct ks__profile_src *src)
         struct ks_plugin_set *ps = &src->custom.point[p];
         if (!(mask & (1u << p)))
             continue;
-        if ((rc = ks_dec_map(d, src->plugins, point_names[p], &set)))
+        if ((rc = ks_dec_map(d, src->plugins, ks_ext_point_name((enum ks_ext_point)p), &set)))
             return rc;
         if (!set)
             continue;
-        size_t s2 = ks_dec_push(d, point_names[p]);
+        size_t s2 = ks_dec_push(d, ks_ext_point_name((enum ks_ext_point)p));
         if ((rc = ks_cfg_strict(d, set, set_fields)) ||
             (rc = decode_plugin_list(l, set, "enabled", &ps->nenabled, &ps->enabled)) ||
             (rc = decode_plugin_list(l, set, "disabled", &ps->ndisabled, &ps->disabled)))
@@ -356,7 +286,8 @@ static int decode_version(struct ks__cfg_load *l)
 
     for (int v = KS_CONFIG_VERSION_COUNT - 1; v >= 0; v--) {
         size_t len = strlen(supported);
-        snprintf(supported + len, sizeof(supported) - len, "%s\"%s\"", len ? ", " : "", version_names[v]);
+        snprintf(supported + len, sizeof(supported) - len, "%s\"%s\"", len ? ", " : "",
+                 ks_config_version_name((enum ks_config_version)v));
     }
     if (!av)
         return ks__cfg_fail(l, ks__cfg_line(l, NULL), "apiVersion", "Required value: supported values: %s",
@@ -545,29 +476,4 @@ void ks_config_destroy(struct ks_config *cfg)
     }
     ks_arena_destroy(&cfg->arena);
     free(cfg);
-}
-
-/* ---- accessors -------------------------------------------------------------------------------- */
-
-const struct ks_profile *ks_config_find_profile(const struct ks_config *cfg, const char *scheduler_name)
-{
-    for (uint32_t i = 0; i < cfg->nprofiles; i++) {
-        if (strcmp(cfg->profiles[i].scheduler_name, scheduler_name) == 0)
-            return &cfg->profiles[i];
-    }
-    return NULL;
-}
-
-const struct ks_resolved_point *ks_profile_point(const struct ks_profile *prof, enum ks_ext_point point)
-{
-    return (unsigned)point < KS_EXT_RUN_COUNT ? &prof->resolved[point] : NULL;
-}
-
-const void *ks_profile_args(const struct ks_profile *prof, const char *name)
-{
-    for (uint32_t i = 0; i < prof->nplugin_config; i++) {
-        if (strcmp(prof->plugin_config[i].name, name) == 0)
-            return prof->plugin_config[i].args;
-    }
-    return NULL;
 }

@@ -212,7 +212,7 @@ int ks__nominations_list(struct ks_scheduler *s, struct ks_nominated_scratch *no
 void ks__nominations_release(struct ks_nominated_scratch *nom);
 
 /*
- * Nominated pods on the Filter path (RunFilterPluginsWithNominatedPods), schedule_one.c.
+ * Nominated pods on the Filter path (RunFilterPluginsWithNominatedPods), nominated_pods.c.
  * ks__nominated_prepare - for every node (or node @only alone; KS_ID_NONE: every node)
  * with nominated pods of priority >= @pod's (not @pod itself), build the derived record
  * and cloned state (scheduling thread, inside the read section holding @snap); what an

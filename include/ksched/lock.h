@@ -46,7 +46,7 @@
     /* one HTTP answer at a time; held around ks_metrics_write() (METRICS_COLLECT and below) */              \
     X(SERVE_HTTP, "serve/serve_run.c http_lock")                                                             \
     /* the registry's collectors; held while they run (SERVE_METRICS, SCHED_METRICS and below) */            \
-    X(METRICS_COLLECT, "engine/metrics.c collect_lock")                                                      \
+    X(METRICS_COLLECT, "base/metrics.c collect_lock")                                                        \
     /* serialises the scheduler's on_event callbacks, which run under it (SERVE_METRICS, */                  \
     /* SERVE_WRITER, SERVE_EVENTS, METRICS_REGISTRY, EXPLAIN_TABLE, SOAK_EVENTS) */                          \
     X(SCHED_EVENT, "engine/scheduler_internal.h event_lock")                                                 \
@@ -90,7 +90,7 @@
     /* the pods waiting on Permit inside (PERMIT_WAIT) */                                                    \
     X(BIND, "engine/scheduler_internal.h bind_lock")                                                         \
     /* the worker pool's sleepers; a leaf */                                                                 \
-    X(WORKERS, "engine/workers.c lock")                                                                      \
+    X(WORKERS, "base/workers.c lock")                                                                        \
     /* a framework's pods waiting on Permit; messages are interned inside (INTERN) */                        \
     X(PERMIT_WAIT, "engine/framework_internal.h wait_lock")                                                  \
     /* VolumeBinding's binding state; messages are interned inside (INTERN) */                               \
@@ -112,13 +112,13 @@
     /* the preemptors whose victims' API calls are under way; a leaf, PreEnqueue takes it inside QUEUE */    \
     X(PREEMPTING, "engine/preemption_async.c lock")                                                          \
     /* the metrics registry's families and series; a leaf */                                                 \
-    X(METRICS_REGISTRY, "engine/metrics.c lock")                                                             \
+    X(METRICS_REGISTRY, "base/metrics.c lock")                                                               \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \
     X(PLUGIN_REGISTRY, "plugins/registry.c add_lock")                                                        \
     /* the string table's insertions; a leaf */                                                              \
-    X(INTERN, "api/intern.c lock")                                                                           \
+    X(INTERN, "base/intern.c lock")                                                                          \
     /* ks_rcu_barrier()'s wake-up of a waiter; a leaf */                                                     \
-    X(RCU_BARRIER, "cache/rcu.c barrier_lock")                                                               \
+    X(RCU_BARRIER, "base/rcu.c barrier_lock")                                                                \
     /* libcurl's share locks, taken by libcurl inside curl calls only; libcurl holds two at */               \
     /* once in its own order, so this rank, alone, may nest within itself */                                 \
     X(CURL_SHARE, "kube/client.c share_locks")
@@ -142,7 +142,7 @@ _Static_assert(KS_LOCK_RANK_COUNT <= 64, "the checker keeps the held ranks in a 
 /* ks_lock_rank_name - "KS_LOCK_QUEUE (queue/queue.c slow)"; "?" for a value that is no rank. */
 const char *ks_lock_rank_name(enum ks_lock_rank r);
 
-/* The checker's per-thread state (engine/lock.c): the ranks held, and how many of each. */
+/* The checker's per-thread state (base/lock.c): the ranks held, and how many of each. */
 struct ks_lock_held {
     uint64_t mask;
     uint8_t depth[KS_LOCK_RANK_COUNT];

@@ -11,7 +11,7 @@
  * section that holds the cycle's node snapshot, whether it may allocate or block, what it
  * may do with the cycle state - is written above the op, and summed up here. "Scheduling"
  * is the one thread that runs scheduling cycles; "workers" are the Filter/Score pool
- * (engine/workers.c), in which the scheduling thread takes part; "binder" is one of the
+ * (base/workers.c), in which the scheduling thread takes part; "binder" is one of the
  * binding threads (engine/binder.c), several of which run binding cycles of different pods
  * at once, concurrently with the scheduling thread's cycles.
  *

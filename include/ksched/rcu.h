@@ -79,7 +79,7 @@ static inline void ks_rcu_synchronize(void)
 }
 
 /*
- * ks_rcu_call - run @fn(@head) after a grace period, on the reclaimer thread (cache/rcu.c),
+ * ks_rcu_call - run @fn(@head) after a grace period, on the reclaimer thread (base/rcu.c),
  * 4 to 50 ms after the call plus the grace period (sooner while a ks_rcu_barrier() waits).
  * Callbacks run one at a time, in the order of the calls. Never blocks; the caller must not be inside a read
  * section it registered from a different flavour.

@@ -1,5 +1,5 @@
 /*
- * test_intern.c - the keys of namespaced objects (api/intern.c ks_intern_ns_name and
+ * test_intern.c - the keys of namespaced objects (base/intern.c ks_intern_ns_name and
  * ks_intern_find_ns_name) and the sorted id sets (ksched/intern.h ks_ids_contain).
  */
 #include <criterion/criterion.h>

@@ -2,8 +2,8 @@
  * flag.h - the value flags of the ksched subcommands: "--name VALUE" or "--name=VALUE", as
  * kube-scheduler's and kubectl's flags (pflag) take them.
  */
-#ifndef KSCHED_CMD_FLAG_H
-#define KSCHED_CMD_FLAG_H
+#ifndef KSCHED_FLAG_H
+#define KSCHED_FLAG_H
 
 #include <stdint.h>
 
