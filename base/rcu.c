@@ -3,23 +3,21 @@
  * reclaimer thread, with the TSan grace-period acquire before each callback.
  *
  * Why not liburcu's call_rcu thread: after every batch it sleeps 10 ms (a constant of
- * liburcu 0.13), so a scheduler that retires a snapshot version per cycle, 150,000 a
- * second, holds 1,500 retired versions (about 5 MB of chunks, records and queue nodes)
- * out of reuse at any time: fresh pages on the hot path, and pooled chunks that come back
- * cold. The reclaimer here bounds the calls waiting rather than the time: after a batch
- * it pauses KS_RCU_PAUSE_NS (4 ms), then more pauses of the same until KS_RCU_BATCH calls
- * wait, KS_RCU_MAX_PAUSE_NS passed or a ks_rcu_barrier() waits. Each batch costs one grace
- * period (urcu_memb_synchronize_rcu: membarrier system calls, which interrupt the cores
- * running ksched's threads, about 0.3 ms of CPU on this VM, and a wait for the read
- * sections in progress): so at most 250 a second when versions retire fast, 20 when they
- * retire slowly, and none while nothing is retired. Paired SchedulingBasic runs chose the
- * figures (bench/results/2026-12-02-second-core.md): at 5,000 nodes a 1 ms pause made the
- * scheduling thread pay for the grace periods (0.87 times the pods/s of liburcu's thread),
- * 2 and 8 ms were slower than 4; at 50,000 nodes with --no-index (10,000 versions a second)
- * a fixed 4 ms pause cost a tenth of a core in grace periods.
+ * liburcu 0.13), so a scheduler that retires a snapshot version per cycle, a hundred
+ * thousand a second, holds a thousand or more retired versions (chunks, records and queue
+ * nodes) out of reuse at any time: fresh pages on the hot path, and pooled chunks that
+ * come back cold. The reclaimer here bounds the calls waiting rather than the time: after
+ * a batch it pauses KS_RCU_PAUSE_NS (4 ms), then more pauses of the same until
+ * KS_RCU_BATCH calls wait, KS_RCU_MAX_PAUSE_NS passed or a ks_rcu_barrier() waits; an idle
+ * reclaimer (asleep, not pausing) takes a call at once. Each batch costs one grace period
+ * (urcu_memb_synchronize_rcu: membarrier system calls, which interrupt the cores running
+ * ksched's threads, and a wait for the read sections in progress): so at most 250 a
+ * second when versions retire fast, 20 when they retire slowly, and none while nothing is
+ * retired. Paired runs chose the pause (docs/perf.md, "Design constants").
  *
- * Protocol: ks_rcu_call() pushes the head on a lock-free stack (never blocks: a CAS loop
- * that only fails when another push succeeded) and wakes the reclaimer only if it sleeps
+ * Protocol: ks_rcu_call() pushes the head on a lock-free stack (a compare-exchange loop: a
+ * failure is another push that succeeded, or the weak form failing spuriously, and is
+ * retried) and wakes the reclaimer only if it sleeps
  * (Dekker: the pusher stores the stack then loads `sleeping`, the reclaimer stores
  * `sleeping` then loads the stack, both sequentially consistent, so a push is never
  * missed). The reclaimer takes the whole stack, restores the order of the calls, waits for
@@ -41,6 +39,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* The reclaimer's pause after a batch (each batch is one grace period): see above. */
@@ -57,6 +57,10 @@ static pthread_cond_t barrier_done = PTHREAD_COND_INITIALIZER;
 static atomic_ulong pending;      /* callbacks queued and not yet run */
 static atomic_uint barrier_waits; /* ks_rcu_barrier() callers waiting */
 
+#ifdef KS_LOCK_CHECK
+static _Thread_local bool in_callback; /* this thread runs an RCU callback */
+#endif
+
 static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
 static bool reclaimer_running;               /* written once under reclaimer_once */
 static _Atomic(struct ks_rcu_head *) pushed; /* the calls not yet taken, newest first */
@@ -69,7 +73,13 @@ static void run_callback(struct ks_rcu_head *h)
     KS_TSAN_ACQUIRE(h);
     /* every read section that could see the object ended */
     KS_TSAN_ACQUIRE(&ks_rcu_grace_token);
+#ifdef KS_LOCK_CHECK
+    in_callback = true;
     h->fn(h);
+    in_callback = false;
+#else
+    h->fn(h);
+#endif
     /* release: what fn did happens before the barrier's caller returns (its acquire load) */
     if (atomic_fetch_sub_explicit(&pending, 1, memory_order_release) == 1) {
         /* under the lock: a barrier between its check and its wait cannot miss the broadcast */
@@ -167,8 +177,21 @@ void ks_rcu_call(struct ks_rcu_head *head, void (*fn)(struct ks_rcu_head *))
         ks__futex_wake(&sleeping, 1);
 }
 
+#ifdef KS_LOCK_CHECK
+void ks__rcu_assert_fail(const char *what)
+{
+    fprintf(stderr, "ksched: RCU rule broken: %s\n", what);
+    abort();
+}
+#endif
+
 void ks_rcu_barrier(void)
 {
+    ks_rcu_assert_not_reading();
+#ifdef KS_LOCK_CHECK
+    if (in_callback)
+        ks__rcu_assert_fail("ks_rcu_barrier() from an RCU callback");
+#endif
     atomic_fetch_add_explicit(&barrier_waits, 1, memory_order_relaxed); /* cuts the reclaimer's pause */
     ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
     /* acquire: pairs with the callbacks' release decrements */

@@ -3,8 +3,8 @@
  *
  * A scheduling cycle hands the pool two short jobs (Filter, then Score: tens of
  * microseconds each), thousands of times a second. Waking a thread through a condition
- * variable costs a futex system call on each side and a context switch, about 10 µs on
- * these machines: more than the work it would share. So threads between jobs spin on the
+ * variable costs a futex system call on each side and a context switch, more than the
+ * work it would share (docs/perf.md, "Design constants"). So threads between jobs spin on the
  * job number for a while (KS_WORKERS_SPIN_NS), yielding the core every few dozen polls so
  * that a thread waiting for it (a binder) runs now rather than preempt a block later, and
  * only then sleep on the condition variable; the submitter signals it only when some
@@ -34,10 +34,8 @@
  * KS_WORKERS_STALL_SPINS spins) makes the next `backoff` jobs run on the submitter alone.
  * The backoff doubles with each loss (up to KS_WORKERS_BACKOFF_MAX jobs) and halves with
  * each job that paid. A pool whose threads do not pay thus degrades to the serial loop, not
- * below it: on the two-vCPU reference machine, in its slow hours, SchedulingBasic with
- * --no-index ran 0.59 times as fast with the pool as without it at 5,000 nodes (0.65 at
- * 50,000) while only stalls of 1,024 spins counted as losses
- * (bench/results/2026-12-02-second-core.md).
+ * below it (as it did while only long stalls counted as losses: docs/perf.md, "Design
+ * constants").
  */
 #include "ksched/workers.h"
 

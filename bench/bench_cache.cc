@@ -81,7 +81,7 @@ ks_cache *make_cluster(uint32_t n, std::vector<uint32_t> &names)
 {
     ks_api_init();
     ks_cache *c = nullptr;
-    if (ks_cache_create(0, &c))
+    if (ks_cache_create(&c))
         std::abort();
     char name[32];
     for (uint32_t i = 0; i < n; i++) {

@@ -172,7 +172,7 @@ Cluster &cluster(uint32_t nodes)
     Cluster &c = clusters[nodes];
     c.nnodes = nodes;
     ks_error err{};
-    if (ks_config_load_default(&c.config) || ks_cache_create(0, &c.cache))
+    if (ks_config_load_default(&c.config) || ks_cache_create(&c.cache))
         die("config or cache", nullptr);
     for (uint32_t i = 0; i < nodes; i++) {
         if (ks_cache_add_node(c.cache, make_node(i)))

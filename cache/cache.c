@@ -1,10 +1,10 @@
 /*
  * cache.c - the scheduler cache: nodes, pods, assumed pods, image states.
  *
- * Mirrors pkg/scheduler/backend/cache/cache.go (with the assumed-pod expiry of the
- * releases that had it):
- *   - AssumePod accounts a pod on a node before binding; ForgetPod undoes it; FinishBinding
- *     starts the TTL clock and cleanupAssumedPods expires finished assumptions.
+ * Mirrors pkg/scheduler/backend/cache/cache.go:
+ *   - AssumePod accounts a pod on a node before binding; ForgetPod undoes it. Assumed pods
+ *     never expire (upstream's scheduler creates its cache with durationToExpireAssumedPod
+ *     0): the informer's bound pod confirms one, a failed binding forgets it.
  *   - AddPod of an assumed pod replaces the assumed object (remove, then add: the pod may
  *     land on another node than assumed) instead of counting it twice.
  *   - RemoveNode keeps a NodeInfo with its pods and no node (a "ghost", outside the node
@@ -18,7 +18,7 @@
  * reference to its pod (ks_pod_get/ks_pod_put): add and update take over the caller's,
  * assume takes one of its own (the caller keeps its object and reference). Replaced and
  * removed nodes, and the references of entries that went away (removed, forgotten,
- * expired, replaced), are released through the snapshot garbage lists, never directly: a
+ * replaced), are released through the snapshot garbage lists, never directly: a
  * published version may still point at them. (Confirm drops the reference it is handed at
  * once: the confirmed entry keeps its own.) On any error nothing is taken over.
  *
@@ -191,7 +191,7 @@ static void images_sweep(struct ks_cache *c, struct node_prep *p)
 
 /* ---- create / destroy ------------------------------------------------------------------------- */
 
-int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out)
+int ks_cache_create(struct ks_cache **out)
 {
     *out = NULL;
     int rc = ks_api_init();
@@ -204,7 +204,6 @@ int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out)
         free(c);
         return -ENOMEM;
     }
-    c->ttl_ns = assumed_ttl_ns;
     c->any_ip = ks_intern("0.0.0.0");
     c->beta_zone = ks_intern("failure-domain.beta.kubernetes.io/zone");
     c->beta_region = ks_intern("failure-domain.beta.kubernetes.io/region");
@@ -672,38 +671,6 @@ int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
     cache_unlock(c);
     free(cur);
     return rc;
-}
-
-int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_t now_ns)
-{
-    int rc = 0;
-    cache_lock(c);
-    struct pod_entry *cur = pod_find(c, pod);
-    if (!cur) {
-        rc = -ENOENT;
-    } else if (cur->assumed) {
-        cur->binding_finished = true;
-        cur->deadline = now_ns > INT64_MAX - c->ttl_ns ? INT64_MAX : now_ns + c->ttl_ns;
-    }
-    cache_unlock(c);
-    return rc;
-}
-
-void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns)
-{
-    cache_lock(c);
-    for (struct pod_entry *e = c->assumed, *next; e && c->ttl_ns; e = next) {
-        next = e->anext;
-        /* binding still in progress: never expired (upstream bindingFinished) */
-        if (!e->binding_finished || now_ns <= e->deadline)
-            continue;
-        if (reserve_dirty(c, 1) || ks__gc_reserve(c, 1))
-            break; /* retried on the next call */
-        pod_detach(c, e, NULL);
-        pod_release(c, e);
-        free(e);
-    }
-    cache_unlock(c);
 }
 
 /* ---- hidden pods --------------------------------------------------------------------------------- */

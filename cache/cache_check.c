@@ -426,8 +426,6 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
             if (!e->ni || e->slot >= e->ni->npods || e->ni->pods[e->slot] != e)
                 fail(&k, "cache pod index: pod %s (node %s) is not on its node's pod list", pod_name(e->pod),
                      nm(e->node));
-            if (!e->assumed && e->binding_finished)
-                fail(&k, "cache: confirmed pod %s still marked binding-finished", pod_name(e->pod));
         }
     }
     if (entries != c->pods.n)

@@ -49,11 +49,9 @@ struct pod_entry {
     uint32_t aff_slot;        /* index in ni->aff (has_affinity) */
     uint32_t anti_slot;       /* index in ni->anti (has_anti_affinity) */
     bool assumed;
-    bool binding_finished;
     bool hidden;                     /* left out of its node's aggregates and record (ks_cache_hide_pod) */
     bool has_affinity;               /* any pod affinity or anti-affinity (upstream podWithAffinity) */
     bool has_anti_affinity;          /* required anti-affinity terms (podWithRequiredAntiAffinity) */
-    int64_t deadline;                /* expiry of a finished assumption */
     struct pod_entry *anext, *aprev; /* list of assumed pods */
     struct pod_entry *xnext, *xprev; /* list of hidden pods */
     uint32_t nports;
@@ -246,8 +244,7 @@ enum { KS_CACHE_PRIORITIES = 32 }; /* distinct pod priorities ks_cache.prio trac
 
 struct ks_cache {
     pthread_mutex_t lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
-    int64_t ttl_ns;
-    uint64_t generation; /* last generation handed out; monotonic */
+    uint64_t generation;  /* last generation handed out; monotonic */
 
     uint32_t any_ip;      /* "0.0.0.0" */
     uint32_t beta_zone;   /* failure-domain.beta.kubernetes.io/zone */

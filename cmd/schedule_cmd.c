@@ -481,7 +481,7 @@ int ks_cmd_schedule(int argc, char **argv)
                : table ? (void *)table
                        : stdout,
     };
-    if ((rc = ks_cache_create(0, &cache)) < 0 || (rc = ks_scheduler_create(&opts, cache, &s, &err)) < 0) {
+    if ((rc = ks_cache_create(&cache)) < 0 || (rc = ks_scheduler_create(&opts, cache, &s, &err)) < 0) {
         if (err.set)
             status = fail_input(&err);
         else

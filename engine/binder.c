@@ -9,13 +9,12 @@
  *
  * Wake-ups are batched. A binder drains the FIFO faster than the scheduling thread fills
  * it, so it is asleep whenever a job arrives, and waking it costs the scheduling thread a
- * futex system call (and this VM an inter-processor interrupt): 5-8 us per pod, a quarter
- * of a cycle. So ks__bind_async() wakes a sleeping binder only when no binder is awake to
- * find the job by itself and either KS_BIND_BATCH jobs wait or the job is urgent (its
- * pod waits on Permit: a Permit timeout runs from now, as upstream's binding goroutine
- * starts at once). Otherwise it reports the job deferred, and the scheduling thread calls
- * ks__bind_flush() as soon as it has nothing better to do: when the active queue is
- * empty after a cycle, before a pop that would find it empty or block, and in
+ * futex system call (and in a VM an inter-processor interrupt), a large share of a cycle
+ * (docs/perf.md, "Design constants"). So ks__bind_async() wakes a sleeping binder only when no binder is
+ * awake to find the job by itself and either KS_BIND_BATCH jobs wait or the job is urgent (its pod waits on
+ * Permit: a Permit timeout runs from now, as upstream's binding goroutine starts at once). Otherwise it
+ * reports the job deferred, and the scheduling thread calls ks__bind_flush() as soon as it has nothing better
+ * to do: when the active queue is empty after a cycle, before a pop that would find it empty or block, and in
  * ks__wait_bindings(). A deferred job thus waits at most for the scheduling cycles of
  * the next KS_BIND_BATCH - 1 pods that were already queued behind it.
  *
@@ -25,9 +24,8 @@
  * thread pays neither the futex nor a batch's delay, and a binding waits a nap at most
  * (tens of microseconds, timer slack included). The naps leave the core to the worker pool:
  * a binder that spun instead (pausing, yielding every 8 polls) held half of the second core
- * of a two-core machine while the pool's thread needed it for Filter and Score (paired
- * SchedulingBasic runs, bench/results/2026-12-02-second-core.md: 1.19 times the pods/s at
- * 50,000 nodes with --no-index, 1.12 at 5,000 with the index).
+ * of a two-core machine while the pool's thread needed it for Filter and Score (the paired
+ * runs are in docs/perf.md, "Design constants").
  *
  * Binder states (bind_lock): asleep on bind_ready (bind_sleeping), inside a job whose pod
  * waits on Permit (bind_stuck: it may block for long), or awake (the rest, polling binder

@@ -20,6 +20,7 @@
 
 #include "ksched/cache.h"
 #include "ksched/intern.h"
+#include "ksched/rcu.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -306,6 +307,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
                    const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
                    struct ks_status *st)
 {
+    ks_rcu_assert_reading(); /* node records of the snapshot it reads */
     struct ks_cycle_scratch *sc = &s->scratch;
     struct ks_pre_filter_result pre = {.all = true};
     struct ks_diagnosis *d = &out->diag;

@@ -62,6 +62,7 @@
 #include "ksched/index.h"
 #include "ksched/intern.h"
 #include "ksched/nominator.h"
+#include "ksched/rcu.h"
 #include "ksched/sign.h"
 
 #include <errno.h>
@@ -376,6 +377,7 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
                                      const struct ks_snapshot *snap, const struct ks_node_snap **host,
                                      struct ks_diagnosis *d)
 {
+    ks_rcu_assert_reading(); /* node records of the snapshot it reads */
     s->unfit_class = NULL;
     /* a pod nominated to a node: its node is tried first, and the others weigh it nowhere */
     if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||

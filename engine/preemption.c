@@ -19,6 +19,7 @@
  * result's arena. Nominated pods are held by a reference while a node is tried.
  */
 #include "ksched/preemption.h"
+#include "ksched/rcu.h"
 #include "preemption_internal.h"
 #include "scheduler_internal.h"
 
@@ -206,6 +207,7 @@ int ks_preempt_dry_run(const struct ks_preemptor *p, const struct ks_node_snap *
                        uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
                        struct ks_preempt_dry_run *out)
 {
+    ks_rcu_assert_reading(); /* node records of the snapshot it reads */
     struct ks_preempt_scratch sc;
     size_t cap = num_candidates ? num_candidates : 1, nodes = n ? n : 1;
     /* not zeroed (sized by the nodes, at most 2^32 each): an entry is written before it is counted */

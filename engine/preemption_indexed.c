@@ -23,6 +23,7 @@
  */
 #include "ksched/index.h"
 #include "ksched/preemption.h"
+#include "ksched/rcu.h"
 #include "preemption_internal.h"
 
 #include <errno.h>
@@ -82,6 +83,7 @@ int ks_preempt_indexed(const struct ks_preemptor *p, const struct ks_diagnosis *
                        uint32_t offset, uint32_t num_candidates, ks_select_victims_fn select, void *ctx,
                        struct ks_preempt_dry_run *out)
 {
+    ks_rcu_assert_reading(); /* node records of the snapshot it reads */
     const struct ks_preempt_index *ix = p->index;
     const uint32_t *changed = NULL;
     int64_t k = 0;

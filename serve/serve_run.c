@@ -268,7 +268,7 @@ static int go_live(struct serve *sv)
         .dra_api = ks_serve_dra_api(sv->dra),
         .metrics = ks_serve_metrics_engine(sv->metrics),
     };
-    int rc = ks_cache_create(0, &sv->cache);
+    int rc = ks_cache_create(&sv->cache);
     if (rc == 0)
         rc = ks_scheduler_create(&opts, sv->cache, &sv->sched, &err);
     if (rc < 0) {

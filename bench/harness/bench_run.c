@@ -1413,7 +1413,7 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
         opts.objects = r.objs;
         opts.dra_api = r.record ? ks_bench_dra_record_api(r.record) : NULL;
     }
-    if (rc < 0 || (rc = ks_cache_create(0, &r.cache)) < 0 ||
+    if (rc < 0 || (rc = ks_cache_create(&r.cache)) < 0 ||
         (rc = ks_scheduler_create(&opts, r.cache, &r.s, &err)) < 0) {
         if (err.set)
             fail_input(&err);

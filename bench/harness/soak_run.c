@@ -1080,7 +1080,7 @@ int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, str
     pthread_mutex_init(&k->ctl_lock, NULL);
     pthread_cond_init(&k->ctl_cv, NULL);
 
-    if ((rc = ks_config_load_default(&k->cfg)) < 0 || (rc = ks_cache_create(0, &k->cache)) < 0 ||
+    if ((rc = ks_config_load_default(&k->cfg)) < 0 || (rc = ks_cache_create(&k->cache)) < 0 ||
         (rc = build_templates(k)) < 0)
         goto out;
     struct ks_scheduler_opts so = {

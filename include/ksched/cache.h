@@ -30,9 +30,8 @@
 
 struct ks_cache;
 
-/* ks_cache_create - an empty cache; assumed pods whose binding finished expire after @assumed_ttl_ns (0:
- * never). */
-int ks_cache_create(int64_t assumed_ttl_ns, struct ks_cache **out);
+/* ks_cache_create - an empty cache. 0 or -ENOMEM. */
+int ks_cache_create(struct ks_cache **out);
 
 /* ks_cache_destroy - free the cache, every object it owns and every snapshot. No reader may remain. Accepts
  * NULL. */
@@ -66,13 +65,12 @@ int ks_cache_confirm_pod(struct ks_cache *c, struct ks_pod *pod, uint32_t node);
 
 /*
  * Assumed pods (scheduling thread): assume accounts @pod on @node before binding;
- * forget undoes it (binding failed); finish_binding starts the expiry clock at @now_ns.
- * ks_cache_cleanup_expired() forgets finished assumptions older than the TTL.
+ * forget undoes it (binding failed). An assumed pod stays until it is confirmed
+ * (ks_cache_confirm_pod, ks_cache_add_pod of its bound object), forgotten or removed, as
+ * upstream's cache with durationToExpireAssumedPod 0.
  */
 int ks_cache_assume_pod(struct ks_cache *c, const struct ks_pod *pod, uint32_t node);
 int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod);
-int ks_cache_finish_binding(struct ks_cache *c, const struct ks_pod *pod, int64_t now_ns);
-void ks_cache_cleanup_expired(struct ks_cache *c, int64_t now_ns);
 bool ks_cache_is_assumed(struct ks_cache *c, const struct ks_pod *pod);
 
 /*

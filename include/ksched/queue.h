@@ -83,7 +83,8 @@ void ks_activeq_destroy(struct ks_activeq *aq);
 /*
  * ks_activeq_push_mp - insert @qp: multiple producers, lock-free, from any RCU-registered
  * thread. The comparison reads a copy of *qp taken here, so @qp's fields may change
- * afterwards, but qp->pod must stay valid until @qp is released. Allocates one entry.
+ * afterwards, but qp->pod must stay valid until @qp is released. Takes its entry from the
+ * queue's node pool, allocating only while the queue holds more entries than it ever did.
  * If @handle is not NULL it receives the entry (see ks_activeq_remove). Wakes a
  * consumer sleeping in ks_activeq_pop_sc(). 0 or -ENOMEM.
  */

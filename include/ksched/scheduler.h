@@ -126,7 +126,7 @@ struct ks_scheduler_opts {
      * comparing the two.
      */
     bool no_index;
-    ks_event_fn on_event;     /* may be called from binder threads concurrently */
+    ks_event_fn on_event;     /* from the scheduling thread and the binders, one call at a time */
     ks_attempt_fn on_attempt; /* scheduling thread */
     /*
      * on_unschedulable - each attempt that found no feasible node, with its diagnosis (scores

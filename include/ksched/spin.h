@@ -2,12 +2,14 @@
  * spin.h - polling before sleeping, for the threads of the scheduling loop (the worker
  * pool's idle threads, adaptive locks).
  *
- * On these machines a futex wake-up costs the waker 5-10 us (a system call and an
- * inter-processor interrupt), more than a scheduling cycle's share of it, so a thread
+ * A futex wake-up costs the waker a system call and, in a VM, an inter-processor
+ * interrupt: more than a scheduling cycle's share of it (docs/perf.md, "Design
+ * constants"), so a thread
  * that expects work within microseconds polls a flag for a while first. ks__spin_step()
  * is one poll's pause: every 8th call yields the core (a thread or process waiting for
  * it goes first: the polling thread must never starve the one that makes its work), every
- * 256th reads the clock, and it returns false once @limit_ns have passed since the first.
+ * 256th reads the clock, and it returns false once @limit_ns have passed since the first
+ * clock read (the 256th poll: the limit starts after that many polls, not at the first).
  *
  * The yield period matters on a two-core machine, where the worker pool's idle thread
  * polls on the core the scheduling thread does not use, which it shares with the binders

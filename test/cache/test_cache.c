@@ -15,8 +15,6 @@
 
 #include "cache/cache_helpers.h"
 
-#define SEC 1000000000LL
-
 static void setup(void)
 {
     cr_assert(eq(int, ks_api_init(), 0));
@@ -30,10 +28,10 @@ static void teardown(void)
 
 TestSuite(cache, .init = setup, .fini = teardown);
 
-static struct ks_cache *mk_cache(int64_t ttl)
+static struct ks_cache *mk_cache(void)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(ttl, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     cr_assert(not(eq(ptr, c, NULL)));
     return c;
 }
@@ -75,7 +73,7 @@ static void expect_counts(struct ks_cache *c, uint32_t nodes, uint32_t pods)
 
 Test(cache, assumed_pod_is_counted)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1,memory=1Gi");
     cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
@@ -90,33 +88,26 @@ Test(cache, assumed_pod_is_counted)
 
 Test(cache, assume_then_add_is_not_counted_twice)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1,memory=1Gi");
     cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
-    cr_assert(eq(int, ks_cache_finish_binding(c, p, 0), 0));
     cr_assert(eq(int, ks_cache_add_pod(c, p, id("n1")), 0), "confirm: ownership moves to the cache");
     cr_expect(not(ks_cache_is_assumed(c, p)));
     refresh(c);
     expect_node(c, "n1", 1000, GI, 1);
     expect_counts(c, 1, 1);
     cr_expect(eq(int, ks_cache_add_pod(c, p, id("n1")), -EEXIST), "added twice");
-
-    /* a confirmed pod no longer expires */
-    ks_cache_cleanup_expired(c, 100 * SEC);
-    refresh(c);
-    expect_node(c, "n1", 1000, GI, 1);
     ks_cache_destroy(c);
 }
 
 Test(cache, confirm_in_place_publishes_nothing)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1,memory=1Gi");
     struct ks_pod *other = mk_pod("default", "p", "cpu=1,memory=1Gi"); /* same pod, another object */
     cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
-    cr_assert(eq(int, ks_cache_finish_binding(c, p, 0), 0));
     refresh(c);
     cr_expect(eq(int, ks_cache_confirm_pod(c, other, id("n1")), -ENOENT), "another object is stale news");
     cr_expect(eq(int, ks_cache_confirm_pod(c, p, id("n2")), -ENOENT), "another node is stale news");
@@ -124,9 +115,6 @@ Test(cache, confirm_in_place_publishes_nothing)
     cr_assert(eq(int, ks_cache_confirm_pod(c, ks_pod_get(p), id("n1")), 0));
     cr_expect(not(ks_cache_is_assumed(c, p)));
     cr_expect(eq(int, ks_cache_refresh(c), 0), "the node's aggregates did not change: no new record");
-    expect_node(c, "n1", 1000, GI, 1);
-    ks_cache_cleanup_expired(c, 100 * SEC); /* a confirmed pod no longer expires */
-    refresh(c);
     expect_node(c, "n1", 1000, GI, 1);
     expect_counts(c, 1, 1);
     ks_cache_destroy(c);
@@ -136,7 +124,7 @@ Test(cache, confirm_in_place_publishes_nothing)
 
 Test(cache, add_replaces_an_assumed_object_of_the_same_pod)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *assumed = mk_pod("default", "p", "cpu=1");
     struct ks_pod *bound = mk_pod("default", "p", "cpu=2"); /* the API server's object */
@@ -153,7 +141,7 @@ Test(cache, add_replaces_an_assumed_object_of_the_same_pod)
 
 Test(cache, add_on_another_node_than_assumed_moves_the_pod)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     add_node(c, mk_node("n2", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=500m,memory=1Gi");
@@ -169,50 +157,9 @@ Test(cache, add_on_another_node_than_assumed_moves_the_pod)
     ks_cache_destroy(c);
 }
 
-Test(cache, finished_binding_expires_after_the_ttl)
-{
-    struct ks_cache *c = mk_cache(10 * SEC);
-    add_node(c, mk_node("n1", NULL, NULL));
-    struct ks_pod *p = mk_pod("default", "p", "cpu=1");
-    cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
-
-    /* binding not finished: never expires */
-    ks_cache_cleanup_expired(c, 1000 * SEC);
-    cr_expect(ks_cache_is_assumed(c, p));
-
-    cr_assert(eq(int, ks_cache_finish_binding(c, p, 100 * SEC), 0));
-    ks_cache_cleanup_expired(c, 110 * SEC); /* at the deadline: not after it */
-    cr_expect(ks_cache_is_assumed(c, p));
-    ks_cache_cleanup_expired(c, 110 * SEC + 1);
-    cr_expect(not(ks_cache_is_assumed(c, p)));
-    cr_expect(eq(u32, ks_cache_pod_node(c, p), KS_ID_NONE));
-    expect_counts(c, 1, 0);
-    refresh(c);
-    expect_node(c, "n1", 0, 0, 0);
-
-    /* upstream TestAddPodAfterExpiration: the bound pod arrives later and is added */
-    cr_assert(eq(int, ks_cache_add_pod(c, p, id("n1")), 0));
-    refresh(c);
-    expect_node(c, "n1", 1000, 0, 1);
-    ks_cache_destroy(c);
-}
-
-Test(cache, zero_ttl_never_expires)
-{
-    struct ks_cache *c = mk_cache(0);
-    add_node(c, mk_node("n1", NULL, NULL));
-    struct ks_pod *p = mk_pod("default", "p", "cpu=1");
-    cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
-    cr_assert(eq(int, ks_cache_finish_binding(c, p, 0), 0));
-    ks_cache_cleanup_expired(c, INT64_MAX);
-    cr_expect(ks_cache_is_assumed(c, p));
-    ks_cache_destroy(c);
-    ks_pod_put(p);
-}
-
 Test(cache, references_are_released_after_the_snapshot)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     refresh(c);
     struct ks_pod *p = mk_pod("default", "p", "cpu=1");
@@ -238,7 +185,7 @@ Test(cache, references_are_released_after_the_snapshot)
 
 Test(cache, forget_undoes_an_assumption)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1,memory=1Gi");
     struct ks_pod *q = mk_pod("default", "q", "cpu=1");
@@ -266,7 +213,7 @@ Test(cache, forget_undoes_an_assumption)
 
 Test(cache, forget_checks_the_assumed_node)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1");
     cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
@@ -280,7 +227,7 @@ Test(cache, forget_checks_the_assumed_node)
 
 Test(cache, remove_of_an_assumed_pod)
 {
-    struct ks_cache *c = mk_cache(10 * SEC);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *p = mk_pod("default", "p", "cpu=1");
     cr_assert(eq(int, ks_cache_assume_pod(c, p, id("n1")), 0));
@@ -298,7 +245,7 @@ Test(cache, remove_of_an_assumed_pod)
 
 Test(cache, update_pod_replaces_the_object)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     add_node(c, mk_node("n2", NULL, NULL));
     struct ks_pod *v1 = mk_pod("default", "p", "cpu=1,memory=1Gi");
@@ -324,7 +271,7 @@ Test(cache, update_pod_replaces_the_object)
 
 Test(cache, update_pod_rejected_object_stays_with_the_caller)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     struct ks_pod *p = mk_pod("default", "p", "cpu=1");
     cr_assert(eq(int, ks_cache_update_pod(c, p, id("n1")), -ENOENT));
     cr_assert(eq(int, ks_cache_add_pod(c, p, KS_ID_EMPTY), -EINVAL), "no node name");
@@ -334,7 +281,7 @@ Test(cache, update_pod_rejected_object_stays_with_the_caller)
 
 Test(cache, pods_are_keyed_by_namespace_and_name)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("ns1", "p", "cpu=1"), id("n1")), 0));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("ns2", "p", "cpu=1"), id("n1")), 0));
@@ -352,7 +299,7 @@ Test(cache, pods_are_keyed_by_namespace_and_name)
 
 Test(cache, many_pods_grow_the_tables)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, "cpu=1000,memory=1000Gi,pods=10000"));
     char name[32];
     for (int i = 0; i < 3000; i++) {
@@ -375,7 +322,7 @@ Test(cache, many_pods_grow_the_tables)
 
 Test(cache, node_removal_keeps_pods_until_they_go)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     add_node(c, mk_node("n2", NULL, NULL));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("default", "p", "cpu=1,memory=1Gi"), id("n1")), 0));
@@ -415,7 +362,7 @@ Test(cache, node_removal_keeps_pods_until_they_go)
 
 Test(cache, duplicate_node_is_refused)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_node *dup = mk_node("n1", NULL, NULL);
     cr_expect(eq(int, ks_cache_add_node(c, dup), -EEXIST));
@@ -428,7 +375,7 @@ Test(cache, duplicate_node_is_refused)
 
 Test(cache, pod_on_an_unknown_node_waits_for_it)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("default", "p", "cpu=1"), id("n9")), 0));
     expect_counts(c, 1, 1);
     refresh(c);
@@ -443,7 +390,7 @@ Test(cache, pod_on_an_unknown_node_waits_for_it)
 
 Test(cache, update_node_is_reflected)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, "cpu=4,memory=8Gi,pods=110"));
     add_node(c, mk_node("n2", NULL, NULL));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("default", "p", "cpu=1"), id("n1")), 0));
@@ -473,7 +420,7 @@ Test(cache, update_node_is_reflected)
 
 Test(cache, taint_reasons_are_precomputed)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     struct ks_node *n = mk_node("n1", NULL, NULL);
     ks_fake_node_taints(n, "dedicated=gpu:NoSchedule,maintenance:NoExecute");
     add_node(c, n);
@@ -493,7 +440,7 @@ Test(cache, taint_reasons_are_precomputed)
 
 Test(cache, requested_and_nonzero_requested)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, "cpu=8,memory=32Gi,pods=110,example.com/gpu=4"));
     cr_assert(eq(int,
                  ks_cache_add_pod(c, mk_pod("d", "a", "cpu=500m,memory=1Gi,ephemeral-storage=1Gi"), id("n1")),
@@ -539,7 +486,7 @@ static bool has_port(const struct ks_node_snap *r, const char *ip, uint16_t port
 
 Test(cache, used_host_ports)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     struct ks_pod *a = mk_pod_raw("d", "a", "cpu=1");
     pod_port(a, NULL, 8080, KS_PROTO_TCP);
@@ -588,7 +535,7 @@ Test(cache, used_host_ports)
 
 Test(cache, pvc_reference_counts)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     add_node(c, mk_node("n2", NULL, NULL));
     struct ks_pod *a = mk_pod_raw("ns", "a", NULL);
@@ -636,7 +583,7 @@ Test(cache, pvc_reference_counts)
 
 Test(cache, pods_with_affinity_lists)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     add_node(c, mk_node("n2", NULL, NULL));
     add_node(c, mk_node("n3", NULL, NULL));
@@ -714,7 +661,7 @@ static const struct ks_image_state *image(const struct ks_node_snap *r, const ch
 
 Test(cache, image_states_count_nodes)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     struct ks_node *n1 = mk_node("n1", NULL, NULL), *n2 = mk_node("n2", NULL, NULL);
     node_image(n1, "nginx:1.25", "docker.io/library/nginx:1.25", 100 * MI);
     node_image(n1, "redis:7", NULL, 50 * MI);
@@ -752,7 +699,7 @@ Test(cache, image_states_count_nodes)
 
 Test(cache, generations_increase)
 {
-    struct ks_cache *c = mk_cache(0);
+    struct ks_cache *c = mk_cache();
     add_node(c, mk_node("n1", NULL, NULL));
     refresh(c);
     ks_rcu_read_lock();

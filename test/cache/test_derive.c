@@ -14,7 +14,7 @@ static void setup(void)
 {
     cr_assert_eq(ks_api_init(), 0);
     ks_rcu_register_thread();
-    cr_assert_eq(ks_cache_create(0, &c), 0);
+    cr_assert_eq(ks_cache_create(&c), 0);
     cr_assert_eq(ks_cache_add_node(c, mk_node("n1", NULL, "cpu=8,memory=16Gi,pods=10,example.com/gpu=4")), 0);
     small = mk_pod("default", "small", "cpu=1,memory=1Gi");
     ported = mk_pod_raw("default", "ported", "cpu=2,memory=2Gi");

@@ -55,7 +55,7 @@ static struct ks_pod *key(const char *name)
 Test(cache_hidden, hidden_pod_leaves_the_record_and_comes_back_in_its_place)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     cr_assert(eq(int, ks_cache_add_node(c, mk_node("n1", NULL, NULL)), 0));
     const char *names[] = {"a", "b", "c", "d"};
     for (int i = 0; i < 4; i++)
@@ -90,7 +90,7 @@ Test(cache_hidden, hidden_pod_leaves_the_record_and_comes_back_in_its_place)
 Test(cache_hidden, removed_or_replaced_while_hidden_is_hidden_no_more)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     cr_assert(eq(int, ks_cache_add_node(c, mk_node("n1", NULL, NULL)), 0));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("d", "a", "cpu=1"), id("n1")), 0));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("d", "b", "cpu=1"), id("n1")), 0));
@@ -115,7 +115,7 @@ Test(cache_hidden, removed_or_replaced_while_hidden_is_hidden_no_more)
 Test(cache_hidden, room_is_kept_for_hidden_ports_and_affinity)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     cr_assert(eq(int, ks_cache_add_node(c, mk_node("n1", NULL, NULL)), 0));
     struct ks_pod *h = mk_pod_raw("d", "h", "cpu=1,example.com/gpu=1");
     pod_port(h, NULL, 8000, KS_PROTO_TCP);
@@ -161,7 +161,7 @@ Test(cache_hidden, room_is_kept_for_hidden_ports_and_affinity)
 Test(cache_hidden, a_node_removed_while_its_pod_is_hidden_keeps_the_pod)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     cr_assert(eq(int, ks_cache_add_node(c, mk_node("n1", NULL, NULL)), 0));
     cr_assert(eq(int, ks_cache_add_pod(c, mk_pod("d", "a", "cpu=1"), id("n1")), 0));
     struct ks_pod *a = key("a");

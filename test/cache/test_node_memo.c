@@ -64,7 +64,7 @@ static struct ks_cache *mk_cluster(uint32_t n)
 {
     struct ks_cache *c = NULL;
     char name[32];
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     for (uint32_t i = 0; i < n; i++) {
         snprintf(name, sizeof(name), "n-%u", i);
         cr_assert(eq(int, ks_cache_add_node(c, mk_node(name, "topology.kubernetes.io/zone=z", NULL)), 0));

@@ -49,7 +49,7 @@ Test(placements, domains_follow_the_nodes_labels)
     struct ks_cache *c;
     struct ks_placement_set ps = {0};
     char buf[256];
-    cr_assert_eq(ks_cache_create(0, &c), 0);
+    cr_assert_eq(ks_cache_create(&c), 0);
     cr_assert_eq(ks_cache_add_node(c, ks_fake_node("n1", "rack=b")), 0);
     cr_assert_eq(ks_cache_add_node(c, ks_fake_node("n2", "rack=a")), 0);
     cr_assert_eq(ks_cache_add_node(c, ks_fake_node("n3", "rack=b")), 0);

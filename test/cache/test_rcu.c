@@ -94,3 +94,39 @@ Test(rcu, a_callback_waits_for_the_read_sections_before_it)
     cr_assert_eq(atomic_load(&freed), 1);
     pthread_join(t, NULL);
 }
+
+#ifdef KS_LOCK_CHECK
+#include <signal.h>
+
+/* The rules rcu.h states, checked in the debug and sanitizer builds. */
+Test(rcu, a_barrier_inside_a_read_section_aborts, .signal = SIGABRT)
+{
+    ks_rcu_register_thread();
+    ks_rcu_read_lock();
+    ks_rcu_barrier(); /* would wait for a grace period that waits for this section */
+}
+
+static void barrier_in_callback(struct ks_rcu_head *h)
+{
+    (void)h;
+    ks_rcu_barrier(); /* would wait for itself */
+}
+
+Test(rcu, a_barrier_from_a_callback_aborts, .signal = SIGABRT)
+{
+    static struct ks_rcu_head h;
+    ks_rcu_register_thread();
+    ks_rcu_call(&h, barrier_in_callback);
+    ks_rcu_barrier();
+}
+
+Test(rcu, reading_is_asserted_where_the_contract_says_so, .signal = SIGABRT)
+{
+    ks_rcu_register_thread();
+    ks_rcu_read_lock();
+    ks_rcu_assert_reading();
+    ks_rcu_read_unlock();
+    ks_rcu_assert_not_reading();
+    ks_rcu_assert_reading(); /* outside: aborts */
+}
+#endif

@@ -31,7 +31,7 @@ TestSuite(snapshot, .init = setup, .fini = teardown);
 static struct ks_cache *mk_cache(void)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     return c;
 }
 

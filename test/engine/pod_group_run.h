@@ -113,7 +113,7 @@ static inline void start(struct run *r, const char *text)
     else
         cr_assert_eq(ks_config_load_default(&r->cfg), 0);
     cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &r->objs, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_cache_create(0, &r->cache), 0);
+    cr_assert_eq(ks_cache_create(&r->cache), 0);
     struct ks_scheduler_opts opts = {.config = r->cfg,
                                      .objects = r->objs,
                                      .seeded = true,

@@ -245,7 +245,7 @@ Test(bind_wait, parked_bindings_hold_no_binder_and_finish_when_the_wait_ends)
     cr_assert_eq(ks_config_load_yaml("cfg.yaml", cfg_yaml, strlen(cfg_yaml), &cfg, &err), 0, "%s", err.msg);
     cr_assert_eq(ks_objects_load_buffer("cluster.yaml", cluster, strlen(cluster), &objs, &err), 0, "%s",
                  err.msg);
-    cr_assert_eq(ks_cache_create(0, &cache), 0);
+    cr_assert_eq(ks_cache_create(&cache), 0);
     struct ks_scheduler_opts opts = {.config = cfg,
                                      .objects = objs,
                                      .binders = 1,

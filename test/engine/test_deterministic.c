@@ -88,7 +88,7 @@ static void start(struct run *run, struct ks_scheduler_opts *opts, uint32_t node
     char *text = cluster_text(nodes, pods, scheduler);
     cr_assert_eq(ks_test_load_text(text, KS_VALIDATE_STRICT, &run->objs, &err), 0, "%s", err.msg);
     free(text);
-    cr_assert_eq(ks_cache_create(0, &run->cache), 0);
+    cr_assert_eq(ks_cache_create(&run->cache), 0);
     opts->on_event = on_event;
     opts->on_cycle = on_cycle;
     opts->ctx = r;

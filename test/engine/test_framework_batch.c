@@ -129,7 +129,7 @@ static void world_open(struct world *w, uint64_t seed)
     const char *p = w->path;
     cr_assert_eq(ks_objects_load(&p, 1, &w->objs, &err), 0, "%s", err.msg);
     cr_assert_eq(ks_config_load_default(&w->cfg), 0);
-    cr_assert_eq(ks_cache_create(0, &w->cache), 0);
+    cr_assert_eq(ks_cache_create(&w->cache), 0);
     for (uint32_t i = 0; i < ks_objects_count(w->objs, NODE); i++)
         cr_assert_eq(ks_cache_add_node(w->cache, ks_objects_nodes(w->objs)[i]), 0);
     w->objs->of[KS_KIND_NODE].n = 0; /* the cache owns them now */

@@ -297,7 +297,7 @@ static void run_workload(const struct iw_workload *w, bool no_index, struct run 
     r->pod = calloc(w->npods, sizeof(*r->pod));
     cr_assert(r->sets && r->node && r->pod);
     cr_assert_eq(ks_config_load_default(&r->cfg), 0);
-    cr_assert_eq(ks_cache_create(0, &r->cache), 0);
+    cr_assert_eq(ks_cache_create(&r->cache), 0);
     struct ks_scheduler_opts opts = {
         .config = r->cfg,
         .objects = r->base,

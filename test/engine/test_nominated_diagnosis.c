@@ -111,7 +111,7 @@ static void run(const char *yaml, const struct ks_config *cfg, struct capture *c
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
     cr_assert_eq(ks_test_load_text(yaml, KS_VALIDATE_STRICT, &objs, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_cache_create(0, &cache), 0);
+    cr_assert_eq(ks_cache_create(&cache), 0);
     struct ks_scheduler_opts opts = {.config = cfg,
                                      .objects = objs,
                                      .seeded = true,

@@ -24,7 +24,7 @@ static void setup(void)
 {
     cr_assert_eq(ks_api_init(), 0);
     ks_rcu_register_thread();
-    cr_assert_eq(ks_cache_create(0, &cache), 0);
+    cr_assert_eq(ks_cache_create(&cache), 0);
 }
 
 static void teardown(void)

@@ -333,7 +333,7 @@ static void run_cluster(uint32_t nodes, uint32_t pods, const char *cpu, struct o
     ks_rcu_register_thread();
     cr_assert_eq(ks_objects_load(&p, 1, &objs, &err), 0, "%s", err.msg);
     cr_assert_eq(ks_config_load_default(&cfg), 0);
-    cr_assert_eq(ks_cache_create(0, &cache), 0);
+    cr_assert_eq(ks_cache_create(&cache), 0);
     struct ks_scheduler_opts opts = {.config = cfg, .seeded = true, .seed = 7, .on_event = collect, .ctx = o};
     cr_assert_eq(ks_scheduler_create(&opts, cache, &s, &err), 0, "%s", err.msg);
     for (uint32_t i = 0; i < ks_objects_count(objs, NODE); i++)

@@ -183,7 +183,7 @@ static void env_open(struct env *e, const char *fixture, const char *const *filt
     snprintf(path, sizeof(path), "%s/preemption/%s.yaml", KS_TEST_DATA_DIR, fixture);
     cr_assert_eq(ks_objects_load(paths, 1, &e->objs, &err), 0, "%s:%d: %s: %s", err.file, err.line, err.field,
                  err.msg);
-    cr_assert_eq(ks_cache_create(0, &e->cache), 0);
+    cr_assert_eq(ks_cache_create(&e->cache), 0);
     struct ks_node **nodes = ks_objects_nodes(e->objs);
     for (uint32_t i = 0; i < ks_objects_count(e->objs, NODE); i++)
         cr_assert_eq(ks_cache_add_node(e->cache, nodes[i]), 0);

@@ -78,7 +78,7 @@ struct world {
 static void world_init(struct world *w)
 {
     struct ks_error err = {0};
-    cr_assert(eq(int, ks_cache_create(0, &w->cache), 0));
+    cr_assert(eq(int, ks_cache_create(&w->cache), 0));
     cr_assert(eq(int, ks_config_load_default(&w->cfg), 0));
     struct ks_framework_deps deps = {.cache = w->cache};
     cr_assert(eq(int, ks_framework_create(&w->cfg->profiles[0], &deps, &w->fw, &err), 0), "%s", err.msg);

@@ -234,7 +234,7 @@ static void env_up(struct env *e, const struct tpod *pod, const struct tpod *pod
 {
     struct ks_error err = {0};
     memset(e, 0, sizeof(*e));
-    cr_assert(eq(int, ks_cache_create(0, &e->cache), 0));
+    cr_assert(eq(int, ks_cache_create(&e->cache), 0));
     for (uint32_t i = 0; i < MAXN && nodes && nodes[i].name; i++) {
         struct ks_node *n = ks_fake_node(nodes[i].name, nodes[i].labels);
         ks_fake_node_allocatable(n, "cpu=4,memory=8Gi,pods=110");
@@ -1703,7 +1703,7 @@ Test(interpodaffinity, memo_follows_cluster_changes)
     bool node_up[NODES];
     uint32_t npods = 0, seq = 0;
 
-    cr_assert(eq(int, ks_cache_create(0, &cache), 0));
+    cr_assert(eq(int, ks_cache_create(&cache), 0));
     for (uint32_t i = 0; i < NODES; i++) {
         cr_assert(eq(int, ks_cache_add_node(cache, memo_node(i, i % 3)), 0));
         node_up[i] = true;
@@ -1850,7 +1850,7 @@ Test(interpodaffinity, memo_counts_follow_changes_in_one_chunk_of_many)
     struct ks_framework *fw;
     struct ks_error err = {0};
 
-    cr_assert(eq(int, ks_cache_create(0, &cache), 0));
+    cr_assert(eq(int, ks_cache_create(&cache), 0));
     for (uint32_t i = 0; i < 700; i++)
         cr_assert(eq(int, ks_cache_add_node(cache, memo_node(i, i % 3)), 0));
     struct tpod bound_shape = matching;

@@ -247,7 +247,7 @@ Test(nodeports, filter_without_pre_filter_is_an_error)
 Test(nodeports, ports_from_the_cache)
 {
     struct ks_cache *c = NULL;
-    cr_assert(eq(int, ks_cache_create(0, &c), 0));
+    cr_assert(eq(int, ks_cache_create(&c), 0));
     ks_rcu_register_thread();
     cr_assert(eq(int, ks_cache_add_node(c, ks_fake_node("node", "")), 0));
     struct ks_pod *sc = init_pod(true, P("UDP//53"));

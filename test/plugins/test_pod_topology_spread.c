@@ -155,7 +155,7 @@ static void env_init(struct env *e, const struct tnode *nodes, const struct tpod
     struct ks_error err = {0};
     memset(e, 0, sizeof(*e));
     ks_rcu_register_thread();
-    cr_assert(eq(int, ks_cache_create(0, &e->cache), 0));
+    cr_assert(eq(int, ks_cache_create(&e->cache), 0));
     for (int i = 0; i < MAXN && nodes[i].name; i++) {
         struct ks_node *n = ks_fake_node(nodes[i].name, nodes[i].labels);
         if (nodes[i].taints)

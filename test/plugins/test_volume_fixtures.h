@@ -80,7 +80,7 @@ static inline void vfx_open(struct vfx *x, const char *yaml)
     struct ks_error err = {0};
     memset(x, 0, sizeof(*x));
     x->objs = vfx_load(yaml);
-    cr_assert(eq(int, ks_cache_create(0, &x->cache), 0));
+    cr_assert(eq(int, ks_cache_create(&x->cache), 0));
     cr_assert(eq(int, ks_config_load_default(&x->cfg), 0));
     struct ks_framework_deps deps = {.cache = x->cache, .objects = x->objs};
     cr_assert(eq(int, ks_framework_create(&x->cfg->profiles[0], &deps, &x->fw, &err), 0), "%s", err.msg);

@@ -53,7 +53,7 @@ static void setup(struct env *e, bool flusher)
     cr_assert_eq(ks_api_init(), 0);
     qt_rcu();
     cr_assert_eq(ks_config_load_default(&e->cfg), 0);
-    cr_assert_eq(ks_cache_create(0, &e->cache), 0);
+    cr_assert_eq(ks_cache_create(&e->cache), 0);
     struct ks_scheduler_opts o = {
         .config = e->cfg, .seeded = true, .seed = 3, .on_event = on_event, .ctx = &e->t, .flusher = flusher};
     struct ks_error err = {0};

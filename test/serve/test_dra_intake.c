@@ -203,7 +203,7 @@ Test(serve_dra_intake, dra_kinds_are_queued_counted_and_offered_to_the_queue)
     cr_expect(eq(u64, ks_objects_queued(watched, KS_KIND_RESOURCE_CLAIM), 1));
 
     struct ks_scheduler_opts opts = {.config = cfg, .objects = watched, .seeded = true};
-    cr_assert(eq(int, ks_cache_create(0, &cache), 0));
+    cr_assert(eq(int, ks_cache_create(&cache), 0));
     cr_assert(eq(int, ks_scheduler_create(&opts, cache, &s, &err), 0), "%s", err.msg);
     cr_assert(eq(int, ks_intake_go_live(in, s, cache), 0));
     send(in, KS_WATCH_ADDED, KS_KIND_POD, "ns", "p", pod(false));

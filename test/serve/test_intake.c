@@ -97,7 +97,7 @@ static void go_live(struct fixture *f)
 {
     struct ks_error err = {0};
     struct ks_scheduler_opts opts = {.config = f->cfg, .objects = f->objects, .seeded = true};
-    cr_assert_eq(ks_cache_create(0, &f->cache), 0);
+    cr_assert_eq(ks_cache_create(&f->cache), 0);
     cr_assert_eq(ks_scheduler_create(&opts, f->cache, &f->s, &err), 0, "%s", err.msg);
     cr_assert_eq(ks_intake_go_live(f->in, f->s, f->cache), 0);
 }

@@ -349,7 +349,7 @@ static void engine_run(struct engine_run *r, uint32_t nodes, uint32_t fit, uint3
     cr_assert_eq(ks_metrics_create(&r->reg), 0);
     cr_assert_eq(ks_sched_metrics_create(r->reg, &r->sm), 0);
     ks_sched_metrics_sample_percent(r->sm, percent);
-    cr_assert_eq(ks_cache_create(0, &r->cache), 0);
+    cr_assert_eq(ks_cache_create(&r->cache), 0);
     struct ks_scheduler_opts opts = {.config = r->cfg,
                                      .seeded = true,
                                      .seed = 7,
@@ -591,7 +591,7 @@ Test(metrics, indexed_cycles_counter_follows_the_scheduler)
         free(text);
 
         cr_assert_eq(ks_objects_load_buffer("cluster.yaml", cluster, len, &objs, &err), 0, "%s", err.msg);
-        cr_assert_eq(ks_cache_create(0, &cache), 0);
+        cr_assert_eq(ks_cache_create(&cache), 0);
         struct ks_scheduler_opts opts = {.config = t.cfg,
                                          .seeded = true,
                                          .seed = 3,

@@ -133,7 +133,7 @@ static int run(uint32_t binders, const char *path, struct ks_config *cfg)
     for (int i = 0; i < PODS; i++)
         atomic_store(&failed_once[i], 0);
     quit = false;
-    if (ks_objects_load(&p, 1, &objs, &err) < 0 || ks_cache_create(0, &cache) < 0) {
+    if (ks_objects_load(&p, 1, &objs, &err) < 0 || ks_cache_create(&cache) < 0) {
         fprintf(stderr, "stress_bind_wait: setup failed: %s\n", err.msg);
         return 1;
     }

@@ -100,7 +100,7 @@ static int env_start(struct env *e, uint32_t binders, const char *path)
     atomic_store(&scheduled, 0);
     atomic_store(&failures, 0);
     if (ks_objects_load(&p, 1, &e->objs, &err) < 0 || ks_config_load_default(&e->cfg) < 0 ||
-        ks_cache_create(0, &e->cache) < 0) {
+        ks_cache_create(&e->cache) < 0) {
         fprintf(stderr, "stress_binder: setup failed: %s\n", err.msg);
         return -1;
     }

@@ -79,7 +79,7 @@ static int run(const char *path, uint32_t parallelism, struct placements *out)
     struct ks_scheduler *s;
 
     memset(out, 0, sizeof(*out));
-    if (ks_objects_load(&p, 1, &objs, &err) || ks_config_load_default(&cfg) || ks_cache_create(0, &cache)) {
+    if (ks_objects_load(&p, 1, &objs, &err) || ks_config_load_default(&cfg) || ks_cache_create(&cache)) {
         fprintf(stderr, "stress_filter_prefix: set-up failed: %s\n", err.msg);
         return -1;
     }

@@ -159,7 +159,7 @@ int main(void)
                         "{kubernetes.io/hostname: n%d}}\nstatus: {allocatable: {cpu: '4', pods: '110'}}\n",
                         n, n);
     if (ks_objects_load_buffer("cluster.yaml", yaml, strlen(yaml), &objs, &err) < 0 ||
-        ks_cache_create(0, &cache) < 0 || ks_config_load_default(&cfg) < 0) {
+        ks_cache_create(&cache) < 0 || ks_config_load_default(&cfg) < 0) {
         fprintf(stderr, "stress_live_objects: setup: %s\n", err.msg);
         return 1;
     }

@@ -79,7 +79,7 @@ static int run(bool deterministic)
     atomic_store(&unschedulable, 0);
     atomic_store(&errors, 0);
     if (write_cluster(path) < 0 || ks_objects_load(&p, 1, &objs, &err) < 0 ||
-        ks_config_load_default(&cfg) < 0 || ks_cache_create(0, &cache) < 0) {
+        ks_config_load_default(&cfg) < 0 || ks_cache_create(&cache) < 0) {
         fprintf(stderr, "stress_schedule: setup failed: %s\n", err.msg);
         return 1;
     }

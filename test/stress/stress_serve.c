@@ -221,7 +221,7 @@ int main(void)
     struct ks_writer_opts wo = {.transport = {.request = fake_request}};
     if (ks_intake_create(objects, &intake) < 0 || ks_writer_create(&wo, &writer) < 0 ||
         ks_metrics_create(&registry) < 0 || ks_serve_metrics_create(registry, cfg, &smetrics) < 0 ||
-        ks_cache_create(0, &cache) < 0)
+        ks_cache_create(&cache) < 0)
         return 1;
     char name[16];
     for (int i = 0; i < NODES; i++) {

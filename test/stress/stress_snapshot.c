@@ -272,7 +272,7 @@ static void write_one(void)
 
 int main(void)
 {
-    if (ks_api_init() || ks_cache_create(0, &cache))
+    if (ks_api_init() || ks_cache_create(&cache))
         die("create");
     ks_rcu_register_thread();
     limbo = must(calloc(MAX_LIMBO, sizeof(*limbo)));

@@ -137,7 +137,7 @@ int main(void)
     ks_rcu_register_thread();
     if (ks_yaml_parse("stress-templates", TEMPLATES, strlen(TEMPLATES), &ys, &err) < 0 ||
         ks_decode_node("stress-templates", ys->docs[2], &node, &err) < 0 ||
-        ks_config_load_default(&cfg) < 0 || ks_cache_create(0, &cache) < 0) {
+        ks_config_load_default(&cfg) < 0 || ks_cache_create(&cache) < 0) {
         fprintf(stderr, "stress_update_in_flight: setup failed: %s\n", err.msg);
         return 1;
     }
