@@ -113,7 +113,7 @@ int ks_preempt_indexed(const struct ks_preemptor *p, const struct ks_diagnosis *
         int code = ks__preempt_trial(p, node, select, ctx, &sc, &sc.arena, &c, &st);
         ks_preempt_tree_set(t, pos, leaf_of(p, node, code, &c, &rank), &rank);
     }
-    if ((w.nvolatile || !w.ncandidates || w.latest_start >= p->now_ns))
+    if (w.nvolatile || !w.ncandidates || w.latest_start >= p->now_ns)
         rc = -ENOENT;
 
     /* the choice: its victims again (the tree keeps ranks, not pods) */
