@@ -490,6 +490,14 @@ int ks_preempt_select_victims(void *ctx, const struct ks_preemptor *p, struct ks
 
 /* ---- choosing the node ------------------------------------------------------------------------ */
 
+int64_t ks__preempt_priority_sum(const struct ks_preempt_candidate *c)
+{
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < c->nvictims; i++)
+        sum += (int64_t)c->victims[i]->priority + (int64_t)INT32_MAX + 1;
+    return sum;
+}
+
 /* One of pickOneNodeForPreemption's score functions: higher is better. */
 static int64_t score(const struct ks_preempt_candidate *c, int f, int64_t now_ns)
 {
@@ -498,12 +506,8 @@ static int64_t score(const struct ks_preempt_candidate *c, int f, int64_t now_ns
         return -c->npdb_violations;
     case 1:
         return c->nvictims ? -(int64_t)c->victims[0]->priority : INT64_MIN;
-    case 2: {
-        int64_t sum = 0;
-        for (uint32_t i = 0; i < c->nvictims; i++)
-            sum += (int64_t)c->victims[i]->priority + (int64_t)INT32_MAX + 1;
-        return -sum;
-    }
+    case 2:
+        return -ks__preempt_priority_sum(c);
     case 3:
         return -(int64_t)c->nvictims;
     default:

@@ -38,13 +38,10 @@ static enum ks_preempt_leaf leaf_of(const struct ks_preemptor *p, const struct k
         return KS_PT_FAILED;
     if (ks_preempt_now_matters(node, p->pod->priority))
         return KS_PT_VOLATILE;
-    int64_t sum = 0;
-    for (uint32_t i = 0; i < c->nvictims; i++)
-        sum += (int64_t)c->victims[i]->priority + (int64_t)INT32_MAX + 1;
     *rank = (struct ks_preempt_rank){
         .top_priority = c->victims[0]->priority,
         .nvictims = c->nvictims,
-        .priority_sum = sum,
+        .priority_sum = ks__preempt_priority_sum(c),
         /* all victims have a start time, or none has */
         .start = c->victims[0]->start_time == KS_TIME_NONE
                      ? KS_PREEMPT_START_NOW

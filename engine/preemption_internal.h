@@ -24,4 +24,10 @@ int ks__preempt_trial(const struct ks_preemptor *p, const struct ks_node_snap *n
                       ks_select_victims_fn select, void *ctx, struct ks_preempt_scratch *sc,
                       struct ks_arena *keep, struct ks_preempt_candidate *c, struct ks_status *st);
 
+/*
+ * ks__preempt_priority_sum - pickOneNodeForPreemption's sum of @c's victim priorities, each
+ * shifted by 2^31 so that negative priorities count.
+ */
+int64_t ks__preempt_priority_sum(const struct ks_preempt_candidate *c);
+
 #endif

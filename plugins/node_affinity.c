@@ -672,19 +672,13 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
 
 /* ---- events and QueueingHints ---------------------------------------------------------------- */
 
-/* The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity). */
+/* The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity), as Filter reads
+ * them. */
 static bool required_affinity_matches(const struct ks_pod *pod, const struct ks_node *n)
 {
-    for (uint32_t i = 0; i < pod->node_selector.n; i++) {
-        uint32_t v;
-        if (!ks_labels_get(&n->meta.labels, pod->node_selector.items[i].key, &v) ||
-            v != pod->node_selector.items[i].value)
-            return false;
-    }
-    const struct ks_node_affinity *na = pod->affinity.node_affinity;
-    if (na && na->required)
-        return ks_node_selector_matches(na->required, &n->meta.labels, n->name_id);
-    return true;
+    const struct ks_node_selector *required = pod_required(pod);
+    return ks_labels_superset(&pod->node_selector, &n->meta.labels) &&
+           (!required || ks_node_selector_matches(required, &n->meta.labels, n->name_id));
 }
 
 /* NodeAffinity: the node (newly) matches the pod's required affinity. */
