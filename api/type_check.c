@@ -165,123 +165,114 @@ static bool leap(int y)
     return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
 }
 
+/* The layout's elements after the year, in order: a literal, or a number with its range. */
+static const struct rfc3339_elem {
+    char lit;         /* the literal, or 0 for a number */
+    const char *text; /* the element as the layout writes it */
+    bool fixed;       /* a number of exactly two digits */
+    int lo, hi;       /* a number's range... */
+    const char *name; /* ...and its name in the error (NULL: checked at the end, as the day is) */
+} rfc3339_elems[] = {
+    {'-', "-", false, 0, 0, NULL},    {0, "01", true, 1, 12, "month"},  {'-', "-", false, 0, 0, NULL},
+    {0, "02", true, 0, 99, NULL},     {'T', "T", false, 0, 0, NULL},    {0, "15", false, 0, 23, "hour"},
+    {':', ":", false, 0, 0, NULL},    {0, "04", true, 0, 59, "minute"}, {':', ":", false, 0, 0, NULL},
+    {0, "05", true, 0, 59, "second"},
+};
+
+/* The layout's "2006": four digits, signed; false when @v does not start with them. */
+static bool rfc3339_year(const char **v, int *year)
+{
+    const char *p = *v;
+    bool neg = false;
+    if (strnlen(p, 4) < 4)
+        return false;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    for (*year = 0; p < *v + 4; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        *year = *year * 10 + (*p - '0');
+    }
+    *year = neg ? -*year : *year;
+    *v += 4;
+    return true;
+}
+
+/* The fraction of a second and the layout's "Z07:00"; false when the zone does not parse. */
+static bool rfc3339_zone(const char **v)
+{
+    const char *p = *v;
+    if ((*p == '.' || *p == ',') && digit(p, 1)) {
+        p++;
+        while (digit(p, 0))
+            p++;
+    }
+    *v = p;
+    if (*p == 'Z') {
+        *v = p + 1;
+        return true;
+    }
+    if (strnlen(p, 6) < 6 || p[3] != ':' || (p[0] != '+' && p[0] != '-') || !digit(p, 1) || !digit(p, 2) ||
+        !digit(p, 4) || !digit(p, 5))
+        return false;
+    *v = p + 6;
+    return true;
+}
+
+/* time's "cannot parse" error: @s's rest @v did not match the layout's element @elem. */
+static int rfc3339_bad(const char *s, const char *v, const char *elem, char *msg, size_t len)
+{
+    char qv[128], qrest[128], ql[64], qe[32];
+    go_quote(qv, sizeof(qv), s);
+    go_quote(qrest, sizeof(qrest), v);
+    go_quote(ql, sizeof(ql), "2006-01-02T15:04:05Z07:00");
+    go_quote(qe, sizeof(qe), elem);
+    snprintf(msg, len, "parsing time %s as %s: cannot parse %s as %s", qv, ql, qrest, qe);
+    return -1;
+}
+
+/* time's range error: @s's element @name is out of range. */
+static int rfc3339_range(const char *s, const char *name, char *msg, size_t len)
+{
+    char qv[128];
+    go_quote(qv, sizeof(qv), s);
+    snprintf(msg, len, "parsing time %s: %s out of range", qv, name);
+    return -1;
+}
+
 /*
  * time.Parse(time.RFC3339, @s)'s error into @msg, or 0 when it parses. The layout's
  * elements in turn, as time's general parser takes them.
  */
 static int rfc3339_error(const char *s, char *msg, size_t len)
 {
-    static const char layout[] = "2006-01-02T15:04:05Z07:00";
-    const char *v = s, *elem = NULL, *range = NULL;
-    char qv[128], qrest[128];
-    int year = 0, month = 0, day = 0, n;
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const char *v = s;
+    int year, num[sizeof(rfc3339_elems) / sizeof(rfc3339_elems[0])] = {0};
 
-    /* 2006 */
-    if (strnlen(v, 4) < 4) {
-        elem = "2006";
-        goto bad;
+    if (!rfc3339_year(&v, &year))
+        return rfc3339_bad(s, v, "2006", msg, len);
+    for (size_t i = 0; i < sizeof(rfc3339_elems) / sizeof(rfc3339_elems[0]); i++) {
+        const struct rfc3339_elem *e = &rfc3339_elems[i];
+        const char *at = v;
+        if (e->lit ? *v++ != e->lit : (num[i] = getnum(&v, e->fixed)) < 0)
+            return rfc3339_bad(s, at, e->text, msg, len);
+        if (!e->lit && e->name && (num[i] < e->lo || num[i] > e->hi))
+            return rfc3339_range(s, e->name, msg, len);
     }
-    {
-        const char *p = v;
-        bool neg = false;
-        if (*p == '+' || *p == '-')
-            neg = *p++ == '-';
-        for (; p < v + 4; p++) {
-            if (*p < '0' || *p > '9') {
-                elem = "2006";
-                goto bad;
-            }
-            year = year * 10 + (*p - '0');
-        }
-        year = neg ? -year : year;
-        v += 4;
-    }
-#define LITERAL(c, text)                                                                                     \
-    do {                                                                                                     \
-        if (*v != (c)) {                                                                                     \
-            elem = text;                                                                                     \
-            goto bad;                                                                                        \
-        }                                                                                                    \
-        v++;                                                                                                 \
-    } while (0)
-#define NUMBER(var, fixed, text, lo, hi, name)                                                               \
-    do {                                                                                                     \
-        const char *at_ = v;                                                                                 \
-        if ((n = getnum(&v, fixed)) < 0) {                                                                   \
-            v = at_;                                                                                         \
-            elem = text;                                                                                     \
-            goto bad;                                                                                        \
-        }                                                                                                    \
-        var = n;                                                                                             \
-        if (!range && (n < (lo) || n > (hi)))                                                                \
-            range = name;                                                                                    \
-    } while (0)
-    LITERAL('-', "-");
-    NUMBER(month, true, "01", 1, 12, "month");
-    if (range)
-        goto out_of_range;
-    LITERAL('-', "-");
-    NUMBER(day, true, "02", 0, 99, "day"); /* its range is the month's, checked at the end */
-    LITERAL('T', "T");
-    int unused;
-    NUMBER(unused, false, "15", 0, 23, "hour");
-    if (range)
-        goto out_of_range;
-    LITERAL(':', ":");
-    NUMBER(unused, true, "04", 0, 59, "minute");
-    if (range)
-        goto out_of_range;
-    LITERAL(':', ":");
-    NUMBER(unused, true, "05", 0, 59, "second");
-    if (range)
-        goto out_of_range;
-    (void)unused;
-#undef NUMBER
-#undef LITERAL
-    if ((*v == '.' || *v == ',') && digit(v, 1)) {
-        v++;
-        while (digit(v, 0))
-            v++;
-    }
-    /* Z07:00 */
-    if (*v == 'Z') {
-        v++;
-    } else if (strnlen(v, 6) < 6 || v[3] != ':' || (v[0] != '+' && v[0] != '-') || !digit(v, 1) ||
-               !digit(v, 2) || !digit(v, 4) || !digit(v, 5)) {
-        elem = "Z07:00";
-        goto bad;
-    } else {
-        v += 6;
-    }
+    if (!rfc3339_zone(&v))
+        return rfc3339_bad(s, v, "Z07:00", msg, len);
     if (*v) {
+        char qv[128], qrest[128];
         go_quote(qv, sizeof(qv), s);
         go_quote(qrest, sizeof(qrest), v);
         snprintf(msg, len, "parsing time %s: extra text: %s", qv, qrest);
         return -1;
     }
-    {
-        static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-        int max = days[month - 1] + (month == 2 && leap(year));
-        if (day < 1 || day > max) {
-            range = "day";
-            goto out_of_range;
-        }
-    }
+    int month = num[1], day = num[3];
+    if (day < 1 || day > days[month - 1] + (month == 2 && leap(year)))
+        return rfc3339_range(s, "day", msg, len);
     return 0;
-bad:
-    go_quote(qv, sizeof(qv), s);
-    go_quote(qrest, sizeof(qrest), v);
-    {
-        char ql[64], qe[32];
-        go_quote(ql, sizeof(ql), layout);
-        go_quote(qe, sizeof(qe), elem);
-        snprintf(msg, len, "parsing time %s as %s: cannot parse %s as %s", qv, ql, qrest, qe);
-    }
-    return -1;
-out_of_range:
-    go_quote(qv, sizeof(qv), s);
-    snprintf(msg, len, "parsing time %s: %s out of range", qv, range);
-    return -1;
 }
 
 /* resource.ParseQuantity's error for a text that ks_quantity_parse refused. */

@@ -30,7 +30,7 @@ struct str_page {
     char data[];
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ks_mutex lock = KS_MUTEX_INITIALIZER(KS_LOCK_INTERN);
 static _Atomic(const char **) chunks[MAX_CHUNKS];
 static uint32_t *slots; /* hash slots holding id + 1, 0 = free; guarded by lock */
 static uint32_t nslots;
@@ -113,6 +113,7 @@ static int grow(void)
 /* Called with lock held: give @str the next id. */
 static uint32_t publish(const char *str)
 {
+    ks_mutex_assert_held(&lock);
     uint32_t id = atomic_load_explicit(&count, memory_order_relaxed);
     if (id >= (uint32_t)MAX_CHUNKS * CHUNK_SIZE)
         return KS_ID_NONE;
@@ -151,9 +152,9 @@ static uint32_t insert_locked(const char *s, size_t len)
 
 uint32_t ks_intern_n(const char *s, size_t len)
 {
-    ks_mutex_lock(&lock, KS_LOCK_INTERN);
+    ks_mutex_lock(&lock);
     uint32_t id = insert_locked(s, len);
-    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
+    ks_mutex_unlock(&lock);
     return id;
 }
 
@@ -165,7 +166,7 @@ uint32_t ks_intern(const char *s)
 uint32_t ks_intern_find(const char *s, size_t len)
 {
     uint32_t id = KS_ID_NONE;
-    ks_mutex_lock(&lock, KS_LOCK_INTERN);
+    ks_mutex_lock(&lock);
     if (len == 0 && atomic_load_explicit(&count, memory_order_relaxed) > 0) {
         id = KS_ID_EMPTY;
     } else if (nslots) {
@@ -173,7 +174,7 @@ uint32_t ks_intern_find(const char *s, size_t len)
         if (slot)
             id = slot - 1;
     }
-    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
+    ks_mutex_unlock(&lock);
     return id;
 }
 
@@ -221,7 +222,7 @@ uint32_t ks_intern_count(void)
 
 void ks_intern_reset(void)
 {
-    ks_mutex_lock(&lock, KS_LOCK_INTERN);
+    ks_mutex_lock(&lock);
     for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
         const char **chunk = atomic_load_explicit(&chunks[c], memory_order_relaxed);
         if (!chunk)
@@ -238,5 +239,5 @@ void ks_intern_reset(void)
     slots = NULL;
     nslots = 0;
     atomic_store_explicit(&count, 0, memory_order_release);
-    ks_mutex_unlock(&lock, KS_LOCK_INTERN);
+    ks_mutex_unlock(&lock);
 }

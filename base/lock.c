@@ -3,7 +3,7 @@
  *
  * Compiled in every build: translation units built with KS_LOCK_CHECK (Debug, sanitizer
  * and fuzz builds, and the checker's own unit test in any build) record the ranks each thread
- * holds in ks__lock_held; the others never touch it.
+ * holds in ks__lock_held and each mutex's holder; the others never touch them.
  *
  * Context: any thread; the failures write one line to stderr and abort.
  */
@@ -39,5 +39,12 @@ void ks__lock_release_fail(enum ks_lock_rank r)
 {
     fprintf(stderr, "ksched: lock order violated: releasing %s, which this thread does not hold\n",
             ks_lock_rank_name(r));
+    abort();
+}
+
+void ks__lock_not_held_fail(const struct ks_mutex *m, const char *what)
+{
+    fprintf(stderr, "ksched: lock misuse: %s %s, which this thread does not hold\n", what,
+            ks_lock_rank_name(m->rank));
     abort();
 }

@@ -58,9 +58,9 @@ struct ks_collector {
 };
 
 struct ks_metrics {
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     struct ks_metric_family *families, **families_tail;
-    pthread_mutex_t collect_lock; /* the collectors; held while they run */
+    struct ks_mutex collect_lock; /* the collectors; held while they run */
     uint32_t ncollectors;
     struct ks_collector collectors[KS_METRICS_MAX_COLLECTORS];
 };
@@ -84,8 +84,8 @@ int ks_metrics_create(struct ks_metrics **out)
     struct ks_metrics *m = calloc(1, sizeof(*m));
     if (!m)
         return -ENOMEM;
-    pthread_mutex_init(&m->lock, NULL);
-    pthread_mutex_init(&m->collect_lock, NULL);
+    ks_mutex_init(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_init(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
     m->families_tail = &m->families;
     *out = m;
     return 0;
@@ -107,26 +107,26 @@ void ks_metrics_destroy(struct ks_metrics *m)
         }
         free(f);
     }
-    pthread_mutex_destroy(&m->collect_lock);
-    pthread_mutex_destroy(&m->lock);
+    ks_mutex_destroy(&m->collect_lock);
+    ks_mutex_destroy(&m->lock);
     free(m);
 }
 
 int ks_metrics_add_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
 {
     int rc = -ENOSPC;
-    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_lock(&m->collect_lock);
     if (m->ncollectors < KS_METRICS_MAX_COLLECTORS) {
         m->collectors[m->ncollectors++] = (struct ks_collector){fn, ctx};
         rc = 0;
     }
-    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_unlock(&m->collect_lock);
     return rc;
 }
 
 void ks_metrics_remove_collector(struct ks_metrics *m, ks_metrics_collect_fn fn, void *ctx)
 {
-    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_lock(&m->collect_lock);
     for (uint32_t i = 0; i < m->ncollectors; i++) {
         if (m->collectors[i].fn == fn && m->collectors[i].ctx == ctx) {
             memmove(&m->collectors[i], &m->collectors[i + 1],
@@ -135,7 +135,7 @@ void ks_metrics_remove_collector(struct ks_metrics *m, ks_metrics_collect_fn fn,
             break;
         }
     }
-    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_unlock(&m->collect_lock);
 }
 
 struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_type type, const char *name,
@@ -166,18 +166,18 @@ struct ks_metric_family *ks_metrics_family(struct ks_metrics *m, enum ks_metric_
     if (nbuckets)
         memcpy(f->bounds, buckets, nbuckets * sizeof(*buckets));
     f->series_tail = &f->series;
-    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_lock(&m->lock);
     *m->families_tail = f;
     m->families_tail = &f->next;
-    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_unlock(&m->lock);
     return f;
 }
 
 void ks_metrics_family_hide_unused(struct ks_metric_family *f)
 {
-    ks_mutex_lock(&f->registry->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_lock(&f->registry->lock);
     f->hide_unused = true;
-    ks_mutex_unlock(&f->registry->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_unlock(&f->registry->lock);
 }
 
 static bool series_matches(const struct ks_metric_family *f, const struct ks_metric *s,
@@ -195,7 +195,7 @@ struct ks_metric *ks_metric_series(struct ks_metric_family *f, const char *const
     struct ks_metrics *m = f->registry;
     struct ks_metric *s;
 
-    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_lock(&m->lock);
     for (s = f->series; s; s = s->next) {
         if (series_matches(f, s, values))
             goto out;
@@ -215,7 +215,7 @@ struct ks_metric *ks_metric_series(struct ks_metric_family *f, const char *const
     *f->series_tail = s;
     f->series_tail = &s->next;
 out:
-    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_unlock(&m->lock);
     return s;
 }
 
@@ -388,12 +388,12 @@ static const char *const type_names[] = {"counter", "gauge", "histogram"};
 int ks_metrics_write(struct ks_metrics *m, FILE *out)
 {
     /* outside the registry lock: collectors may create series */
-    ks_mutex_lock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_lock(&m->collect_lock);
     for (uint32_t i = 0; i < m->ncollectors; i++)
         m->collectors[i].fn(m->collectors[i].ctx);
-    ks_mutex_unlock(&m->collect_lock, KS_LOCK_METRICS_COLLECT);
+    ks_mutex_unlock(&m->collect_lock);
 
-    ks_mutex_lock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_lock(&m->lock);
     for (const struct ks_metric_family *f = m->families; f; f = f->next) {
         fprintf(out, "# HELP %s ", f->name);
         write_escaped(out, f->help, false);
@@ -422,6 +422,6 @@ int ks_metrics_write(struct ks_metrics *m, FILE *out)
             write_sample(out, f, s, "_count", NULL, (double)count);
         }
     }
-    ks_mutex_unlock(&m->lock, KS_LOCK_METRICS_REGISTRY);
+    ks_mutex_unlock(&m->lock);
     return ferror(out) ? -EIO : 0;
 }

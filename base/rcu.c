@@ -52,7 +52,7 @@
 char ks_rcu_grace_token;
 #endif
 
-static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ks_mutex barrier_lock = KS_MUTEX_INITIALIZER(KS_LOCK_RCU_BARRIER);
 static pthread_cond_t barrier_done = PTHREAD_COND_INITIALIZER;
 static atomic_ulong pending;      /* callbacks queued and not yet run */
 static atomic_uint barrier_waits; /* ks_rcu_barrier() callers waiting */
@@ -83,9 +83,9 @@ static void run_callback(struct ks_rcu_head *h)
     /* release: what fn did happens before the barrier's caller returns (its acquire load) */
     if (atomic_fetch_sub_explicit(&pending, 1, memory_order_release) == 1) {
         /* under the lock: a barrier between its check and its wait cannot miss the broadcast */
-        ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
+        ks_mutex_lock(&barrier_lock);
         pthread_cond_broadcast(&barrier_done);
-        ks_mutex_unlock(&barrier_lock, KS_LOCK_RCU_BARRIER);
+        ks_mutex_unlock(&barrier_lock);
     }
 }
 
@@ -193,10 +193,10 @@ void ks_rcu_barrier(void)
         ks__rcu_assert_fail("ks_rcu_barrier() from an RCU callback");
 #endif
     atomic_fetch_add_explicit(&barrier_waits, 1, memory_order_relaxed); /* cuts the reclaimer's pause */
-    ks_mutex_lock(&barrier_lock, KS_LOCK_RCU_BARRIER);
+    ks_mutex_lock(&barrier_lock);
     /* acquire: pairs with the callbacks' release decrements */
     while (atomic_load_explicit(&pending, memory_order_acquire))
-        pthread_cond_wait(&barrier_done, &barrier_lock);
-    ks_mutex_unlock(&barrier_lock, KS_LOCK_RCU_BARRIER);
+        ks_cond_wait(&barrier_done, &barrier_lock);
+    ks_mutex_unlock(&barrier_lock);
     atomic_fetch_sub_explicit(&barrier_waits, 1, memory_order_relaxed);
 }

@@ -74,7 +74,7 @@ struct ks_workers {
     atomic_uint inside;           /* threads that joined the current job and have not left */
     atomic_uint helped;           /* blocks the threads ran in the current job */
 
-    _Alignas(64) pthread_mutex_t lock; /* guards sleeping and quit */
+    _Alignas(64) struct ks_mutex lock; /* guards sleeping and quit */
     pthread_cond_t wake;               /* sleeping threads wait here for seq to move or quit */
     atomic_uint sleepers;              /* threads asleep or about to sleep on wake */
     atomic_bool quit;
@@ -124,14 +124,14 @@ static unsigned wait_job(struct ks_workers *w, unsigned seen)
         if (!ks__spin_step(&sp, KS_WORKERS_SPIN_NS))
             break;
     }
-    ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
+    ks_mutex_lock(&w->lock);
     /* Dekker with ks_workers_run: sleepers++ then load seq; the submitter stores seq then loads sleepers */
     atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
     while ((s = atomic_load_explicit(&w->seq, memory_order_seq_cst)) == seen &&
            !atomic_load_explicit(&w->quit, memory_order_relaxed))
-        pthread_cond_wait(&w->wake, &w->lock);
+        ks_cond_wait(&w->wake, &w->lock);
     atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
-    ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
+    ks_mutex_unlock(&w->lock);
     return s;
 }
 
@@ -169,7 +169,7 @@ int ks_workers_create(uint32_t threads, struct ks_workers **out)
     if (!w)
         return -ENOMEM;
     *w = (struct ks_workers){.backoff = KS_WORKERS_BACKOFF_MIN};
-    pthread_mutex_init(&w->lock, NULL);
+    ks_mutex_init(&w->lock, KS_LOCK_WORKERS);
     pthread_cond_init(&w->wake, NULL);
     if (threads && !(w->threads = calloc(threads, sizeof(*w->threads))))
         goto err_threads;
@@ -192,7 +192,7 @@ err_start:
     return rc ? rc : -ENOMEM;
 err_threads:
     pthread_cond_destroy(&w->wake);
-    pthread_mutex_destroy(&w->lock);
+    ks_mutex_destroy(&w->lock);
     free(w);
     return rc;
 }
@@ -201,15 +201,15 @@ void ks_workers_destroy(struct ks_workers *w)
 {
     if (!w)
         return;
-    ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
+    ks_mutex_lock(&w->lock);
     atomic_store_explicit(&w->quit, true, memory_order_relaxed);
     pthread_cond_broadcast(&w->wake);
-    ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
+    ks_mutex_unlock(&w->lock);
     for (uint32_t i = 0; i < w->nthreads; i++)
         pthread_join(w->threads[i], NULL);
     free(w->threads);
     pthread_cond_destroy(&w->wake);
-    pthread_mutex_destroy(&w->lock);
+    ks_mutex_destroy(&w->lock);
     free(w);
 }
 
@@ -245,9 +245,9 @@ uint32_t ks_workers_run(struct ks_workers *w, uint32_t n, uint32_t block, ks_job
     /* Dekker with a sleeping thread: store seq then load sleepers */
     atomic_store_explicit(&w->seq, s, memory_order_seq_cst);
     if (atomic_load_explicit(&w->sleepers, memory_order_seq_cst)) {
-        ks_mutex_lock(&w->lock, KS_LOCK_WORKERS);
+        ks_mutex_lock(&w->lock);
         pthread_cond_broadcast(&w->wake);
-        ks_mutex_unlock(&w->lock, KS_LOCK_WORKERS);
+        ks_mutex_unlock(&w->lock);
     }
     uint32_t own = drain(w, 0);
     int64_t t1 = ks__mono_ns();

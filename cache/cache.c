@@ -103,6 +103,7 @@ static int reserve_dirty(struct ks_cache *c, uint32_t more)
 /* A change to @ni: a new generation, and a place on the dirty list (capacity reserved). */
 static void touch(struct ks_cache *c, struct node_info *ni)
 {
+    ks_mutex_assert_held(&c->lock);
     ni->generation = ++c->generation;
     if (ni->dirty_idx == KS__NO_INDEX) {
         ni->dirty_idx = c->ndirty;
@@ -200,7 +201,7 @@ int ks_cache_create(struct ks_cache **out)
     struct ks_cache *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    if (ks_mutex_init_adaptive(&c->lock)) {
+    if (ks_mutex_init_adaptive(&c->lock, KS_LOCK_CACHE)) {
         free(c);
         return -ENOMEM;
     }
@@ -256,7 +257,7 @@ void ks_cache_destroy(struct ks_cache *c)
     free(c->order);
     free(c->order_scratch);
     free(c->flips);
-    pthread_mutex_destroy(&c->lock);
+    ks_mutex_destroy(&c->lock);
     free(c);
 }
 
@@ -389,6 +390,7 @@ unlock:
 
 static struct pod_entry *pod_find(struct ks_cache *c, const struct ks_pod *pod)
 {
+    ks_mutex_assert_held(&c->lock);
     uint32_t ns = pod->meta.namespace_id;
     return ks__pod_table_find(&c->pods, ns, pod->meta.name, ks__pod_key_hash(ns, pod->meta.name));
 }
@@ -479,6 +481,7 @@ static void prio_count(struct ks_cache *c, int32_t priority, int delta)
 
 int32_t ks__cache_min_priority(const struct ks_cache *c)
 {
+    ks_mutex_assert_held(&c->lock);
     if (c->prio_overflow)
         return INT32_MIN;
     return c->nprio ? c->prio[0].priority : INT32_MAX;
@@ -703,6 +706,7 @@ int ks_cache_hide_pod(struct ks_cache *c, const struct ks_pod *pod)
 /* Under the lock: @e back into its node's aggregates. Allocates nothing (see reserve_dirty). */
 static void unhide(struct ks_cache *c, struct pod_entry *e)
 {
+    ks_mutex_assert_held(&c->lock);
     hidden_unlink(c, e);
     ks__ni_unhide_pod(e->ni, e);
     touch(c, e->ni);

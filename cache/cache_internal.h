@@ -243,7 +243,7 @@ struct snap_version {
 enum { KS_CACHE_PRIORITIES = 32 }; /* distinct pod priorities ks_cache.prio tracks */
 
 struct ks_cache {
-    pthread_mutex_t lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
+    struct ks_mutex lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
     uint64_t generation;  /* last generation handed out; monotonic */
 
     uint32_t any_ip;      /* "0.0.0.0" */
@@ -308,12 +308,12 @@ struct ks_cache {
  */
 static inline void cache_lock(struct ks_cache *c)
 {
-    ks_mutex_lock_polling(&c->lock, KS_LOCK_CACHE, 50000);
+    ks_mutex_lock_polling(&c->lock, 50000);
 }
 
 static inline void cache_unlock(struct ks_cache *c)
 {
-    ks_mutex_unlock(&c->lock, KS_LOCK_CACHE);
+    ks_mutex_unlock(&c->lock);
 }
 
 /*

@@ -429,8 +429,84 @@ static int lists_update(struct ks_cache *c, struct snap_version *v, uint32_t n)
     return 0;
 }
 
+/* Step 4 of a refresh: @v's chunks, find table, affinity lists and PVCs in use (@n nodes). */
+static int version_fill(struct ks_cache *c, struct snap_version *v, const struct ks_snapshot *os, uint32_t n)
+{
+    if (c->order_dirty) {
+        if (chunks_recompose(c, v, os, n))
+            return -ENOMEM;
+        v->pub.find_table = NULL;
+        if (n && !(v->pub.find_table = find_table_build(c->order, n, &v->pub.find_mask)))
+            return -ENOMEM;
+    } else if (chunks_patch(c, v, os)) {
+        return -ENOMEM;
+    } else {
+        uint32_t *changed = (uint32_t *)(void *)&v->chunks[v->pub.nchunks];
+        for (uint32_t i = 0; i < c->ndirty; i++) {
+            const struct node_info *ni = c->dirty[i];
+            if (ni && ni->new_rec)
+                changed[v->pub.nchanged++] = ni->snap_idx;
+        }
+        v->pub.changed = changed;
+    }
+    if (lists_update(c, v, n))
+        return -ENOMEM;
+    if (c->pvcs_dirty) {
+        uint32_t *ids = NULL;
+        if (c->npvcs && !(ids = malloc((size_t)c->npvcs * sizeof(*ids))))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < c->npvcs; i++)
+            ids[i] = c->pvcs[i].id;
+        v->pub.pvcs_in_use = ids;
+        v->pub.npvcs_in_use = c->npvcs;
+    }
+    return 0;
+}
+
+/*
+ * Step 5 of a refresh, which cannot fail: the new records and positions take effect, what
+ * @v no longer references goes to @old's garbage, and @v is published.
+ */
+static void version_commit(struct ks_cache *c, struct snap_version *v, struct snap_version *old)
+{
+    const struct ks_snapshot *os = &old->pub;
+    if (c->order_dirty) {
+        for (uint32_t i = 0; i < v->pub.nnodes; i++)
+            c->order[i]->snap_idx = i;
+    }
+    for (uint32_t i = 0; i < c->ndirty; i++) {
+        struct node_info *ni = c->dirty[i];
+        if (!ni || !ni->new_rec)
+            continue;
+        ks__gc_push(c, (void *)ni->rec, KS_GC_FREE);
+        ni->rec = ni->new_rec;
+        ni->new_rec = NULL;
+        ni->pub_aff = ni->rec->naffinity_pods > 0;
+        ni->pub_anti = ni->rec->nanti_affinity_pods > 0;
+    }
+    for (uint32_t ci = 0; ci < os->nchunks; ci++) {
+        if (ci >= v->pub.nchunks || v->chunks[ci] != os->chunks[ci])
+            ks__gc_push(c, os->chunks[ci], KS_GC_CHUNK);
+    }
+    if (v->pub.find_table != os->find_table)
+        ks__gc_push(c, (void *)os->find_table, KS_GC_FREE);
+    if (v->pub.affinity_nodes != os->affinity_nodes)
+        ks__gc_push(c, (void *)os->affinity_nodes, KS_GC_FREE);
+    if (v->pub.anti_affinity_nodes != os->anti_affinity_nodes)
+        ks__gc_push(c, (void *)os->anti_affinity_nodes, KS_GC_FREE);
+    if (v->pub.pvcs_in_use != os->pvcs_in_use)
+        ks__gc_push(c, (void *)os->pvcs_in_use, KS_GC_FREE);
+    gc_hand_over(c, old);
+    c->order_dirty = false;
+    c->pvcs_dirty = false;
+    c->current = v;
+    /* release: the version and everything it reaches are fully written before readers see it */
+    ks_rcu_publish(c->published, &v->pub);
+}
+
 int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
 {
+    ks_mutex_assert_held(&c->lock);
     struct snap_version *old = c->current, *v = NULL;
     const struct ks_snapshot *os = &old->pub;
     uint32_t built = 0, nchunks = 0;
@@ -492,68 +568,11 @@ int ks__snapshot_refresh(struct ks_cache *c, struct snap_version **retired)
     };
 
     /* 4. chunks, the find table, the affinity lists, the PVCs in use */
-    if (c->order_dirty) {
-        if (chunks_recompose(c, v, os, n))
-            goto fail;
-        v->pub.find_table = NULL;
-        if (n && !(v->pub.find_table = find_table_build(c->order, n, &v->pub.find_mask)))
-            goto fail;
-    } else if (chunks_patch(c, v, os)) {
+    if (version_fill(c, v, os, n))
         goto fail;
-    } else {
-        uint32_t *changed = (uint32_t *)(void *)&v->chunks[nchunks];
-        for (uint32_t i = 0; i < c->ndirty; i++) {
-            const struct node_info *ni = c->dirty[i];
-            if (ni && ni->new_rec)
-                changed[v->pub.nchanged++] = ni->snap_idx;
-        }
-        v->pub.changed = changed;
-    }
-    if (lists_update(c, v, n))
-        goto fail;
-    if (c->pvcs_dirty) {
-        uint32_t *ids = NULL;
-        if (c->npvcs && !(ids = malloc((size_t)c->npvcs * sizeof(*ids))))
-            goto fail;
-        for (uint32_t i = 0; i < c->npvcs; i++)
-            ids[i] = c->pvcs[i].id;
-        v->pub.pvcs_in_use = ids;
-        v->pub.npvcs_in_use = c->npvcs;
-    }
 
     /* 5. commit: nothing below fails */
-    if (c->order_dirty) {
-        for (uint32_t i = 0; i < n; i++)
-            c->order[i]->snap_idx = i;
-    }
-    for (uint32_t i = 0; i < c->ndirty; i++) {
-        struct node_info *ni = c->dirty[i];
-        if (!ni || !ni->new_rec)
-            continue;
-        ks__gc_push(c, (void *)ni->rec, KS_GC_FREE);
-        ni->rec = ni->new_rec;
-        ni->new_rec = NULL;
-        ni->pub_aff = ni->rec->naffinity_pods > 0;
-        ni->pub_anti = ni->rec->nanti_affinity_pods > 0;
-    }
-    for (uint32_t ci = 0; ci < os->nchunks; ci++) {
-        if (ci >= nchunks || v->chunks[ci] != os->chunks[ci])
-            ks__gc_push(c, os->chunks[ci], KS_GC_CHUNK);
-    }
-    if (v->pub.find_table != os->find_table)
-        ks__gc_push(c, (void *)os->find_table, KS_GC_FREE);
-    if (v->pub.affinity_nodes != os->affinity_nodes)
-        ks__gc_push(c, (void *)os->affinity_nodes, KS_GC_FREE);
-    if (v->pub.anti_affinity_nodes != os->anti_affinity_nodes)
-        ks__gc_push(c, (void *)os->anti_affinity_nodes, KS_GC_FREE);
-    if (v->pub.pvcs_in_use != os->pvcs_in_use)
-        ks__gc_push(c, (void *)os->pvcs_in_use, KS_GC_FREE);
-    gc_hand_over(c, old);
-    c->order_dirty = false;
-    c->pvcs_dirty = false;
-    c->current = v;
-    /* release: the version and everything it reaches are fully written before readers see it */
-    ks_rcu_publish(c->published, &v->pub);
+    version_commit(c, v, old);
     *retired = old;
 clean:
     for (uint32_t i = 0; i < c->ndirty; i++) {

@@ -95,6 +95,73 @@ static int entry_cmp(const void *x, const void *y)
     return strcmp(((const struct entry_text *)x)->k, ((const struct entry_text *)y)->k);
 }
 
+/* A double as a literal: NaN and the infinities as conversions, a whole number with ".0". */
+static void format_double(struct cel_sb *b, double d)
+{
+    char buf[64];
+    if (isnan(d)) {
+        ks__cel_sb_puts(b, "double(\"NaN\")");
+    } else if (isinf(d)) {
+        ks__cel_sb_puts(b, d > 0 ? "double(\"Infinity\")" : "double(\"-Infinity\")");
+    } else {
+        ks__cel_fmt_double(buf, sizeof(buf), d);
+        ks__cel_sb_puts(b, buf);
+        if (!strpbrk(buf, ".e"))
+            ks__cel_sb_puts(b, ".0");
+    }
+}
+
+static void format_list(struct cel_sb *b, const struct ks_cel_value *v)
+{
+    ks__cel_sb_puts(b, "[");
+    uint32_t n = ks__cel_agg_size(v);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ks_cel_value k, x;
+        if (v->v.host.ops->entry(v->v.host.obj, i, &k, &x, NULL))
+            break;
+        if (i)
+            ks__cel_sb_puts(b, ", ");
+        format(b, &x);
+    }
+    ks__cel_sb_puts(b, "]");
+}
+
+/* A map with its entries sorted by their keys' text, so that the output does not depend on its order. */
+static void format_map(struct cel_sb *b, const struct ks_cel_value *v)
+{
+    uint32_t n = ks__cel_agg_size(v);
+    struct entry_text *e = calloc(n ? n : 1, sizeof(*e));
+    if (!e) {
+        b->oom = true;
+        return;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ks_cel_value key, x;
+        if (v->v.host.ops->entry(v->v.host.obj, i, &key, &x, NULL))
+            break;
+        struct cel_sb kb = {0}, vb = {0};
+        format(&kb, &key);
+        format(&vb, &x);
+        e[k].k = kb.p ? kb.p : strdup("");
+        e[k].v = vb.p ? vb.p : strdup("");
+        k++;
+    }
+    qsort(e, k, sizeof(*e), entry_cmp);
+    ks__cel_sb_puts(b, "{");
+    for (uint32_t i = 0; i < k; i++) {
+        if (i)
+            ks__cel_sb_puts(b, ", ");
+        ks__cel_sb_puts(b, e[i].k ? e[i].k : "");
+        ks__cel_sb_puts(b, ": ");
+        ks__cel_sb_puts(b, e[i].v ? e[i].v : "");
+        free(e[i].k);
+        free(e[i].v);
+    }
+    free(e);
+    ks__cel_sb_puts(b, "}");
+}
+
 static void format(struct cel_sb *b, const struct ks_cel_value *v)
 {
     char buf[64];
@@ -112,16 +179,7 @@ static void format(struct cel_sb *b, const struct ks_cel_value *v)
         ks__cel_sb_printf(b, "%" PRIu64 "u", v->v.u);
         return;
     case KS_CEL_DOUBLE:
-        if (isnan(v->v.d)) {
-            ks__cel_sb_puts(b, "double(\"NaN\")");
-        } else if (isinf(v->v.d)) {
-            ks__cel_sb_puts(b, v->v.d > 0 ? "double(\"Infinity\")" : "double(\"-Infinity\")");
-        } else {
-            ks__cel_fmt_double(buf, sizeof(buf), v->v.d);
-            ks__cel_sb_puts(b, buf);
-            if (!strpbrk(buf, ".e"))
-                ks__cel_sb_puts(b, ".0");
-        }
+        format_double(b, v->v.d);
         return;
     case KS_CEL_STRING:
         quote(b, v->v.str.p, v->v.str.len);
@@ -169,54 +227,12 @@ static void format(struct cel_sb *b, const struct ks_cel_value *v)
         quote(b, v->v.str.p, v->v.str.len);
         ks__cel_sb_puts(b, ")");
         return;
-    case KS_CEL_LIST: {
-        ks__cel_sb_puts(b, "[");
-        uint32_t n = ks__cel_agg_size(v);
-        for (uint32_t i = 0; i < n; i++) {
-            struct ks_cel_value k, x;
-            if (v->v.host.ops->entry(v->v.host.obj, i, &k, &x, NULL))
-                break;
-            if (i)
-                ks__cel_sb_puts(b, ", ");
-            format(b, &x);
-        }
-        ks__cel_sb_puts(b, "]");
+    case KS_CEL_LIST:
+        format_list(b, v);
         return;
-    }
-    case KS_CEL_MAP: {
-        uint32_t n = ks__cel_agg_size(v);
-        struct entry_text *e = calloc(n ? n : 1, sizeof(*e));
-        if (!e) {
-            b->oom = true;
-            return;
-        }
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            struct ks_cel_value key, x;
-            if (v->v.host.ops->entry(v->v.host.obj, i, &key, &x, NULL))
-                break;
-            struct cel_sb kb = {0}, vb = {0};
-            format(&kb, &key);
-            format(&vb, &x);
-            e[k].k = kb.p ? kb.p : strdup("");
-            e[k].v = vb.p ? vb.p : strdup("");
-            k++;
-        }
-        qsort(e, k, sizeof(*e), entry_cmp);
-        ks__cel_sb_puts(b, "{");
-        for (uint32_t i = 0; i < k; i++) {
-            if (i)
-                ks__cel_sb_puts(b, ", ");
-            ks__cel_sb_puts(b, e[i].k ? e[i].k : "");
-            ks__cel_sb_puts(b, ": ");
-            ks__cel_sb_puts(b, e[i].v ? e[i].v : "");
-            free(e[i].k);
-            free(e[i].v);
-        }
-        free(e);
-        ks__cel_sb_puts(b, "}");
+    case KS_CEL_MAP:
+        format_map(b, v);
         return;
-    }
     case KS_CEL_OBJECT:
         ks__cel_sb_printf(b, "<%s>", v->v.host.type ? ks__cel_type_name(v->v.host.type) : "object");
         return;

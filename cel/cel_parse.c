@@ -946,6 +946,80 @@ static struct cel_expr *parse_message(struct parser *P, const char *name, const 
     return e;
 }
 
+/*
+ * A message literal, its name @id and the @k tokens after it ('.' IDENT pairs) not yet taken:
+ * the qualified name (with the leading dot of @lead), then the fields from its '{'.
+ */
+static struct cel_expr *parse_message_literal(struct parser *P, bool lead, const struct cel_token *id,
+                                              uint32_t k)
+{
+    struct cel_sb b = {0};
+    if (lead)
+        ks__cel_sb_puts(&b, ".");
+    ks__cel_sb_putn(&b, P->src->text + id->start, id->end - id->start);
+    for (uint32_t j = 0; j < k; j += 2) {
+        const struct cel_token *x = peek(P, j + 1);
+        ks__cel_sb_puts(&b, ".");
+        ks__cel_sb_putn(&b, P->src->text + x->start, x->end - x->start);
+    }
+    if (b.oom) {
+        ks__cel_sb_free(&b);
+        fail(P, -ENOMEM);
+    }
+    const char *name = pstrn(P, b.p, b.len);
+    ks__cel_sb_free(&b);
+    for (uint32_t j = 0; j < k; j++)
+        take(P);
+    const struct cel_token *open = take(P);
+    return parse_message(P, name, open);
+}
+
+/* A primary that starts with an identifier or a leading dot (@t): a message literal, a global call or an
+ * identifier. */
+static struct cel_expr *parse_ident_primary(struct parser *P, const struct cel_token *t)
+{
+    bool lead = t->kind == TK_DOT;
+    if (lead) {
+        take(P);
+        if (!is(P, TK_IDENT)) {
+            char b[256];
+            tok_text(P, cur(P), b, sizeof(b));
+            syntax_error_at(P, cur(P), "mismatched input '%s' expecting %s", b, "IDENTIFIER");
+        }
+    }
+    const struct cel_token *id = take(P);
+    const char *s = P->src->text + id->start;
+    size_t n = id->end - id->start;
+    /* a message literal: IDENT ('.' IDENT)* '{' */
+    uint32_t k = 0;
+    while (peek(P, k)->kind == TK_DOT && peek(P, k + 1)->kind == TK_IDENT)
+        k += 2;
+    if (peek(P, k)->kind == TK_LBRACE)
+        return parse_message_literal(P, lead, id, k);
+    if (reserved(s, n)) {
+        char b[64];
+        snprintf(b, sizeof(b), "%.*s", (int)(n < 40 ? n : 40), s);
+        ks__cel_issue(P->is, P->src, lead ? t->cp : id->cp, "reserved identifier: %s", b);
+        fail(P, -EINVAL);
+    }
+    const char *name;
+    if (lead) {
+        char *q = palloc(P, n + 2);
+        q[0] = '.';
+        memcpy(q + 1, s, n);
+        q[n + 1] = 0;
+        name = q;
+    } else {
+        name = pstrn(P, s, n);
+    }
+    if (!is(P, TK_LPAREN))
+        return new_ident(P, id->cp, name);
+    const struct cel_token *open = take(P);
+    struct cel_expr **args;
+    uint32_t na = parse_args(P, &args);
+    return call_or_macro(P, open->cp, name, NULL, args, na);
+}
+
 static struct cel_expr *parse_primary(struct parser *P)
 {
     enter(P, R_PRIMARY);
@@ -953,71 +1027,9 @@ static struct cel_expr *parse_primary(struct parser *P)
     const struct cel_token *t = cur(P);
     switch (t->kind) {
     case TK_DOT:
-    case TK_IDENT: {
-        bool lead = t->kind == TK_DOT;
-        if (lead) {
-            take(P);
-            if (!is(P, TK_IDENT)) {
-                char b[256];
-                tok_text(P, cur(P), b, sizeof(b));
-                syntax_error_at(P, cur(P), "mismatched input '%s' expecting %s", b, "IDENTIFIER");
-            }
-        }
-        const struct cel_token *id = take(P);
-        const char *s = P->src->text + id->start;
-        size_t n = id->end - id->start;
-        /* a message literal: IDENT ('.' IDENT)* '{' */
-        uint32_t k = 0;
-        while (peek(P, k)->kind == TK_DOT && peek(P, k + 1)->kind == TK_IDENT)
-            k += 2;
-        if (peek(P, k)->kind == TK_LBRACE) {
-            struct cel_sb b = {0};
-            if (lead)
-                ks__cel_sb_puts(&b, ".");
-            ks__cel_sb_putn(&b, s, n);
-            for (uint32_t j = 0; j < k; j += 2) {
-                const struct cel_token *x = peek(P, j + 1);
-                ks__cel_sb_puts(&b, ".");
-                ks__cel_sb_putn(&b, P->src->text + x->start, x->end - x->start);
-            }
-            if (b.oom) {
-                ks__cel_sb_free(&b);
-                fail(P, -ENOMEM);
-            }
-            const char *name = pstrn(P, b.p, b.len);
-            ks__cel_sb_free(&b);
-            for (uint32_t j = 0; j < k; j++)
-                take(P);
-            const struct cel_token *open = take(P);
-            e = parse_message(P, name, open);
-            break;
-        }
-        if (reserved(s, n)) {
-            char b[64];
-            snprintf(b, sizeof(b), "%.*s", (int)(n < 40 ? n : 40), s);
-            ks__cel_issue(P->is, P->src, lead ? t->cp : id->cp, "reserved identifier: %s", b);
-            fail(P, -EINVAL);
-        }
-        const char *name;
-        if (lead) {
-            char *q = palloc(P, n + 2);
-            q[0] = '.';
-            memcpy(q + 1, s, n);
-            q[n + 1] = 0;
-            name = q;
-        } else {
-            name = pstrn(P, s, n);
-        }
-        if (is(P, TK_LPAREN)) {
-            const struct cel_token *open = take(P);
-            struct cel_expr **args;
-            uint32_t na = parse_args(P, &args);
-            e = call_or_macro(P, open->cp, name, NULL, args, na);
-        } else {
-            e = new_ident(P, id->cp, name);
-        }
+    case TK_IDENT:
+        e = parse_ident_primary(P, t);
         break;
-    }
     case TK_LPAREN:
         take(P);
         e = parse_expr(P);

@@ -373,89 +373,215 @@ static void unchecked_overloads(struct planner *P, struct cel_expr *e)
     e->u.call.novls = n;
 }
 
-static void plan_call(struct planner *P, struct cel_expr *e)
+/* A namespaced function called as a method (unchecked programs): x.y.f() is the call x.y.f(). */
+static void resolve_namespaced_method(struct planner *P, struct cel_expr *e)
+{
+    struct cel_sb b = {0};
+    if (qualified(e->u.call.target, &b) && b.p) {
+        ks__cel_sb_puts(&b, ".");
+        ks__cel_sb_puts(&b, e->u.call.fn);
+        const struct cel_function *f = b.p ? ks__cel_env_function(P->p->env, b.p) : NULL;
+        if (f) {
+            e->flags &= (uint8_t)~CEL_F_MEMBER;
+            e->u.call.target = NULL;
+            e->u.call.fn = f->name;
+        }
+    }
+    ks__cel_sb_free(&b);
+}
+
+/* A method call's target becomes its first argument; false when out of memory. */
+static bool target_as_first_arg(struct planner *P, struct cel_expr *e)
+{
+    uint32_t n = e->u.call.nargs + 1;
+    struct cel_expr **args = ks__cel_alloc(&P->p->arena, n * sizeof(*args));
+    if (!args) {
+        oom(P);
+        return false;
+    }
+    args[0] = e->u.call.target;
+    memcpy(args + 1, e->u.call.args, e->u.call.nargs * sizeof(*args));
+    e->u.call.args = args;
+    e->u.call.nargs = n;
+    e->u.call.target = NULL;
+    return true;
+}
+
+/* The operators the evaluator runs itself (non-strict ones, equality and indexing), by name and arity. */
+static const struct {
+    const char *fn;
+    uint32_t nargs;
+    uint8_t op;
+} special_forms[] = {
+    {"_&&_", 2, CEL_OP_AND},        {"_||_", 2, CEL_OP_OR},
+    {"_?_:_", 3, CEL_OP_COND},      {"@not_strictly_false", 1, CEL_OP_NOT_STRICTLY_FALSE},
+    {"_==_", 2, CEL_OP_EQ},         {"_!=_", 2, CEL_OP_NE},
+    {"_[_]", 2, CEL_OP_INDEX},      {"_[?_]", 2, CEL_OP_OPT_INDEX},
+    {"_?._", 2, CEL_OP_OPT_SELECT},
+};
+
+/* Plan @e as one of the special forms (or optional's or/orValue); false when it is an ordinary call. */
+static bool plan_special_form(struct planner *P, struct cel_expr *e)
 {
     const char *fn = e->u.call.fn;
-    /* a namespaced function called as a method (unchecked programs) */
-    if (!P->checked && (e->flags & CEL_F_MEMBER)) {
-        struct cel_sb b = {0};
-        if (qualified(e->u.call.target, &b) && b.p) {
-            ks__cel_sb_puts(&b, ".");
-            ks__cel_sb_puts(&b, fn);
-            const struct cel_function *f = b.p ? ks__cel_env_function(P->p->env, b.p) : NULL;
-            if (f) {
-                e->flags &= (uint8_t)~CEL_F_MEMBER;
-                e->u.call.target = NULL;
-                e->u.call.fn = fn = f->name;
+    uint32_t n = e->u.call.nargs;
+    if (e->flags & CEL_F_MEMBER) {
+        if (n != 2 || (strcmp(fn, "or") && strcmp(fn, "orValue")))
+            return false;
+        bool is_or = !strcmp(fn, "or");
+        bool opt = e->u.call.novls == 1 &&
+                   !strcmp(e->u.call.ovls[0]->id, is_or ? "optional_or_optional" : "optional_orValue_value");
+        if (!opt && P->checked)
+            return false;
+        e->op = is_or ? CEL_OP_OPT_OR : CEL_OP_OPT_OR_VALUE;
+        return true;
+    }
+    for (size_t i = 0; i < sizeof(special_forms) / sizeof(special_forms[0]); i++) {
+        if (n != special_forms[i].nargs || strcmp(fn, special_forms[i].fn))
+            continue;
+        switch (special_forms[i].op) {
+        case CEL_OP_COND:
+            plan_cond(P, e);
+            break;
+        case CEL_OP_INDEX:
+        case CEL_OP_OPT_INDEX:
+        case CEL_OP_OPT_SELECT:
+            plan_index(P, e, special_forms[i].op);
+            break;
+        default:
+            e->op = special_forms[i].op;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* x in [constants of primitive types]: a set test (false for an empty list); true when planned so. */
+static bool plan_in_set(struct cel_expr *e)
+{
+    const struct ks_cel_value *l = &e->u.call.args[1]->u.lit;
+    const struct cel_list *cl = l->v.host.obj;
+    for (uint32_t i = 0; i < cl->n; i++) {
+        int k = cl->items[i].kind;
+        if (k != KS_CEL_BOOL && k != KS_CEL_INT && k != KS_CEL_UINT && k != KS_CEL_DOUBLE &&
+            k != KS_CEL_STRING)
+            return false;
+    }
+    if (cl->n == 0) {
+        struct ks_cel_value f = ks__cel_bool(false);
+        make_const(e, &f);
+    } else {
+        e->op = CEL_OP_IN_SET;
+    }
+    return true;
+}
+
+/*
+ * The regexes of a call to matches, find or findAll. cel.ValidateRegexLiterals: the first
+ * argument of matches (the pattern of s.matches(p), the string of matches(s, p), as cel-go's
+ * validator reads the call's arguments) must compile. A literal pattern is compiled once
+ * (cel-go's regex optimizations); a bad one fails the program. 0, or -1 with P->err set.
+ */
+static int plan_regexes(struct planner *P, struct cel_expr *e)
+{
+    const char *fn = e->u.call.fn;
+    uint32_t n = e->u.call.nargs;
+    char err[256];
+    const void *re;
+    if (P->fold && !strcmp(fn, "matches") && n == 2) {
+        const struct cel_expr *lit = e->u.call.args[(e->flags & CEL_F_MEMBER) ? 1 : 0];
+        if (lit->kind == CEL_E_LIT && lit->u.lit.kind == KS_CEL_STRING) {
+            int rc =
+                ks__cel_regex_compile(P->p, lit->u.lit.v.str.p, lit->u.lit.v.str.len, &re, err, sizeof(err));
+            if (rc == -ENOMEM) {
+                oom(P);
+                return -1;
+            }
+            if (rc) {
+                ks__cel_issue(P->is, P->src, lit->off, "invalid matches argument");
+                P->err = -EINVAL;
+                return -1;
             }
         }
-        ks__cel_sb_free(&b);
     }
-    /* the target becomes the first argument */
-    if (e->flags & CEL_F_MEMBER) {
-        uint32_t n = e->u.call.nargs + 1;
-        struct cel_expr **args = ks__cel_alloc(&P->p->arena, n * sizeof(*args));
-        if (!args) {
+    if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && n >= 2 &&
+        e->u.call.args[1]->op == CEL_OP_CONST && e->u.call.args[1]->u.lit.kind == KS_CEL_STRING) {
+        const struct ks_cel_value *pat = &e->u.call.args[1]->u.lit;
+        int rc = ks__cel_regex_compile(P->p, pat->v.str.p, pat->v.str.len, &re, err, sizeof(err));
+        if (rc == -ENOMEM) {
             oom(P);
-            return;
+            return -1;
         }
-        args[0] = e->u.call.target;
-        memcpy(args + 1, e->u.call.args, e->u.call.nargs * sizeof(*args));
-        e->u.call.args = args;
-        e->u.call.nargs = n;
-        e->u.call.target = NULL;
+        if (rc) {
+            if (P->fold) {
+                ks__cel_issue(P->is, P->src, UINT32_MAX, "%s", err);
+                P->err = -EINVAL;
+                return -1;
+            }
+        } else {
+            e->u.call.aux = re;
+        }
     }
+    return 0;
+}
+
+/*
+ * quantity(), semver() and their tests of a constant are evaluated once; unlike the
+ * conversions cel-go does not fold them, so the call stays (with its result cached) and keeps
+ * its runtime cost. True when @e is such a call.
+ */
+static bool plan_cached_call(struct planner *P, struct cel_expr *e)
+{
+    const char *fn = e->u.call.fn;
+    uint32_t n = e->u.call.nargs;
+    if (!P->fold || (n != 1 && n != 2) || e->u.call.args[0]->op != CEL_OP_CONST ||
+        (n == 2 && e->u.call.args[1]->op != CEL_OP_CONST) ||
+        (strcmp(fn, "quantity") && strcmp(fn, "isQuantity") && strcmp(fn, "semver") &&
+         strcmp(fn, "isSemver")))
+        return false;
+    struct ks_cel_value v;
+    struct ks_cel_value *cv = NULL;
+    if (fold(P, e, &v) || !(cv = ks__cel_alloc(&P->p->arena, sizeof(*cv)))) {
+        oom(P);
+        return true;
+    }
+    *cv = v;
+    e->u.call.cached = cv;
+    return true;
+}
+
+/* A conversion of a constant is evaluated once; an error in it fails the program. */
+static void plan_conversion(struct planner *P, struct cel_expr *e)
+{
+    const char *fn = e->u.call.fn;
+    struct ks_cel_value v;
+    if (fold(P, e, &v)) {
+        oom(P);
+        return;
+    }
+    if (v.kind == KS_CEL_ERROR) {
+        if ((!strcmp(fn, "duration") || !strcmp(fn, "timestamp")) && e->u.call.args[0]->kind == CEL_E_LIT)
+            ks__cel_issue(P->is, P->src, e->u.call.args[0]->off, "invalid %s argument", fn);
+        else
+            ks__cel_issue(P->is, P->src, UINT32_MAX, "%.*s", (int)v.v.str.len, v.v.str.p);
+        P->err = -EINVAL;
+        return;
+    }
+    make_const(e, &v);
+}
+
+static void plan_call(struct planner *P, struct cel_expr *e)
+{
+    if (!P->checked && (e->flags & CEL_F_MEMBER))
+        resolve_namespaced_method(P, e);
+    if ((e->flags & CEL_F_MEMBER) && !target_as_first_arg(P, e))
+        return;
     for (uint32_t i = 0; i < e->u.call.nargs; i++)
         plan(P, e->u.call.args[i]);
-    if (P->err)
+    if (P->err || plan_special_form(P, e))
         return;
+    const char *fn = e->u.call.fn;
     uint32_t n = e->u.call.nargs;
-    if (!(e->flags & CEL_F_MEMBER)) {
-        if (n == 2 && !strcmp(fn, "_&&_")) {
-            e->op = CEL_OP_AND;
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_||_")) {
-            e->op = CEL_OP_OR;
-            return;
-        }
-        if (n == 3 && !strcmp(fn, "_?_:_")) {
-            plan_cond(P, e);
-            return;
-        }
-        if (n == 1 && !strcmp(fn, "@not_strictly_false")) {
-            e->op = CEL_OP_NOT_STRICTLY_FALSE;
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_==_")) {
-            e->op = CEL_OP_EQ;
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_!=_")) {
-            e->op = CEL_OP_NE;
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_[_]")) {
-            plan_index(P, e, CEL_OP_INDEX);
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_[?_]")) {
-            plan_index(P, e, CEL_OP_OPT_INDEX);
-            return;
-        }
-        if (n == 2 && !strcmp(fn, "_?._")) {
-            plan_index(P, e, CEL_OP_OPT_SELECT);
-            return;
-        }
-    } else if (n == 2 && (!strcmp(fn, "or") || !strcmp(fn, "orValue"))) {
-        bool opt = e->u.call.novls == 1 &&
-                   !strcmp(e->u.call.ovls[0]->id,
-                           !strcmp(fn, "or") ? "optional_or_optional" : "optional_orValue_value");
-        if (opt || !P->checked) {
-            e->op = !strcmp(fn, "or") ? CEL_OP_OPT_OR : CEL_OP_OPT_OR_VALUE;
-            return;
-        }
-    }
     if (!P->checked)
         unchecked_overloads(P, e);
     e->op = CEL_OP_CALL; /* without overloads (an unknown function, unchecked): "no such overload" */
@@ -463,108 +589,13 @@ static void plan_call(struct planner *P, struct cel_expr *e)
     if (n == 2 && !strcmp(fn, "_+_") && e->u.call.args[0]->op == CEL_OP_VAR &&
         e->u.call.args[0]->u.ident.slot >= LOCAL_BASE && !strcmp(e->u.call.args[0]->u.ident.name, "@result"))
         e->flags |= CEL_F_ACCU_APPEND;
-    /* x in [constants]: a set test */
     if (P->fold && n == 2 && !strcmp(fn, "@in") && e->u.call.args[1]->op == CEL_OP_CONST &&
-        e->u.call.args[1]->u.lit.kind == KS_CEL_LIST) {
-        const struct ks_cel_value *l = &e->u.call.args[1]->u.lit;
-        const struct cel_list *cl = l->v.host.obj;
-        bool prim = true;
-        for (uint32_t i = 0; i < cl->n && prim; i++) {
-            int k = cl->items[i].kind;
-            prim = k == KS_CEL_BOOL || k == KS_CEL_INT || k == KS_CEL_UINT || k == KS_CEL_DOUBLE ||
-                   k == KS_CEL_STRING;
-        }
-        if (prim) {
-            if (cl->n == 0) {
-                struct ks_cel_value f = ks__cel_bool(false);
-                make_const(e, &f);
-            } else {
-                e->op = CEL_OP_IN_SET;
-            }
-            return;
-        }
-    }
-    /* cel.ValidateRegexLiterals: the first argument of matches (the pattern of s.matches(p), the
-     * string of matches(s, p), as cel-go's validator reads the call's arguments) must compile */
-    if (P->fold && !strcmp(fn, "matches") && n == 2) {
-        const struct cel_expr *lit = e->u.call.args[(e->flags & CEL_F_MEMBER) ? 1 : 0];
-        if (lit->kind == CEL_E_LIT && lit->u.lit.kind == KS_CEL_STRING) {
-            char err[256];
-            const void *re;
-            int rc =
-                ks__cel_regex_compile(P->p, lit->u.lit.v.str.p, lit->u.lit.v.str.len, &re, err, sizeof(err));
-            if (rc == -ENOMEM) {
-                oom(P);
-                return;
-            }
-            if (rc) {
-                ks__cel_issue(P->is, P->src, lit->off, "invalid matches argument");
-                P->err = -EINVAL;
-                return;
-            }
-        }
-    }
-    /* literal regexes are compiled once (cel-go's regex optimizations); a bad one fails the program */
-    if ((!strcmp(fn, "matches") || !strcmp(fn, "find") || !strcmp(fn, "findAll")) && n >= 2 &&
-        e->u.call.args[1]->op == CEL_OP_CONST && e->u.call.args[1]->u.lit.kind == KS_CEL_STRING) {
-        const struct ks_cel_value *pat = &e->u.call.args[1]->u.lit;
-        char err[256];
-        const void *re;
-        int rc = ks__cel_regex_compile(P->p, pat->v.str.p, pat->v.str.len, &re, err, sizeof(err));
-        if (rc == -ENOMEM) {
-            oom(P);
-            return;
-        }
-        if (rc) {
-            if (P->fold) {
-                ks__cel_issue(P->is, P->src, UINT32_MAX, "%s", err);
-                P->err = -EINVAL;
-                return;
-            }
-        } else {
-            e->u.call.aux = re;
-        }
-    }
-    /*
-     * quantity(), semver() and their tests of a constant are evaluated once too; unlike the
-     * conversions cel-go does not fold them, so the call stays and keeps its runtime cost
-     */
-    if (P->fold && (n == 1 || n == 2) && e->u.call.args[0]->op == CEL_OP_CONST &&
-        (n == 1 || e->u.call.args[1]->op == CEL_OP_CONST) &&
-        (!strcmp(fn, "quantity") || !strcmp(fn, "isQuantity") || !strcmp(fn, "semver") ||
-         !strcmp(fn, "isSemver"))) {
-        struct ks_cel_value v;
-        if (fold(P, e, &v)) {
-            oom(P);
-            return;
-        }
-        struct ks_cel_value *cv = ks__cel_alloc(&P->p->arena, sizeof(*cv));
-        if (!cv) {
-            oom(P);
-            return;
-        }
-        *cv = v;
-        e->u.call.cached = cv;
+        e->u.call.args[1]->u.lit.kind == KS_CEL_LIST && plan_in_set(e))
         return;
-    }
-    /* a conversion of a constant is evaluated once */
-    if (P->fold && n == 1 && is_conversion(fn) && e->u.call.args[0]->op == CEL_OP_CONST) {
-        struct ks_cel_value v;
-        int rc = fold(P, e, &v);
-        if (rc) {
-            oom(P);
-            return;
-        }
-        if (v.kind == KS_CEL_ERROR) {
-            if ((!strcmp(fn, "duration") || !strcmp(fn, "timestamp")) && e->u.call.args[0]->kind == CEL_E_LIT)
-                ks__cel_issue(P->is, P->src, e->u.call.args[0]->off, "invalid %s argument", fn);
-            else
-                ks__cel_issue(P->is, P->src, UINT32_MAX, "%.*s", (int)v.v.str.len, v.v.str.p);
-            P->err = -EINVAL;
-            return;
-        }
-        make_const(e, &v);
-    }
+    if (plan_regexes(P, e) < 0 || plan_cached_call(P, e))
+        return;
+    if (P->fold && n == 1 && is_conversion(fn) && e->u.call.args[0]->op == CEL_OP_CONST)
+        plan_conversion(P, e);
 }
 
 static bool all_const(struct cel_expr **v, uint32_t n)

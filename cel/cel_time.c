@@ -523,6 +523,113 @@ static bool posix_offset(const char *tz, int64_t t, long *off)
     return true;
 }
 
+/* A TZif file's transitions, types and footer (of the 64-bit body when the file has one). */
+struct tzif {
+    const unsigned char *times, *idx, *types, *footer, *end;
+    uint32_t timecnt, typecnt;
+    int tsize; /* bytes per transition time: 4 or 8 */
+};
+
+/* The counts of the TZif header at @h, and the size of the body they describe with times of @tsize bytes. */
+static size_t tzif_header(const unsigned char *h, int tsize, struct tzif *z)
+{
+    uint32_t isutc = be32(h + 20), isstd = be32(h + 24), leap = be32(h + 28), charcnt = be32(h + 40);
+    z->timecnt = be32(h + 32);
+    z->typecnt = be32(h + 36);
+    z->tsize = tsize;
+    return (size_t)z->timecnt * (size_t)(tsize + 1) + (size_t)z->typecnt * 6 + charcnt +
+           (size_t)leap * (size_t)(tsize + 4) + isstd + isutc;
+}
+
+/* Parse the TZif file in @buf (@n bytes) into @z: false when it is not one or is cut short. */
+static bool tzif_parse(const unsigned char *buf, size_t n, struct tzif *z)
+{
+    if (n < 44 || memcmp(buf, "TZif", 4))
+        return false;
+    const unsigned char *h = buf;
+    size_t body = tzif_header(h, 4, z);
+    /* skip the v1 body to the 64-bit one when present */
+    if (buf[4] >= '2' && 44 + body + 44 <= n) {
+        h = buf + 44 + body;
+        body = tzif_header(h, 8, z);
+    }
+    if ((size_t)(h + 44 - buf) + body > n || z->typecnt == 0)
+        return false;
+    z->times = h + 44;
+    z->idx = z->times + (size_t)z->timecnt * (size_t)z->tsize;
+    z->types = z->idx + z->timecnt;
+    z->footer = h + 44 + body;
+    z->end = buf + n;
+    return true;
+}
+
+static int64_t tzif_time(const struct tzif *z, uint32_t i)
+{
+    return z->tsize == 8 ? be64(z->times + (size_t)i * 8) : (int32_t)be32(z->times + (size_t)i * 4);
+}
+
+/* The offset at @t of the 64-bit body's footer (a POSIX TZ rule): false when there is none that applies. */
+static bool tzif_footer_offset(const struct tzif *z, int64_t t, long *off)
+{
+    if (z->tsize != 8 || z->footer + 1 >= z->end || z->footer[0] != '\n')
+        return false;
+    char tz[128];
+    size_t k = 0;
+    for (const unsigned char *q = z->footer + 1; q < z->end && *q != '\n' && k + 1 < sizeof(tz); q++)
+        tz[k++] = (char)*q;
+    tz[k] = 0;
+    return k && posix_offset(tz, t, off);
+}
+
+/* The UTC offset at @t: the last transition's type (the footer's rule past the last one). */
+static long tzif_offset(const struct tzif *z, int64_t t)
+{
+    int type = -1;
+    long off;
+    for (uint32_t i = 0; i < z->timecnt && tzif_time(z, i) <= t; i++)
+        type = z->idx[i];
+    if (z->timecnt > 0 && type >= 0 && (uint32_t)type < z->typecnt) {
+        if (t >= tzif_time(z, z->timecnt - 1) && tzif_footer_offset(z, t, &off))
+            return off;
+        return (int32_t)be32(z->types + (size_t)type * 6);
+    }
+    /* before the first transition (or none): the first standard-time type */
+    uint32_t first = 0;
+    while (first < z->typecnt && z->types[first * 6 + 4])
+        first++;
+    if (first == z->typecnt)
+        first = 0;
+    if (z->timecnt == 0 && tzif_footer_offset(z, t, &off))
+        return off;
+    return (int32_t)be32(z->types + (size_t)first * 6);
+}
+
+/* The whole of file @path in a buffer of the caller's (*@n bytes); NULL when it cannot be read. */
+static unsigned char *read_whole(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8192;
+            unsigned char *nb = realloc(buf, cap);
+            if (!nb)
+                break;
+            buf = nb;
+        }
+        size_t r = fread(buf + *n, 1, cap - *n, f);
+        if (!r)
+            break;
+        *n += r;
+    }
+    fclose(f);
+    return buf;
+}
+
 /* The UTC offset of zone @name at @t (TZif from /usr/share/zoneinfo): 0, or -ENOENT. */
 static int zone_offset(const char *name, size_t len, int64_t t, long *off)
 {
@@ -534,104 +641,14 @@ static int zone_offset(const char *name, size_t len, int64_t t, long *off)
         return -ENOENT;
     char path[256];
     snprintf(path, sizeof(path), "/usr/share/zoneinfo/%.*s", (int)len, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -ENOENT;
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8192;
-            unsigned char *nb = realloc(buf, cap);
-            if (!nb)
-                break;
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        if (!r)
-            break;
-        n += r;
-    }
-    fclose(f);
+    size_t n;
+    unsigned char *buf = read_whole(path, &n);
+    struct tzif z;
     int rc = -ENOENT;
-    if (!buf || n < 44 || memcmp(buf, "TZif", 4))
-        goto out;
-    /* skip the v1 body to the 64-bit one when present */
-    unsigned char *h = buf;
-    uint32_t isutc = be32(h + 20), isstd = be32(h + 24), leap = be32(h + 28), timecnt = be32(h + 32),
-             typecnt = be32(h + 36), charcnt = be32(h + 40);
-    size_t v1 = 44 + (size_t)timecnt * 5 + (size_t)typecnt * 6 + charcnt + (size_t)leap * 8 + isstd + isutc;
-    int tsize = 4;
-    if (buf[4] >= '2' && v1 + 44 <= n) {
-        h = buf + v1;
-        isutc = be32(h + 20);
-        isstd = be32(h + 24);
-        leap = be32(h + 28);
-        timecnt = be32(h + 32);
-        typecnt = be32(h + 36);
-        charcnt = be32(h + 40);
-        tsize = 8;
-    }
-    const unsigned char *p = h + 44;
-    size_t need = (size_t)timecnt * (size_t)(tsize + 1) + (size_t)typecnt * 6 + charcnt +
-                  (size_t)leap * (size_t)(tsize + 4) + isstd + isutc;
-    if ((size_t)(p - buf) + need > n || typecnt == 0)
-        goto out;
-    const unsigned char *times = p, *idx = p + (size_t)timecnt * (size_t)tsize, *types = idx + timecnt;
-    const unsigned char *footer =
-        types + (size_t)typecnt * 6 + charcnt + (size_t)leap * (size_t)(tsize + 4) + isstd + isutc;
-    int64_t last = INT64_MIN;
-    int type = -1;
-    for (uint32_t i = 0; i < timecnt; i++) {
-        int64_t tt = tsize == 8 ? be64(times + (size_t)i * 8) : (int32_t)be32(times + (size_t)i * 4);
-        if (tt <= t) {
-            type = idx[i];
-            last = tt;
-        } else {
-            break;
-        }
-    }
-    (void)last;
-    if (timecnt > 0 && type >= 0 && (uint32_t)type < typecnt) {
-        int64_t tlast = tsize == 8 ? be64(times + (size_t)(timecnt - 1) * 8)
-                                   : (int32_t)be32(times + (size_t)(timecnt - 1) * 4);
-        if (t >= tlast && tsize == 8 && footer + 1 < buf + n && footer[0] == '\n') {
-            char tz[128];
-            size_t k = 0;
-            for (const unsigned char *q = footer + 1; q < buf + n && *q != '\n' && k + 1 < sizeof(tz); q++)
-                tz[k++] = (char)*q;
-            tz[k] = 0;
-            if (k && posix_offset(tz, t, off)) {
-                rc = 0;
-                goto out;
-            }
-        }
-        *off = (int32_t)be32(types + (size_t)type * 6);
+    if (buf && tzif_parse(buf, n, &z)) {
+        *off = tzif_offset(&z, t);
         rc = 0;
-        goto out;
     }
-    /* before the first transition (or none): the first standard-time type */
-    int first = 0;
-    for (uint32_t i = 0; i < typecnt; i++) {
-        if (!types[i * 6 + 4]) {
-            first = (int)i;
-            break;
-        }
-    }
-    if (timecnt == 0 && tsize == 8 && footer + 1 < buf + n && footer[0] == '\n') {
-        char tz[128];
-        size_t k = 0;
-        for (const unsigned char *q = footer + 1; q < buf + n && *q != '\n' && k + 1 < sizeof(tz); q++)
-            tz[k++] = (char)*q;
-        tz[k] = 0;
-        if (k && posix_offset(tz, t, off)) {
-            rc = 0;
-            goto out;
-        }
-    }
-    *off = (int32_t)be32(types + (size_t)first * 6);
-    rc = 0;
-out:
     free(buf);
     return rc;
 }

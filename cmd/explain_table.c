@@ -95,7 +95,7 @@ struct section {
 };
 
 struct ks_explain_table {
-    pthread_mutex_t lock; /* everything below */
+    struct ks_mutex lock; /* everything below */
     FILE *out;
     bool explain;
     bool failed; /* a report was lost for want of memory */
@@ -719,7 +719,7 @@ int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t
     struct ks_explain_table *t = calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
-    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+    if (ks_mutex_init(&t->lock, KS_LOCK_EXPLAIN_TABLE) != 0) {
         free(t);
         return -ENOMEM;
     }
@@ -733,7 +733,7 @@ int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t
 void ks_explain_table_on_cycle(void *ctx, const struct ks_queued_pod *qp)
 {
     struct ks_explain_table *t = ctx;
-    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_lock(&t->lock);
     struct section *prev = find_open(t, qp->pod);
     if (prev) {
         /* nothing reported: the earlier cycle skipped the pod; else it ended without a terminal outcome */
@@ -752,17 +752,17 @@ void ks_explain_table_on_cycle(void *ctx, const struct ks_queued_pod *qp)
     open_section(t, qp->pod, qp->attempts);
     if (t->explain)
         flush(t, false);
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
 }
 
 void ks_explain_table_on_attempt(void *ctx, const struct ks_attempt *a)
 {
     struct ks_explain_table *t = ctx;
-    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_lock(&t->lock);
     struct section *s = section_for(t, a->pod);
     if (s && !s->view && record_attempt(t, s, a) < 0)
         t->failed = true;
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
 }
 
 void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
@@ -770,7 +770,7 @@ void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
     struct ks_explain_table *t = ctx;
     /* a victim's eviction belongs to its preemptor's cycle */
     const struct ks_pod *owner = ev->kind == KS_SCHED_PREEMPTED && ev->by ? ev->by : ev->pod;
-    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_lock(&t->lock);
     struct section *s = section_for(t, owner);
     struct outcome *o = s ? calloc(1, sizeof(*o)) : NULL;
     if (!o)
@@ -790,11 +790,11 @@ void ks_explain_table_on_event(void *ctx, const struct ks_sched_event *ev)
         if (t->explain)
             flush(t, false);
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
     return;
 fail:
     t->failed = true;
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
 }
 
 /* The placements table of a PodGroup cycle with a topology constraint into @f. */
@@ -843,7 +843,7 @@ void ks_explain_table_on_group(void *ctx, const struct ks_group_attempt *g)
         if (g->topology_key != KS_ID_NONE)
             write_placements(f, g);
     }
-    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_lock(&t->lock);
     if (!f || fclose(f) != 0 || !s->text) {
         t->failed = true;
         section_free(s);
@@ -854,17 +854,17 @@ void ks_explain_table_on_group(void *ctx, const struct ks_group_attempt *g)
         t->tail = &s->next;
         flush(t, false);
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
 }
 
 int ks_explain_table_finish(struct ks_explain_table *t)
 {
-    ks_mutex_lock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_lock(&t->lock);
     if (!t->explain)
         write_outcome_table(t);
     flush(t, true);
     bool failed = t->failed;
-    ks_mutex_unlock(&t->lock, KS_LOCK_EXPLAIN_TABLE);
+    ks_mutex_unlock(&t->lock);
     return failed ? -ENOMEM : 0;
 }
 
@@ -883,6 +883,6 @@ void ks_explain_table_destroy(struct ks_explain_table *t)
         legend_free(l);
     }
     free(t->open);
-    pthread_mutex_destroy(&t->lock);
+    ks_mutex_destroy(&t->lock);
     free(t);
 }

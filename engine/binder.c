@@ -55,11 +55,11 @@
 
 struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
 {
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     struct ks_bind_job *job = s->free_jobs;
     if (job)
         s->free_jobs = job->next;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     if (!job) {
         if (!(job = calloc(1, sizeof(*job))))
             return NULL;
@@ -75,10 +75,10 @@ struct ks_bind_job *ks__job_get(struct ks_scheduler *s)
 
 void ks__job_put(struct ks_scheduler *s, struct ks_bind_job *job)
 {
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     job->next = s->free_jobs;
     s->free_jobs = job;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
 }
 
 /* Queue @job at the FIFO's tail. Under bind_lock. */
@@ -100,7 +100,7 @@ static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_stat
     struct ks_bind_job *job = (struct ks_bind_job *)((char *)w - offsetof(struct ks_bind_job, wait));
     struct ks_scheduler *s = job->s;
 
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     job->wait_code = code;
     if (st)
         job->wait_st = *st;
@@ -115,17 +115,17 @@ static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_stat
     } else {
         job->wait_state = KS_JOB_RESOLVED; /* the binder has not parked it yet: it goes on itself */
     }
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
 }
 
 /* PreBind returned KS_WAIT: park @job, or false when the wait already ended (go on). */
 static bool park(struct ks_scheduler *s, struct ks_bind_job *job)
 {
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     bool parked = job->wait_state == KS_JOB_RUNNING;
     if (parked)
         job->wait_state = KS_JOB_PARKED;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     return parked;
 }
 
@@ -214,19 +214,20 @@ static bool bind_one(struct ks_scheduler *s, struct ks_bind_job *job)
  */
 static void poll_for_job(struct ks_scheduler *s)
 {
+    ks_mutex_assert_held(&s->bind_lock);
     int64_t deadline = ks__mono_ns() + KS_BIND_SPIN_NS;
     s->bind_spinner = true;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     for (;;) {
         /* relaxed: a hint; the FIFO is read again under the lock */
         if (atomic_load_explicit(&s->bind_queued, memory_order_relaxed) &&
-            ks_mutex_trylock(&s->bind_lock, KS_LOCK_BIND) == 0) {
+            ks_mutex_trylock(&s->bind_lock) == 0) {
             if (s->bind_head || s->bind_quit)
                 break;
-            ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+            ks_mutex_unlock(&s->bind_lock);
         }
         if (ks__mono_ns() > deadline) {
-            ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+            ks_mutex_lock(&s->bind_lock);
             break;
         }
         struct timespec nap = {0, KS_BIND_NAP_NS};
@@ -239,7 +240,7 @@ static void *binder_main(void *arg)
 {
     struct ks_scheduler *s = arg;
     ks_rcu_register_thread();
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     for (;;) {
         bool polled = false;
         while (!s->bind_head && !s->bind_quit) {
@@ -250,7 +251,7 @@ static void *binder_main(void *arg)
                 continue;
             }
             s->bind_sleeping++;
-            pthread_cond_wait(&s->bind_ready, &s->bind_lock);
+            ks_cond_wait(&s->bind_ready, &s->bind_lock);
             s->bind_sleeping--;
         }
         if (!s->bind_head)
@@ -263,15 +264,15 @@ static void *binder_main(void *arg)
         atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
         bool urgent = job->urgent && !job->resumed;
         s->bind_stuck += urgent;
-        ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+        ks_mutex_unlock(&s->bind_lock);
         bool done = bind_one(s, job);
-        ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+        ks_mutex_lock(&s->bind_lock);
         s->bind_stuck -= urgent;
         /* a deterministic run's settling waits for every binding done, not only the last */
         if (done && (--s->in_flight == 0 || s->opts.deterministic))
             pthread_cond_broadcast(&s->bind_idle);
     }
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -292,10 +293,10 @@ int ks__binders_start(struct ks_scheduler *s)
 
 void ks__binders_stop(struct ks_scheduler *s)
 {
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     s->bind_quit = true;
     pthread_cond_broadcast(&s->bind_ready);
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     for (uint32_t i = 0; i < s->nbinders; i++)
         pthread_join(s->binders[i], NULL);
     free(s->binders);
@@ -306,7 +307,7 @@ void ks__binders_stop(struct ks_scheduler *s)
 bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent)
 {
     bool deferred = false;
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     job->urgent = urgent;
     fifo_push(s, job);
     s->in_flight++;
@@ -318,13 +319,13 @@ bool ks__bind_async(struct ks_scheduler *s, struct ks_bind_job *job, bool urgent
     } else {
         deferred = true;
     }
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     return deferred;
 }
 
 void ks__bind_flush(struct ks_scheduler *s)
 {
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     /* a polling binder finds up to KS_BIND_BATCH jobs by itself */
     if (s->bind_head && s->bind_sleeping && (!s->bind_spinner || s->bind_len > KS_BIND_BATCH)) {
         /* one binder per KS_BIND_BATCH jobs: more would only contend for the cache */
@@ -333,7 +334,7 @@ void ks__bind_flush(struct ks_scheduler *s)
         else
             pthread_cond_signal(&s->bind_ready);
     }
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
 }
 
 /* Pods of every profile that wait on Permit and were not yet allowed, rejected or timed out. */
@@ -348,7 +349,7 @@ static uint32_t permit_undecided(struct ks_scheduler *s)
 void ks__bind_settle(struct ks_scheduler *s)
 {
     ks__bind_flush(s);
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     /*
      * Each undecided pod's job is in flight (its Permit ran before its job was queued), so
      * in_flight exceeds the undecided count exactly while some other binding is unfinished.
@@ -356,29 +357,29 @@ void ks__bind_settle(struct ks_scheduler *s)
      * it, so no finish is missed between the check and the wait.
      */
     while (s->in_flight > permit_undecided(s))
-        pthread_cond_wait(&s->bind_idle, &s->bind_lock);
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+        ks_cond_wait(&s->bind_idle, &s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock);
 }
 
 void ks__bind_inline(struct ks_scheduler *s, struct ks_bind_job *job)
 {
     ks__bind_settle(s);
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     s->in_flight++;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     if (!bind_one(s, job))
         return; /* parked on a PreBind wait: a binder finishes it, and settling waits for that */
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     if (--s->in_flight == 0)
         pthread_cond_broadcast(&s->bind_idle);
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
 }
 
 void ks__wait_bindings(struct ks_scheduler *s)
 {
     ks__bind_flush(s);
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     while (s->in_flight)
-        pthread_cond_wait(&s->bind_idle, &s->bind_lock);
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+        ks_cond_wait(&s->bind_idle, &s->bind_lock);
+    ks_mutex_unlock(&s->bind_lock);
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "ksched/framework.h"
+#include "ksched/lock.h"
 
 /* The ops of struct ks_plugin, by type, so a call entry holds the op it runs. */
 union ks_fw_op {
@@ -111,7 +112,7 @@ struct ks_framework {
     uint32_t norm_cap;
 
     /* Pods waiting on Permit: a list guarded by wait_lock (framework_permit.c). */
-    pthread_mutex_t wait_lock;
+    struct ks_mutex wait_lock;
     struct ks_waiting_pod *waiting;
     uint32_t nwaiting;
 };

@@ -50,7 +50,7 @@ struct ks_sched_metrics {
     struct ks_metric *permit_wait[KS_CODE_COUNT]; /* permit_wait_duration_seconds{result} */
     struct ks_metric *cache_size[2][3];           /* [scheduler_cache_size, the old name][type] */
     uint32_t sample_percent;                      /* set before the scheduler exists */
-    pthread_mutex_t lock;                         /* everything below */
+    struct ks_mutex lock;                         /* everything below */
     struct ks_scheduler *sched;                   /* attached: read by the collector */
     uint32_t nprofiles;                           /* of the attached scheduler */
     struct ks_metric **unschedulable_series; /* nprofiles x 64, made at the first scrape that needs one */

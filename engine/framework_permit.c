@@ -62,7 +62,7 @@ struct ks_waiting_pod {
 
 int ks__fw_permit_init(struct ks_framework *fw)
 {
-    return -pthread_mutex_init(&fw->wait_lock, NULL);
+    return -ks_mutex_init(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
 }
 
 void ks__fw_permit_fini(struct ks_framework *fw)
@@ -76,7 +76,7 @@ void ks__fw_permit_fini(struct ks_framework *fw)
     }
     fw->waiting = NULL;
     fw->nwaiting = 0;
-    pthread_mutex_destroy(&fw->wait_lock);
+    ks_mutex_destroy(&fw->wait_lock);
 }
 
 /* The same pod: the same object, or the same non-empty uid (upstream keys by UID). */
@@ -164,12 +164,12 @@ static int add_waiting(struct ks_framework *fw, const struct ks_pod *pod, const 
         wp->pending[i] = pending[i];
         wp->pending[i].deadline_ns = now + pending[i].timeout_ns;
     }
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     /* newest first, so a pod that waits again is found before a stale entry */
     wp->next = fw->waiting;
     fw->waiting = wp;
     fw->nwaiting++;
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
     return 0;
 }
 
@@ -228,10 +228,10 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
 {
     struct ks_waiting_pod **pp, *wp;
 
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     pp = find(fw, pod);
     if (!pp) {
-        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+        ks_mutex_unlock(&fw->wait_lock);
         ks__status_clear(st);
         return KS_SUCCESS;
     }
@@ -247,18 +247,18 @@ int ks_fw_wait_on_permit(struct ks_framework *fw, const struct ks_pod *pod, stru
                 earliest = wp->pending[i].deadline_ns;
         }
         if (earliest == INT64_MAX) {
-            pthread_cond_wait(&wp->cond, &fw->wait_lock);
+            ks_cond_wait(&wp->cond, &fw->wait_lock);
             continue;
         }
         struct timespec ts = {.tv_sec = earliest / 1000000000LL, .tv_nsec = earliest % 1000000000LL};
-        pthread_cond_timedwait(&wp->cond, &fw->wait_lock, &ts);
+        ks_cond_timedwait(&wp->cond, &fw->wait_lock, &ts);
     }
     /* the entry may have moved in the list while we slept: unlink it by identity */
     for (pp = &fw->waiting; *pp != wp; pp = &(*pp)->next)
         ;
     *pp = wp->next;
     fw->nwaiting--;
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
 
     *st = wp->result;
     pthread_cond_destroy(&wp->cond);
@@ -273,10 +273,10 @@ int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *p
 {
     struct ks_waiting_pod **pp;
 
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     pp = find(fw, pod);
     if (!pp) {
-        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+        ks_mutex_unlock(&fw->wait_lock);
         return -ENOENT;
     }
     struct ks_waiting_pod *wp = *pp;
@@ -294,7 +294,7 @@ int ks_fw_allow(struct ks_framework *fw, const struct ks_pod *pod, const char *p
         ks__status_clear(&ok);
         decide(wp, &ok);
     }
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
     return 0;
 }
 
@@ -303,34 +303,34 @@ int ks_fw_reject(struct ks_framework *fw, const struct ks_pod *pod, const char *
     struct ks_waiting_pod **pp;
     struct ks_status st;
 
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     pp = find(fw, pod);
     if (!pp) {
-        ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+        ks_mutex_unlock(&fw->wait_lock);
         return -ENOENT;
     }
     expire(fw, *pp, ks__mono_ns());
     ks_status_set(&st, KS_UNSCHEDULABLE, "%s", msg ? msg : "");
     st.plugin = slot_named(fw, plugin);
     decide(*pp, &st);
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
     return 0;
 }
 
 uint32_t ks_fw_undecided_count(struct ks_framework *fw)
 {
     uint32_t n = 0;
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     for (const struct ks_waiting_pod *wp = fw->waiting; wp; wp = wp->next)
         n += !wp->decided;
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
     return n;
 }
 
 uint32_t ks_fw_waiting_count(struct ks_framework *fw)
 {
-    ks_mutex_lock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_lock(&fw->wait_lock);
     uint32_t n = fw->nwaiting;
-    ks_mutex_unlock(&fw->wait_lock, KS_LOCK_PERMIT_WAIT);
+    ks_mutex_unlock(&fw->wait_lock);
     return n;
 }

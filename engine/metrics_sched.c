@@ -51,7 +51,7 @@ int ks_sched_metrics_create(struct ks_metrics *reg, struct ks_sched_metrics **ou
     *out = NULL;
     if (!m)
         return -ENOMEM;
-    pthread_mutex_init(&m->lock, NULL);
+    ks_mutex_init(&m->lock, KS_LOCK_SCHED_METRICS);
     m->reg = reg;
     m->sample_percent = KS_PLUGIN_METRICS_SAMPLE_PERCENT;
     ks_metrics_exponential_buckets(0.001, 2, 15, algorithm_buckets);
@@ -115,7 +115,7 @@ int ks_sched_metrics_create(struct ks_metrics *reg, struct ks_sched_metrics **ou
     *out = m;
     return 0;
 err:
-    pthread_mutex_destroy(&m->lock);
+    ks_mutex_destroy(&m->lock);
     free(m);
     return rc;
 }
@@ -126,7 +126,7 @@ void ks_sched_metrics_destroy(struct ks_sched_metrics *m)
         return;
     ks_metrics_remove_collector(m->reg, collect, m);
     free(m->unschedulable_series);
-    pthread_mutex_destroy(&m->lock);
+    ks_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -138,7 +138,7 @@ void ks_sched_metrics_sample_percent(struct ks_sched_metrics *m, uint32_t percen
 int ks__sched_metrics_attach(struct ks_sched_metrics *sm, struct ks_scheduler *s, uint32_t nprofiles)
 {
     int rc = 0;
-    ks_mutex_lock(&sm->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_lock(&sm->lock);
     if (sm->sched) {
         rc = -EBUSY;
     } else {
@@ -153,25 +153,25 @@ int ks__sched_metrics_attach(struct ks_sched_metrics *sm, struct ks_scheduler *s
             sm->sched = s;
         }
     }
-    ks_mutex_unlock(&sm->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_unlock(&sm->lock);
     return rc;
 }
 
 void ks__sched_metrics_detach(struct ks_sched_metrics *sm)
 {
-    ks_mutex_lock(&sm->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_lock(&sm->lock);
     sm->sched = NULL;
-    ks_mutex_unlock(&sm->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_unlock(&sm->lock);
 }
 
 /* The registry's collector (scrape thread): cache sizes and unschedulable pods from the scheduler. */
 static void collect(void *ctx)
 {
     struct ks_sched_metrics *m = ctx;
-    ks_mutex_lock(&m->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_lock(&m->lock);
     struct ks_scheduler *s = m->sched;
     if (!s) {
-        ks_mutex_unlock(&m->lock, KS_LOCK_SCHED_METRICS);
+        ks_mutex_unlock(&m->lock);
         return;
     }
     uint32_t sizes[3];
@@ -195,5 +195,5 @@ static void collect(void *ctx)
                 ks_metric_set(series[slot], counts[slot]);
         }
     }
-    ks_mutex_unlock(&m->lock, KS_LOCK_SCHED_METRICS);
+    ks_mutex_unlock(&m->lock);
 }

@@ -36,7 +36,7 @@ struct preempting_entry {
 };
 
 struct ks_preempting {
-    pthread_mutex_t lock; /* KS_LOCK_PREEMPTING: everything below */
+    struct ks_mutex lock; /* KS_LOCK_PREEMPTING: everything below */
     uint32_t refs;        /* the owner's (until closed) and one per preemption under way */
     bool closed;
     struct ks_activator activator;
@@ -60,7 +60,7 @@ int ks_preempting_create(const struct ks_activator *activator, struct ks_preempt
         free(t);
         return -ENOMEM;
     }
-    pthread_mutex_init(&t->lock, NULL);
+    ks_mutex_init(&t->lock, KS_LOCK_PREEMPTING);
     t->refs = 1;
     t->mask = BUCKETS - 1;
     t->activator = activator ? *activator : (struct ks_activator){0};
@@ -77,7 +77,7 @@ static void destroy(struct ks_preempting *t)
             free(e);
         }
     }
-    pthread_mutex_destroy(&t->lock);
+    ks_mutex_destroy(&t->lock);
     free(t->buckets);
     free(t);
 }
@@ -85,8 +85,9 @@ static void destroy(struct ks_preempting *t)
 /* Drop one reference (the lock held, and released here); the last one frees @t. */
 static void unref_unlock(struct ks_preempting *t)
 {
+    ks_mutex_assert_held(&t->lock);
     bool last = --t->refs == 0;
-    ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_unlock(&t->lock);
     if (last)
         destroy(t);
 }
@@ -95,7 +96,7 @@ void ks_preempting_close(struct ks_preempting *t)
 {
     if (!t)
         return;
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     t->closed = true;
     unref_unlock(t);
 }
@@ -103,6 +104,7 @@ void ks_preempting_close(struct ks_preempting *t)
 /* The link that holds @pod's entry (or the chain's end). Lock held. */
 static struct preempting_entry **find(struct ks_preempting *t, const struct ks_pod *pod, uint64_t h)
 {
+    ks_mutex_assert_held(&t->lock);
     struct preempting_entry **p = &t->buckets[h & t->mask];
     while (*p && !((*p)->hash == h && ks_pod_same_name((*p)->pod, pod)))
         p = &(*p)->next;
@@ -112,19 +114,19 @@ static struct preempting_entry **find(struct ks_preempting *t, const struct ks_p
 bool ks_preempting_has(struct ks_preempting *t, const struct ks_pod *pod)
 {
     uint64_t h = ks_pod_name_hash(pod);
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     bool has = t->n && *find(t, pod, h) != NULL;
-    ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_unlock(&t->lock);
     return has;
 }
 
 void ks_preempting_counts(struct ks_preempting *t, uint32_t *running, uint64_t *started, uint64_t *failed)
 {
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     *running = t->n;
     *started = t->started;
     *failed = t->failed;
-    ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_unlock(&t->lock);
 }
 
 /* evict_async's completion: any thread. */
@@ -133,7 +135,7 @@ static void done(void *ctx, bool ok)
     struct preemption_run *r = ctx;
     struct ks_preempting *t = r->t;
     uint64_t h = ks_pod_name_hash(r->preemptor);
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     struct preempting_entry **p = find(t, r->preemptor, h), *e = *p;
     if (e && --e->runs == 0) {
         *p = e->next;
@@ -143,7 +145,7 @@ static void done(void *ctx, bool ok)
     }
     t->failed += !ok;
     struct ks_activator a = t->closed ? (struct ks_activator){0} : t->activator;
-    ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_unlock(&t->lock);
     /* outside the lock: activation takes the queue's locks, inside which PreEnqueue takes ours */
     if (a.activate)
         a.activate(a.ctx, r->preemptor, ok);
@@ -151,7 +153,7 @@ static void done(void *ctx, bool ok)
         ks_pod_put(e->pod);
         free(e);
     }
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     unref_unlock(t);
     ks_pod_put(r->preemptor);
     free(r);
@@ -170,7 +172,7 @@ int ks_preempting_start(struct ks_preempting *t, const struct ks_evictor *ev, co
     uint64_t h = ks_pod_name_hash(preemptor);
     *r = (struct preemption_run){.t = t, .preemptor = ks_pod_get(preemptor)};
     *e = (struct preempting_entry){.pod = ks_pod_get(preemptor), .hash = h, .runs = 1};
-    ks_mutex_lock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_lock(&t->lock);
     struct preempting_entry **p = find(t, preemptor, h);
     if (*p) { /* preempting again before the last preemption's calls returned: one entry */
         (*p)->runs++;
@@ -182,7 +184,7 @@ int ks_preempting_start(struct ks_preempting *t, const struct ks_evictor *ev, co
     }
     t->refs++;
     t->started++;
-    ks_mutex_unlock(&t->lock, KS_LOCK_PREEMPTING);
+    ks_mutex_unlock(&t->lock);
     int rc = ev->evict_async(ev->ctx, preemptor, node, victims, n, done, r);
     if (rc < 0)
         done(r, false); /* nothing was sent: the pod leaves the tracker and is activated */

@@ -175,9 +175,9 @@ uint64_t ks_sched_check(struct ks_scheduler *s, unsigned flags, uint64_t live_po
     uint64_t before = r->nviolations;
     char msg[KS_CHECK_MSG_LEN];
 
-    ks_mutex_lock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_lock(&s->bind_lock);
     uint32_t in_flight = s->in_flight;
-    ks_mutex_unlock(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_unlock(&s->bind_lock);
     if (in_flight)
         ks_check_fail(r, "bindings: expected none in flight at a quiescent point, found %u", in_flight);
 

@@ -102,9 +102,9 @@ void ks__emit(struct ks_scheduler *s, enum ks_sched_event_kind kind, const struc
     if (!s->opts.on_event)
         return;
     struct ks_sched_event ev = {.kind = kind, .pod = pod, .node = node, .message = message};
-    ks_mutex_lock(&s->event_lock, KS_LOCK_SCHED_EVENT);
+    ks_mutex_lock(&s->event_lock);
     s->opts.on_event(s->opts.ctx, &ev);
-    ks_mutex_unlock(&s->event_lock, KS_LOCK_SCHED_EVENT);
+    ks_mutex_unlock(&s->event_lock);
 }
 
 void ks__event(struct ks_scheduler *s, enum ks_event_resource resource, uint32_t actions, const void *old_obj,
@@ -159,9 +159,9 @@ static int evict_in_process(void *ctx, const struct ks_pod *victim, const struct
         return rc;
     if (s->opts.on_event) {
         struct ks_sched_event ev = {.kind = KS_SCHED_PREEMPTED, .pod = victim, .node = node, .by = preemptor};
-        ks_mutex_lock(&s->event_lock, KS_LOCK_SCHED_EVENT);
+        ks_mutex_lock(&s->event_lock);
         s->opts.on_event(s->opts.ctx, &ev);
-        ks_mutex_unlock(&s->event_lock, KS_LOCK_SCHED_EVENT);
+        ks_mutex_unlock(&s->event_lock);
     }
     atomic_fetch_add_explicit(&s->progress, 1, memory_order_relaxed);
     ks__assigned_pod_event(s, KS_ACT_DELETE, victim, node);
@@ -207,23 +207,23 @@ static void *flusher_main(void *arg)
     int64_t last_unschedulable = ks__mono_ns();
 
     ks_rcu_register_thread();
-    ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
+    ks_mutex_lock(&s->flush_lock);
     while (!s->flush_quit) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += KS_QUEUE_BACKOFF_FLUSH_NS / 1000000000;
-        pthread_cond_timedwait(&s->flush_wake, &s->flush_lock, &until);
+        ks_cond_timedwait(&s->flush_wake, &s->flush_lock, &until);
         if (s->flush_quit)
             break;
-        ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
+        ks_mutex_unlock(&s->flush_lock);
         ks_queue_flush_backoff(s->queue);
         if (ks__mono_ns() - last_unschedulable >= KS_QUEUE_UNSCHEDULABLE_FLUSH_NS) {
             ks_queue_flush_unschedulable(s->queue);
             last_unschedulable = ks__mono_ns();
         }
-        ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
+        ks_mutex_lock(&s->flush_lock);
     }
-    ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
+    ks_mutex_unlock(&s->flush_lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -280,9 +280,9 @@ int ks_scheduler_create(const struct ks_scheduler_opts *opts, struct ks_cache *c
     } else {
         s->clock = opts->clock.now ? opts->clock : (struct ks_clock){.now = warped_now, .ctx = s};
     }
-    ks_mutex_init_adaptive(&s->bind_lock);
-    pthread_mutex_init(&s->event_lock, NULL);
-    pthread_mutex_init(&s->flush_lock, NULL);
+    ks_mutex_init_adaptive(&s->bind_lock, KS_LOCK_BIND);
+    ks_mutex_init(&s->event_lock, KS_LOCK_SCHED_EVENT);
+    ks_mutex_init(&s->flush_lock, KS_LOCK_FLUSH);
     pthread_cond_init(&s->bind_ready, NULL);
     pthread_cond_init(&s->bind_idle, NULL);
     pthread_cond_init(&s->flush_wake, NULL);
@@ -368,10 +368,10 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
     if (s->metrics_attached)
         ks__sched_metrics_detach(s->opts.metrics); /* no scrape reads this scheduler from here on */
     if (s->flusher_started) {
-        ks_mutex_lock(&s->flush_lock, KS_LOCK_FLUSH);
+        ks_mutex_lock(&s->flush_lock);
         s->flush_quit = true;
         pthread_cond_broadcast(&s->flush_wake);
-        ks_mutex_unlock(&s->flush_lock, KS_LOCK_FLUSH);
+        ks_mutex_unlock(&s->flush_lock);
         pthread_join(s->flusher, NULL);
     }
     if (s->binders) {
@@ -403,9 +403,9 @@ void ks_scheduler_destroy(struct ks_scheduler *s)
     pthread_cond_destroy(&s->flush_wake);
     pthread_cond_destroy(&s->bind_idle);
     pthread_cond_destroy(&s->bind_ready);
-    pthread_mutex_destroy(&s->flush_lock);
-    pthread_mutex_destroy(&s->event_lock);
-    pthread_mutex_destroy(&s->bind_lock);
+    ks_mutex_destroy(&s->flush_lock);
+    ks_mutex_destroy(&s->event_lock);
+    ks_mutex_destroy(&s->bind_lock);
     free(s);
 }
 

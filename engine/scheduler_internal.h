@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ksched/lock.h"
 #include "ksched/nominator.h"
 #include "ksched/queue.h"
 #include "ksched/scheduler.h"
@@ -141,7 +142,7 @@ struct ks_scheduler {
     bool what_if; /* a preemption's trial run of a PodGroup cycle: its attempts are not reported (sched) */
 
     /* binder pool */
-    pthread_mutex_t bind_lock;
+    struct ks_mutex bind_lock;
     pthread_cond_t bind_ready;                 /* a job was queued, or quit */
     pthread_cond_t bind_idle;                  /* in-flight reached zero */
     struct ks_bind_job *bind_head, *bind_tail; /* (bind) */
@@ -155,7 +156,7 @@ struct ks_scheduler {
     uint32_t nbinders;
     pthread_t *binders;
 
-    pthread_mutex_t event_lock; /* serialises on_event callbacks */
+    struct ks_mutex event_lock; /* serialises on_event callbacks */
 
     struct ks_event_map **maps; /* per framework: events and PreEnqueue plugins (queue/plugin_events.c) */
     struct ks_clock clock;      /* what the queue reads */
@@ -168,7 +169,7 @@ struct ks_scheduler {
     pthread_t flusher;
     bool flusher_started;
     bool flush_quit; /* guarded by flush_lock */
-    pthread_mutex_t flush_lock;
+    struct ks_mutex flush_lock;
     pthread_cond_t flush_wake; /* quit */
 };
 

@@ -57,19 +57,19 @@ struct ks_kube_client {
     bool insecure;
     long timeout_ms;
 
-    pthread_mutex_t token_lock;
+    struct ks_mutex token_lock;
     char *token; /* current bearer token ("" when none) */
     char *token_file;
     struct timespec token_mtime;
     off_t token_size;
 
-    pthread_mutex_t rate_lock;
+    struct ks_mutex rate_lock;
     struct ks__token_bucket rate;
 
     CURLSH *share;
-    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    struct ks_mutex share_locks[CURL_LOCK_DATA_LAST];
 
-    pthread_mutex_t pool_lock;
+    struct ks_mutex pool_lock;
     CURL *idle[KS_KUBE_POOL_MAX];
     int nidle;
 };
@@ -156,6 +156,7 @@ static int read_file(const char *path, char **out, size_t *len)
 /* Re-read token_file when it changed; call with token_lock held. Keeps the old token on failure. */
 static int refresh_token_locked(struct ks_kube_client *c)
 {
+    ks_mutex_assert_held(&c->token_lock);
     struct stat st;
     if (!c->token_file)
         return 0;
@@ -196,10 +197,10 @@ static void rate_wait(struct ks_kube_client *c)
     double wait;
     if (c->rate.qps <= 0)
         return;
-    ks_mutex_lock(&c->rate_lock, KS_LOCK_KUBE_RATE);
+    ks_mutex_lock(&c->rate_lock);
     clock_gettime(CLOCK_MONOTONIC, &now);
     wait = ks__token_bucket_reserve(&c->rate, (double)now.tv_sec + (double)now.tv_nsec / 1e9);
-    ks_mutex_unlock(&c->rate_lock, KS_LOCK_KUBE_RATE);
+    ks_mutex_unlock(&c->rate_lock);
     if (wait > 0) {
         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -214,14 +215,14 @@ static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, vo
     struct ks_kube_client *c = ctx;
     (void)h;
     (void)access;
-    ks_mutex_lock(&c->share_locks[data], KS_LOCK_CURL_SHARE);
+    ks_mutex_lock(&c->share_locks[data]);
 }
 
 static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
 {
     struct ks_kube_client *c = ctx;
     (void)h;
-    ks_mutex_unlock(&c->share_locks[data], KS_LOCK_CURL_SHARE);
+    ks_mutex_unlock(&c->share_locks[data]);
 }
 
 /* ---- create/destroy ---- */
@@ -269,11 +270,11 @@ int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube
         return ks_error_set(err, NULL, 0, NULL, "libcurl: %s", curl_easy_strerror(curl_init_rc));
     if (!(c = calloc(1, sizeof(*c))))
         goto err_nomem;
-    pthread_mutex_init(&c->token_lock, NULL);
-    pthread_mutex_init(&c->rate_lock, NULL);
-    pthread_mutex_init(&c->pool_lock, NULL);
+    ks_mutex_init(&c->token_lock, KS_LOCK_KUBE_TOKEN);
+    ks_mutex_init(&c->rate_lock, KS_LOCK_KUBE_RATE);
+    ks_mutex_init(&c->pool_lock, KS_LOCK_KUBE_POOL);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-        pthread_mutex_init(&c->share_locks[i], NULL);
+        ks_mutex_init(&c->share_locks[i], KS_LOCK_CURL_SHARE);
 
     size_t slen = strlen(kc->server);
     while (slen > 0 && kc->server[slen - 1] == '/')
@@ -303,7 +304,9 @@ int ks_kube_client_create(const struct ks_kube_client_opts *opts, struct ks_kube
     if (c->token_file) {
         free(c->token);
         c->token = NULL;
+        ks_mutex_lock(&c->token_lock); /* not shared yet; taken to keep refresh_token_locked's contract */
         int trc = refresh_token_locked(c);
+        ks_mutex_unlock(&c->token_lock);
         if (trc < 0) {
             rc = trc == -ENOMEM ? -ENOMEM
                                 : ks_error_set(err, c->token_file, 0, "tokenFile",
@@ -341,10 +344,10 @@ void ks_kube_client_destroy(struct ks_kube_client *c)
     if (c->share)
         curl_share_cleanup(c->share);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-        pthread_mutex_destroy(&c->share_locks[i]);
-    pthread_mutex_destroy(&c->pool_lock);
-    pthread_mutex_destroy(&c->rate_lock);
-    pthread_mutex_destroy(&c->token_lock);
+        ks_mutex_destroy(&c->share_locks[i]);
+    ks_mutex_destroy(&c->pool_lock);
+    ks_mutex_destroy(&c->rate_lock);
+    ks_mutex_destroy(&c->token_lock);
     free(c->server);
     free(c->user_agent);
     free(c->accept);
@@ -437,7 +440,7 @@ static int setup(struct ks_kube_client *c, CURL *h, const char *method, const ch
     if (add_header(hdrs, "Expect:"))
         goto err_hdrs;
     char *auth = NULL;
-    ks_mutex_lock(&c->token_lock, KS_LOCK_KUBE_TOKEN);
+    ks_mutex_lock(&c->token_lock);
     (void)refresh_token_locked(c); /* a rotation in progress: keep the token we have */
     bool bearer = c->token && c->token[0];
     if (bearer) {
@@ -445,7 +448,7 @@ static int setup(struct ks_kube_client *c, CURL *h, const char *method, const ch
         if ((auth = malloc(alen)))
             snprintf(auth, alen, "Authorization: Bearer %s", c->token);
     }
-    ks_mutex_unlock(&c->token_lock, KS_LOCK_KUBE_TOKEN);
+    ks_mutex_unlock(&c->token_lock);
     if (bearer) {
         rc = auth ? add_header(hdrs, auth) : -ENOMEM;
         free(auth);
@@ -471,10 +474,10 @@ int ks__kube_client_setup(struct ks_kube_client *c, CURL *h, const char *method,
 static CURL *pool_get(struct ks_kube_client *c)
 {
     CURL *h = NULL;
-    ks_mutex_lock(&c->pool_lock, KS_LOCK_KUBE_POOL);
+    ks_mutex_lock(&c->pool_lock);
     if (c->nidle > 0)
         h = c->idle[--c->nidle];
-    ks_mutex_unlock(&c->pool_lock, KS_LOCK_KUBE_POOL);
+    ks_mutex_unlock(&c->pool_lock);
     if (h) {
         curl_easy_reset(h); /* keeps the handle's caches; options are set again */
         return h;
@@ -484,12 +487,12 @@ static CURL *pool_get(struct ks_kube_client *c)
 
 static void pool_put(struct ks_kube_client *c, CURL *h)
 {
-    ks_mutex_lock(&c->pool_lock, KS_LOCK_KUBE_POOL);
+    ks_mutex_lock(&c->pool_lock);
     if (c->nidle < KS_KUBE_POOL_MAX) {
         c->idle[c->nidle++] = h;
         h = NULL;
     }
-    ks_mutex_unlock(&c->pool_lock, KS_LOCK_KUBE_POOL);
+    ks_mutex_unlock(&c->pool_lock);
     if (h)
         curl_easy_cleanup(h);
 }

@@ -42,7 +42,7 @@ struct ks_lease {
 
     pthread_t thread;
     bool started, quit;
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     pthread_cond_t wake;
 };
 
@@ -124,7 +124,7 @@ int ks_lease_create(const struct ks_lease_opts *opts, struct ks_lease **out)
     l->rng = opts->jitter_seed * 0x9e3779b97f4a7c15ull + 1;
     atomic_init(&l->leader, false);
     atomic_init(&l->last_renew_ns, 0);
-    pthread_mutex_init(&l->lock, NULL);
+    ks_mutex_init(&l->lock, KS_LOCK_LEASE);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -146,7 +146,7 @@ void ks_lease_destroy(struct ks_lease *l)
     if (l->started)
         ks_lease_stop(l);
     pthread_cond_destroy(&l->wake);
-    pthread_mutex_destroy(&l->lock);
+    ks_mutex_destroy(&l->lock);
     free(l->ns);
     free(l->name);
     free(l->identity);
@@ -401,20 +401,20 @@ int ks_lease_release(struct ks_lease *l)
 static void *lease_main(void *arg)
 {
     struct ks_lease *l = arg;
-    ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
+    ks_mutex_lock(&l->lock);
     while (!l->quit) {
-        ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
+        ks_mutex_unlock(&l->lock);
         int64_t wait = ks_lease_tick(l);
-        ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
+        ks_mutex_lock(&l->lock);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         int64_t ns = until.tv_nsec + wait % 1000000000;
         until.tv_sec += (time_t)(wait / 1000000000 + ns / 1000000000);
         until.tv_nsec = (long)(ns % 1000000000);
-        while (!l->quit && pthread_cond_timedwait(&l->wake, &l->lock, &until) != ETIMEDOUT)
+        while (!l->quit && ks_cond_timedwait(&l->wake, &l->lock, &until) != ETIMEDOUT)
             ;
     }
-    ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
+    ks_mutex_unlock(&l->lock);
     return NULL;
 }
 
@@ -430,10 +430,10 @@ int ks_lease_start(struct ks_lease *l)
 void ks_lease_stop(struct ks_lease *l)
 {
     if (l->started) {
-        ks_mutex_lock(&l->lock, KS_LOCK_LEASE);
+        ks_mutex_lock(&l->lock);
         l->quit = true;
         pthread_cond_broadcast(&l->wake);
-        ks_mutex_unlock(&l->lock, KS_LOCK_LEASE);
+        ks_mutex_unlock(&l->lock);
         pthread_join(l->thread, NULL);
         l->started = false;
     }

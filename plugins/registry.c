@@ -28,7 +28,7 @@ const struct ks_plugin *const ks_registry[] = {
 
 #define NINTREE (sizeof(ks_registry) / sizeof(ks_registry[0]) - 1)
 
-static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ks_mutex add_lock = KS_MUTEX_INITIALIZER(KS_LOCK_PLUGIN_REGISTRY);
 static const struct ks_plugin *added[KS_REGISTRY_MAX_ADDED];
 static _Atomic uint32_t nadded;
 
@@ -125,7 +125,7 @@ int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
 
     if (rc < 0)
         return rc;
-    ks_mutex_lock(&add_lock, KS_LOCK_PLUGIN_REGISTRY);
+    ks_mutex_lock(&add_lock);
     uint32_t n = atomic_load_explicit(&nadded, memory_order_relaxed);
     if (find_intree(plugin->name) || find_added(plugin->name, n)) {
         rc = ks_error_set(err, NULL, 0, NULL, "a plugin named %s already exists", plugin->name);
@@ -137,7 +137,7 @@ int ks_registry_add(const struct ks_plugin *plugin, struct ks_error *err)
         /* release: the entry is written before readers can count it */
         atomic_store_explicit(&nadded, n + 1, memory_order_release);
     }
-    ks_mutex_unlock(&add_lock, KS_LOCK_PLUGIN_REGISTRY);
+    ks_mutex_unlock(&add_lock);
     return rc;
 }
 

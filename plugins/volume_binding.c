@@ -170,7 +170,7 @@ struct volume_binding {
     uint32_t msg_node_conflict, msg_bind_conflict, msg_pv_missing, msg_nostate;
     uint32_t *pv_order; /* indices into ix.pvs in input order (pvCache.ListPVs order) */
 
-    pthread_mutex_t lock;               /* the views below; KS_LOCK_VOLUME_BINDING (see the file comment) */
+    struct ks_mutex lock;               /* the views below; KS_LOCK_VOLUME_BINDING (see the file comment) */
     struct pv_view *pv_api, *pv_cur;    /* parallel to ix.pvs.items */
     struct pvc_view *pvc_api, *pvc_cur; /* parallel to ix.pvcs.items */
 };
@@ -317,7 +317,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     if (pv_input_order(&p->ix.pvs, p->pv_order) < 0 ||
         views_init(&p->ix, p->pv_api, p->pv_cur, p->pvc_api, p->pvc_cur) < 0)
         goto err_views;
-    pthread_mutex_init(&p->lock, NULL);
+    ks_mutex_init(&p->lock, KS_LOCK_VOLUME_BINDING);
     *self = p;
     return 0;
 err_views:
@@ -337,7 +337,7 @@ static void destroy(void *self)
     struct volume_binding *p = self;
     if (!p)
         return;
-    pthread_mutex_destroy(&p->lock);
+    ks_mutex_destroy(&p->lock);
     free(p->pv_order);
     free(p->pv_api);
     free(p->pv_cur);
@@ -389,7 +389,7 @@ static int refresh(struct volume_binding *p)
     if (!pv_api || !pv_cur || !pvc_api || !pvc_cur || !pv_order || pv_input_order(&ix.pvs, pv_order) < 0 ||
         views_init(&ix, pv_api, pv_cur, pvc_api, pvc_cur) < 0)
         goto err;
-    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < npv; i++) {
         uint32_t o = same_key(&ix.pvs, i, &p->ix.pvs, UINT32_MAX);
         if (o == UINT32_MAX || p->ix.pvs.items[o].obj != ix.pvs.items[i].obj)
@@ -419,7 +419,7 @@ static int refresh(struct volume_binding *p)
     p->pvc_api = pvc_api;
     p->pvc_cur = pvc_cur;
     p->pv_order = pv_order;
-    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_unlock(&p->lock);
     free(old_order);
     free(old_pv_api);
     free(old_pv_cur);
@@ -725,13 +725,13 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     if (refresh(p) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->gen = p->ix.gen;
-    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_lock(&p->lock);
     rc = check_claims(p, pod, &has, st);
     if (rc == KS_SUCCESS && !has)
         rc = KS_SKIP;
     if (rc == KS_SUCCESS)
         rc = classify(p, cs, pod, s, st);
-    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_unlock(&p->lock);
     if (rc != KS_SUCCESS)
         return rc;
     if (eligible_nodes(cs, s, res) < 0)
@@ -985,7 +985,7 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
     s->node = node;
     if (!find_for_node(p, s, node))
         return ks_status_set(st, KS_ERROR, "no pod volumes found for node \"%s\"", ks_intern_str(node));
-    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_lock(&p->lock);
     s->all_bound = all_bound(p, pod);
     if (!s->all_bound) {
         for (uint32_t i = 0; i < s->nstatic; i++) {
@@ -1002,7 +1002,7 @@ static int reserve(void *self, struct ks_cycle_state *cs, const struct ks_pod *p
         }
         s->reserved = true;
     }
-    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_unlock(&p->lock);
     return KS_SUCCESS;
 }
 
@@ -1016,7 +1016,7 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
     (void)node;
     if (!s || !s->reserved)
         return;
-    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         uint32_t pv = now_at(p, &p->ix.pvs, s->gen, s->statics[i].pv, s->statics[i].pv_key);
         if (pv != UINT32_MAX)
@@ -1028,7 +1028,7 @@ static void unreserve(void *self, struct ks_cycle_state *cs, const struct ks_pod
             p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
     s->reserved = false;
-    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_unlock(&p->lock);
 }
 
 /*
@@ -1074,7 +1074,7 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
         return ks_status_set(st, KS_ERROR, "no pod volumes found for node \"%s\"", ks_intern_str(node));
     if (p->api)
         return pre_bind_api(p, cs, s, pod, node, st);
-    ks_mutex_lock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < s->nstatic; i++) {
         const struct vb_binding *b = &s->statics[i];
         uint32_t pvi = now_at(p, &p->ix.pvs, s->gen, b->pv, b->pv_key);
@@ -1097,7 +1097,7 @@ static int pre_bind(void *self, struct ks_cycle_state *cs, const struct ks_pod *
         p->pvc_api[pvc].selected_node = node;
         p->pvc_cur[pvc] = p->pvc_api[pvc];
     }
-    ks_mutex_unlock(&p->lock, KS_LOCK_VOLUME_BINDING);
+    ks_mutex_unlock(&p->lock);
     return KS_SUCCESS;
 }
 

@@ -45,7 +45,7 @@ struct node_noms {
 };
 
 struct ks_nominator {
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     /* guarded by lock */
     struct nomination *head, *tail;
     struct nomination **pods; /* pod hash: pmask + 1 chains */
@@ -76,7 +76,7 @@ int ks_nominator_create(struct ks_nominator **out)
         return -ENOMEM;
     }
     n->pmask = n->nmask = INITIAL_BUCKETS - 1;
-    pthread_mutex_init(&n->lock, NULL);
+    ks_mutex_init(&n->lock, KS_LOCK_NOMINATOR);
     return 0;
 }
 
@@ -97,13 +97,14 @@ void ks_nominator_destroy(struct ks_nominator *n)
     }
     free(n->pods);
     free(n->nodes);
-    pthread_mutex_destroy(&n->lock);
+    ks_mutex_destroy(&n->lock);
     free(n);
 }
 
 /* @pod's nomination, or NULL. Called with lock held. */
 static struct nomination *find(const struct ks_nominator *n, const struct ks_pod *pod, uint64_t h)
 {
+    ks_mutex_assert_held(&n->lock);
     for (struct nomination *e = n->pods[h & n->pmask]; e; e = e->hnext) {
         if (e->hash == h && ks_pod_same_name(e->pod, pod))
             return e;
@@ -114,6 +115,7 @@ static struct nomination *find(const struct ks_nominator *n, const struct ks_pod
 /* The head of @node's nominations, or NULL. Called with lock held. */
 static struct node_noms *node_find(const struct ks_nominator *n, uint32_t node)
 {
+    ks_mutex_assert_held(&n->lock);
     for (struct node_noms *h = n->nodes[node & n->nmask]; h; h = h->hnext) {
         if (h->node == node)
             return h;
@@ -160,6 +162,7 @@ static bool grow_nodes(struct ks_nominator *n)
 /* Unlink and free @e; its node head goes when it was the last one there. Called with lock held. */
 static void drop(struct ks_nominator *n, struct nomination *e)
 {
+    ks_mutex_assert_held(&n->lock);
     struct nomination **p = &n->pods[e->hash & n->pmask];
     while (*p != e)
         p = &(*p)->hnext;
@@ -188,7 +191,7 @@ int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t 
 {
     int rc = -ENOMEM;
     uint64_t h = ks_pod_name_hash(pod);
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     struct nomination *old = find(n, pod, h);
     if (old)
         drop(n, old);
@@ -229,41 +232,41 @@ int ks_nominator_add(struct ks_nominator *n, const struct ks_pod *pod, uint32_t 
     atomic_store_explicit(&n->n, count + 1, memory_order_relaxed);
     rc = 0;
 out:
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
     return rc;
 }
 
 void ks_nominator_remove(struct ks_nominator *n, const struct ks_pod *pod)
 {
     uint64_t h = ks_pod_name_hash(pod);
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     struct nomination *e = find(n, pod, h);
     if (e)
         drop(n, e);
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
 }
 
 uint32_t ks_nominator_node(struct ks_nominator *n, const struct ks_pod *pod)
 {
     uint64_t h = ks_pod_name_hash(pod);
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     struct nomination *e = find(n, pod, h);
     uint32_t node = e ? e->node->node : KS_ID_EMPTY;
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
     return node;
 }
 
 uint32_t ks_nominator_pods(struct ks_nominator *n, uint32_t node, const struct ks_pod **out, uint32_t max)
 {
     uint32_t found = 0;
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     struct node_noms *h = node_find(n, node);
     for (struct nomination *e = h ? h->head : NULL; e; e = e->nnext) {
         if (found < max)
             out[found] = ks_pod_get(e->pod);
         found++;
     }
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
     return found;
 }
 
@@ -280,30 +283,30 @@ void ks_nominator_node_versions(struct ks_nominator *n, const uint32_t *nodes, u
         memset(out, 0, k * sizeof(*out)); /* nothing nominated: every version is 0 */
         return;
     }
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     for (uint32_t i = 0; i < k; i++) {
         struct node_noms *h = node_find(n, nodes[i]);
         out[i] = h ? h->version : 0;
     }
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
 }
 
 uint32_t ks_nominator_list(struct ks_nominator *n, const struct ks_pod **pods, uint32_t *nodes, uint32_t max)
 {
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     uint32_t count = atomic_load_explicit(&n->n, memory_order_relaxed), i = 0;
     for (struct nomination *e = n->head; e && i < max; e = e->next, i++) {
         pods[i] = ks_pod_get(e->pod);
         nodes[i] = e->node->node;
     }
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
     return count;
 }
 
 int64_t ks_nominator_changed(struct ks_nominator *n, uint64_t *cursor, uint32_t *out, uint32_t max)
 {
     int64_t got = 0;
-    ks_mutex_lock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&n->lock);
     if (n->log_head - *cursor > NOM_LOG) {
         *cursor = n->log_head;
         got = -1;
@@ -311,7 +314,7 @@ int64_t ks_nominator_changed(struct ks_nominator *n, uint64_t *cursor, uint32_t 
         while (*cursor != n->log_head && (uint64_t)got < max)
             out[got++] = n->log[(*cursor)++ % NOM_LOG];
     }
-    ks_mutex_unlock(&n->lock, KS_LOCK_NOMINATOR);
+    ks_mutex_unlock(&n->lock);
     return got;
 }
 

@@ -456,9 +456,9 @@ int ks_queue_create_opts(const struct ks_queue_opts *opts, struct ks_queue **out
         free(q);
         return -ENOMEM;
     }
-    ks_mutex_init_adaptive(&q->slow);
+    ks_mutex_init_adaptive(&q->slow, KS_LOCK_QUEUE);
     for (uint32_t i = 0; i < STRIPES; i++)
-        ks_mutex_init_adaptive(&q->stripes[i].lock);
+        ks_mutex_init_adaptive(&q->stripes[i].lock, KS_LOCK_QUEUE_POD);
     *out = q;
     return 0;
 }
@@ -488,11 +488,11 @@ void ks_queue_destroy(struct ks_queue *q)
     ks_activeq_destroy(q->active);
     for (uint32_t k = 0; k < STRIPES; k++) {
         free(q->stripes[k].table);
-        pthread_mutex_destroy(&q->stripes[k].lock);
+        ks_mutex_destroy(&q->stripes[k].lock);
     }
     free(q->heap);
     free(q->rejections);
-    pthread_mutex_destroy(&q->slow);
+    ks_mutex_destroy(&q->slow);
     free(q);
 }
 

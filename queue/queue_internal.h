@@ -52,7 +52,7 @@ struct qpod {
 #define STRIPES     (1u << STRIPE_BITS)
 
 struct stripe {
-    pthread_mutex_t lock; /* KS_LOCK_QUEUE_POD: the table below and its pods (struct qpod) */
+    struct ks_mutex lock; /* KS_LOCK_QUEUE_POD: the table below and its pods (struct qpod) */
     struct qpod **table;  /* chains by hash; NULL until the first pod */
     uint32_t n, cap;
 } __attribute__((aligned(64)));
@@ -68,7 +68,7 @@ struct ks_queue {
     _Atomic uint32_t nactive; /* decremented by the popper */
     _Atomic uint32_t ninflight;
 
-    pthread_mutex_t slow; /* KS_LOCK_QUEUE: everything down to the rejections */
+    struct ks_mutex slow; /* KS_LOCK_QUEUE: everything down to the rejections */
     uint64_t move_request_cycle;
     bool has_move_request;
     struct qpod **heap; /* backoffQ */
@@ -102,22 +102,22 @@ static inline void set_where(struct qpod *qp, enum ks_queue_where w)
 
 static inline void slow_lock(struct ks_queue *q)
 {
-    ks_mutex_lock(&q->slow, KS_LOCK_QUEUE);
+    ks_mutex_lock(&q->slow);
 }
 
 static inline void slow_unlock(struct ks_queue *q)
 {
-    ks_mutex_unlock(&q->slow, KS_LOCK_QUEUE);
+    ks_mutex_unlock(&q->slow);
 }
 
 static inline void stripe_lock(struct stripe *s)
 {
-    ks_mutex_lock(&s->lock, KS_LOCK_QUEUE_POD);
+    ks_mutex_lock(&s->lock);
 }
 
 static inline void stripe_unlock(struct stripe *s)
 {
-    ks_mutex_unlock(&s->lock, KS_LOCK_QUEUE_POD);
+    ks_mutex_unlock(&s->lock);
 }
 
 #ifdef KS_QUEUE_DEBUG

@@ -32,6 +32,7 @@ static bool same_key(const struct ks_pod *a, const struct ks_pod *b)
 
 struct qpod *ks__queue_table_find(const struct stripe *s, uint64_t hash, const struct ks_pod *pod)
 {
+    ks_mutex_assert_held(&s->lock);
     if (!s->cap)
         return NULL;
     for (struct qpod *qp = s->table[hash & (s->cap - 1)]; qp; qp = qp->hnext) {
@@ -43,6 +44,7 @@ struct qpod *ks__queue_table_find(const struct stripe *s, uint64_t hash, const s
 
 int ks__queue_table_insert(struct stripe *s, struct qpod *qp)
 {
+    ks_mutex_assert_held(&s->lock);
     if (s->n + 1 > s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 16;
         struct qpod **t = calloc(cap, sizeof(*t));
@@ -69,6 +71,7 @@ int ks__queue_table_insert(struct stripe *s, struct qpod *qp)
 
 void ks__queue_table_remove(struct stripe *s, struct qpod *qp)
 {
+    ks_mutex_assert_held(&s->lock);
     if (!qp->in_table)
         return;
     struct qpod **pp = &s->table[qp->hash & (s->cap - 1)];

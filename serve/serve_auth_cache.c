@@ -33,7 +33,7 @@ struct entry {
 };
 
 struct ks_auth_cache {
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     struct entry **buckets;
     uint32_t nbuckets, n, cap;
     struct entry lru; /* sentinel: lru.next is the most recent */
@@ -59,7 +59,7 @@ int ks_auth_cache_create(uint32_t capacity, struct ks_auth_cache **out)
         return -EIO;
     }
     c->lru.next = c->lru.prev = &c->lru;
-    pthread_mutex_init(&c->lock, NULL);
+    ks_mutex_init(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
     *out = c;
     return 0;
 }
@@ -72,7 +72,7 @@ void ks_auth_cache_destroy(struct ks_auth_cache *c)
         next = e->next;
         free(e);
     }
-    pthread_mutex_destroy(&c->lock);
+    ks_mutex_destroy(&c->lock);
     free(c->buckets);
     free(c);
 }
@@ -120,6 +120,7 @@ static void push_front(struct ks_auth_cache *c, struct entry *e)
 /* Remove the entry *p points at (its bucket link). Lock held. */
 static void drop(struct ks_auth_cache *c, struct entry **p)
 {
+    ks_mutex_assert_held(&c->lock);
     struct entry *e = *p;
     *p = e->hnext;
     unlink_lru(e);
@@ -134,7 +135,7 @@ int ks_auth_cache_get(struct ks_auth_cache *c, const char *key, size_t klen, int
     if (digest(c, key, klen, d) < 0)
         return -ENOMEM;
     int rc = -ENOENT;
-    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_lock(&c->lock);
     struct entry **p = find(c, d);
     if (*p && (*p)->expires_ns <= now_ns) {
         drop(c, p);
@@ -151,7 +152,7 @@ int ks_auth_cache_get(struct ks_auth_cache *c, const char *key, size_t klen, int
             rc = -ENOMEM;
         }
     }
-    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_unlock(&c->lock);
     return rc;
 }
 
@@ -171,7 +172,7 @@ int ks_auth_cache_put(struct ks_auth_cache *c, const char *key, size_t klen, con
     e->len = len;
     memcpy(e->value, value, len);
     e->value[len] = '\0';
-    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_lock(&c->lock);
     struct entry **p = find(c, d);
     if (*p)
         drop(c, p);
@@ -184,14 +185,14 @@ int ks_auth_cache_put(struct ks_auth_cache *c, const char *key, size_t klen, con
     c->buckets[bucket_of(c, d)] = e;
     push_front(c, e);
     c->n++;
-    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_unlock(&c->lock);
     return 0;
 }
 
 uint32_t ks_auth_cache_len(struct ks_auth_cache *c)
 {
-    ks_mutex_lock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_lock(&c->lock);
     uint32_t n = c->n;
-    ks_mutex_unlock(&c->lock, KS_LOCK_SERVE_AUTH_CACHE);
+    ks_mutex_unlock(&c->lock);
     return n;
 }

@@ -54,7 +54,7 @@ struct series_entry {
 };
 
 struct ks_event_series {
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     int64_t finish_ns, refresh_ns;
     struct ks_smap events; /* series_key() -> struct series_entry */
     size_t nseries;
@@ -198,7 +198,7 @@ int ks_event_series_create(int64_t finish_ns, int64_t refresh_ns, struct ks_even
     struct ks_event_series *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    pthread_mutex_init(&s->lock, NULL);
+    ks_mutex_init(&s->lock, KS_LOCK_SERVE_EVENTS);
     s->finish_ns = finish_ns > 0 ? finish_ns : KS_EVENT_SERIES_FINISH_NS;
     s->refresh_ns = refresh_ns > 0 ? refresh_ns : KS_EVENT_SERIES_REFRESH_NS;
     *out = s;
@@ -217,7 +217,7 @@ void ks_event_series_destroy(struct ks_event_series *s)
     if (!s)
         return;
     ks_smap_clear(&s->events, entry_free);
-    pthread_mutex_destroy(&s->lock);
+    ks_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -317,7 +317,7 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
     if (key_len < 0)
         return key_len;
 
-    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_lock(&s->lock);
     struct series_entry *e = key_len ? ks_smap_get(&s->events, key) : NULL;
     if (e && e->series) {
         /* a series already: only counted, written at the next finish or refresh */
@@ -357,7 +357,7 @@ int ks_event_series_record(struct ks_event_series *s, const struct ks_serve_even
                 free(e);
         }
     }
-    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_unlock(&s->lock);
     return rc;
 }
 
@@ -404,9 +404,9 @@ void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refres
 {
     struct tick t = {.s = s, .now_ns = now_ns, .refresh = refresh};
 
-    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_lock(&s->lock);
     ks_smap_sweep(&s->events, tick_entry, &t);
-    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_unlock(&s->lock);
     for (size_t i = 0; i < t.n; i++)
         emit(ctx, &t.writes[i]);
     free(t.writes);
@@ -414,8 +414,8 @@ void ks_event_series_tick(struct ks_event_series *s, int64_t now_ns, bool refres
 
 void ks_event_series_stats(struct ks_event_series *s, size_t *events, size_t *series)
 {
-    ks_mutex_lock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_lock(&s->lock);
     *events = s->events.n;
     *series = s->nseries;
-    ks_mutex_unlock(&s->lock, KS_LOCK_SERVE_EVENTS);
+    ks_mutex_unlock(&s->lock);
 }

@@ -85,7 +85,7 @@ struct ks_http {
     struct pollfd *pfds;
     uint32_t *pslot;
 
-    pthread_mutex_t lock; /* the job lists and quit */
+    struct ks_mutex lock; /* the job lists and quit */
     pthread_cond_t cond;
     struct job *todo, **todo_tail, *finished;
     bool quit;
@@ -140,26 +140,26 @@ static void job_free(struct job *j)
 static void *worker_main(void *arg)
 {
     struct ks_http *h = arg;
-    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_lock(&h->lock);
     for (;;) {
         while (!h->todo && !h->quit)
-            pthread_cond_wait(&h->cond, &h->lock);
+            ks_cond_wait(&h->cond, &h->lock);
         if (h->quit)
             break;
         struct job *j = h->todo;
         if (!(h->todo = j->next))
             h->todo_tail = &h->todo;
-        ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+        ks_mutex_unlock(&h->lock);
         struct ks_auth_request req = {
             .authorization = j->authorization, .method = j->method, .path = j->path, .uri = j->uri};
         j->rc = ks_auth_check(h->auth, &req, 0, 0, &j->res);
-        ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+        ks_mutex_lock(&h->lock);
         j->next = h->finished;
         h->finished = j;
         ssize_t n = write(h->done[1], "x", 1); /* a full pipe already says it */
         (void)n;
     }
-    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_unlock(&h->lock);
     return NULL;
 }
 
@@ -336,11 +336,11 @@ static void on_head(struct ks_http *h, struct conn *c, size_t head_len, int64_t 
     j->gen = c->gen;
     c->st = C_AUTH;
     c->events = 0;
-    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_lock(&h->lock);
     *h->todo_tail = j;
     h->todo_tail = &j->next;
     pthread_cond_signal(&h->cond);
-    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_unlock(&h->lock);
 }
 
 /* Move @c along as far as its socket allows. */
@@ -460,10 +460,10 @@ static void take_finished(struct ks_http *h, int64_t now)
     char drain[64];
     while (read(h->done[0], drain, sizeof(drain)) > 0)
         ;
-    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_lock(&h->lock);
     struct job *j = h->finished;
     h->finished = NULL;
-    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_unlock(&h->lock);
     while (j) {
         struct job *next = j->next;
         struct conn *c = &h->conns[j->slot];
@@ -574,7 +574,7 @@ static void free_server(struct ks_http *h)
     if (h->fd >= 0)
         close(h->fd);
     pthread_cond_destroy(&h->cond);
-    pthread_mutex_destroy(&h->lock);
+    ks_mutex_destroy(&h->lock);
     free(h->workers);
     free(h->conns);
     free(h->pfds);
@@ -584,10 +584,10 @@ static void free_server(struct ks_http *h)
 
 static void stop_workers(struct ks_http *h)
 {
-    ks_mutex_lock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_lock(&h->lock);
     h->quit = true;
     pthread_cond_broadcast(&h->cond);
-    ks_mutex_unlock(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
+    ks_mutex_unlock(&h->lock);
     for (uint32_t i = 0; i < h->nworkers; i++)
         pthread_join(h->workers[i], NULL);
     h->nworkers = 0;
@@ -613,7 +613,7 @@ int ks_http_start(const struct ks_http_opts *o, struct ks_http **out, int *bound
         return -ENOMEM;
     }
     h->fd = h->wake[0] = h->wake[1] = h->done[0] = h->done[1] = -1;
-    pthread_mutex_init(&h->lock, NULL);
+    ks_mutex_init(&h->lock, KS_LOCK_SERVE_HTTP_JOBS);
     pthread_cond_init(&h->cond, NULL);
     h->todo_tail = &h->todo;
     h->tls = o->tls;

@@ -131,7 +131,7 @@ struct ks_intake {
     struct ks_smap index[KS_KIND_COUNT]; /* "ns/name" -> position in objects->of[kind] + 1 */
     struct ks_objvec retired;
 
-    pthread_mutex_t lock; /* pending */
+    struct ks_mutex lock; /* pending */
     struct pending_change *pending, **pending_tail;
     uint32_t npending;
 };
@@ -143,7 +143,7 @@ int ks_intake_create(struct ks_objects *objects, struct ks_intake **out)
         return -ENOMEM;
     in->objects = objects;
     in->pending_tail = &in->pending;
-    pthread_mutex_init(&in->lock, NULL);
+    ks_mutex_init(&in->lock, KS_LOCK_SERVE_INTAKE);
     *out = in;
     return 0;
 }
@@ -191,7 +191,7 @@ void ks_intake_destroy(struct ks_intake *in)
         free(r);
     }
     free(in->retired.items);
-    pthread_mutex_destroy(&in->lock);
+    ks_mutex_destroy(&in->lock);
     free(in);
 }
 
@@ -282,12 +282,12 @@ static void apply_change(struct ks_intake *in, enum ks_kind kind, const char *ke
 
 void ks_intake_apply_objects(struct ks_intake *in)
 {
-    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_lock(&in->lock);
     struct pending_change *list = in->pending;
     in->pending = NULL;
     in->pending_tail = &in->pending;
     in->npending = 0;
-    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_unlock(&in->lock);
     while (list) {
         struct pending_change *c = list;
         list = c->next;
@@ -338,11 +338,11 @@ static void object_event(struct ks_intake *in, const struct ks_watch_event *ev, 
     c->kind = ev->kind;
     c->obj = obj;
     memcpy(c->key, key, klen + 1);
-    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_lock(&in->lock);
     *in->pending_tail = c;
     in->pending_tail = &c->next;
     in->npending++;
-    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_unlock(&in->lock);
     /* announced before the event: a hint or PreEnqueue it wakes knows its index may lack it */
     ks_objects_note_queued(in->objects, ev->kind);
     enum ks_event_resource r = resource_of(ev->kind);
@@ -618,9 +618,9 @@ void ks_intake_stats(struct ks_intake *in, struct ks_intake_stats *out)
     out->skipped = in->skipped;
     out->nodes = in->nodes.n;
     out->pods = in->pods.n;
-    ks_mutex_lock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_lock(&in->lock);
     out->queued_objects = in->npending;
-    ks_mutex_unlock(&in->lock, KS_LOCK_SERVE_INTAKE);
+    ks_mutex_unlock(&in->lock);
 }
 
 struct ks_pod *ks_intake_find_pod(struct ks_intake *in, const char *namespace_, const char *name)

@@ -65,7 +65,7 @@ struct ks_serve_metrics {
     struct ks_sched_metrics *engine;
     uint32_t victims_this_cycle; /* scheduling thread */
 
-    pthread_mutex_t lock;  /* starts, sched */
+    struct ks_mutex lock;  /* starts, sched */
     struct ks_smap starts; /* "%p" of the pod -> struct attempt_start */
     struct ks_scheduler *sched;
 };
@@ -78,12 +78,12 @@ static void collect(void *ctx)
     struct ks_queue_counts c = {0};
     uint64_t indexed = 0;
     bool attached;
-    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_lock(&m->lock);
     if ((attached = m->sched != NULL)) {
         ks_queue_count(ks_scheduler_queue(m->sched), &c);
         indexed = ks_scheduler_indexed_cycles(m->sched);
     }
-    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_unlock(&m->lock);
     /* a counter copied from the scheduler's (a CounterFunc): kept as it was once it is detached */
     if (attached)
         ks_metric_set(m->indexed_cycles, (double)indexed);
@@ -101,7 +101,7 @@ int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
     struct ks_serve_metrics *m = calloc(1, sizeof(*m));
     if (!m)
         return -ENOMEM;
-    pthread_mutex_init(&m->lock, NULL);
+    ks_mutex_init(&m->lock, KS_LOCK_SERVE_METRICS);
     m->reg = reg;
     double attempt_buckets[15], victim_buckets[7], pod_attempt_buckets[5], pod_duration_buckets[20];
     ks_metrics_exponential_buckets(0.001, 2, 15, attempt_buckets);
@@ -219,15 +219,15 @@ void ks_serve_metrics_destroy(struct ks_serve_metrics *m)
     ks_sched_metrics_destroy(m->engine);
     ks_smap_clear(&m->starts, free);
     free(m->profiles);
-    pthread_mutex_destroy(&m->lock);
+    ks_mutex_destroy(&m->lock);
     free(m);
 }
 
 void ks_serve_metrics_attach(struct ks_serve_metrics *m, struct ks_scheduler *s)
 {
-    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_lock(&m->lock);
     m->sched = s;
-    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_unlock(&m->lock);
 }
 
 static void pod_key(const struct ks_pod *pod, char *buf, size_t len)
@@ -239,7 +239,7 @@ void ks_serve_metrics_cycle(struct ks_serve_metrics *m, const struct ks_queued_p
 {
     char key[32];
     pod_key(qp->pod, key, sizeof(key));
-    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_lock(&m->lock);
     struct attempt_start *a = ks_smap_get(&m->starts, key);
     if (!a && (a = malloc(sizeof(*a))) && ks_smap_put(&m->starts, key, a, NULL) < 0) {
         free(a);
@@ -250,7 +250,7 @@ void ks_serve_metrics_cycle(struct ks_serve_metrics *m, const struct ks_queued_p
         a->initial_ns = qp->initial_attempt_ns;
         a->attempts = qp->attempts;
     }
-    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_unlock(&m->lock);
     m->victims_this_cycle = 0;
 }
 
@@ -286,11 +286,11 @@ void ks_serve_metrics_event(struct ks_serve_metrics *m, const struct ks_sched_ev
     char key[32];
     struct attempt_start a = {.start_ns = -1};
     pod_key(ev->pod, key, sizeof(key));
-    ks_mutex_lock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_lock(&m->lock);
     struct attempt_start *found = ks_smap_del(&m->starts, key);
     if (found)
         a = *found;
-    ks_mutex_unlock(&m->lock, KS_LOCK_SERVE_METRICS);
+    ks_mutex_unlock(&m->lock);
     free(found);
     if (!pm)
         return;

@@ -78,10 +78,10 @@ struct serve {
     struct ks_tls *tls;
     struct ks_auth *auth;
     struct ks_kube_client *auth_client; /* TokenReviews and SubjectAccessReviews */
-    pthread_mutex_t http_lock;          /* one answer at a time across both endpoints */
+    struct ks_mutex http_lock;          /* one answer at a time across both endpoints */
     bool leader_elect;
 
-    pthread_mutex_t lock; /* the FIFO; waking the scheduling thread */
+    struct ks_mutex lock; /* the FIFO; waking the scheduling thread */
     pthread_cond_t cond;
     struct queued_event *head, **tail;
     pthread_t intake_thread, sched_thread;
@@ -107,7 +107,7 @@ static int fail_input(const struct ks_error *err)
 
 static void push(struct serve *sv, struct queued_event *q)
 {
-    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_lock(&sv->lock);
     q->next = NULL;
     /* the intake thread waits only on an empty FIFO and takes all of it when it wakes: one
      * wakeup per batch, not per event (a futex wake per object dominated the initial lists) */
@@ -115,7 +115,7 @@ static void push(struct serve *sv, struct queued_event *q)
         pthread_cond_broadcast(&sv->cond);
     *sv->tail = q;
     sv->tail = &q->next;
-    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_unlock(&sv->lock);
 }
 
 static char *copy_str(char **dst, const char *s)
@@ -293,16 +293,16 @@ static void *intake_main(void *arg)
 {
     struct serve *sv = arg;
     ks_rcu_register_thread();
-    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_lock(&sv->lock);
     for (;;) {
         while (!sv->head && !atomic_load(&sv->quit))
-            pthread_cond_wait(&sv->cond, &sv->lock);
+            ks_cond_wait(&sv->cond, &sv->lock);
         if (atomic_load(&sv->quit))
             break;
         struct queued_event *batch = sv->head;
         sv->head = NULL;
         sv->tail = &sv->head;
-        ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+        ks_mutex_unlock(&sv->lock);
         while (batch) {
             struct queued_event *q = batch;
             batch = q->next;
@@ -311,10 +311,10 @@ static void *intake_main(void *arg)
                     if (go_live(sv) < 0) {
                         atomic_store(&sv->failed, 1);
                     } else {
-                        ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+                        ks_mutex_lock(&sv->lock);
                         atomic_store(&sv->ready, true);
                         pthread_cond_broadcast(&sv->cond);
-                        ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+                        ks_mutex_unlock(&sv->lock);
                     }
                 }
             } else if (!atomic_load(&sv->failed) && !atomic_load(&sv->quit)) {
@@ -324,9 +324,9 @@ static void *intake_main(void *arg)
             }
             free(q);
         }
-        ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+        ks_mutex_lock(&sv->lock);
     }
-    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_unlock(&sv->lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -337,10 +337,10 @@ static void *sched_main(void *arg)
 {
     struct serve *sv = arg;
     ks_rcu_register_thread();
-    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_lock(&sv->lock);
     while (!atomic_load(&sv->quit) && !(atomic_load(&sv->ready) && atomic_load(&sv->leading)))
-        pthread_cond_wait(&sv->cond, &sv->lock);
-    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+        ks_cond_wait(&sv->cond, &sv->lock);
+    ks_mutex_unlock(&sv->lock);
     if (!atomic_load(&sv->quit))
         fprintf(stderr, "ksched serve: scheduling\n");
     /* the queue is closed on shutdown, which wakes a blocked cycle */
@@ -358,10 +358,10 @@ static void on_started_leading(void *ctx)
     fprintf(stderr, "ksched serve: acquired the lease %s/%s\n", sv->cfg->leader_election.resource_namespace,
             sv->cfg->leader_election.resource_name);
     ks_metric_set(sv->leader_gauge, 1);
-    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_lock(&sv->lock);
     atomic_store(&sv->leading, true);
     pthread_cond_broadcast(&sv->cond);
-    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_unlock(&sv->lock);
 }
 
 static void on_stopped_leading(void *ctx)
@@ -425,9 +425,9 @@ static int http_answer(struct serve *sv, const char *path, FILE *out, const char
 static int http_handler(void *ctx, const char *path, FILE *out, const char **content_type)
 {
     struct serve *sv = ctx;
-    ks_mutex_lock(&sv->http_lock, KS_LOCK_SERVE_HTTP);
+    ks_mutex_lock(&sv->http_lock);
     int status = http_answer(sv, path, out, content_type);
-    ks_mutex_unlock(&sv->http_lock, KS_LOCK_SERVE_HTTP);
+    ks_mutex_unlock(&sv->http_lock);
     return status;
 }
 
@@ -647,34 +647,12 @@ static int discover_dra(struct serve *sv)
     return 0;
 }
 
-static int start(struct serve *sv)
+/* The metrics registry, serve's metrics and the leader-election gauge: 0, or 1 when out of memory. */
+static int start_metrics(struct serve *sv)
 {
-    struct ks_error err = {0};
-    int rc, status;
-
-    if ((status = resolve(sv)) || (status = load_kubeconfig(sv)))
-        return status;
-    struct ks_kube_client_opts co = {
-        .config = &sv->kc,
-        .qps = sv->cfg->client_connection.qps,
-        .burst = sv->cfg->client_connection.burst > 0 ? (uint32_t)sv->cfg->client_connection.burst : 0,
-        .content_type = sv->a.content_type ? sv->a.content_type : sv->cfg->client_connection.content_type,
-        .accept_content_types = sv->cfg->client_connection.accept_content_types,
-    };
-    if ((rc = ks_kube_client_create(&co, &sv->client, &err)) < 0 ||
-        (rc = ks_kube_client_create(&co, &sv->event_client, &err)) < 0) {
-        if (err.set)
-            return fail_input(&err);
-        fprintf(stderr, "ksched serve: creating the API client: %s\n", strerror(-rc));
-        return 1;
-    }
-    /* the lease exists before the HTTP thread that reads it */
-    if (sv->leader_elect && (status = start_lease(sv)))
-        return status;
     static const char *const name_label[] = {"name", NULL};
     struct ks_metric_family *leader;
-    if ((rc = ks_metrics_create(&sv->reg)) < 0 ||
-        (rc = ks_serve_metrics_create(sv->reg, sv->cfg, &sv->metrics)) < 0 ||
+    if (ks_metrics_create(&sv->reg) < 0 || ks_serve_metrics_create(sv->reg, sv->cfg, &sv->metrics) < 0 ||
         !(leader =
               ks_metrics_family(sv->reg, KS_METRIC_GAUGE, "leader_election_master_status",
                                 "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 "
@@ -686,8 +664,13 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: out of memory\n");
         return 1;
     }
-    if ((status = start_http(sv, &co)))
-        return status;
+    return 0;
+}
+
+/* The API writer (with its test and bench knobs), the intake and the volume and DRA writers: 0, 1 or 2. */
+static int start_objects(struct serve *sv)
+{
+    int rc;
     struct ks_writer_opts wo = {.transport = {.request = client_request, .ctx = sv->client},
                                 .events = {.request = client_request, .ctx = sv->event_client}};
     /* a test knob: Event series end after this much quiet instead of client-go's 6 min */
@@ -725,11 +708,14 @@ static int start(struct serve *sv)
         fprintf(stderr, "ksched serve: %s\n", strerror(-rc));
         return 1;
     }
-    sv->kinds = (1u << KS_KIND_COUNT) - 1;
-    if (!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD)) /* v1.37's default: not served, not read */
-        sv->kinds &= ~((1u << KS_KIND_POD_GROUP) | (1u << KS_KIND_WORKLOAD));
-    if ((status = discover_dra(sv)) || sv->interrupted)
-        return status;
+    return 0;
+}
+
+/* The intake and scheduling threads, the informers and leader election: 0 or 1. */
+static int start_threads(struct serve *sv)
+{
+    struct ks_error err = {0};
+    int rc;
     atomic_store(&sv->leading, !sv->leader_elect);
     if ((rc = pthread_create(&sv->intake_thread, NULL, intake_main, sv)) != 0)
         return 1;
@@ -763,15 +749,49 @@ static int start(struct serve *sv)
     return 0;
 }
 
+static int start(struct serve *sv)
+{
+    struct ks_error err = {0};
+    int rc, status;
+
+    if ((status = resolve(sv)) || (status = load_kubeconfig(sv)))
+        return status;
+    struct ks_kube_client_opts co = {
+        .config = &sv->kc,
+        .qps = sv->cfg->client_connection.qps,
+        .burst = sv->cfg->client_connection.burst > 0 ? (uint32_t)sv->cfg->client_connection.burst : 0,
+        .content_type = sv->a.content_type ? sv->a.content_type : sv->cfg->client_connection.content_type,
+        .accept_content_types = sv->cfg->client_connection.accept_content_types,
+    };
+    if ((rc = ks_kube_client_create(&co, &sv->client, &err)) < 0 ||
+        (rc = ks_kube_client_create(&co, &sv->event_client, &err)) < 0) {
+        if (err.set)
+            return fail_input(&err);
+        fprintf(stderr, "ksched serve: creating the API client: %s\n", strerror(-rc));
+        return 1;
+    }
+    /* the lease exists before the HTTP thread that reads it */
+    if (sv->leader_elect && (status = start_lease(sv)))
+        return status;
+    if ((status = start_metrics(sv)) || (status = start_http(sv, &co)) || (status = start_objects(sv)))
+        return status;
+    sv->kinds = (1u << KS_KIND_COUNT) - 1;
+    if (!ks_feature_enabled(KS_FEATURE_GENERIC_WORKLOAD)) /* v1.37's default: not served, not read */
+        sv->kinds &= ~((1u << KS_KIND_POD_GROUP) | (1u << KS_KIND_WORKLOAD));
+    if ((status = discover_dra(sv)) || sv->interrupted)
+        return status;
+    return start_threads(sv);
+}
+
 static void stop(struct serve *sv)
 {
-    ks_mutex_lock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_lock(&sv->lock);
     atomic_store(&sv->quit, true);
     pthread_cond_broadcast(&sv->cond);
     /* the intake thread sets sched before it sets ready under this lock; without ready the
      * scheduling thread is still waiting on the condition and leaves on quit */
     struct ks_scheduler *running = atomic_load(&sv->ready) ? sv->sched : NULL;
-    ks_mutex_unlock(&sv->lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_unlock(&sv->lock);
     if (running)
         ks_queue_close(ks_scheduler_queue(running));
     if (sv->sched_started)
@@ -813,8 +833,8 @@ static void stop(struct serve *sv)
     ks_kubeconfig_free(&sv->kc);
     ks_config_destroy(sv->cfg);
     pthread_cond_destroy(&sv->cond);
-    pthread_mutex_destroy(&sv->lock);
-    pthread_mutex_destroy(&sv->http_lock);
+    ks_mutex_destroy(&sv->lock);
+    ks_mutex_destroy(&sv->http_lock);
 }
 
 int ks_serve_run(const struct ks_serve_args *a)
@@ -830,8 +850,8 @@ int ks_serve_run(const struct ks_serve_args *a)
         fprintf(stderr, "ksched: %s\n", strerror(-rc));
         return 1;
     }
-    pthread_mutex_init(&sv.lock, NULL);
-    pthread_mutex_init(&sv.http_lock, NULL);
+    ks_mutex_init(&sv.lock, KS_LOCK_SERVE_FIFO);
+    ks_mutex_init(&sv.http_lock, KS_LOCK_SERVE_HTTP);
     pthread_cond_init(&sv.cond, NULL);
     sv.tail = &sv.head;
 

@@ -59,7 +59,7 @@ struct ks_serve_volumes {
     struct ks_volume_api api;
     int64_t poll_ns;
 
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     pthread_cond_t cond; /* a change, a new wait, quit */
     struct ks_smap pvs;  /* "/name" -> the newest struct ks_persistent_volume */
     struct ks_smap pvcs; /* "namespace/name" -> the newest struct ks_persistent_volume_claim */
@@ -116,19 +116,19 @@ static int get_edit_put(struct ks_serve_volumes *v, const char *path, const stru
     free(body);
     if (rc < 0 || r.status != 200) {
         ks_kube_error_text(&r, rc, "Put", path, msg, msg_len);
-        ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+        ks_mutex_lock(&v->lock);
         v->stats.update_failures++;
         v->stats.conflicts += rc == 0 && r.status == 409;
-        ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+        ks_mutex_unlock(&v->lock);
         ks_kube_response_free(&r);
         return -1;
     }
     if (!ks_json_get_string(r.body, r.len, rv_path, rv, rv_len))
         rv[0] = '\0';
     ks_kube_response_free(&r);
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     v->stats.updates++;
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
     return 0;
 }
 
@@ -237,9 +237,9 @@ static int start_wait(void *ctx, struct ks_vol_wait *w)
         return -ENOMEM;
     rec->w = w;
     rec->deadline_ns = ks__mono_ns() + (w->timeout_ns > 0 ? w->timeout_ns : 0);
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     if (v->closing) {
-        ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+        ks_mutex_unlock(&v->lock);
         free(rec);
         return -ECANCELED;
     }
@@ -248,7 +248,7 @@ static int start_wait(void *ctx, struct ks_vol_wait *w)
     v->stats.waits++;
     v->changed = true;
     pthread_cond_signal(&v->cond);
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
     return 0;
 }
 
@@ -266,6 +266,7 @@ static void finish(struct wait_rec *list)
 /* One round over the waits: the expired ones and those whose check ended. Under the lock. */
 static struct wait_rec *round_locked(struct ks_serve_volumes *v, int64_t now)
 {
+    ks_mutex_assert_held(&v->lock);
     struct wait_rec *done = NULL, **pp = &v->waits;
     while (*pp) {
         struct wait_rec *rec = *pp;
@@ -296,7 +297,7 @@ static void *waiter_main(void *arg)
     struct ks_serve_volumes *v = arg;
     int64_t next_poll = 0;
     ks_rcu_register_thread();
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     while (!v->quit) {
         int64_t now = ks__mono_ns();
         int64_t wake = INT64_MAX;
@@ -306,11 +307,11 @@ static void *waiter_main(void *arg)
             wake = next_poll;
         if (!v->changed && now < wake) {
             if (wake == INT64_MAX) {
-                pthread_cond_wait(&v->cond, &v->lock);
+                ks_cond_wait(&v->cond, &v->lock);
             } else {
                 /* wake is a CLOCK_MONOTONIC time, the clock of cond */
                 struct timespec ts = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000};
-                pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+                ks_cond_timedwait(&v->cond, &v->lock, &ts);
             }
             continue;
         }
@@ -318,12 +319,12 @@ static void *waiter_main(void *arg)
         next_poll = now + v->poll_ns;
         struct wait_rec *done = round_locked(v, now);
         if (done) {
-            ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+            ks_mutex_unlock(&v->lock);
             finish(done);
-            ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+            ks_mutex_lock(&v->lock);
         }
     }
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
@@ -339,7 +340,7 @@ int ks_serve_volumes_create(const struct ks_serve_volumes_opts *opts, struct ks_
     v->poll_ns = opts->poll_ns > 0 ? opts->poll_ns : KS_VOLUMES_POLL_NS;
     v->api = (struct ks_volume_api){
         .update_pv = update_pv, .update_pvc = update_pvc, .wait = start_wait, .ctx = v};
-    pthread_mutex_init(&v->lock, NULL);
+    ks_mutex_init(&v->lock, KS_LOCK_SERVE_VOLUMES);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -348,7 +349,7 @@ int ks_serve_volumes_create(const struct ks_serve_volumes_opts *opts, struct ks_
     int rc = pthread_create(&v->thread, NULL, waiter_main, v);
     if (rc) {
         pthread_cond_destroy(&v->cond);
-        pthread_mutex_destroy(&v->lock);
+        ks_mutex_destroy(&v->lock);
         free(v);
         return -rc;
     }
@@ -367,7 +368,7 @@ void ks_serve_volumes_object(struct ks_serve_volumes *v, enum ks_kind kind, cons
     struct ks_smap *m = kind == KS_KIND_PV ? &v->pvs : kind == KS_KIND_PVC ? &v->pvcs : NULL;
     if (!m)
         return;
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     if (obj) {
         if (ks_smap_put(m, key, (void *)obj, NULL) < 0)
             fprintf(stderr, "ksched serve: out of memory tracking %s %s for volume binding\n",
@@ -379,12 +380,12 @@ void ks_serve_volumes_object(struct ks_serve_volumes *v, enum ks_kind kind, cons
         v->changed = true;
         pthread_cond_signal(&v->cond);
     }
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
 }
 
 void ks_serve_volumes_pod_deleted(struct ks_serve_volumes *v, const char *key)
 {
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     for (struct wait_rec *r = v->waits; r; r = r->next) {
         size_t nl = strlen(r->w->pod_namespace);
         if (strncmp(key, r->w->pod_namespace, nl) == 0 && key[nl] == '/' &&
@@ -395,14 +396,14 @@ void ks_serve_volumes_pod_deleted(struct ks_serve_volumes *v, const char *key)
     }
     if (v->changed)
         pthread_cond_signal(&v->cond);
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
 }
 
 void ks_serve_volumes_cancel(struct ks_serve_volumes *v)
 {
     if (!v)
         return;
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     v->closing = true;
     struct wait_rec *list = v->waits;
     v->waits = NULL;
@@ -411,19 +412,19 @@ void ks_serve_volumes_cancel(struct ks_serve_volumes *v)
         r->msg[0] = '\0';
         v->stats.failed++;
     }
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
     finish(list);
 }
 
 void ks_serve_volumes_stats(struct ks_serve_volumes *v, struct ks_serve_volumes_stats *out)
 {
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     *out = v->stats;
     uint32_t n = 0;
     for (const struct wait_rec *r = v->waits; r; r = r->next)
         n++;
     out->waiting = n;
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
 }
 
 void ks_serve_volumes_destroy(struct ks_serve_volumes *v)
@@ -431,15 +432,15 @@ void ks_serve_volumes_destroy(struct ks_serve_volumes *v)
     if (!v)
         return;
     ks_serve_volumes_cancel(v);
-    ks_mutex_lock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&v->lock);
     v->quit = true;
     pthread_cond_signal(&v->cond);
-    ks_mutex_unlock(&v->lock, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_unlock(&v->lock);
     if (v->started)
         pthread_join(v->thread, NULL);
     ks_smap_clear(&v->pvs, NULL);
     ks_smap_clear(&v->pvcs, NULL);
     pthread_cond_destroy(&v->cond);
-    pthread_mutex_destroy(&v->lock);
+    ks_mutex_destroy(&v->lock);
     free(v);
 }

@@ -89,7 +89,7 @@ enum {
 struct ks_writer {
     struct ks_writer_opts o;
     char hostname[256];
-    pthread_mutex_t lock;
+    struct ks_mutex lock;
     pthread_cond_t idle;
     struct lane lanes[KS_WRITER_LANES_MAX]; /* [0]: ordered writes; [1..nlanes): Events */
     int nlanes;
@@ -252,10 +252,10 @@ static void free_job(struct write_job *j)
 static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
 {
     struct lane *ln = j->event ? &w->lanes[1 + j->shard % (uint64_t)(w->nlanes - 1)] : &w->lanes[0];
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     if (droppable && w->queued >= w->o.max_queued) {
         w->stats.dropped++;
-        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_mutex_unlock(&w->lock);
         free_job(j);
         return -ENOSPC;
     }
@@ -263,7 +263,7 @@ static int push_job(struct ks_writer *w, struct write_job *j, bool droppable)
     ln->tail = &j->next;
     w->queued++;
     pthread_cond_signal(&ln->wake);
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     return 0;
 }
 
@@ -321,9 +321,9 @@ static bool retryable(int rc, long status)
 /* Before retry @attempt (1, 2): wait its back-off; false when shutting down and out of time. */
 static bool retry_pause(struct ks_writer *w, int attempt)
 {
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     bool late = w->quit && w->drain_deadline && ks__mono_ns() > w->drain_deadline;
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     if (late)
         return false;
     usleep(100000u << attempt);
@@ -343,12 +343,12 @@ int ks__writer_request(struct ks_writer *w, const char *method, const char *path
         if (!retryable(rc, resp->status))
             break;
     }
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     if (rc == 0 && resp->status >= 200 && resp->status < 300)
         w->stats.sent++;
     else
         w->stats.failed++;
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     return rc;
 }
 
@@ -388,30 +388,32 @@ static void send_job(struct ks_writer *w, const struct write_job *j)
                 : resp.body && resp.body[0] ? resp.body
                                             : "no response body");
     ks_kube_response_free(&resp);
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     if (ok)
         w->stats.sent++;
     else
         w->stats.failed++;
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
 }
 
 /* finishSeries (and refreshExistingEventSeries when due) when a finish period has passed. Lock held. */
 static void series_tick(struct ks_writer *w)
 {
+    ks_mutex_assert_held(&w->lock);
     int64_t now = ks__mono_ns();
     bool refresh = now >= w->next_refresh;
     w->next_finish = now + ks_event_series_period(w->series, false);
     if (refresh)
         w->next_refresh = now + ks_event_series_period(w->series, true);
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     ks_event_series_tick(w->series, wall_ns(), refresh, emit_series, w);
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
 }
 
 /* Nothing queued and nothing in progress on any lane. Lock held. */
 static bool all_idle(const struct ks_writer *w)
 {
+    ks_mutex_assert_held(&w->lock);
     for (int i = 0; i < w->nlanes; i++)
         if (w->lanes[i].head || w->lanes[i].busy)
             return false;
@@ -422,15 +424,15 @@ static void *lane_main(void *arg)
 {
     struct lane *ln = arg;
     struct ks_writer *w = ln->w;
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     for (;;) {
         while (!ln->head && !w->quit && !(ln->ticks && ks__mono_ns() >= w->next_finish)) {
             if (ln->ticks) {
                 struct timespec until = {.tv_sec = w->next_finish / 1000000000,
                                          .tv_nsec = w->next_finish % 1000000000};
-                pthread_cond_timedwait(&ln->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
+                ks_cond_timedwait(&ln->wake, &w->lock, &until); /* `wake` runs on CLOCK_MONOTONIC */
             } else {
-                pthread_cond_wait(&ln->wake, &w->lock);
+                ks_cond_wait(&ln->wake, &w->lock);
             }
         }
         if (ln->ticks && !w->quit && ks__mono_ns() >= w->next_finish) {
@@ -456,28 +458,28 @@ static void *lane_main(void *arg)
             ln->tail = &ln->head;
         w->queued--;
         ln->busy = true;
-        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_mutex_unlock(&w->lock);
         send_job(w, j);
         free_job(j);
-        ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_mutex_lock(&w->lock);
         ln->busy = false;
         if (all_idle(w))
             pthread_cond_broadcast(&w->idle);
     }
     ln->tail = &ln->head;
     pthread_cond_broadcast(&w->idle);
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     return NULL;
 }
 
 /* Stop and join the lanes that run, free the rest. */
 static void lanes_stop(struct ks_writer *w)
 {
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     w->quit = true;
     for (int i = 0; i < w->nlanes; i++)
         pthread_cond_broadcast(&w->lanes[i].wake);
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     for (int i = 0; i < w->nlanes; i++) {
         struct lane *ln = &w->lanes[i];
         if (ln->started)
@@ -512,7 +514,7 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_mutex_init(&w->lock, NULL);
+    ks_mutex_init(&w->lock, KS_LOCK_SERVE_WRITER);
     pthread_cond_init(&w->idle, NULL);
     for (int i = 0; i < w->nlanes; i++) {
         struct lane *ln = &w->lanes[i];
@@ -529,7 +531,7 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
     if (rc) {
         lanes_stop(w);
         pthread_cond_destroy(&w->idle);
-        pthread_mutex_destroy(&w->lock);
+        ks_mutex_destroy(&w->lock);
         ks_event_series_destroy(w->series);
         free(w);
         return -rc;
@@ -540,32 +542,32 @@ int ks_writer_create(const struct ks_writer_opts *opts, struct ks_writer **out)
 
 void ks_writer_flush(struct ks_writer *w)
 {
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     while (!all_idle(w))
-        pthread_cond_wait(&w->idle, &w->lock);
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_cond_wait(&w->idle, &w->lock);
+    ks_mutex_unlock(&w->lock);
 }
 
 void ks_writer_destroy(struct ks_writer *w, int64_t drain_ms)
 {
     if (!w)
         return;
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     w->drain_deadline = ks__mono_ns() + drain_ms * 1000000;
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     lanes_stop(w);
     ks_smap_clear(&w->last_message, free);
     ks_event_series_destroy(w->series);
     pthread_cond_destroy(&w->idle);
-    pthread_mutex_destroy(&w->lock);
+    ks_mutex_destroy(&w->lock);
     free(w);
 }
 
 void ks_writer_stats(struct ks_writer *w, struct ks_writer_stats *out)
 {
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     *out = w->stats;
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
 }
 
 /* ---- binder and evictor ----------------------------------------------------------------- */
@@ -704,9 +706,9 @@ static void queue_event(struct ks_writer *w, const struct ks_pod *regarding, con
     if (rc > 0) {
         enqueue_event(w, &ew);
     } else if (rc == 0) {
-        ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_mutex_lock(&w->lock);
         w->stats.series_counted++;
-        ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+        ks_mutex_unlock(&w->lock);
     }
 }
 
@@ -772,7 +774,7 @@ static void failure(struct ks_writer *w, const struct ks_sched_event *ev)
     w->nominated_pod = NULL;
 
     const char *uid = pod->meta.uid ? pod->meta.uid : pod->meta.name;
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     const char *last = ks_smap_get(&w->last_message, uid);
     bool unchanged = false;
     size_t len = 0;
@@ -785,7 +787,7 @@ static void failure(struct ks_writer *w, const struct ks_sched_event *ev)
             free(copy);
         free(old);
     }
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     if (body) {
         char path[800];
         pod_path(pod, "/status", path, sizeof(path));
@@ -800,9 +802,9 @@ static void scheduled(struct ks_writer *w, const struct ks_sched_event *ev)
     const char *node = ks_intern_str(ev->node);
     char note[1200], path[800];
 
-    ks_mutex_lock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_lock(&w->lock);
     free(ks_smap_del(&w->last_message, pod->meta.uid ? pod->meta.uid : pod->meta.name));
-    ks_mutex_unlock(&w->lock, KS_LOCK_SERVE_WRITER);
+    ks_mutex_unlock(&w->lock);
     if (pod->nominated_node_name != KS_ID_EMPTY && pod->nominated_node_name != ev->node) {
         size_t len = 0;
         char *body = ks_serve_nominated_patch(NULL, &len);

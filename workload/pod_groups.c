@@ -24,7 +24,7 @@ struct group {
 };
 
 struct ks_pod_groups {
-    pthread_mutex_t lock; /* KS_LOCK_POD_GROUPS */
+    struct ks_mutex lock; /* KS_LOCK_POD_GROUPS */
     uint32_t n, cap;      /* used slots, slots (a power of two) */
     struct group *slots;
 };
@@ -34,7 +34,7 @@ int ks_pod_groups_create(struct ks_pod_groups **out)
     struct ks_pod_groups *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
-    pthread_mutex_init(&g->lock, NULL);
+    ks_mutex_init(&g->lock, KS_LOCK_POD_GROUPS);
     *out = g;
     return 0;
 }
@@ -49,7 +49,7 @@ void ks_pod_groups_destroy(struct ks_pod_groups *g)
         free(g->slots[i].pods);
     }
     free(g->slots);
-    pthread_mutex_destroy(&g->lock);
+    ks_mutex_destroy(&g->lock);
     free(g);
 }
 
@@ -153,7 +153,7 @@ int ks_pod_groups_add_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
     if (name == KS_ID_NONE)
         return 0;
     int rc = 0;
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     struct group *gr = get(g, pod->meta.namespace_id, name);
     int32_t at = gr ? find_pod(gr, pod) : -1;
     if (!gr) {
@@ -166,7 +166,7 @@ int ks_pod_groups_add_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
     }
     if (rc == 0 && at < 0)
         gr->pods[gr->npods++] = ks_pod_get(pod);
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     return rc;
 }
 
@@ -176,7 +176,7 @@ void ks_pod_groups_delete_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
     if (name == KS_ID_NONE)
         return;
     const struct ks_pod *gone = NULL;
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     struct group *gr = probe(g, pod->meta.namespace_id, name);
     int32_t at = gr && gr->name != KS_ID_NONE ? find_pod(gr, pod) : -1;
     if (at >= 0) {
@@ -185,7 +185,7 @@ void ks_pod_groups_delete_pod(struct ks_pod_groups *g, const struct ks_pod *pod)
         gr->npods--;
         drop_if_empty(g, gr);
     }
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     if (gone)
         ks_pod_put(gone);
 }
@@ -200,7 +200,7 @@ int ks_pod_groups_set_object(struct ks_pod_groups *g, const struct ks_pod_group 
     if (name == KS_ID_NONE)
         return -ENOMEM;
     int rc = 0;
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     struct group *gr = pg ? get(g, which->meta.namespace_id, name) : probe(g, which->meta.namespace_id, name);
     if (!gr && pg) {
         rc = -ENOMEM;
@@ -213,14 +213,14 @@ int ks_pod_groups_set_object(struct ks_pod_groups *g, const struct ks_pod_group 
         }
         drop_if_empty(g, gr);
     }
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     return rc;
 }
 
 bool ks_pod_groups_state(struct ks_pod_groups *g, uint32_t ns, uint32_t name, struct ks_pod_group_state *out)
 {
     memset(out, 0, sizeof(*out));
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     const struct group *gr = probe(g, ns, name);
     bool found = gr && gr->name != KS_ID_NONE;
     if (found) {
@@ -228,26 +228,26 @@ bool ks_pod_groups_state(struct ks_pod_groups *g, uint32_t ns, uint32_t name, st
         out->spec = gr->spec;
         out->all_pods = gr->npods;
     }
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     return found;
 }
 
 uint32_t ks_pod_groups_members(struct ks_pod_groups *g, uint32_t ns, uint32_t name, const struct ks_pod **out,
                                uint32_t cap)
 {
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     const struct group *gr = probe(g, ns, name);
     uint32_t n = gr && gr->name != KS_ID_NONE ? gr->npods : 0;
     for (uint32_t i = 0; i < n && i < cap; i++)
         out[i] = ks_pod_get(gr->pods[i]);
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     return n;
 }
 
 uint32_t ks_pod_groups_count(struct ks_pod_groups *g)
 {
-    ks_mutex_lock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_lock(&g->lock);
     uint32_t n = g->n;
-    ks_mutex_unlock(&g->lock, KS_LOCK_POD_GROUPS);
+    ks_mutex_unlock(&g->lock);
     return n;
 }

@@ -24,6 +24,7 @@
 #include "ksched/dra_check.h"
 #include "ksched/dra_extended.h"
 #include "ksched/intern.h"
+#include "ksched/lock.h"
 #include "ksched/plugin_helpers_dra.h"
 
 #include <errno.h>
@@ -340,7 +341,7 @@ struct claim_slot {
 
 struct ks_bench_dra_record {
     struct ks_dra_api api;
-    pthread_mutex_t lock; /* everything below; a leaf lock, taken by binder threads and the main thread */
+    struct ks_mutex lock; /* everything below; a leaf lock, taken by binder threads and the main thread */
     struct dev_slot *devices;
     uint32_t dmask, ndevices;
     struct claim_slot *claims;
@@ -526,9 +527,9 @@ static int rec_bind_claim(const struct ks_dra_api *api, const struct ks_dra_api_
         return -1;
     }
     if (alloc) {
-        pthread_mutex_lock(&r->lock);
+        ks_mutex_lock(&r->lock);
         rc = add_claim(r, key, alloc);
-        pthread_mutex_unlock(&r->lock);
+        ks_mutex_unlock(&r->lock);
     }
     if (rc < 0) {
         snprintf(msg, len, "add allocation and reservation to claim %s/%s: out of memory", c->namespace_,
@@ -559,9 +560,9 @@ static int rec_deallocate(const struct ks_dra_api *api, const struct ks_dra_api_
 
     (void)msg;
     (void)len;
-    pthread_mutex_lock(&r->lock);
+    ks_mutex_lock(&r->lock);
     drop_claim(r, key);
-    pthread_mutex_unlock(&r->lock);
+    ks_mutex_unlock(&r->lock);
     snprintf(rv_out, rvlen, "1");
     return 0;
 }
@@ -615,7 +616,7 @@ static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *name
                  pod_name);
         return -1;
     }
-    pthread_mutex_lock(&r->lock);
+    ks_mutex_lock(&r->lock);
     if ((r->npod_claims + 1) * 2 > r->xmask + 1) {
         uint32_t *old = r->pod_claims, omask = r->xmask, cap = r->pod_claims ? (r->xmask + 1) * 2 : 64;
         if ((r->pod_claims = calloc((size_t)cap * 2, sizeof(uint32_t)))) {
@@ -639,7 +640,7 @@ static int rec_patch_pod_extended(const struct ks_dra_api *api, const char *name
         slot[0] = pod;
         slot[1] = claim;
     }
-    pthread_mutex_unlock(&r->lock);
+    ks_mutex_unlock(&r->lock);
     if (rc < 0)
         snprintf(msg, len, "update pod %s/%s ExtendedResourceClaimStatus: out of memory", namespace_,
                  pod_name);
@@ -653,7 +654,7 @@ int ks_bench_dra_record_create(const struct ks_objects *objs, struct ks_bench_dr
     *out = NULL;
     if (!r)
         return -ENOMEM;
-    pthread_mutex_init(&r->lock, NULL);
+    ks_mutex_init(&r->lock, KS_LOCK_BENCH_DRA);
     r->api = (struct ks_dra_api){.bind_claim = rec_bind_claim,
                                  .unreserve = rec_unreserve,
                                  .deallocate = rec_deallocate,
@@ -687,7 +688,7 @@ void ks_bench_dra_record_destroy(struct ks_bench_dra_record *r)
     free(r->devices);
     free(r->pool_nodes);
     free(r->pod_claims);
-    pthread_mutex_destroy(&r->lock);
+    ks_mutex_destroy(&r->lock);
     free(r);
 }
 
@@ -701,17 +702,17 @@ void ks_bench_dra_record_forget(struct ks_bench_dra_record *r, const struct ks_r
     uint32_t key = ks_intern_find_ns_name(c->meta.namespace_id, c->meta.name);
     if (key == KS_ID_NONE)
         return;
-    pthread_mutex_lock(&r->lock);
+    ks_mutex_lock(&r->lock);
     drop_claim(r, key);
-    pthread_mutex_unlock(&r->lock);
+    ks_mutex_unlock(&r->lock);
 }
 
 uint64_t ks_bench_dra_record_conflicts(struct ks_bench_dra_record *r, char *example, size_t len)
 {
-    pthread_mutex_lock(&r->lock);
+    ks_mutex_lock(&r->lock);
     uint64_t n = r->conflicts;
     snprintf(example, len, "%s", r->example);
-    pthread_mutex_unlock(&r->lock);
+    ks_mutex_unlock(&r->lock);
     return n;
 }
 
@@ -776,7 +777,7 @@ int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *r, const struct ks
 {
     int rc = 0;
 
-    pthread_mutex_lock(&r->lock);
+    ks_mutex_lock(&r->lock);
     for (uint32_t i = 0; i < pod->nclaims && rc == 0; i++) {
         const struct ks_pod_claim *pc = &pod->claims[i];
         const char *name = pc->claim_name;
@@ -793,6 +794,6 @@ int ks_bench_dra_record_check_pod(struct ks_bench_dra_record *r, const struct ks
     const uint32_t *slot = key != KS_ID_NONE ? pod_claim_slot(r, key) : NULL;
     if (rc == 0 && slot && slot[0])
         rc = check_claim(r, objs, pod, node, slot[1], strchr(ks_intern_str(slot[1]), '/') + 1, msg, len);
-    pthread_mutex_unlock(&r->lock);
+    ks_mutex_unlock(&r->lock);
     return rc;
 }

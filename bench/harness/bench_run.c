@@ -1331,6 +1331,58 @@ static int run_ops(struct bench_run *r)
     return rc;
 }
 
+/* `--list` with a workload: its sizes, one per line: name, initNodes, labels. */
+static void print_sizes(const struct ks_bench_workload *w)
+{
+    for (uint32_t i = 0; i < w->nsizes; i++) {
+        printf("%s %" PRId64, w->sizes[i].name, ks_bench_param(&w->sizes[i], "initNodes", 0));
+        for (uint32_t l = 0; l < w->sizes[i].nlabels; l++)
+            printf("%c%s", l ? ',' : ' ', w->sizes[i].labels[l]);
+        printf("\n");
+    }
+}
+
+/* The size to run: --size's, or the one --nodes (else the default size's node count) falls in. -1 if none. */
+static int pick_size(struct bench_run *r)
+{
+    const struct ks_bench_workload *w = r->w;
+    if (!r->a.size) {
+        if (!r->a.have_nodes)
+            r->a.nodes = (uint32_t)ks_bench_param(default_size(w), "initNodes", 0);
+        r->size = ks_bench_size_for(w, r->a.nodes);
+        return 0;
+    }
+    for (uint32_t i = 0; i < w->nsizes && !r->size; i++)
+        r->size = strcmp(w->sizes[i].name, r->a.size) == 0 ? &w->sizes[i] : NULL;
+    if (!r->size) {
+        fprintf(stderr, "ksched bench: workload %s has no size \"%s\" (--list shows them)\n", w->name,
+                r->a.size);
+        return -1;
+    }
+    if (!r->a.have_nodes)
+        r->a.nodes = (uint32_t)ks_bench_param(r->size, "initNodes", 0);
+    return 0;
+}
+
+/* Everything @r owns: the scheduler, its metrics, the cache, the objects and pods, the op tables. */
+static void run_release(struct bench_run *r)
+{
+    ks_scheduler_destroy(r->s);
+    ks_sched_metrics_destroy(r->metrics);
+    ks_metrics_destroy(r->reg);
+    ks_cache_destroy(r->cache);
+    destroy_objects(r);
+    for (uint32_t i = 0; i < r->npods; i++)
+        ks_pod_put(r->pods[i].pod);
+    free(r->pods);
+    free(r->index);
+    free(r->op_first);
+    free(r->op_count);
+    free(r->op_groups);
+    free(r->op_group_ns);
+    free(r->op_group_last);
+}
+
 int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
 {
     struct bench_run r = {.a = *a, .measured_op = UINT32_MAX};
@@ -1367,31 +1419,13 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
     }
     r.w = w;
     if (r.a.list) {
-        /* the workload's sizes: name, initNodes, labels */
-        for (uint32_t i = 0; i < w->nsizes; i++) {
-            printf("%s %" PRId64, w->sizes[i].name, ks_bench_param(&w->sizes[i], "initNodes", 0));
-            for (uint32_t l = 0; l < w->sizes[i].nlabels; l++)
-                printf("%c%s", l ? ',' : ' ', w->sizes[i].labels[l]);
-            printf("\n");
-        }
+        print_sizes(w);
         status = 0;
         goto out;
     }
-    if (r.a.size) {
-        for (uint32_t i = 0; i < w->nsizes && !r.size; i++)
-            r.size = strcmp(w->sizes[i].name, r.a.size) == 0 ? &w->sizes[i] : NULL;
-        if (!r.size) {
-            fprintf(stderr, "ksched bench: workload %s has no size \"%s\" (--list shows them)\n", w->name,
-                    r.a.size);
-            status = 2;
-            goto out;
-        }
-        if (!r.a.have_nodes)
-            r.a.nodes = (uint32_t)ks_bench_param(r.size, "initNodes", 0);
-    } else {
-        if (!r.a.have_nodes)
-            r.a.nodes = (uint32_t)ks_bench_param(default_size(w), "initNodes", 0);
-        r.size = ks_bench_size_for(w, r.a.nodes);
+    if (pick_size(&r) < 0) {
+        status = 2;
+        goto out;
     }
     r.tty = isatty(STDERR_FILENO);
 
@@ -1438,20 +1472,7 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
     if (r.a.check && check(&r) > 0)
         status = 1;
 out:
-    ks_scheduler_destroy(r.s);
-    ks_sched_metrics_destroy(r.metrics);
-    ks_metrics_destroy(r.reg);
-    ks_cache_destroy(r.cache);
-    destroy_objects(&r);
-    for (uint32_t i = 0; i < r.npods; i++)
-        ks_pod_put(r.pods[i].pod);
-    free(r.pods);
-    free(r.index);
-    free(r.op_first);
-    free(r.op_count);
-    free(r.op_groups);
-    free(r.op_group_ns);
-    free(r.op_group_last);
+    run_release(&r);
     ks_config_destroy(cfg);
     ks_bench_workload_destroy(w);
     free(path);

@@ -209,7 +209,7 @@ struct soak {
     uint32_t max_pods; /* allocatable pods per node */
 
     /* the API server's view (binder threads and intake), under api_lock */
-    pthread_mutex_t api_lock;
+    struct ks_mutex api_lock;
     uint8_t *api_state;
     uint8_t *api_attempts;
     uint32_t *api_node;
@@ -218,7 +218,7 @@ struct soak {
     uint64_t bind_calls, bind_failures, bind_delayed, bind_not_found;
 
     /* scheduler events (binder and scheduling threads), under ev_lock */
-    pthread_mutex_t ev_lock;
+    struct ks_mutex ev_lock;
     struct sevent *ev;
     uint32_t nev, cap_ev;
     struct sevent *ev_spare;
@@ -228,7 +228,7 @@ struct soak {
     /* the scheduling thread */
     pthread_t sched_thread;
     bool sched_started;
-    pthread_mutex_t ctl_lock;
+    struct ks_mutex ctl_lock;
     pthread_cond_t ctl_cv;
     bool pause_req, paused, quit;
     _Atomic uint64_t cycles;
@@ -287,10 +287,10 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         ks_status_set(st, KS_ERROR, "soak: binding an unknown pod");
         return -EINVAL;
     }
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     uint8_t attempt = k->api_attempts[serial]++;
     k->bind_calls++;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
 
     /* the decision depends on the seed, the pod and its attempt, not on thread timing */
     uint64_t h = mix(k->o.seed * 0x9e3779b97f4a7c15ull ^ serial * 0x100000001b3ull ^ attempt);
@@ -300,7 +300,7 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         usleep(100 + (unsigned)((h >> 8) % 1900));
 
     int rc = 0;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     if (k->api_state[serial] == API_DELETED) {
         k->bind_not_found++;
         rc = -ENOENT;
@@ -315,7 +315,7 @@ static int soak_bind(void *ctx, const struct ks_pod *pod, uint32_t node, struct 
         k->api_state[serial] = API_BOUND;
         k->api_node[serial] = node;
     }
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     if (rc == -ENOENT)
         ks_status_set(st, KS_ERROR, "pods \"%s\" not found", pod->meta.name);
     else if (rc)
@@ -331,19 +331,19 @@ static void on_event(void *ctx, const struct ks_sched_event *ev)
     switch (ev->kind) {
     case KS_SCHED_SCHEDULED:
     case KS_SCHED_PREEMPTED:
-        ks_mutex_lock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+        ks_mutex_lock(&k->ev_lock);
         if (k->nev == k->cap_ev) {
             uint32_t cap = k->cap_ev ? k->cap_ev * 2 : 4096;
             struct sevent *v = realloc(k->ev, cap * sizeof(*v));
             if (!v) {
-                ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+                ks_mutex_unlock(&k->ev_lock);
                 abort(); /* losing an event would read as a lost pod */
             }
             k->ev = v;
             k->cap_ev = cap;
         }
         k->ev[k->nev++] = (struct sevent){(uint8_t)ev->kind, serial_of(ev->pod), ev->node};
-        ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+        ks_mutex_unlock(&k->ev_lock);
         break;
     case KS_SCHED_NOMINATED:
         atomic_fetch_add_explicit(&k->nominated, 1, memory_order_relaxed);
@@ -363,19 +363,19 @@ static void *sched_main(void *arg)
 {
     struct soak *k = arg;
     ks_rcu_register_thread();
-    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_lock(&k->ctl_lock);
     for (;;) {
         while (k->pause_req && !k->quit) {
             k->paused = true;
             pthread_cond_broadcast(&k->ctl_cv);
-            pthread_cond_wait(&k->ctl_cv, &k->ctl_lock);
+            ks_cond_wait(&k->ctl_cv, &k->ctl_lock);
         }
         k->paused = false;
         if (k->quit)
             break;
-        ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+        ks_mutex_unlock(&k->ctl_lock);
         int got = ks_scheduler_schedule_one(k->s, false);
-        ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+        ks_mutex_lock(&k->ctl_lock);
         if (got) {
             atomic_fetch_add_explicit(&k->cycles, 1, memory_order_relaxed);
         } else if (!k->pause_req && !k->quit) {
@@ -386,40 +386,40 @@ static void *sched_main(void *arg)
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000;
             }
-            pthread_cond_timedwait(&k->ctl_cv, &k->ctl_lock, &until);
+            ks_cond_timedwait(&k->ctl_cv, &k->ctl_lock, &until);
         }
     }
-    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_unlock(&k->ctl_lock);
     ks_rcu_unregister_thread();
     return NULL;
 }
 
 static void sched_pause(struct soak *k)
 {
-    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_lock(&k->ctl_lock);
     k->pause_req = true;
     pthread_cond_broadcast(&k->ctl_cv);
     while (!k->paused)
-        pthread_cond_wait(&k->ctl_cv, &k->ctl_lock);
-    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+        ks_cond_wait(&k->ctl_cv, &k->ctl_lock);
+    ks_mutex_unlock(&k->ctl_lock);
 }
 
 static void sched_resume(struct soak *k)
 {
-    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_lock(&k->ctl_lock);
     k->pause_req = false;
     pthread_cond_broadcast(&k->ctl_cv);
-    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_unlock(&k->ctl_lock);
 }
 
 static void sched_stop(struct soak *k)
 {
     if (!k->sched_started)
         return;
-    ks_mutex_lock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_lock(&k->ctl_lock);
     k->quit = true;
     pthread_cond_broadcast(&k->ctl_cv);
-    ks_mutex_unlock(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
+    ks_mutex_unlock(&k->ctl_lock);
     pthread_join(k->sched_thread, NULL);
     k->sched_started = false;
 }
@@ -436,7 +436,7 @@ static int grow_pods(struct soak *k)
         return -ENOMEM;
     k->pods = p;
     k->cap_pods = cap;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     uint8_t *st = realloc(k->api_state, cap);
     if (st)
         k->api_state = st;
@@ -446,7 +446,7 @@ static int grow_pods(struct soak *k)
     uint32_t *nd = at ? realloc(k->api_node, cap * sizeof(*nd)) : NULL;
     if (nd)
         k->api_node = nd;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     return nd ? 0 : -ENOMEM;
 }
 
@@ -616,9 +616,9 @@ static int record_deleted(struct soak *k, uint64_t serial)
         }
     }
     p->state = SP_DELETED;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     k->api_state[serial] = API_DELETED;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     return vec_push(&k->deleted, serial);
 }
 
@@ -641,11 +641,11 @@ static int delete_bound(struct soak *k, uint64_t serial)
 static int delete_pending(struct soak *k, uint64_t serial)
 {
     struct spod *p = &k->pods[serial];
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     uint8_t api = k->api_state[serial];
     uint32_t node = k->api_node[serial];
     k->api_state[serial] = API_DELETED; /* from here on, binding it fails with NotFound */
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     if (api == API_BOUND) {
         struct ks_pod *bound = make_pod(k, serial, p, variant_of(p), node);
         if (!bound)
@@ -665,7 +665,7 @@ static int delete_pending(struct soak *k, uint64_t serial)
 /* Apply the scheduler's Scheduled and Preempted events. */
 static int drain_events(struct soak *k)
 {
-    ks_mutex_lock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+    ks_mutex_lock(&k->ev_lock);
     struct sevent *ev = k->ev;
     uint32_t n = k->nev, cap = k->cap_ev;
     k->ev = k->ev_spare; /* the callbacks fill the other buffer while this one is applied */
@@ -673,7 +673,7 @@ static int drain_events(struct soak *k)
     k->nev = 0;
     k->ev_spare = ev;
     k->cap_spare = cap;
-    ks_mutex_unlock(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+    ks_mutex_unlock(&k->ev_lock);
     int rc = 0;
     for (uint32_t i = 0; i < n && rc >= 0; i++) {
         uint64_t serial = ev[i].serial;
@@ -729,11 +729,11 @@ static int create_pod(struct soak *k)
     p->state = SP_PENDING;
     p->node = KS_ID_NONE;
     p->slot = UINT32_MAX;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     k->api_state[serial] = API_PENDING;
     k->api_attempts[serial] = 0;
     k->api_node[serial] = KS_ID_NONE;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     if (!(p->obj = make_pod(k, serial, p, variant_of(p), KS_ID_EMPTY)))
         return k->err->set ? -EINVAL : -ENOMEM;
     p->milli_cpu = (int32_t)p->obj->requests.milli_cpu;
@@ -751,9 +751,9 @@ static int create_pod(struct soak *k)
 static int update_pending(struct soak *k, uint64_t serial)
 {
     struct spod *p = &k->pods[serial];
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     bool still_pending = k->api_state[serial] == API_PENDING;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     if (!still_pending)
         return 0; /* bound meanwhile: its next update is a bound pod's */
     bool ungate = p->gated;
@@ -894,10 +894,10 @@ static int check_now(struct soak *k)
         p->obj = NULL;
     }
     k->deleted.n = 0;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     merge_report(r, &k->api_report);
     memset(&k->api_report, 0, sizeof(k->api_report));
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     k->res->checks++;
     if (live > k->res->peak_live_pods)
         k->res->peak_live_pods = live;
@@ -997,12 +997,12 @@ static int step(struct soak *k)
 static void fill_result(struct soak *k)
 {
     struct ks_soak_result *r = k->res;
-    ks_mutex_lock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_lock(&k->api_lock);
     r->bind_calls = k->bind_calls;
     r->bind_failures_injected = k->bind_failures;
     r->bind_failures_delayed = k->bind_delayed;
     r->bind_not_found = k->bind_not_found;
-    ks_mutex_unlock(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_unlock(&k->api_lock);
     r->nominations = atomic_load(&k->nominated);
     r->unschedulable_attempts = atomic_load(&k->unschedulable);
     r->error_attempts = atomic_load(&k->errors);
@@ -1053,9 +1053,9 @@ static void teardown(struct soak *k)
     ks_yaml_stream_destroy(k->tmpls);
     ks_config_destroy(k->cfg);
     pthread_cond_destroy(&k->ctl_cv);
-    pthread_mutex_destroy(&k->ctl_lock);
-    pthread_mutex_destroy(&k->ev_lock);
-    pthread_mutex_destroy(&k->api_lock);
+    ks_mutex_destroy(&k->ctl_lock);
+    ks_mutex_destroy(&k->ev_lock);
+    ks_mutex_destroy(&k->api_lock);
 }
 
 int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, struct ks_error *err)
@@ -1075,9 +1075,9 @@ int ks_soak_run(const struct ks_soak_opts *opts, struct ks_soak_result *res, str
     k->rng = mix(opts->seed + 1) | 1;
     k->max_pods = opts->max_pods_per_node ? opts->max_pods_per_node : 40;
     k->backlog = opts->nodes / 5 < 50 ? 50 : opts->nodes / 5 > 1000 ? 1000 : opts->nodes / 5;
-    pthread_mutex_init(&k->api_lock, NULL);
-    pthread_mutex_init(&k->ev_lock, NULL);
-    pthread_mutex_init(&k->ctl_lock, NULL);
+    ks_mutex_init(&k->api_lock, KS_LOCK_SOAK_API);
+    ks_mutex_init(&k->ev_lock, KS_LOCK_SOAK_EVENTS);
+    ks_mutex_init(&k->ctl_lock, KS_LOCK_SOAK_CONTROL);
     pthread_cond_init(&k->ctl_cv, NULL);
 
     if ((rc = ks_config_load_default(&k->cfg)) < 0 || (rc = ks_cache_create(&k->cache)) < 0 ||

@@ -2,9 +2,10 @@
  * lock.h - ksched's mutexes: the one lock order, its check, and the adaptive and polling
  * mutexes shared by the scheduling thread and the binders.
  *
- * The lock order. Every pthread mutex of ksched has a rank below (KS_LOCK_RANKS, outermost
- * first), and is taken and released only through ks_mutex_lock(), ks_mutex_trylock(),
- * ks_mutex_lock_polling() and ks_mutex_unlock() with that rank. A thread that holds a lock
+ * The lock order. Every mutex of ksched is a struct ks_mutex, given its rank below
+ * (KS_LOCK_RANKS, outermost first) when it is initialised, and taken and released only
+ * through ks_mutex_lock(), ks_mutex_trylock(), ks_mutex_lock_polling(), ks_mutex_unlock()
+ * and the ks_cond_wait() pair. A thread that holds a lock
  * may take only locks of a greater rank: taking a rank lower than or equal to one it holds
  * is a bug, even when the two are different objects (two queues' locks, say: one rank is
  * never nested within itself, except CURL_SHARE below). pthread_cond_wait() on a ranked
@@ -17,8 +18,10 @@
  * named, before blocking on it: the deadlock such an order makes possible shows as an
  * abort on the first run that takes the two locks in the wrong order, however unlucky its
  * timing would have to be to hang.
- * Releasing a rank the thread does not hold aborts too. Without KS_LOCK_CHECK the wrappers
- * are the plain pthread calls.
+ * Each mutex also records the thread that holds it, so releasing a mutex the thread does
+ * not hold aborts, and ks_mutex_assert_held() states a "the caller holds ..." contract as
+ * a check (the kernel's lockdep_assert_held()). Without KS_LOCK_CHECK the wrappers are the
+ * plain pthread calls.
  *
  * Adaptive and polling mutexes. The cache, the queue and the binders' FIFO are each taken
  * by the scheduling thread and by a binder within microseconds of each other. With a
@@ -111,6 +114,8 @@
     X(POD_GROUPS, "workload/pod_groups.c lock")                                                              \
     /* the preemptors whose victims' API calls are under way; a leaf, PreEnqueue takes it inside QUEUE */    \
     X(PREEMPTING, "engine/preemption_async.c lock")                                                          \
+    /* the bench's record of DRA API writes, taken by binders; strings are looked up inside (INTERN) */      \
+    X(BENCH_DRA, "bench/harness/bench_dra.c lock")                                                           \
     /* the metrics registry's families and series; a leaf */                                                 \
     X(METRICS_REGISTRY, "base/metrics.c lock")                                                               \
     /* the out-of-tree plugins added to the registry; a leaf */                                              \
@@ -187,47 +192,42 @@ static inline void ks__lock_released(enum ks_lock_rank r)
         ks__lock_held.mask &= ~(UINT64_C(1) << r);
 }
 
-/* ks_mutex_lock - pthread_mutex_lock(@m), a lock of rank @r (checked with KS_LOCK_CHECK). */
-static inline void ks_mutex_lock(pthread_mutex_t *m, enum ks_lock_rank r)
+/*
+ * struct ks_mutex - a pthread mutex bound to its rank at init. @owner is the holding
+ * thread's token while it holds it (kept with KS_LOCK_CHECK, 0 otherwise); it is in every
+ * build so that the layout does not depend on the flag.
+ */
+struct ks_mutex {
+    pthread_mutex_t m;
+    enum ks_lock_rank rank;
+    uintptr_t owner;
+};
+
+/* A static mutex of rank @r. */
+#define KS_MUTEX_INITIALIZER(r)                                                                              \
+    {                                                                                                        \
+        PTHREAD_MUTEX_INITIALIZER, (r), 0                                                                    \
+    }
+
+/* The calling thread's token for struct ks_mutex's owner: its checker state's address. */
+static inline uintptr_t ks__lock_self(void)
 {
-#ifdef KS_LOCK_CHECK
-    ks__lock_check(r);
-    pthread_mutex_lock(m);
-    ks__lock_acquired(r);
-#else
-    (void)r;
-    pthread_mutex_lock(m);
-#endif
+    return (uintptr_t)&ks__lock_held;
 }
 
-/* ks_mutex_trylock - pthread_mutex_trylock(@m): 0 when taken. Checked as ks_mutex_lock(). */
-static inline int ks_mutex_trylock(pthread_mutex_t *m, enum ks_lock_rank r)
+/* Write "@what @m's rank, which this thread does not hold" to stderr and abort. */
+__attribute__((noreturn, cold)) void ks__lock_not_held_fail(const struct ks_mutex *m, const char *what);
+
+/* ks_mutex_init - a default mutex of rank @r: pthread_mutex_init()'s result. */
+static inline int ks_mutex_init(struct ks_mutex *m, enum ks_lock_rank r)
 {
-#ifdef KS_LOCK_CHECK
-    ks__lock_check(r);
-    int rc = pthread_mutex_trylock(m);
-    if (rc == 0)
-        ks__lock_acquired(r);
-    return rc;
-#else
-    (void)r;
-    return pthread_mutex_trylock(m);
-#endif
+    m->rank = r;
+    m->owner = 0;
+    return pthread_mutex_init(&m->m, NULL);
 }
 
-/* ks_mutex_unlock - pthread_mutex_unlock(@m), which the thread took with rank @r. */
-static inline void ks_mutex_unlock(pthread_mutex_t *m, enum ks_lock_rank r)
-{
-#ifdef KS_LOCK_CHECK
-    ks__lock_released(r);
-#else
-    (void)r;
-#endif
-    pthread_mutex_unlock(m);
-}
-
-/* ks_mutex_init_adaptive - pthread_mutex_init() of an adaptive mutex where glibc has one. */
-static inline int ks_mutex_init_adaptive(pthread_mutex_t *m)
+/* ks_mutex_init_adaptive - ks_mutex_init() of an adaptive mutex where glibc has one. */
+static inline int ks_mutex_init_adaptive(struct ks_mutex *m, enum ks_lock_rank r)
 {
 #ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
     pthread_mutexattr_t attr;
@@ -235,37 +235,140 @@ static inline int ks_mutex_init_adaptive(pthread_mutex_t *m)
     if (rc)
         return rc;
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    rc = pthread_mutex_init(m, &attr);
+    m->rank = r;
+    m->owner = 0;
+    rc = pthread_mutex_init(&m->m, &attr);
     pthread_mutexattr_destroy(&attr);
     return rc;
 #else
-    return pthread_mutex_init(m, NULL);
+    return ks_mutex_init(m, r);
 #endif
 }
 
+/* ks_mutex_destroy - pthread_mutex_destroy() of a mutex nobody holds. */
+static inline void ks_mutex_destroy(struct ks_mutex *m)
+{
+    pthread_mutex_destroy(&m->m);
+}
+
+/* Records that this thread now holds @m (with KS_LOCK_CHECK). */
+static inline void ks__mutex_acquired(struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    ks__lock_acquired(m->rank);
+    __atomic_store_n(&m->owner, ks__lock_self(), __ATOMIC_RELAXED);
+#else
+    (void)m;
+#endif
+}
+
+/* ks_mutex_lock - take @m (its rank checked with KS_LOCK_CHECK, before blocking). */
+static inline void ks_mutex_lock(struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    ks__lock_check(m->rank);
+#endif
+    pthread_mutex_lock(&m->m);
+    ks__mutex_acquired(m);
+}
+
+/* ks_mutex_trylock - pthread_mutex_trylock() of @m: 0 when taken. Checked as ks_mutex_lock(). */
+static inline int ks_mutex_trylock(struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    ks__lock_check(m->rank);
+#endif
+    int rc = pthread_mutex_trylock(&m->m);
+    if (rc == 0)
+        ks__mutex_acquired(m);
+    return rc;
+}
+
 /*
- * ks_mutex_lock_polling - lock @m (rank @r), polling it (spin.h) for up to @limit_ns before
- * sleeping on it. For a lock whose holder may keep it longer than an adaptive mutex spins
- * (the cache's, while the scheduling thread publishes a snapshot): a binder that slept on
- * it would make that thread's unlock a futex wake-up.
+ * ks_mutex_assert_held - with KS_LOCK_CHECK, abort unless the calling thread holds @m
+ * itself (not merely a lock of its rank); nothing otherwise. For the functions whose
+ * contract is "the caller holds ...".
  */
-static inline void ks_mutex_lock_polling(pthread_mutex_t *m, enum ks_lock_rank r, int64_t limit_ns)
+static inline void ks_mutex_assert_held(const struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    if (__builtin_expect(__atomic_load_n(&m->owner, __ATOMIC_RELAXED) != ks__lock_self(), 0))
+        ks__lock_not_held_fail(m, "expected to hold");
+#else
+    (void)m;
+#endif
+}
+
+/* Records that this thread no longer holds @m (with KS_LOCK_CHECK, which aborts if it did not). */
+static inline void ks__mutex_releasing(struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    if (__builtin_expect(__atomic_load_n(&m->owner, __ATOMIC_RELAXED) != ks__lock_self(), 0))
+        ks__lock_not_held_fail(m, "releasing");
+    __atomic_store_n(&m->owner, 0, __ATOMIC_RELAXED);
+    ks__lock_released(m->rank);
+#else
+    (void)m;
+#endif
+}
+
+/* ks_mutex_unlock - release @m, which the calling thread holds. */
+static inline void ks_mutex_unlock(struct ks_mutex *m)
+{
+    ks__mutex_releasing(m);
+    pthread_mutex_unlock(&m->m);
+}
+
+/*
+ * ks_cond_wait - pthread_cond_wait(@c) on @m, which the caller holds. Its rank stays in the
+ * thread's held set while it waits (the thread takes nothing else meanwhile); @m's owner is
+ * whoever takes it in between, and the caller again on return.
+ */
+static inline void ks_cond_wait(pthread_cond_t *c, struct ks_mutex *m)
+{
+#ifdef KS_LOCK_CHECK
+    ks_mutex_assert_held(m);
+    __atomic_store_n(&m->owner, 0, __ATOMIC_RELAXED);
+#endif
+    pthread_cond_wait(c, &m->m);
+#ifdef KS_LOCK_CHECK
+    __atomic_store_n(&m->owner, ks__lock_self(), __ATOMIC_RELAXED);
+#endif
+}
+
+/* ks_cond_timedwait - pthread_cond_timedwait(@c, @abstime) on @m, as ks_cond_wait(): its result. */
+static inline int ks_cond_timedwait(pthread_cond_t *c, struct ks_mutex *m, const struct timespec *abstime)
+{
+#ifdef KS_LOCK_CHECK
+    ks_mutex_assert_held(m);
+    __atomic_store_n(&m->owner, 0, __ATOMIC_RELAXED);
+#endif
+    int rc = pthread_cond_timedwait(c, &m->m, abstime);
+#ifdef KS_LOCK_CHECK
+    __atomic_store_n(&m->owner, ks__lock_self(), __ATOMIC_RELAXED);
+#endif
+    return rc;
+}
+
+/*
+ * ks_mutex_lock_polling - take @m, polling it (spin.h) for up to @limit_ns before sleeping
+ * on it. For a lock whose holder may keep it longer than an adaptive mutex spins (the
+ * cache's, while the scheduling thread publishes a snapshot): a binder that slept on it
+ * would make that thread's unlock a futex wake-up.
+ */
+static inline void ks_mutex_lock_polling(struct ks_mutex *m, int64_t limit_ns)
 {
     struct ks_spin sp = {0, 0};
 #ifdef KS_LOCK_CHECK
-    ks__lock_check(r);
+    ks__lock_check(m->rank);
 #endif
-    while (pthread_mutex_trylock(m)) {
+    while (pthread_mutex_trylock(&m->m)) {
         if (!ks__spin_step(&sp, limit_ns)) {
-            pthread_mutex_lock(m);
+            pthread_mutex_lock(&m->m);
             break;
         }
     }
-#ifdef KS_LOCK_CHECK
-    ks__lock_acquired(r);
-#else
-    (void)r;
-#endif
+    ks__mutex_acquired(m);
 }
 
 #endif

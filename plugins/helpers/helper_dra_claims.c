@@ -79,7 +79,7 @@ struct ks_dra_tracker {
     struct ks_dra_catalog *cat;
     struct ks_dra_allocated *allocated;
 
-    pthread_mutex_t lock; /* KS_LOCK_DYNAMIC_RESOURCES: entries, ops */
+    struct ks_mutex lock; /* KS_LOCK_DYNAMIC_RESOURCES: entries, ops */
     struct entry **entries;
     uint32_t nentries, cap;
     uint32_t *slots; /* open addressing: entry index + 1, 0 empty */
@@ -670,7 +670,7 @@ int ks_dra_tracker_sync(struct ks_dra_tracker *t)
         t->gen_classes = o ? o->gen[KS_KIND_DEVICE_CLASS] : 0;
         t->gen_slices = o ? o->gen[KS_KIND_RESOURCE_SLICE] : 0;
     }
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     struct op *ops = t->ops;
     t->ops = NULL;
     t->ops_tail = &t->ops;
@@ -687,7 +687,7 @@ int ks_dra_tracker_sync(struct ks_dra_tracker *t)
         ks_arena_destroy(&a);
     }
     t->synced = rc == 0;
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return rc;
 }
 
@@ -712,7 +712,7 @@ int ks_dra_tracker_create(const struct ks_objects *objs, const struct ks_dra_fea
     t->in_process = in_process;
     t->features = features ? *features : ks_dra_features_default();
     t->ops_tail = &t->ops;
-    pthread_mutex_init(&t->lock, NULL);
+    ks_mutex_init(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
     if ((rc = ks_dra_allocated_create(&t->allocated)) < 0 || (rc = ks_dra_tracker_sync(t)) < 0) {
         ks_dra_tracker_destroy(t);
         return rc;
@@ -743,7 +743,7 @@ void ks_dra_tracker_destroy(struct ks_dra_tracker *t)
     free(t->owners);
     ks_dra_allocated_destroy(t->allocated);
     ks_dra_catalog_destroy(t->cat);
-    pthread_mutex_destroy(&t->lock);
+    ks_mutex_destroy(&t->lock);
     free(t);
 }
 
@@ -827,7 +827,7 @@ enum ks_dra_lookup ks_dra_tracker_pod_claims(struct ks_dra_tracker *t, const str
         bool is_fresh = fresh && fresh->meta.namespace_id == pod->meta.namespace_id &&
                         strcmp(fresh->meta.name, name) == 0;
         uint32_t key = is_fresh ? KS_ID_NONE : ks_intern_find_ns_name(pod->meta.namespace_id, name);
-        ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+        ks_mutex_lock(&t->lock);
         if (is_fresh) {
             obj = fresh;
         } else if ((e = find(t, key)) && e->obj && !e->gone) {
@@ -853,7 +853,7 @@ enum ks_dra_lookup ks_dra_tracker_pod_claims(struct ks_dra_tracker *t, const str
         } else {
             ++*n;
         }
-        ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+        ks_mutex_unlock(&t->lock);
     }
     return r;
 }
@@ -864,7 +864,7 @@ int ks_dra_tracker_reserve(struct ks_dra_tracker *t, uint32_t key, const struct 
 {
     int rc = -ENOENT;
 
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     struct entry *e = find(t, key);
     if (e && e->in_flight) {
         rc = -EEXIST;
@@ -876,7 +876,7 @@ int ks_dra_tracker_reserve(struct ks_dra_tracker *t, uint32_t key, const struct 
         else
             ks_arena_reset(&e->flight_arena);
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return rc;
 }
 
@@ -901,10 +901,10 @@ static int record_claim(struct ks_dra_tracker *t, enum op_kind kind, uint32_t ke
     if (rv && op->rv < 0)
         op->rv = 0; /* an unreadable version: any delivered object supersedes the assumption */
     op->arena = a;
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     *t->ops_tail = op;
     t->ops_tail = &op->next;
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return 0;
 }
 
@@ -935,7 +935,7 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
 {
     int rc = -ENOENT;
 
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     struct entry *e = find(t, key);
     if (e && e->obj) {
         struct overlay *ov = calloc(1, sizeof(*ov));
@@ -947,7 +947,7 @@ int ks_dra_tracker_deallocate(struct ks_dra_tracker *t, uint32_t key, const char
             rc = recount(t, e);
         }
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return rc;
 }
 
@@ -963,7 +963,7 @@ bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod
     uint32_t owner = ks_intern_find(pod_uid, strlen(pod_uid));
     if (owner == KS_ID_NONE || owner == 0)
         return false;
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     for (uint32_t h = t->owners ? owner_home(t, owner) : 0; t->owners && t->owners[h * 2] && !found;
          h = (h + 1) & t->owner_mask) {
         const struct entry *e = t->owners[h * 2] == owner ? find(t, t->owners[h * 2 + 1]) : NULL;
@@ -972,7 +972,7 @@ bool ks_dra_tracker_extended_claim(struct ks_dra_tracker *t, const struct ks_pod
         view(e, pod_uid, out);
         found = true;
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return found;
 }
 
@@ -986,7 +986,7 @@ int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resourc
              KS_DRA_SPECIAL_CLAIM_NAME, pod_uid);
     if ((*key = ks_intern(name)) == KS_ID_NONE)
         return -ENOMEM;
-    ks_mutex_lock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_lock(&t->lock);
     struct entry *e = find(t, *key);
     struct ks_resource_claim *copy;
     rc = -EEXIST;
@@ -1000,7 +1000,7 @@ int ks_dra_tracker_reserve_new(struct ks_dra_tracker *t, const struct ks_resourc
             drop(t, e);
         }
     }
-    ks_mutex_unlock(&t->lock, KS_LOCK_DYNAMIC_RESOURCES);
+    ks_mutex_unlock(&t->lock);
     return rc < 0 ? rc : ks_dra_tracker_reserve(t, *key, alloc);
 }
 

@@ -12,6 +12,7 @@
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static struct ks_error err;
@@ -145,6 +146,44 @@ Test(type_check, int_or_string_and_time_report_the_inner_value_with_the_outer_co
     cr_expect(eq(str, err.msg, PREFIX "parsing time \"2024-05-01T08:00:00Zoops\": extra text: \"oops\""));
     cr_assert(eq(int, check_pod(POD("status: {startTime: '2024-05-01T25:00:00Z'}\n")), -EINVAL));
     cr_expect(eq(str, err.msg, PREFIX "parsing time \"2024-05-01T25:00:00Z\": hour out of range"));
+}
+
+/* time.Parse(time.RFC3339, ...)'s errors, element by element (Go's time package). */
+Test(type_check, rfc3339_errors_name_the_element_that_failed)
+{
+    static const struct {
+        const char *text, *msg; /* msg NULL: it parses */
+    } cases[] = {
+        {"24-05-01T08:00:00Z",
+         " as \"2006-01-02T15:04:05Z07:00\": cannot parse \"24-05-01T08:00:00Z\" as \"2006\""},
+        {"2024/05/01T08:00:00Z",
+         " as \"2006-01-02T15:04:05Z07:00\": cannot parse \"/05/01T08:00:00Z\" as \"-\""},
+        {"2024-5-01T08:00:00Z",
+         " as \"2006-01-02T15:04:05Z07:00\": cannot parse \"5-01T08:00:00Z\" as \"01\""},
+        {"2024-13-01T08:00:00Z", ": month out of range"},
+        {"2024-05-01 08:00:00Z", " as \"2006-01-02T15:04:05Z07:00\": cannot parse \" 08:00:00Z\" as \"T\""},
+        {"2024-05-01T8:00:00Z", NULL},
+        {"2024-05-01T08:60:00Z", ": minute out of range"},
+        {"2024-05-01T08:00:00+0100",
+         " as \"2006-01-02T15:04:05Z07:00\": cannot parse \"+0100\" as \"Z07:00\""},
+        {"2024-05-01T08:00:00.Z", " as \"2006-01-02T15:04:05Z07:00\": cannot parse \".Z\" as \"Z07:00\""},
+        {"2024-05-01T08:00:00.123+01:00", NULL},
+        {"2024-02-29T08:00:00Z", NULL},
+        {"2024-06-31T08:00:00Z", ": day out of range"},
+        {"2024-06-00T08:00:00Z", ": day out of range"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char yaml[200], want[320];
+        snprintf(yaml, sizeof(yaml), POD("status: {startTime: '%s'}\n"), cases[i].text);
+        int rc = check_pod(yaml);
+        if (!cases[i].msg) {
+            cr_expect(eq(int, rc, 0), "%s: %s", cases[i].text, err.msg);
+            continue;
+        }
+        cr_expect(eq(int, rc, -EINVAL), "%s", cases[i].text);
+        snprintf(want, sizeof(want), PREFIX "parsing time \"%s\"%s", cases[i].text, cases[i].msg);
+        cr_expect(eq(str, err.msg, want));
+    }
 }
 
 Test(type_check, a_float_json_cannot_hold_fails_the_conversion)

@@ -1,8 +1,9 @@
 /*
- * test_lock_order.c - the lock-order checker of include/ksched/lock.h: locks taken in
- * rank order pass and are recorded, and a thread that takes a rank lower than or equal to
- * one it holds (or releases a rank it does not hold) aborts, naming both locks. This file
- * turns the checker on itself, so it runs in every build type, Release included.
+ * test_lock_order.c - the lock checker of include/ksched/lock.h: locks taken in rank order
+ * pass and are recorded, a thread that takes a rank lower than or equal to one it holds
+ * aborts naming both locks, and releasing, waiting on or asserting a mutex the thread does
+ * not hold aborts. This file turns the checker on itself, so it runs in every build type,
+ * Release included.
  */
 #ifndef KS_LOCK_CHECK
 #define KS_LOCK_CHECK 1
@@ -16,13 +17,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BIT(r) (UINT64_C(1) << (r))
 
-static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t b = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER;
+/* One mutex per rank the tests use, and a second of some ranks. */
+static struct ks_mutex bind_m = KS_MUTEX_INITIALIZER(KS_LOCK_BIND);
+static struct ks_mutex cache_m = KS_MUTEX_INITIALIZER(KS_LOCK_CACHE);
+static struct ks_mutex intern_m = KS_MUTEX_INITIALIZER(KS_LOCK_INTERN);
+static struct ks_mutex queue_m = KS_MUTEX_INITIALIZER(KS_LOCK_QUEUE);
+static struct ks_mutex queue2_m = KS_MUTEX_INITIALIZER(KS_LOCK_QUEUE);
+static struct ks_mutex volumes_m = KS_MUTEX_INITIALIZER(KS_LOCK_SERVE_VOLUMES);
+static struct ks_mutex share1_m = KS_MUTEX_INITIALIZER(KS_LOCK_CURL_SHARE);
+static struct ks_mutex share2_m = KS_MUTEX_INITIALIZER(KS_LOCK_CURL_SHARE);
 
 /* The tests that abort keep the checker's message out of the suite's output. */
 static void quiet_stderr(void)
@@ -36,83 +44,160 @@ static void quiet_stderr(void)
 
 Test(lock_order, outer_then_inner_is_recorded_and_released)
 {
-    ks_mutex_lock(&a, KS_LOCK_BIND);
-    ks_mutex_lock(&b, KS_LOCK_CACHE);
-    ks_mutex_lock(&c, KS_LOCK_INTERN);
+    ks_mutex_lock(&bind_m);
+    ks_mutex_lock(&cache_m);
+    ks_mutex_lock(&intern_m);
     cr_assert_eq(ks__lock_held.mask, BIT(KS_LOCK_BIND) | BIT(KS_LOCK_CACHE) | BIT(KS_LOCK_INTERN));
-    ks_mutex_unlock(&c, KS_LOCK_INTERN);
-    ks_mutex_unlock(&b, KS_LOCK_CACHE);
+    ks_mutex_unlock(&intern_m);
+    ks_mutex_unlock(&cache_m);
     /* a released rank may be taken again under the ones still held */
-    ks_mutex_lock(&b, KS_LOCK_QUEUE);
-    ks_mutex_unlock(&b, KS_LOCK_QUEUE);
-    ks_mutex_unlock(&a, KS_LOCK_BIND);
+    ks_mutex_lock(&cache_m);
+    ks_mutex_unlock(&cache_m);
+    ks_mutex_unlock(&bind_m);
     cr_assert_eq(ks__lock_held.mask, 0, "held after release: %#llx", (unsigned long long)ks__lock_held.mask);
+}
+
+Test(lock_order, the_rank_is_bound_at_init)
+{
+    struct ks_mutex m;
+    cr_assert_eq(ks_mutex_init(&m, KS_LOCK_NOMINATOR), 0);
+    cr_assert_eq(m.rank, KS_LOCK_NOMINATOR);
+    ks_mutex_lock(&m);
+    cr_assert_eq(ks__lock_held.mask, BIT(KS_LOCK_NOMINATOR));
+    ks_mutex_unlock(&m);
+    ks_mutex_destroy(&m);
+    cr_assert_eq(ks_mutex_init_adaptive(&m, KS_LOCK_QUEUE_POD), 0);
+    cr_assert_eq(m.rank, KS_LOCK_QUEUE_POD);
+    ks_mutex_destroy(&m);
 }
 
 Test(lock_order, unlock_order_is_free)
 {
-    ks_mutex_lock(&a, KS_LOCK_SERVE_VOLUMES);
-    ks_mutex_lock(&b, KS_LOCK_INTERN);
-    ks_mutex_unlock(&a, KS_LOCK_SERVE_VOLUMES);
-    ks_mutex_unlock(&b, KS_LOCK_INTERN);
+    ks_mutex_lock(&volumes_m);
+    ks_mutex_lock(&intern_m);
+    ks_mutex_unlock(&volumes_m);
+    ks_mutex_unlock(&intern_m);
     cr_assert_eq(ks__lock_held.mask, 0);
 }
 
 Test(lock_order, trylock_and_polling_lock_record_the_rank)
 {
-    cr_assert_eq(ks_mutex_trylock(&a, KS_LOCK_BIND), 0);
-    ks_mutex_lock_polling(&b, KS_LOCK_CACHE, 1000);
+    cr_assert_eq(ks_mutex_trylock(&bind_m), 0);
+    ks_mutex_lock_polling(&cache_m, 1000);
     cr_assert_eq(ks__lock_held.mask, BIT(KS_LOCK_BIND) | BIT(KS_LOCK_CACHE));
-    ks_mutex_unlock(&b, KS_LOCK_CACHE);
-    ks_mutex_unlock(&a, KS_LOCK_BIND);
+    ks_mutex_assert_held(&bind_m);
+    ks_mutex_assert_held(&cache_m);
+    ks_mutex_unlock(&cache_m);
+    ks_mutex_unlock(&bind_m);
     cr_assert_eq(ks__lock_held.mask, 0);
 }
 
 Test(lock_order, inner_then_outer_aborts, .signal = SIGABRT)
 {
     quiet_stderr();
-    ks_mutex_lock(&a, KS_LOCK_CACHE);
-    ks_mutex_lock(&b, KS_LOCK_BIND);
+    ks_mutex_lock(&cache_m);
+    ks_mutex_lock(&bind_m);
 }
 
 Test(lock_order, two_locks_of_one_rank_abort, .signal = SIGABRT)
 {
     quiet_stderr();
-    ks_mutex_lock(&a, KS_LOCK_QUEUE);
-    ks_mutex_lock(&b, KS_LOCK_QUEUE);
+    ks_mutex_lock(&queue_m);
+    ks_mutex_lock(&queue2_m);
 }
 
 Test(lock_order, out_of_order_trylock_aborts, .signal = SIGABRT)
 {
     quiet_stderr();
-    ks_mutex_lock(&a, KS_LOCK_INTERN);
-    ks_mutex_trylock(&b, KS_LOCK_CACHE);
+    ks_mutex_lock(&intern_m);
+    ks_mutex_trylock(&cache_m);
 }
 
-Test(lock_order, releasing_a_rank_not_held_aborts, .signal = SIGABRT)
+Test(lock_order, releasing_a_mutex_not_held_aborts, .signal = SIGABRT)
 {
     quiet_stderr();
-    ks_mutex_lock(&a, KS_LOCK_CACHE);
-    ks_mutex_unlock(&a, KS_LOCK_QUEUE);
+    ks_mutex_lock(&queue_m);
+    /* the rank is held, this mutex is not */
+    ks_mutex_unlock(&queue2_m);
+}
+
+Test(lock_order, assert_held_names_the_mutex_not_the_rank, .signal = SIGABRT)
+{
+    quiet_stderr();
+    ks_mutex_lock(&queue_m);
+    ks_mutex_assert_held(&queue_m);
+    ks_mutex_assert_held(&queue2_m);
+}
+
+static void *hold_queue(void *arg)
+{
+    (void)arg;
+    ks_mutex_lock(&queue_m);
+    ks_mutex_unlock(&queue_m);
+    return NULL;
+}
+
+Test(lock_order, assert_held_fails_for_another_threads_hold, .signal = SIGABRT)
+{
+    quiet_stderr();
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, hold_queue, NULL), 0);
+    pthread_join(t, NULL);
+    /* the other thread held and released it: nobody holds it now */
+    ks_mutex_assert_held(&queue_m);
+}
+
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+static void *signal_under_lock(void *arg)
+{
+    (void)arg;
+    ks_mutex_lock(&queue_m);
+    /* while the test waits, this thread is the owner */
+    ks_mutex_assert_held(&queue_m);
+    pthread_cond_signal(&cv);
+    ks_mutex_unlock(&queue_m);
+    return NULL;
+}
+
+Test(lock_order, cond_wait_hands_the_mutex_over_and_back)
+{
+    pthread_t t;
+    ks_mutex_lock(&queue_m);
+    cr_assert_eq(pthread_create(&t, NULL, signal_under_lock, NULL), 0);
+    ks_cond_wait(&cv, &queue_m);
+    ks_mutex_assert_held(&queue_m);
+    cr_assert_eq(ks__lock_held.mask, BIT(KS_LOCK_QUEUE));
+    ks_mutex_unlock(&queue_m);
+    pthread_join(t, NULL);
+    cr_assert_eq(ks__lock_held.mask, 0);
+}
+
+Test(lock_order, cond_wait_on_a_mutex_not_held_aborts, .signal = SIGABRT)
+{
+    quiet_stderr();
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    ks_cond_timedwait(&cv, &queue_m, &now);
 }
 
 Test(lock_order, curl_share_locks_nest_within_their_rank)
 {
-    ks_mutex_lock(&a, KS_LOCK_QUEUE);
-    ks_mutex_lock(&b, KS_LOCK_CURL_SHARE);
-    ks_mutex_lock(&c, KS_LOCK_CURL_SHARE);
-    ks_mutex_unlock(&b, KS_LOCK_CURL_SHARE);
+    ks_mutex_lock(&queue_m);
+    ks_mutex_lock(&share1_m);
+    ks_mutex_lock(&share2_m);
+    ks_mutex_unlock(&share1_m);
     cr_assert_eq(ks__lock_held.mask, BIT(KS_LOCK_QUEUE) | BIT(KS_LOCK_CURL_SHARE));
-    ks_mutex_unlock(&c, KS_LOCK_CURL_SHARE);
-    ks_mutex_unlock(&a, KS_LOCK_QUEUE);
+    ks_mutex_unlock(&share2_m);
+    ks_mutex_unlock(&queue_m);
     cr_assert_eq(ks__lock_held.mask, 0);
 }
 
 Test(lock_order, nothing_is_taken_under_curl_share_locks, .signal = SIGABRT)
 {
     quiet_stderr();
-    ks_mutex_lock(&a, KS_LOCK_CURL_SHARE);
-    ks_mutex_lock(&b, KS_LOCK_INTERN);
+    ks_mutex_lock(&share1_m);
+    ks_mutex_lock(&intern_m);
 }
 
 /* Runs @fn in a child with stderr to a pipe: the child's exit status, and what it wrote in @buf. */
@@ -143,16 +228,16 @@ static int run_child(void (*fn)(void), char *buf, size_t len)
 
 static void wrong_order(void)
 {
-    ks_mutex_lock(&a, KS_LOCK_QUEUE);
-    ks_mutex_lock(&b, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&queue_m);
+    ks_mutex_lock(&volumes_m);
 }
 
 static void right_order(void)
 {
-    ks_mutex_lock(&a, KS_LOCK_SERVE_VOLUMES);
-    ks_mutex_lock(&b, KS_LOCK_QUEUE);
-    ks_mutex_unlock(&b, KS_LOCK_QUEUE);
-    ks_mutex_unlock(&a, KS_LOCK_SERVE_VOLUMES);
+    ks_mutex_lock(&volumes_m);
+    ks_mutex_lock(&queue_m);
+    ks_mutex_unlock(&queue_m);
+    ks_mutex_unlock(&volumes_m);
 }
 
 Test(lock_order, the_abort_names_both_locks)
@@ -172,9 +257,15 @@ Test(lock_order, the_abort_names_both_locks)
 
 static void under_two_inner_locks(void)
 {
-    ks_mutex_lock(&a, KS_LOCK_CACHE);
-    ks_mutex_lock(&b, KS_LOCK_INTERN);
-    ks_mutex_lock(&c, KS_LOCK_BIND);
+    ks_mutex_lock(&cache_m);
+    ks_mutex_lock(&intern_m);
+    ks_mutex_lock(&bind_m);
+}
+
+static void release_unheld(void)
+{
+    ks_mutex_lock(&queue_m);
+    ks_mutex_unlock(&queue2_m);
 }
 
 Test(lock_order, the_abort_names_the_innermost_lock_held)
@@ -184,6 +275,16 @@ Test(lock_order, the_abort_names_the_innermost_lock_held)
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "child status %#x", status);
     cr_assert(strstr(msg, "taking KS_LOCK_BIND") && strstr(msg, "while holding KS_LOCK_INTERN"), "stderr: %s",
               msg);
+}
+
+Test(lock_order, the_misuse_abort_names_the_lock)
+{
+    char msg[1024];
+    int status = run_child(release_unheld, msg, sizeof(msg));
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "child status %#x", status);
+    cr_assert_str_eq(msg,
+                     "ksched: lock misuse: releasing KS_LOCK_QUEUE (queue/queue.c slow), which this thread "
+                     "does not hold\n");
 }
 
 Test(lock_order, every_rank_has_a_name)
