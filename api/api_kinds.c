@@ -6,7 +6,7 @@
  * serves itself); every other group is a custom resource's (a CRD, an aggregated API).
  * Binary searches over sorted constant tables: no allocation, any thread.
  */
-#include "ksched/api_schema.h"
+#include "ksched/internal/api_schema.h"
 
 #include <stdio.h>
 #include <string.h>

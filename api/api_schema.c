@@ -7,10 +7,10 @@
  *     --merge apis__scheduling.k8s.io__v1beta1_openapi.json > api/api_schema.c
  *
  * 315 group/version/kinds in 26 groups; 462 schema nodes and 1221 fields reachable from the
- * 19 kinds ksched decodes (see include/ksched/api_schema.h).
+ * 19 kinds ksched decodes (see include/ksched/internal/api_schema.h).
  */
 // clang-format off
-#include "ksched/api_schema.h"
+#include "ksched/internal/api_schema.h"
 
 const char ks_api_schema_version[] = "v1.36";
 

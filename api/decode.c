@@ -9,9 +9,9 @@
  * so the decoders' own type messages are for input that skips that check. Label sets and
  * resource lists are sorted by interned id so matching can binary-search or merge.
  */
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/quantity.h"
 
 #include <errno.h>

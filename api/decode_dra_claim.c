@@ -10,7 +10,7 @@
 #include "decode_dra_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

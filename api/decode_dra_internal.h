@@ -10,8 +10,8 @@
 #ifndef KSCHED_DECODE_DRA_INTERNAL_H
 #define KSCHED_DECODE_DRA_INTERNAL_H
 
-#include "ksched/decode.h"
 #include "ksched/dra_types.h"
+#include "ksched/internal/decode.h"
 
 /* Limits of resource.k8s.io/v1 (types.go). */
 #define KS_DRA_DRIVER_NAME_MAX          63

@@ -11,8 +11,8 @@
 #include "decode_dra_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_write.h"
 #include "ksched/name_check.h"
 
 #include <errno.h>

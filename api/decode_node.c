@@ -5,8 +5,8 @@
  * need a key and one of the three effects (pkg/apis/core/validation validateNodeTaints).
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,9 +8,9 @@
  * the scheduler relies on (required names, operators, non-negative quantities).
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/features.h"
 #include "ksched/name_check.h"
 
 #include <errno.h>

@@ -9,9 +9,9 @@
  * fields CompositePodGroup; a field whose gate is off is "Forbidden".
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/features.h"
 #include "ksched/name_check.h"
 #include "ksched/workload_types.h"
 

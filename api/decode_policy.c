@@ -3,7 +3,7 @@
  * (scheduling.k8s.io/v1): what preemption, namespaceSelector and priority resolution read.
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * and NodeVolumeLimits read.
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  *    GetPodServices skips nil selectors but lets an empty one select every pod.
  */
 #include "ksched/api.h"
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
 
 static int service_body(struct ks_decoder *d, const struct ks_yaml_node *doc, struct ks_service *svc)
 {

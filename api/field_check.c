@@ -14,8 +14,8 @@
  */
 #include "ksched/field_check.h"
 
-#include "ksched/api_schema.h"
-#include "ksched/error.h"
+#include "ksched/base/error.h"
+#include "ksched/internal/api_schema.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -1,21 +1,21 @@
 /*
  * load_filter.c - the kinds the loader skips or refuses, and field validation of the ones
- * it decodes (see include/ksched/load_filter.h).
+ * it decodes (see include/ksched/internal/load_filter.h).
  *
  * Kinds: a cluster dump (`kubectl get all -A -o yaml`) holds Deployments, ConfigMaps,
  * Events and custom resources beside the objects that matter to scheduling; they are real
  * objects, so a what-if skips them and says so once. A name that is no kind of its group
  * (a typo, `kind: Pdo`), or a built-in kind at a version that does not serve it
  * (`apiVersion: v1, kind: Deployment`), is what kubectl rejects with "no matches for kind":
- * an error. Which kinds exist comes from the API schema (include/ksched/api_schema.h).
+ * an error. Which kinds exist comes from the API schema (include/ksched/internal/api_schema.h).
  *
  * Fields: as the API server's fieldValidation (kubectl --validate), unknown and duplicate
  * fields are warnings under "warn" (kept in the object set, at most KS_LOAD_MAX_WARNINGS of
  * them, all counted), the first one is an error under "strict", and "ignore" checks nothing.
  */
-#include "ksched/load_filter.h"
+#include "ksched/internal/load_filter.h"
 
-#include "ksched/api_schema.h"
+#include "ksched/internal/api_schema.h"
 #include "ksched/loader.h"
 #include "ksched/yaml_tree.h"
 

@@ -18,12 +18,12 @@
 #include "ksched/loader.h"
 
 #include "ksched/api.h"
-#include "ksched/api_schema.h"
-#include "ksched/decode.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/load_filter.h"
-#include "ksched/type_check.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/api_schema.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/load_filter.h"
+#include "ksched/internal/type_check.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -5,8 +5,8 @@
  * name can never drift apart.
  */
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra_types.h"
-#include "ksched/intern.h"
 #include "ksched/workload_types.h"
 
 #include <errno.h>

@@ -24,7 +24,7 @@
  * temporaries with malloc and the result in the pod's arena.
  */
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@
  * values belong to the loader.
  */
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <stdint.h>
 

@@ -11,7 +11,7 @@
  * modelled.
  */
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 bool ks_node_taints_equal(const struct ks_node *a, const struct ks_node *b)
 {

@@ -1,6 +1,6 @@
 /*
  * type_check.c - a manifest's values against the Go types of the API (see
- * include/ksched/type_check.h).
+ * include/ksched/internal/type_check.h).
  *
  * Mirrors the decoding of a JSON body into a typed object in the API server: sigs.k8s.io/json
  * (encoding/json, case-sensitive), the UnmarshalJSON of resource.Quantity, intstr.IntOrString
@@ -25,9 +25,9 @@
  * number where a string goes is an error, as the API server sees it after kubectl's
  * conversion, and a float that JSON cannot hold (.inf, .nan) fails that conversion.
  */
-#include "ksched/type_check.h"
+#include "ksched/internal/type_check.h"
 
-#include "ksched/api_schema.h"
+#include "ksched/internal/api_schema.h"
 #include "ksched/quantity.h"
 #include "ksched/yaml_tree.h"
 

@@ -12,7 +12,7 @@
  * 'e' notation below 1e-6 and from 1e21 ("1e+21"), no exponent zero padding below one.
  * Map keys that are integers or booleans become their decimal or "true"/"false" text.
  *
- * The JSON tree of ksched/json_tree.h shares the node type: its numbers are plain
+ * The JSON tree of ksched/internal/json_tree.h shares the node type: its numbers are plain
  * scalars whose text Go wrote, which these rules type as the same numbers.
  */
 #include "ksched/yaml_tree.h"

@@ -1,5 +1,5 @@
 /*
- * yaml_out.c - block-style YAML writer (see include/ksched/yaml_out.h).
+ * yaml_out.c - block-style YAML writer (see include/ksched/internal/yaml_out.h).
  *
  * A stack of open collections. Header lines are written lazily: opening `key:` only
  * pushes a frame, and the first line written inside it (or its closing, when empty)
@@ -11,7 +11,7 @@
  * as a boolean, null, number or timestamp, or that starts with an indicator or holds
  * ": ", " #" or control characters, is double-quoted with escapes.
  */
-#include "ksched/yaml_out.h"
+#include "ksched/internal/yaml_out.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,10 +1,10 @@
 /*
- * arena.c - chained bump allocator (see include/ksched/arena.h).
+ * arena.c - chained bump allocator (see include/ksched/base/arena.h).
  *
  * Blocks grow geometrically from 1 KiB to 64 KiB; a request larger than a block gets a
  * block of its own. Invariant: head->data[0..used) is handed out, [used..cap) is free.
  */
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 
 #include <errno.h>
 #include <stdint.h>

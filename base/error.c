@@ -1,7 +1,7 @@
 /*
- * error.c - filling and formatting struct ks_error (see include/ksched/error.h).
+ * error.c - filling and formatting struct ks_error (see include/ksched/base/error.h).
  */
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 
 #include <errno.h>
 #include <stdio.h>

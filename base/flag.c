@@ -1,7 +1,7 @@
 /*
  * flag.c - "--name VALUE" and "--name=VALUE" for the subcommands' value flags; see flag.h.
  */
-#include "ksched/flag.h"
+#include "ksched/base/flag.h"
 
 #include <errno.h>
 #include <stdio.h>

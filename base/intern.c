@@ -1,5 +1,5 @@
 /*
- * intern.c - the process-wide string table behind include/ksched/intern.h.
+ * intern.c - the process-wide string table behind include/ksched/base/intern.h.
  *
  * Insertion: a mutex-protected open-addressing hash of ids (linear probing, load factor
  * at most 1/2, resized by doubling). Reading an id's string: a two-level table of fixed
@@ -9,8 +9,8 @@
  * Invariant: ids are dense, 0 is "", and an id's chunk pointer is published with a
  * release store before the id is returned to any caller.
  */
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

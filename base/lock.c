@@ -1,5 +1,5 @@
 /*
- * lock.c - the lock-order checker's per-thread state and messages (include/ksched/lock.h).
+ * lock.c - the lock-order checker's per-thread state and messages (include/ksched/base/lock.h).
  *
  * Compiled in every build: translation units built with KS_LOCK_CHECK (Debug, sanitizer
  * and fuzz builds, and the checker's own unit test in any build) record the ranks each thread
@@ -7,7 +7,7 @@
  *
  * Context: any thread; the failures write one line to stderr and abort.
  */
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ void ks__lock_order_fail(enum ks_lock_rank r)
     uint64_t conflict = ks__lock_conflicts(r);
     /* the innermost lock held: the one whose holder is taking @r */
     enum ks_lock_rank held = conflict ? (enum ks_lock_rank)(63 - __builtin_clzll(conflict)) : r;
-    fprintf(stderr, "ksched: lock order violated: taking %s while holding %s (include/ksched/lock.h)\n",
+    fprintf(stderr, "ksched: lock order violated: taking %s while holding %s (include/ksched/base/lock.h)\n",
             ks_lock_rank_name(r), ks_lock_rank_name(held));
     abort();
 }

@@ -1,5 +1,5 @@
 /*
- * metrics.c - the metrics registry of include/ksched/metrics.h and its Prometheus text
+ * metrics.c - the metrics registry of include/ksched/base/metrics.h and its Prometheus text
  * exposition (format 0.0.4, as client_golang's expfmt writes it).
  *
  * Values are doubles kept as their bit patterns in 64-bit atomics: counters and gauges
@@ -16,10 +16,10 @@
  * writer holds the mutex too, so it never sees a half-built series. Collectors run under
  * collect_lock, outside the mutex (they create series); removing one takes collect_lock,
  * so no collector runs after its removal returns. collect_lock and lock are
- * KS_LOCK_METRICS_COLLECT and KS_LOCK_METRICS_REGISTRY in include/ksched/lock.h's order.
+ * KS_LOCK_METRICS_COLLECT and KS_LOCK_METRICS_REGISTRY in include/ksched/base/lock.h's order.
  */
-#include "ksched/metrics.h"
-#include "ksched/lock.h"
+#include "ksched/base/metrics.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <math.h>

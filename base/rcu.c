@@ -1,5 +1,5 @@
 /*
- * rcu.c - out-of-line parts of include/ksched/rcu.h: deferred reclamation on ksched's own
+ * rcu.c - out-of-line parts of include/ksched/base/rcu.h: deferred reclamation on ksched's own
  * reclaimer thread, with the TSan grace-period acquire before each callback.
  *
  * Why not liburcu's call_rcu thread: after every batch it sleeps 10 ms (a constant of
@@ -29,11 +29,11 @@
  * a waiter. If the reclaimer thread cannot be started, callbacks go through liburcu's
  * call_rcu thread instead (same guarantees, longer delay).
  */
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
-#include "ksched/futex.h"
-#include "ksched/lock.h"
-#include "ksched/spin.h"
+#include "ksched/base/futex.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/spin.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

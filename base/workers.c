@@ -1,5 +1,5 @@
 /*
- * workers.c - the parallel-for pool of include/ksched/workers.h.
+ * workers.c - the parallel-for pool of include/ksched/base/workers.h.
  *
  * A scheduling cycle hands the pool two short jobs (Filter, then Score: tens of
  * microseconds each), thousands of times a second. Waking a thread through a condition
@@ -37,12 +37,12 @@
  * below it (as it did while only long stalls counted as losses: docs/perf.md, "Design
  * constants").
  */
-#include "ksched/workers.h"
+#include "ksched/base/workers.h"
 
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
-#include "ksched/lock.h"
-#include "ksched/spin.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/spin.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
 // interning, quantity parsing, label-selector matching.
 extern "C" {
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/quantity.h"
 }
 

@@ -3,9 +3,9 @@
 // rebuilt), the O(N) relist when the node set changes, and snapshot lookups by name.
 extern "C" {
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
 }
 
 #include "bench_rcu.h"

@@ -3,7 +3,7 @@
 // give blocks to the other threads and collect them), which decides when splitting the
 // filter and score phases pays.
 extern "C" {
-#include "ksched/workers.h"
+#include "ksched/base/workers.h"
 // internal to the scheduling loop; the harness reaches it as the loop does
 #include "select_host.h"
 }

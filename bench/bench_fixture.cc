@@ -3,8 +3,8 @@
 #include "bench_fixture.h"
 
 extern "C" {
-#include "ksched/decode.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
 #include "ksched/yaml_tree.h"
 }
 

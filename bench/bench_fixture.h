@@ -11,10 +11,10 @@
 
 extern "C" {
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 }
 
 #include "bench_rcu.h"

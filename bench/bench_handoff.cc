@@ -14,7 +14,7 @@
 // (bench_engine.cc). The machine has two cores: the binder and the producer each get one,
 // as in the scheduler, where the binders share theirs with the worker pool.
 extern "C" {
-#include "ksched/spin.h"
+#include "ksched/base/spin.h"
 }
 
 #include <benchmark/benchmark.h>

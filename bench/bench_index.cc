@@ -7,7 +7,7 @@
 //                        numFeasibleNodesToFind nodes (at most 100, as upstream's 5% floor
 //                        gives), its best total and ties, and one tie drawn
 extern "C" {
-#include "ksched/index_tree.h"
+#include "ksched/internal/index_tree.h"
 #include "select_host.h" // ks__xorshift
 }
 

@@ -9,8 +9,8 @@
 // Skip for a pod is reported as skipped: the framework would not call it either.
 extern "C" {
 #include "../engine/framework_plan.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/config.h"
 #include "ksched/registry.h"
 }
 

@@ -19,7 +19,7 @@
 // BM_ActiveQ_LockFreeMC / BM_ActiveQ_MutexHeapMC are the mixed case, the paper's own
 // setting: every thread pops (pop_mc) and pushes in turn.
 extern "C" {
-#include "ksched/queue.h"
+#include "ksched/internal/queue.h"
 }
 
 #include "bench_queue_classes.h"

@@ -7,7 +7,7 @@
 
 extern "C" {
 #include "ksched/api.h"
-#include "ksched/queue.h"
+#include "ksched/internal/queue.h"
 #include "select_host.h" // ks__xorshift
 }
 

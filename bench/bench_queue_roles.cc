@@ -1,4 +1,4 @@
-// bench_queue_roles.cc - the whole scheduling queue (include/ksched/queue.h, public API only)
+// bench_queue_roles.cc - the whole scheduling queue (include/ksched/internal/queue.h, public API only)
 // with its threads in the roles they have in the scheduler, from 1, 2 and 4 threads at once.
 // Thread 0 is the scheduling thread: the one consumer, popping without blocking
 // (ks_queue_pop(q, false), yielding when activeQ is empty). The other threads write.
@@ -29,8 +29,8 @@
 // drops its reference whenever it likes. It ends with no pod in flight and destroys the queue.
 extern "C" {
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/queue.h"
 }
 
 #include "bench_queue_classes.h"

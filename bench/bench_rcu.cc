@@ -5,7 +5,7 @@
 #include "bench_rcu.h"
 
 extern "C" {
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 }
 
 namespace ksbench

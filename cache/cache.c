@@ -22,7 +22,7 @@
  * published version may still point at them. (Confirm drops the reference it is handed at
  * once: the confirmed entry keeps its own.) On any error nothing is taken over.
  *
- * Locking: one mutex, KS_LOCK_CACHE, a leaf in the lock order of include/ksched/lock.h:
+ * Locking: one mutex, KS_LOCK_CACHE, a leaf in the lock order of include/ksched/base/lock.h:
  * anything that takes another lock (interning a PVC key or a taint message, ks_rcu_call)
  * happens before it is taken or after it is released. Every mutation reserves all the
  * memory it needs first, so an -ENOMEM leaves the cache as it was.
@@ -30,8 +30,8 @@
 #include "cache_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * cache_check.c - the cache's invariant checker (ks_cache_check, ksched/cache.h).
+ * cache_check.c - the cache's invariant checker (ks_cache_check, ksched/internal/cache.h).
  *
  * Recomputes, under the cache lock, what cache.c and node_info.c maintain incrementally
  * and compares: each node's requested and non-zero requested resources, scalar requests,
@@ -17,8 +17,8 @@
 #include "cache_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 
 #include <stdarg.h>
 #include <stdio.h>

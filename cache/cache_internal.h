@@ -26,10 +26,10 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
-#include "ksched/cache.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/lock.h"
 #include "ksched/cache_types.h"
-#include "ksched/lock.h"
+#include "ksched/internal/cache.h"
 
 #define KS__NO_INDEX UINT32_MAX
 
@@ -243,7 +243,7 @@ struct snap_version {
 enum { KS_CACHE_PRIORITIES = 32 }; /* distinct pod priorities ks_cache.prio tracks */
 
 struct ks_cache {
-    struct ks_mutex lock; /* guards everything below; KS_LOCK_CACHE (ksched/lock.h) */
+    struct ks_mutex lock; /* guards everything below; KS_LOCK_CACHE (ksched/base/lock.h) */
     uint64_t generation;  /* last generation handed out; monotonic */
 
     uint32_t any_ip;      /* "0.0.0.0" */

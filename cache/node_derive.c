@@ -11,8 +11,8 @@
 #include "cache_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/intern.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
 #include "cache_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

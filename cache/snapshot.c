@@ -35,12 +35,12 @@
  *
  * Context: ks__snapshot_refresh() under the cache lock, one caller at a time (the
  * scheduling thread); ks__snapshot_retire() after the lock is released (the cache lock is
- * a leaf of include/ksched/lock.h's order). ks_snapshot_find() on the read path.
+ * a leaf of include/ksched/base/lock.h's order). ks_snapshot_find() on the read path.
  */
 #include "cache_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdlib.h>

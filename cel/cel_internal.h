@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/cel.h"
+#include "ksched/internal/cel.h"
 
 /* ---- arenas and string building ------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "feature_gates.h"
-#include "ksched/flag.h"
+#include "ksched/base/flag.h"
 
 #include <errno.h>
 #include <stdint.h>

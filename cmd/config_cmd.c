@@ -9,14 +9,14 @@
  * is a usage error (exit 2), as `ksched schedule` without a FILE.
  * Bad input prints one "FILE:LINE: FIELD: MESSAGE" line on standard error, nothing on
  * standard output, and exits 2. The YAML is built in memory first, so a failure never
- * leaves partial output behind. --feature-gates (kube-scheduler's flag, ksched/features.h)
+ * leaves partial output behind. --feature-gates (kube-scheduler's flag, ksched/internal/features.h)
  * is applied before the file is loaded, so defaults that depend on a gate follow it.
  */
 #include "commands.h"
 #include "feature_gates.h"
-#include "ksched/flag.h"
+#include "ksched/base/flag.h"
 
-#include "ksched/config.h"
+#include "ksched/internal/config.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -22,9 +22,9 @@
 #include "explain_table.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
 
 #include <ctype.h>
 #include <errno.h>

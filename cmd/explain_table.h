@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ksched/scheduler.h"
+#include "ksched/internal/scheduler.h"
 
 /* Feasible nodes listed per attempt; the rest are counted. */
 #define KS_EXPLAIN_TABLE_TOP 10
@@ -25,10 +25,10 @@ struct ks_explain_table;
 int ks_explain_table_create(FILE *out, bool explain, struct ks_explain_table **t);
 
 /*
- * The scheduler's callbacks (ksched/scheduler.h), each given the writer as ctx. on_cycle
+ * The scheduler's callbacks (ksched/internal/scheduler.h), each given the writer as ctx. on_cycle
  * and on_attempt come from the scheduling thread, on_event from it or from binder threads;
  * an internal lock orders them (KS_LOCK_EXPLAIN_TABLE, taken inside the scheduler's event
- * lock: ksched/lock.h).
+ * lock: ksched/base/lock.h).
  * on_attempt is for --explain writers only.
  */
 void ks_explain_table_on_cycle(void *t, const struct ks_queued_pod *qp);

@@ -4,9 +4,9 @@
  * (k8s.io/component-base/featuregate), implemented in config/features.c.
  */
 #include "feature_gates.h"
-#include "ksched/flag.h"
+#include "ksched/base/flag.h"
 
-#include "ksched/features.h"
+#include "ksched/internal/features.h"
 
 #include <errno.h>
 #include <stdio.h>

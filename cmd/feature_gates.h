@@ -1,7 +1,7 @@
 /*
  * feature_gates.h - kube-scheduler's --feature-gates flag for the ksched subcommands
  * (config, schedule, bench; serve when it parses it), applied to the process-wide gates
- * of ksched/features.h before the configuration is loaded.
+ * of ksched/internal/features.h before the configuration is loaded.
  */
 #ifndef KSCHED_CMD_FEATURE_GATES_H
 #define KSCHED_CMD_FEATURE_GATES_H

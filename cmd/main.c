@@ -12,7 +12,7 @@
 #include "commands.h"
 
 #include "ksched/api.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -16,19 +16,19 @@
 #include "commands.h"
 #include "explain_table.h"
 #include "feature_gates.h"
-#include "ksched/flag.h"
+#include "ksched/base/flag.h"
 #include "summary.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/dra_check.h"
-#include "ksched/dra_controller.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/dra_check.h"
+#include "ksched/internal/dra_controller.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/scheduler.h"
 
 #include <errno.h>
 #include <inttypes.h>

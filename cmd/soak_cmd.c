@@ -6,7 +6,7 @@
  * with --json); progress lines, one per check, go to standard error with --verbose.
  */
 #include "commands.h"
-#include "ksched/json_write.h"
+#include "ksched/internal/json_write.h"
 #include "soak.h"
 
 #include <errno.h>

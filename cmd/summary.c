@@ -23,10 +23,10 @@
 #include "summary.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/json_write.h"
 
 #include <errno.h>
 #include <inttypes.h>

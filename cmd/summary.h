@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ksched/cache.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/scheduler.h"
 
 struct ks_summary;
 
@@ -34,7 +34,7 @@ struct ks_summary;
 int ks_summary_create(const struct ks_objects *objs, bool table, FILE *out, struct ks_summary **s);
 
 /*
- * The scheduler's callbacks (ksched/scheduler.h: on_event, on_unschedulable), the summary
+ * The scheduler's callbacks (ksched/internal/scheduler.h: on_event, on_unschedulable), the summary
  * as ctx. Called one at a time, as a deterministic run calls them.
  */
 void ks_summary_on_event(void *s, const struct ks_sched_event *ev);

@@ -1,7 +1,7 @@
 /*
  * config_common.c - what every stage of a configuration's load and its readers share: the
  * names of API versions and extension points, the error of a stage at a line of the file
- * (ks__cfg_fail), and the accessors of a loaded configuration (include/ksched/config.h). It
+ * (ks__cfg_fail), and the accessors of a loaded configuration (include/ksched/internal/config.h). It
  * calls no stage, so the stages (config_load.c, config_defaults.c, config_merge.c,
  * config_validate.c) depend on it and not on each other.
  */

@@ -1,6 +1,6 @@
 /*
  * config_decode.c - decoding helpers for KubeSchedulerConfiguration and plugin args
- * (see include/ksched/config_decode.h).
+ * (see include/ksched/internal/config_decode.h).
  *
  * Mirrors the parts of upstream that sit under the scheduler's config types: strict
  * decoding (unknown fields rejected, as the scheme's strict serializer does), nested args
@@ -9,10 +9,10 @@
  * apimachinery's validation, and validateFunctionShape / ResourceSpec lists from
  * pkg/scheduler/apis/config/validation/validation_pluginargs.go.
  */
-#include "ksched/config_decode.h"
+#include "ksched/internal/config_decode.h"
 
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,7 +16,7 @@
  *    NodeResourcesBalancedAllocation 1, ImageLocality 1, InterPodAffinity 1,
  *    NodeResourcesFit 1, NodeAffinity 1, PodTopologySpread 2, TaintToleration 1.
  *
- * Feature gates (ksched/features.h) as applyFeatureGates of those releases: with
+ * Feature gates (ksched/internal/features.h) as applyFeatureGates of those releases: with
  * DefaultPodTopologySpread off (--feature-gates=DefaultPodTopologySpread=false; it is on
  * by default, beta in 1.20-1.23), v1beta2 appends SelectorSpread to PreScore and to Score
  * with weight 1, and v1beta3 appends it to MultiPoint with weight 1. The v1 defaults are
@@ -28,7 +28,7 @@
  */
 #include "config_internal.h"
 
-#include "ksched/features.h"
+#include "ksched/internal/features.h"
 #include "ksched/registry.h"
 
 #include <arpa/inet.h>

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/config.h"
-#include "ksched/decode.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/decode.h"
 #include "ksched/yaml_tree.h"
 
 /* Where a profile came from in the file (all NULL for a defaulted profile). */

@@ -1,7 +1,7 @@
 /*
  * config_load.c - reading a KubeSchedulerConfiguration file and running the load stages.
  *
- * Implements ks_config_load_*() and ks_config_destroy() (include/ksched/config.h), and the
+ * Implements ks_config_load_*() and ks_config_destroy() (include/ksched/internal/config.h), and the
  * strict decoding stage: the document is decoded as kube-scheduler's versioned types
  * (staging/src/k8s.io/kube-scheduler/config/{v1,v1beta3,v1beta2}/types.go) with the
  * scheme's strict decoder, so a field the version does not have is an error naming it.
@@ -15,7 +15,7 @@
  */
 #include "config_internal.h"
 
-#include "ksched/config_decode.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/registry.h"
 
 #include <errno.h>

@@ -10,9 +10,9 @@
  * that are unset and extension points with no plugins are left out; a weight appears
  * only where one was written or defaulted, as the versioned Plugin's *int32 does.
  */
-#include "ksched/config.h"
+#include "ksched/internal/config.h"
 
-#include "ksched/config_decode.h"
+#include "ksched/internal/config_decode.h"
 
 #include <stdio.h>
 

@@ -14,7 +14,7 @@
  */
 #include "config_internal.h"
 
-#include "ksched/config_decode.h"
+#include "ksched/internal/config_decode.h"
 
 #include <inttypes.h>
 #include <stdio.h>

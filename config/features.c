@@ -1,13 +1,13 @@
 /*
  * features.c - the process-wide feature gates and the --feature-gates syntax; see
- * ksched/features.h.
+ * ksched/internal/features.h.
  *
  * Mirrors featureGate.Set and SetFromMap of k8s.io/component-base/featuregate: the value
  * is split at commas, each part at its first '=', names and values trimmed, values parsed
  * as strconv.ParseBool does; unknown names and locked gates set to the other value are
  * errors, with upstream's messages. The whole value is checked before any gate changes.
  */
-#include "ksched/features.h"
+#include "ksched/internal/features.h"
 
 #include <ctype.h>
 #include <errno.h>

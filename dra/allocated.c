@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/quantity.h"
 
 #include "dra_internal.h"

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/plugin_helpers_node_affinity.h"
 
 #include "dra_internal.h"

@@ -1,6 +1,6 @@
 /*
  * claim_controller.c - ResourceClaims from templates, as the resourceclaim controller of
- * kube-controller-manager creates them (see ksched/dra_controller.h).
+ * kube-controller-manager creates them (see ksched/internal/dra_controller.h).
  *
  * Mirrors pkg/controller/resourceclaim/controller.go (handleClaim: the generated name's base
  * and its truncation, the owner reference, the pod-claim-name annotation, the pod status
@@ -13,11 +13,11 @@
  * it runs), with the stream and the set of names kept in a struct ks_dra_claim_maker instead
  * of rebuilt from the whole set per call: a pod's claims cost what its claims cost.
  */
-#include "ksched/dra_controller.h"
+#include "ksched/internal/dra_controller.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra_types.h"
-#include "ksched/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include "dra_internal.h"
 

@@ -1,7 +1,7 @@
 /*
  * device_cel.c - device selectors: the CEL environment DRA compiles them in, their
  * compilation and their evaluation on a device, through the CEL module's public API
- * (ksched/cel.h) only.
+ * (ksched/internal/cel.h) only.
  *
  * The environment is Kubernetes' stored-expression environment (the scheduler compiles
  * selectors as stored expressions, which take every versioned option whatever the feature

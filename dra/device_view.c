@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include "dra_internal.h"
 

@@ -23,9 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/cel.h"
 #include "ksched/dra.h"
 #include "ksched/dra_types.h"
+#include "ksched/internal/cel.h"
 
 /* ---- bump allocation ------------------------------------------------------------------------------ */
 

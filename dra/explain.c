@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include "allocate_run.h"
 

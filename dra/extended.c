@@ -5,7 +5,7 @@
 #include "ksched/dra_extended.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

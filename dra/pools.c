@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include "dra_internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * selector_check.c - the load-time validation of device selectors (see ksched/dra_check.h).
+ * selector_check.c - the load-time validation of device selectors (see ksched/internal/dra_check.h).
  *
  * Mirrors validateSelectorSlice / validateCELExpression of pkg/apis/resource/validation/
  * validation.go with the DRA compiler of k8s.io/dynamic-resource-allocation/cel (compile.go:
@@ -7,12 +7,12 @@
  * and the cost check against CELSelectorExpressionMaxCost). One device environment serves
  * every check of the process; it is made on first use.
  */
-#include "ksched/dra_check.h"
+#include "ksched/internal/dra_check.h"
 
 #include "dra_internal.h"
 
-#include "ksched/decode.h"
 #include "ksched/dra_types.h"
+#include "ksched/internal/decode.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -40,13 +40,13 @@
  * bind_lock, decides who continues (RUNNING -> PARKED by the binder, or -> RESOLVED by the
  * resumer, in which case the binder goes on at once).
  */
-#include "ksched/spin.h"
+#include "ksched/base/spin.h"
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -94,7 +94,7 @@ static void fifo_push(struct ks_scheduler *s, struct ks_bind_job *job)
     atomic_store_explicit(&s->bind_queued, s->bind_len, memory_order_relaxed);
 }
 
-/* job->wait.done: the PreBind wait is over (any thread; takes bind_lock, a leaf: ksched/lock.h). */
+/* job->wait.done: the PreBind wait is over (any thread; takes bind_lock, a leaf: ksched/base/lock.h). */
 static void resume_parked(struct ks_bind_wait *w, int code, const struct ks_status *st)
 {
     struct ks_bind_job *job = (struct ks_bind_job *)((char *)w - offsetof(struct ks_bind_job, wait));

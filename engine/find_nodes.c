@@ -18,9 +18,9 @@
 #include "framework_metrics.h"
 #include "framework_plan.h"
 
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -9,7 +9,7 @@
  */
 #include "scheduler_internal.h"
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <stdio.h>
 #include <stdlib.h>

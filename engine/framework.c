@@ -26,8 +26,8 @@
 
 #include "framework_internal.h"
 #include "framework_metrics.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/config.h"
 
 static int slot_of(const struct ks_framework *fw, const struct ks_plugin *plugin)
 {

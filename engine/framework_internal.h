@@ -18,8 +18,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "ksched/base/lock.h"
 #include "ksched/framework.h"
-#include "ksched/lock.h"
 
 /* The ops of struct ks_plugin, by type, so a call entry holds the op it runs. */
 union ks_fw_op {

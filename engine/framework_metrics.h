@@ -1,6 +1,6 @@
 /*
  * framework_metrics.h - how the framework runtime and the scheduling loop record the
- * engine's metrics (ksched/metrics_sched.h). Internal to engine/: metrics_sched.c (the
+ * engine's metrics (ksched/internal/metrics_sched.h). Internal to engine/: metrics_sched.c (the
  * families, the gauges read at each scrape), framework_metrics.c (a framework's series,
  * the worker tallies), and the Run functions and passes that record.
  *
@@ -36,13 +36,13 @@
 #include <stdint.h>
 
 #include "framework_internal.h"
-#include "ksched/metrics.h"
-#include "ksched/metrics_sched.h"
-#include "ksched/spin.h"
+#include "ksched/base/metrics.h"
+#include "ksched/base/spin.h"
+#include "ksched/internal/metrics_sched.h"
 
 struct ks_scheduler;
 
-/* The engine's families (metrics_sched.c); struct ks_sched_metrics of ksched/metrics_sched.h. */
+/* The engine's families (metrics_sched.c); struct ks_sched_metrics of ksched/internal/metrics_sched.h. */
 struct ks_sched_metrics {
     struct ks_metrics *reg;
     struct ks_metric_family *point, *plugin, *evals, *unschedulable;

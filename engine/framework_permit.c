@@ -18,7 +18,7 @@
  * applies the deadlines that have passed, so a timeout that fired before a late allow
  * still wins.
  *
- * Locking: fw->wait_lock (KS_LOCK_PERMIT_WAIT, include/ksched/lock.h) guards the list
+ * Locking: fw->wait_lock (KS_LOCK_PERMIT_WAIT, include/ksched/base/lock.h) guards the list
  * and every entry; messages are interned under it. Plugin ops never run under wait_lock,
  * so a Permit plugin may allow or reject other waiting pods.
  *
@@ -37,9 +37,9 @@
 
 #include "framework_internal.h"
 #include "framework_metrics.h"
-#include "ksched/config_decode.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/config_decode.h"
 
 /* Upstream's maxTimeout: the longest a Permit plugin may make a pod wait. */
 #define KS_PERMIT_MAX_TIMEOUT_NS (15LL * 60 * 1000000000LL)

@@ -54,7 +54,7 @@
 #include "framework_internal.h"
 #include "framework_metrics.h"
 #include "framework_plan.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 /* Unschedulable, UnschedulableAndUnresolvable or Pending: upstream's Status.IsRejected(). */
 static inline bool is_rejected(int code)

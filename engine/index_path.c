@@ -1,5 +1,5 @@
 /*
- * index_path.c - scheduling cycles answered by the signature index (ksched/index.h).
+ * index_path.c - scheduling cycles answered by the signature index (ksched/internal/index.h).
  *
  * After PreFilter, a pod whose every plugin signs it (ks_fw_sign) belongs to the class of
  * (profile, signature, PreFilter skips). The class's position tree holds, per node of the
@@ -59,10 +59,10 @@
 #include "select_host.h"
 
 #include "ksched/api.h"
-#include "ksched/index.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/index.h"
+#include "ksched/internal/nominator.h"
 #include "ksched/sign.h"
 
 #include <errno.h>

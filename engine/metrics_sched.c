@@ -1,5 +1,5 @@
 /*
- * metrics_sched.c - the engine's metric families (ksched/metrics_sched.h) and the gauges
+ * metrics_sched.c - the engine's metric families (ksched/internal/metrics_sched.h) and the gauges
  * read at each scrape.
  *
  * Mirrors pkg/scheduler/metrics/metrics.go: names, help texts with component-base's
@@ -18,15 +18,15 @@
  * Locking: `lock` guards the attached scheduler and the unschedulable series; the
  * collector holds it while it reads the scheduler, and detaching takes it, so the
  * scheduler is never read after its ks_scheduler_destroy() began. `lock` is
- * KS_LOCK_SCHED_METRICS in the lock order of include/ksched/lock.h.
+ * KS_LOCK_SCHED_METRICS in the lock order of include/ksched/base/lock.h.
  */
 #include "framework_metrics.h"
 #include "scheduler_internal.h"
 
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/lock.h"
-#include "ksched/queue.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/queue.h"
 
 #include <errno.h>
 #include <stdlib.h>

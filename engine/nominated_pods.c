@@ -12,7 +12,7 @@
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/nominator.h"
+#include "ksched/internal/nominator.h"
 
 #include <errno.h>
 #include <stdlib.h>

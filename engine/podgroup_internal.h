@@ -8,9 +8,9 @@
 
 #include "scheduler_internal.h"
 
-#include "ksched/placement.h"
+#include "ksched/internal/placement.h"
+#include "ksched/internal/pod_groups.h"
 #include "ksched/plugin_helpers_gang.h"
-#include "ksched/pod_groups.h"
 
 #include <stddef.h>
 

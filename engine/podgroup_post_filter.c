@@ -15,11 +15,11 @@
 #include "framework_internal.h"
 #include "podgroup_internal.h"
 
-#include "ksched/cache.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/preemption.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/preemption.h"
 #include "ksched/sign.h"
 
 #include <stdio.h>

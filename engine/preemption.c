@@ -1,6 +1,6 @@
 /*
  * preemption.c - the framework's preemption evaluator, which PostFilter plugins call
- * (include/ksched/preemption.h).
+ * (include/ksched/internal/preemption.h).
  *
  * Mirrors pkg/scheduler/framework/preemption/preemption.go (DryRunPreemption,
  * SelectCandidate, pickOneNodeForPreemption, prepareCandidate, getLowerPriorityNominatedPods),
@@ -18,15 +18,15 @@
  * scratch memory never outlive the dry run; candidates and failure statuses live in the
  * result's arena. Nominated pods are held by a reference while a node is tried.
  */
-#include "ksched/preemption.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/preemption.h"
+#include "ksched/base/rcu.h"
 #include "preemption_internal.h"
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/nominator.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * preemption_async.c - asynchronous preemption (KEP-4832; include/ksched/preemption.h,
+ * preemption_async.c - asynchronous preemption (KEP-4832; include/ksched/internal/preemption.h,
  * struct ks_preempting).
  *
  * Mirrors the async half of framework/preemption's Executor (prepareCandidateAsync,
@@ -18,10 +18,10 @@
  * outlives its owner while calls are under way (a reference per preemption), and after
  * its owner closed it, completions activate nothing.
  */
-#include "ksched/preemption.h"
+#include "ksched/internal/preemption.h"
 
 #include "ksched/api.h"
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

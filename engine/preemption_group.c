@@ -1,6 +1,6 @@
 /*
  * preemption_group.c - workload-aware preemption (KEP-5710): the evaluator a
- * PodGroupPostFilter plugin calls for a PodGroup (include/ksched/preemption.h).
+ * PodGroupPostFilter plugin calls for a PodGroup (include/ksched/internal/preemption.h).
  *
  * Mirrors pkg/scheduler/framework/preemption's PodGroupEvaluator (selectVictimsOnDomain over
  * the "cluster" domain), its victim units (getCrossNodesVictims, NewPodVictim, NewVictim) and
@@ -16,16 +16,16 @@
  * Invariants: every pod reference taken here (units' pods) is dropped before return; the
  * scheduling thread is the only one that hides and unhides.
  */
-#include "ksched/preemption.h"
+#include "ksched/internal/preemption.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/cache.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
-#include "ksched/pod_groups.h"
-#include "ksched/rcu.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/pod_groups.h"
 
 #include <errno.h>
 #include <stdio.h>

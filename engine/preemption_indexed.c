@@ -1,7 +1,7 @@
 /*
  * preemption_indexed.c - DefaultPreemption's dry run and pickOneNodeForPreemption read from
- * the signature index's candidate tree (include/ksched/preempt_tree.h), for a preemptor whose
- * cycle the index found unfit (include/ksched/preemption.h, ks_preempt_indexed).
+ * the signature index's candidate tree (include/ksched/internal/preempt_tree.h), for a preemptor whose
+ * cycle the index found unfit (include/ksched/internal/preemption.h, ks_preempt_indexed).
  *
  * The dry run tries the potential nodes (Filter status Unschedulable) in the snapshot's order
  * from the diagnosis's start, beginning at the offset-th, until it holds numCandidates
@@ -21,9 +21,9 @@
  *
  * Context: PostFilter, scheduling thread, inside the RCU read section of the cycle's snapshot.
  */
-#include "ksched/index.h"
-#include "ksched/preemption.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/index.h"
+#include "ksched/internal/preemption.h"
 #include "preemption_internal.h"
 
 #include <errno.h>

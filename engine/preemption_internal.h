@@ -4,7 +4,7 @@
 #ifndef KSCHED_ENGINE_PREEMPTION_INTERNAL_H
 #define KSCHED_ENGINE_PREEMPTION_INTERNAL_H
 
-#include "ksched/preemption.h"
+#include "ksched/internal/preemption.h"
 
 /* What one node's trial works in: cycle-state copies and scratch memory, reused node after node. */
 struct ks_preempt_scratch {

@@ -1,5 +1,5 @@
 /*
- * preemption_memo.c - dry-run verdicts remembered per node (include/ksched/preemption.h,
+ * preemption_memo.c - dry-run verdicts remembered per node (include/ksched/internal/preemption.h,
  * struct ks_preempt_memo).
  *
  * A dry run's verdict on a node (SelectVictimsOnNode: the victims and their PDB
@@ -24,10 +24,10 @@
  *
  * Context: the scheduling thread (PostFilter), inside the snapshot's RCU read section.
  */
-#include "ksched/preemption.h"
+#include "ksched/internal/preemption.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/sign.h"
 
 #include <errno.h>

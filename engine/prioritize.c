@@ -21,7 +21,7 @@
 #include "scheduler_internal.h"
 #include "select_host.h"
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <stdatomic.h>
 #include <string.h>

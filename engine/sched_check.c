@@ -1,5 +1,5 @@
 /*
- * sched_check.c - scheduler-wide invariant checks (ksched/sched_check.h).
+ * sched_check.c - scheduler-wide invariant checks (ksched/internal/sched_check.h).
  *
  * A pod the scheduler knows is in exactly one place: confirmed in the cache, assumed in
  * the cache, or in one part of the queue (activeQ, backoffQ, unschedulable, gated, in
@@ -15,10 +15,10 @@
 #include "scheduler_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
-#include "ksched/sched_check.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/sched_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>

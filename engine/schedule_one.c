@@ -20,10 +20,10 @@
 #include "select_host.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/index.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/index.h"
 
 #include <errno.h>
 #include <stdio.h>

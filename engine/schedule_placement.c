@@ -35,14 +35,14 @@
 #include "podgroup_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_helpers.h"
-#include "ksched/rcu.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -25,13 +25,13 @@
 #include "podgroup_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/cache.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/pod_groups.h"
 #include "ksched/plugin_helpers_gang.h"
-#include "ksched/pod_groups.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * scheduler.c - creating and running the scheduler of include/ksched/scheduler.h, and the
+ * scheduler.c - creating and running the scheduler of include/ksched/internal/scheduler.h, and the
  * cluster events it receives.
  *
  * One framework per profile (looked up by the pod's schedulerName), a worker pool sized
@@ -27,13 +27,13 @@
 #include "framework_internal.h"
 #include "framework_metrics.h"
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
+#include "ksched/base/spin.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/pod_groups.h"
 #include "ksched/loader.h"
-#include "ksched/lock.h"
-#include "ksched/pod_groups.h"
-#include "ksched/rcu.h"
-#include "ksched/spin.h"
 
 #include <errno.h>
 #include <stddef.h>

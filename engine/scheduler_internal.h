@@ -8,7 +8,7 @@
  *
  * Context: fields marked (sched) belong to the scheduling thread; (bind) to binder
  * threads under bind_lock. bind_lock, event_lock and flush_lock are KS_LOCK_BIND,
- * KS_LOCK_SCHED_EVENT and KS_LOCK_FLUSH in the lock order of include/ksched/lock.h.
+ * KS_LOCK_SCHED_EVENT and KS_LOCK_FLUSH in the lock order of include/ksched/base/lock.h.
  */
 #ifndef KSCHED_ENGINE_SCHEDULER_INTERNAL_H
 #define KSCHED_ENGINE_SCHEDULER_INTERNAL_H
@@ -19,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/lock.h"
-#include "ksched/nominator.h"
-#include "ksched/queue.h"
-#include "ksched/scheduler.h"
-#include "ksched/workers.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/workers.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 
 struct ks_index;
 
@@ -124,7 +124,7 @@ struct ks_scheduler {
     uint64_t sample_rng;   /* xorshift state for the cycles that time their plugins (not the tie-breaks') */
     bool metrics_attached; /* opts.metrics reads this scheduler at each scrape until it is destroyed */
     struct ks_cycle_scratch scratch;
-    struct ks_index *index;                /* the signature index (ksched/index.h); NULL with opts.no_index */
+    struct ks_index *index;                /* the signature index (ksched/internal/index.h); NULL with opts.no_index */
     uint8_t *sign_buf;                     /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
     uint64_t nominations_seen;             /* the nominator's change cursor the index followed */
     struct ks_arena index_arena;           /* a nominated position's derived record (index_path.c) */
@@ -280,7 +280,7 @@ int ks__find_nodes(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cy
                    struct ks_status *st);
 
 /*
- * index_path.c: the signature index on the scheduling path (ksched/index.h).
+ * index_path.c: the signature index on the scheduling path (ksched/internal/index.h).
  * ks__index_path_init / _fini - create (opts.no_index unset) and free the index.
  * ks__index_cycle - after a PreFilter that let @pod through on every node (no
  * PreFilterResult narrowing), answer the cycle from the index when it can do so exactly,

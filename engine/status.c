@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "framework_internal.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 static const char *const code_names[] = {
 #define KS_X(id, text) [KS_##id] = text,

@@ -1,5 +1,5 @@
 /*
- * index.c - the signature index's classes and change log (include/ksched/index.h).
+ * index.c - the signature index's classes and change log (include/ksched/internal/index.h).
  *
  * Classes live in one array of KS_INDEX_CLASSES slots taken in turn (creation order), and
  * in a chained hash table keyed by (owner, key bytes); a new class past KS_INDEX_CLASSES
@@ -8,7 +8,7 @@
  * reflects, and the log's last LOG_SIZE entries are what it can catch up from. Trees count
  * against KS_INDEX_TREE_BUDGET; making room gives up the least recently used trees.
  */
-#include "ksched/index.h"
+#include "ksched/internal/index.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * index_tree.c - the signature index's position tree (include/ksched/index_tree.h): a
+ * index_tree.c - the signature index's position tree (include/ksched/internal/index_tree.h): a
  * segment tree over node positions whose nodes hold (best total, ties, feasible count).
  *
  * The window it computes is the one engine/find_nodes.c evaluates, written as counts:
@@ -11,7 +11,7 @@
  * a range holds at most the range's best, which is what lets the r-th tie be found by
  * counting ties down one path.
  */
-#include "ksched/index_tree.h"
+#include "ksched/internal/index_tree.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * preempt_tree.c - the candidate tree (include/ksched/preempt_tree.h): a segment tree over
+ * preempt_tree.c - the candidate tree (include/ksched/internal/preempt_tree.h): a segment tree over
  * node positions whose nodes hold counts by kind and the best candidate of their range.
  *
  * The window is written as counts, as the position tree's is (index_tree.c): with C
@@ -8,7 +8,7 @@
  * found by descending on the candidate counts. Its summary combines [start, end) with
  * [0, wrapped end), the first range winning ties, as a left child wins them over a right.
  */
-#include "ksched/preempt_tree.h"
+#include "ksched/internal/preempt_tree.h"
 
 #include <errno.h>
 #include <stdbool.h>

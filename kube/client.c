@@ -16,13 +16,13 @@
  * Retry-After is retried after that delay, up to 10 times, as client-go's Request does.
  *
  * Locks: pool_lock, token_lock and rate_lock are leaves of the lock order in
- * include/ksched/lock.h; the share locks are taken by libcurl inside curl calls only.
+ * include/ksched/base/lock.h; the share locks are taken by libcurl inside curl calls only.
  */
 #include "kube_internal.h"
 
-#include "ksched/json_edit.h"
-#include "ksched/kube_proto.h"
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/json_edit.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <pthread.h>

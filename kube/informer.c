@@ -1,5 +1,5 @@
 /*
- * informer.c - LIST then WATCH every requested kind on one thread (see ksched/kube.h).
+ * informer.c - LIST then WATCH every requested kind on one thread (see ksched/internal/kube.h).
  *
  * Mirrors client-go's Reflector + DeltaFIFO feeding one handler, per kind:
  *
@@ -49,11 +49,11 @@
 #include "kube_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
-#include "ksched/kube_proto.h"
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/intern.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
+#include "ksched/internal/decode.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <pthread.h>

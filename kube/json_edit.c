@@ -1,8 +1,8 @@
 /*
  * json_edit.c - set a few fields of an API object's JSON text, keeping everything else
- * (see include/ksched/json_edit.h).
+ * (see include/ksched/internal/json_edit.h).
  *
- * The text is parsed into the tree API objects are read as (ksched/json_tree.h: numbers
+ * The text is parsed into the tree API objects are read as (ksched/internal/json_tree.h: numbers
  * keep their literal text, so nothing is reformatted) and written back compactly by a
  * walk that applies the edits: at each object it replaces (or, for if_absent edits,
  * keeps) the members an edit names, descends into the members an edit's path goes
@@ -11,9 +11,9 @@
  * update sets two or three fields), so matching them by walking their paths at each
  * object is cheap.
  */
-#include "ksched/json_edit.h"
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
+#include "ksched/internal/json_edit.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
 
 #include <errno.h>
 #include <stdint.h>

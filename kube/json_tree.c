@@ -18,7 +18,7 @@
  * ks_yaml_is_null() and the decoders' integer and boolean parsing see what a YAML parser
  * would have produced. Duplicate keys are rejected, as in api/yaml_tree.c.
  */
-#include "ksched/json_tree.h"
+#include "ksched/internal/json_tree.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * json_write.c - JSON string escaping, and a tree (ksched/yaml_tree.h) as JSON text (see
- * include/ksched/json_write.h).
+ * include/ksched/internal/json_write.h).
  */
-#include "ksched/json_write.h"
+#include "ksched/internal/json_write.h"
 
 #include "ksched/yaml_tree.h"
 

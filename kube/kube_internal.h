@@ -4,7 +4,7 @@
 #ifndef KSCHED_KUBE_INTERNAL_H
 #define KSCHED_KUBE_INTERNAL_H
 
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 #include <curl/curl.h>
 

@@ -11,7 +11,7 @@
  * from KUBERNETES_SERVICE_HOST/PORT, the CA and the (rotating) token from the service
  * account directory. Every failure names the file, line and field.
  */
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 #include "ksched/yaml_tree.h"
 

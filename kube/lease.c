@@ -1,5 +1,5 @@
 /*
- * lease.c - leader election on a coordination.k8s.io/v1 Lease (include/ksched/lease.h).
+ * lease.c - leader election on a coordination.k8s.io/v1 Lease (include/ksched/internal/lease.h).
  *
  * Mirrors client-go tools/leaderelection/leaderelection.go (tryAcquireOrRenew, acquire,
  * renew, release) and resourcelock/leaselock.go (the Lease <-> LeaderElectionRecord
@@ -13,11 +13,11 @@
  * `leader` and `last_renew_ns` are atomics because /readyz and /healthz read them from
  * the HTTP thread; everything else belongs to the ticking thread.
  */
-#include "ksched/lease.h"
+#include "ksched/internal/lease.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

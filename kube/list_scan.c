@@ -13,8 +13,8 @@
  */
 #include "kube_internal.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/kube_proto.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -12,9 +12,9 @@
  */
 #include "kube_internal.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <stdio.h>

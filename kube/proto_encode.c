@@ -14,7 +14,7 @@
  */
 #include "proto_internal.h"
 
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
 
 #include <errno.h>
 #include <inttypes.h>

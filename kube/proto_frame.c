@@ -8,7 +8,7 @@
  */
 #include "kube_internal.h"
 
-#include "ksched/kube_proto.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <stdint.h>

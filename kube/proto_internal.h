@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "ksched/arena.h"
-#include "ksched/error.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/error.h"
 #include "ksched/yaml_tree.h"
 
 #include "apps.pb-c.h"

@@ -1,6 +1,6 @@
 /*
  * proto_wire.c - the envelope of Kubernetes' protobuf encoding, the kinds ksched speaks it
- * for, and watch events (include/ksched/kube_proto.h).
+ * for, and watch events (include/ksched/internal/kube_proto.h).
  *
  * Mirrors k8s.io/apimachinery pkg/runtime/serializer/protobuf (Serializer: the "k8s\0"
  * prefix and runtime.Unknown; RawSerializer: a watch frame's WatchEvent carries no prefix)
@@ -10,8 +10,8 @@
  */
 #include "proto_internal.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <stdlib.h>

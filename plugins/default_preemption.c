@@ -30,15 +30,15 @@
  * the chosen node, evicts the victims through the framework's evictor.
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config_decode.h"
-#include "ksched/features.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config_decode.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/preemption.h"
 #include "ksched/loader.h"
-#include "ksched/nominator.h"
 #include "ksched/plugin_args.h"
-#include "ksched/preemption.h"
 #include "ksched/registry.h"
 
 #include <errno.h>

@@ -30,7 +30,7 @@
  *  - Reserve: the chosen node's allocation becomes in flight (its devices in use);
  *    Unreserve ends it and drops the pod's reservations.
  *  - PreBind: each claim not yet reserved for the pod gets its allocation and the pod in
- *    status.reservedFor: through the API server (ksched/dra_api.h: bindClaim with its
+ *    status.reservedFor: through the API server (ksched/internal/dra_api.h: bindClaim with its
  *    conflict retries; what was written is assumed until the informer delivers it), or,
  *    without one (`ksched schedule`, bench), in process, the claim update then delivered to
  *    the queue as its informer event would be. Unreserve patches the pod's reservation
@@ -56,18 +56,18 @@
  * (all zeros), and the signature covers it.
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/dra.h"
-#include "ksched/dra_api.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config_decode.h"
+#include "ksched/internal/dra_api.h"
+#include "ksched/internal/yaml_out.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_dra.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
-#include "ksched/yaml_out.h"
 
 #include <errno.h>
 #include <pthread.h>

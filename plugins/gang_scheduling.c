@@ -7,11 +7,11 @@
  * upstream (v1.37). Its third point, PlacementFeasible (has a group's placement reached
  * minCount?), is a step of the PodGroup cycle (engine/schedule_podgroup.c), which calls the
  * same rule (plugins/helpers/helper_gang.c). Both waits are UnschedulableAndUnresolvable.
- * The counts come from the scheduler's pod groups (ksched/pod_groups.h). It takes no args.
+ * The counts come from the scheduler's pod groups (ksched/internal/pod_groups.h). It takes no args.
  */
 #include "ksched/framework.h"
+#include "ksched/internal/pod_groups.h"
 #include "ksched/plugin_helpers_gang.h"
-#include "ksched/pod_groups.h"
 #include "ksched/registry.h"
 
 #include "ksched/api.h"

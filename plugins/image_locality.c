@@ -37,9 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/cache.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/registry.h"
 #include "ksched/sign.h"

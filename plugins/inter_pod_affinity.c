@@ -59,11 +59,11 @@
  * which only a later cycle runs. The namespace index is built at init from the
  * framework's loaded objects, which outlive the plugin.
  */
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"

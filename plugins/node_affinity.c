@@ -41,9 +41,9 @@
  * PreFilter / PreScore did not run, as upstream does. Every message but the parse errors is interned at init.
  */
 #include "ksched/api.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"

@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "ksched/base/intern.h"
 #include "ksched/framework_types.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_hints.h"
 #include "ksched/registry.h"

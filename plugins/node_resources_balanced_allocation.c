@@ -26,9 +26,9 @@
  * the cycle's arena, never changed afterwards.
  */
 #include "ksched/api.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"

@@ -43,10 +43,10 @@
  * PreScore requests); never changed by add_pod/remove_pod, so there is no state_clone.
  */
 #include "ksched/api.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra_extended.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/loader.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"

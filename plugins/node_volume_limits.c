@@ -44,8 +44,8 @@
 #include <string.h>
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_hints.h"

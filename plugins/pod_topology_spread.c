@@ -10,7 +10,7 @@
  *
  * Args (PodTopologySpreadArgs): defaultingType defaults to System
  * (SetDefaults_PodTopologySpreadArgs; List for v1beta2 with the DefaultPodTopologySpread
- * feature gate off, ksched/features.h); ValidatePodTopologySpreadArgs requires System or
+ * feature gate off, ksched/internal/features.h); ValidatePodTopologySpreadArgs requires System or
  * List, no constraints with System, and per constraint a positive maxSkew, a valid
  * topologyKey, a known whenUnsatisfiable, no labelSelector (it is derived per pod) and no
  * repeated {topologyKey, whenUnsatisfiable}. System defaulting means upstream's built-in
@@ -55,11 +55,11 @@
  * reading the cycle state (cs->arena) and the node record only.
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config_decode.h"
-#include "ksched/features.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config_decode.h"
+#include "ksched/internal/features.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_hints.h"

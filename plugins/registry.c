@@ -13,7 +13,7 @@
  * load the count with acquire order and read only entries below it, without a lock.
  */
 #include "ksched/registry.h"
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_hints.h"

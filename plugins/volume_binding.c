@@ -57,7 +57,7 @@
  *
  * Binding state: per PV its claim and phase, per claim its volumeName, bind-completed and
  * selected node, each as the API has it and as assumed (upstream's assume caches). It is
- * guarded by one mutex (KS_LOCK_VOLUME_BINDING, include/ksched/lock.h; only messages are
+ * guarded by one mutex (KS_LOCK_VOLUME_BINDING, include/ksched/base/lock.h; only messages are
  * interned under it), taken by PreFilter (to copy what Filter needs into the cycle
  * state), Reserve, Unreserve and PreBind (binder threads), never by Filter. PreFilter takes
  * it inside the cycle's RCU read section: holders only copy or store a few entries and never
@@ -80,17 +80,17 @@
  * the binding state); any other pod skips PreFilter and PreScore (ks_sign_no_volumes).
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config_decode.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config_decode.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_hints.h"
 #include "ksched/plugin_helpers_sign.h"
 #include "ksched/plugin_helpers_volumes.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
 #include "ksched/volume_api.h"
 

@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_helpers_hints.h"

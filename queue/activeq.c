@@ -1,5 +1,5 @@
 /*
- * activeq.c - activeQ, the lock-free concurrent priority queue of include/ksched/queue.h.
+ * activeq.c - activeQ, the lock-free concurrent priority queue of include/ksched/internal/queue.h.
  *
  * The algorithm is J. Lindén and B. Jonsson, "A Skiplist-Based Concurrent Priority Queue
  * with Minimal Memory Contention", OPODIS 2013 (LNCS 8304, 206-220; Uppsala University
@@ -48,16 +48,16 @@
  * their first cache line and the bookkeeping in front of it. Nodes are recycled through a
  * pool per size instead of freed (see the node pools): push allocates only while the
  * queue holds more entries than it ever did. Reclamation is RCU
- * (liburcu memb, ksched/rcu.h): every traversal runs inside a read section, retired
+ * (liburcu memb, ksched/base/rcu.h): every traversal runs inside a read section, retired
  * batches are handed to ks_rcu_call, and after the grace period `release` tells the owner
  * that the entry's struct is no longer referenced. Every pointer a reader follows is
  * loaded with acquire, so the ThreadSanitizer build sees each node initialised before it
  * is reachable, and rcu.h's grace-period annotations order every read before the reuse.
  */
-#include "ksched/futex.h"
-#include "ksched/queue.h"
+#include "ksched/base/futex.h"
+#include "ksched/internal/queue.h"
 
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 #include <errno.h>
 #include <limits.h>

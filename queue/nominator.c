@@ -1,5 +1,5 @@
 /*
- * nominator.c - the nominated-pods table of include/ksched/nominator.h.
+ * nominator.c - the nominated-pods table of include/ksched/internal/nominator.h.
  *
  * Every nomination is one entry on three lists: all nominations in nomination order (a
  * doubly linked list), its node's nominations in nomination order (doubly linked, from a
@@ -11,11 +11,11 @@
  *
  * The count is published with relaxed atomics for the lock-free emptiness check.
  */
-#include "ksched/nominator.h"
+#include "ksched/internal/nominator.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /*
  * plugin_events.c - which cluster events may help a pod each plugin rejected, and the
- * QueueingHints that look closer: the event maps of include/ksched/queue.h.
+ * QueueingHints that look closer: the event maps of include/ksched/internal/queue.h.
  *
  * Mirrors framework.MatchClusterEvents, PodSchedulingPropertiesChange and
  * NodeSchedulingPropertiesChange (framework/events.go, types.go), the queue's
@@ -20,10 +20,10 @@
  * Context: maps are built at start-up and read-only afterwards; hints and PreEnqueue run
  * under the queue's locks, from several threads at once, and neither block nor allocate.
  */
-#include "ksched/queue.h"
+#include "ksched/internal/queue.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/plugin_helpers.h"
 #include "ksched/plugin_types.h"
 #include "ksched/status_types.h"

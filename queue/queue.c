@@ -1,5 +1,5 @@
 /*
- * queue.c - the scheduling queue of include/ksched/queue.h: activeQ (queue/activeq.c),
+ * queue.c - the scheduling queue of include/ksched/internal/queue.h: activeQ (queue/activeq.c),
  * backoffQ, the unschedulable pods, and the bookkeeping that keeps a pod in one place.
  *
  * Mirrors pkg/scheduler/backend/queue/scheduling_queue.go (PriorityQueue), with
@@ -49,10 +49,10 @@
 #include "queue_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
-#include "ksched/rcu.h"
-#include "ksched/spin.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/base/spin.h"
+#include "ksched/internal/nominator.h"
 #include "ksched/status_types.h"
 
 #include <errno.h>
@@ -693,7 +693,7 @@ int ks_queue_add_unschedulable(struct ks_queue *q, struct ks_queued_pod *p, uint
 out:
     stripe_unlock(s);
     if (dropped) {
-        /* the nominator's lock ranks before the queue's (ksched/lock.h): taken after them */
+        /* the nominator's lock ranks before the queue's (ksched/base/lock.h): taken after them */
         ks_nominator_remove(q->opts.nominator, dropped);
         ks_pod_put(dropped);
     }

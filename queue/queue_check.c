@@ -5,7 +5,7 @@
  */
 #include "queue_internal.h"
 
-#include "ksched/queue.h"
+#include "ksched/internal/queue.h"
 
 #include <stdio.h>
 

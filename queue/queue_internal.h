@@ -7,8 +7,8 @@
 #ifndef KSCHED_QUEUE_INTERNAL_H
 #define KSCHED_QUEUE_INTERNAL_H
 
-#include "ksched/lock.h"
-#include "ksched/queue.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/queue.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,7 +57,7 @@ struct stripe {
     uint32_t n, cap;
 } __attribute__((aligned(64)));
 
-/* The coarse event kinds (ksched/queue.h KS_EVENT_*), one bit each. */
+/* The coarse event kinds (ksched/internal/queue.h KS_EVENT_*), one bit each. */
 #define KS_QUEUE_EVENT_KINDS 9
 _Static_assert(KS_EVENT_ALL == (1u << KS_QUEUE_EVENT_KINDS) - 1, "a kind bit without a waiting count");
 

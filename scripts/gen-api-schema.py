@@ -376,9 +376,9 @@ def main():
          "".join(" \\\n *     --merge apis__%s__%s_openapi.json" % tuple(m.split("/")) for m in merged)))
     w(" *\n * %d group/version/kinds in %d groups; %d schema nodes and %d fields reachable from the\n"
       % (len(kinds), len(groups), len(t.nodes), len(t.fields)))
-    w(" * %d kinds ksched decodes (see include/ksched/api_schema.h).\n */\n" % len(MODELLED))
+    w(" * %d kinds ksched decodes (see include/ksched/internal/api_schema.h).\n */\n" % len(MODELLED))
     w("// clang-format off\n")
-    w('#include "ksched/api_schema.h"\n\n')
+    w('#include "ksched/internal/api_schema.h"\n\n')
     w("const char ks_api_schema_version[] = %s;\n\n" % c_str(version))
 
     w("const struct ks_schema_gvk ks_schema_gvks[] = {\n")

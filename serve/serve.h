@@ -10,7 +10,7 @@
  *   serve_volumes.c  VolumeBinding's API updates and its waits for the PV controller
  *                    (binder.go BindPodVolumes; include/ksched/volume_api.h)
  *   serve_dra.c      DynamicResources' ResourceClaim writes (bindClaim, Unreserve, the
- *                    deallocation; include/ksched/dra_api.h), serve_dra_json.c their JSON,
+ *                    deallocation; include/ksched/internal/dra_api.h), serve_dra_json.c their JSON,
  *                    and the discovery of resource.k8s.io/v1
  *   serve_http.c     /healthz, /readyz, /metrics over HTTP or HTTPS (serve_http_request.c:
  *                    the request head; serve_tls.c: the serving certificate; serve_auth.c:
@@ -32,14 +32,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ksched/cache.h"
+#include "ksched/base/metrics.h"
 #include "ksched/config_types.h"
 #include "ksched/dra_extended.h"
 #include "ksched/framework.h"
-#include "ksched/kube.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/kube.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/metrics.h"
-#include "ksched/scheduler.h"
 
 /* ---- a string-keyed hash map (serve_map.c) ---------------------------------------------- */
 
@@ -406,7 +406,7 @@ struct ks_serve_dra_stats {
     uint64_t creates, create_failures, deletes, delete_failures; /* special claims */
 };
 
-/* ks_serve_dra_create - the DRA API (ksched/dra_api.h) over @opts->transport. 0 or -ENOMEM. */
+/* ks_serve_dra_create - the DRA API (ksched/internal/dra_api.h) over @opts->transport. 0 or -ENOMEM. */
 int ks_serve_dra_create(const struct ks_serve_dra_opts *opts, struct ks_serve_dra **out);
 
 /* ks_serve_dra_api - the ops table for ks_scheduler_opts.dra_api (lives as long as @d). */
@@ -490,7 +490,7 @@ struct ks_serve_metrics;
 
 /*
  * ks_serve_metrics_create - register the scheduler's families in @reg for the profiles of
- * @cfg: serve's own (attempts, pending pods, ...) and the engine's (ksched/metrics_sched.h).
+ * @cfg: serve's own (attempts, pending pods, ...) and the engine's (ksched/internal/metrics_sched.h).
  */
 int ks_serve_metrics_create(struct ks_metrics *reg, const struct ks_config *cfg,
                             struct ks_serve_metrics **out);

@@ -28,9 +28,9 @@
  */
 #include "serve.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/spin.h" /* ks__mono_ns */
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
 
 #include <errno.h>
 #include <stdatomic.h>

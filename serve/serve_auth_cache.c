@@ -14,7 +14,7 @@
  */
 #include "serve.h"
 
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <openssl/evp.h>

@@ -1,5 +1,5 @@
 /*
- * serve_dra.c - the DRA API of `ksched serve` (include/ksched/dra_api.h): the ResourceClaim
+ * serve_dra.c - the DRA API of `ksched serve` (include/ksched/internal/dra_api.h): the ResourceClaim
  * writes of the DynamicResources plugin through the API server, and the discovery of
  * resource.k8s.io/v1 before the informers start (serve/serve.h).
  *
@@ -56,10 +56,10 @@
  */
 #include "serve.h"
 
+#include "ksched/base/intern.h"
 #include "ksched/dra.h"
-#include "ksched/dra_api.h"
-#include "ksched/intern.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/dra_api.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <stdatomic.h>

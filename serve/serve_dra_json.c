@@ -24,10 +24,10 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_edit.h"
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_edit.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
 
 #include <errno.h>
 #include <inttypes.h>

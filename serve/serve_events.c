@@ -32,9 +32,9 @@
  */
 #include "serve.h"
 
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/json_write.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -24,8 +24,8 @@
  */
 #include "serve.h"
 
-#include "ksched/lock.h"
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/lock.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -54,9 +54,9 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/cache.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -12,7 +12,7 @@
  *   scheduler_pod_scheduling_attempts                                ExponentialBuckets(1, 2, 5)
  *   scheduler_pod_scheduling_sli_duration_seconds{attempts}          ExponentialBuckets(0.01, 2, 20)
  *   scheduler_pod_scheduling_duration_seconds{attempts}              (the same; deprecated in v1.29)
- * and the engine's own families (ksched/metrics_sched.h), whose set it creates for the
+ * and the engine's own families (ksched/internal/metrics_sched.h), whose set it creates for the
  * scheduler (ks_serve_metrics_engine). One family is ksched's, not upstream's:
  *   scheduler_indexed_cycles_total   scheduling cycles whose host the signature index chose
  *       (ks_scheduler_indexed_cycles, read at each scrape like a CounterFunc; 0 with --no-index)
@@ -27,11 +27,11 @@
  */
 #include "serve.h"
 
-#include "ksched/config.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
-#include "ksched/metrics_sched.h"
-#include "ksched/queue.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/metrics_sched.h"
+#include "ksched/internal/queue.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -10,8 +10,8 @@
  */
 #include "serve.h"
 
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_write.h"
 #include "ksched/loader.h"
 
 #include <stdio.h>

@@ -14,8 +14,8 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_write.h"
 
 #include <stdio.h>
 #include <stdlib.h>

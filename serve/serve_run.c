@@ -26,15 +26,15 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
-#include "ksched/lease.h"
-#include "ksched/lock.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
+#include "ksched/internal/config.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/lease.h"
+#include "ksched/internal/queue.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -25,7 +25,7 @@
  */
 #include "serve.h"
 
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/spin.h" /* ks__mono_ns */
 
 #include <arpa/inet.h>
 #include <errno.h>

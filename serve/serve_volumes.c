@@ -24,17 +24,17 @@
  * Locking: `lock` guards the objects, the waits and the flags; a check runs under it (its
  * lookups read the objects); done runs outside it (it resumes a binding cycle: the
  * binder's bind_lock is taken). `lock` is KS_LOCK_SERVE_VOLUMES in the lock order of
- * include/ksched/lock.h.
+ * include/ksched/base/lock.h.
  */
 #include "serve.h"
 
-#include "ksched/intern.h"
-#include "ksched/json_edit.h"
-#include "ksched/json_write.h"
-#include "ksched/lock.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
+#include "ksched/internal/json_edit.h"
+#include "ksched/internal/json_write.h"
 #include "ksched/plugin_helpers_volumes.h"
-#include "ksched/rcu.h"
-#include "ksched/spin.h" /* ks__mono_ns */
 
 #include <errno.h>
 #include <pthread.h>

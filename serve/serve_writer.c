@@ -45,11 +45,11 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
-#include "ksched/lock.h"
-#include "ksched/spin.h" /* ks__mono_ns */
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

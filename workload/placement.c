@@ -1,14 +1,14 @@
 /*
  * placement.c - placements of topology-aware workload scheduling and their scores
- * (ksched/placement.h): TopologyPlacementGenerator, NodeResourcesFit's ScorePlacement and
+ * (ksched/internal/placement.h): TopologyPlacementGenerator, NodeResourcesFit's ScorePlacement and
  * PodGroupPodsCount of current upstream (v1.37).
  */
-#include "ksched/placement.h"
+#include "ksched/internal/placement.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/cache.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_helpers.h"
 

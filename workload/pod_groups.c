@@ -1,14 +1,14 @@
 /*
- * pod_groups.c - the table of pod groups (ksched/pod_groups.h): open addressing by
+ * pod_groups.c - the table of pod groups (ksched/internal/pod_groups.h): open addressing by
  * (namespace, name), each group with its spec copy and a growable array of pod references
  * in joining order.
  */
-#include "ksched/pod_groups.h"
+#include "ksched/internal/pod_groups.h"
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

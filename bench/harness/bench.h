@@ -23,11 +23,11 @@
 #include <stdio.h>
 
 #include "ksched/api_types.h"
-#include "ksched/dra_api.h"
+#include "ksched/base/error.h"
+#include "ksched/base/spin.h" /* ks__mono_ns */
 #include "ksched/dra_types.h"
-#include "ksched/error.h"
+#include "ksched/internal/dra_api.h"
 #include "ksched/loader.h"
-#include "ksched/spin.h" /* ks__mono_ns */
 #include "ksched/yaml_tree.h"
 
 /* ---- workloads (bench_workload.c) ---------------------------------------------------------- */
@@ -256,7 +256,7 @@ int ks_bench_pod_groups(struct ks_objects *objs, uint32_t op, uint32_t ns, uint3
 /*
  * ks_bench_create_any - createAny @op: its object template decoded @count times (numbered:
  * named <generateName or name->0, -1, ...; else once, as named), in the op's namespace when
- * it is namespaced, its device selectors checked as the API server does (ksched/dra_check.h),
+ * it is namespaced, its device selectors checked as the API server does (ksched/internal/dra_check.h),
  * pushed to @objs. 0, -EINVAL with @err (file @file), or -ENOMEM. One thread.
  */
 int ks_bench_create_any(const struct ks_bench_op *op, const char *file, int64_t count,

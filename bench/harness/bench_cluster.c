@@ -13,8 +13,8 @@
 #include "bench.h"
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -20,11 +20,11 @@
 #include "bench.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 #include "ksched/dra.h"
-#include "ksched/dra_check.h"
 #include "ksched/dra_extended.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
+#include "ksched/internal/dra_check.h"
 #include "ksched/plugin_helpers_dra.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include "bench.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

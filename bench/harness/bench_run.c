@@ -56,15 +56,15 @@
 #include "bench.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/dra_controller.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
-#include "ksched/json_write.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/dra_controller.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -80,8 +80,8 @@
 #include "bench.h"
 
 #include "ksched/api.h"
-#include "ksched/dra_check.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/dra_check.h"
 
 #include <dirent.h>
 #include <errno.h>

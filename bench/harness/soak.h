@@ -6,7 +6,7 @@
  * and deleting nodes and pods through the scheduler's event calls while a scheduling
  * thread runs cycles and binder threads bind through a fault-injecting backend. Every
  * opts.check_every generator events, and at the end, both threads stop at a consistent
- * point, bindings drain, and the invariants of ksched/sched_check.h are checked against
+ * point, bindings drain, and the invariants of ksched/internal/sched_check.h are checked against
  * the generator's own record of every pod. docs/soak.md describes the mix and the checks.
  */
 #ifndef KSCHED_BENCH_HARNESS_SOAK_H
@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ksched/error.h"
-#include "ksched/sched_check.h"
+#include "ksched/base/error.h"
+#include "ksched/internal/sched_check.h"
 
 struct ks_soak_opts {
     uint32_t nodes;             /* cluster size kept (deleted nodes are replaced) */

@@ -20,7 +20,7 @@
  * moves a pod to bound, Preempted deletes the victim (the evictor's deletion). Pods are
  * named p<serial> (serials never reuse), nodes n<serial>.
  *
- * Checks (ksched/sched_check.h) run every opts.check_every generator events and at the
+ * Checks (ksched/internal/sched_check.h) run every opts.check_every generator events and at the
  * end: the generator stops, the scheduling thread parks between cycles, bindings drain,
  * pending events are applied, and then every live pod must be in exactly one place that
  * matches the record, every pod deleted since the last check nowhere, the cache and
@@ -29,14 +29,14 @@
 #include "soak.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * api_types.h - the Kubernetes v1 objects ksched schedules with.
  *
  * Only the fields some scheduler plugin, the queue or the cache reads are kept. Strings
- * that plugins compare are interned (uint32_t ids from ksched/intern.h, KS_ID_EMPTY for
+ * that plugins compare are interned (uint32_t ids from ksched/base/intern.h, KS_ID_EMPTY for
  * "", KS_ID_NONE for an absent optional string); free-form strings (names used only in
  * messages, uids) are plain char pointers. Every array and string of an object lives in
  * the object's own arena, so each object is freed in one call (ks_pod_destroy() ...).
@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 
 #define KS_TIME_NONE INT64_MIN /* an absent timestamp */
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 /* One image on a node and how many nodes of the cluster have it (ImageStateSummary). */
 struct ks_image_state {

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/plugin_types.h"
 
 #define KS_CONFIG_KIND "KubeSchedulerConfiguration"

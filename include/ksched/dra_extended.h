@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/dra_types.h"
 
 #define KS_DRA_DEVICE_CLASS_PREFIX       "deviceclass.resource.kubernetes.io/"

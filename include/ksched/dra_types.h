@@ -4,7 +4,7 @@
  *
  * What the DynamicResources plugin and its structured allocator read (dra/), as
  * api_types.h keeps what the other plugins read: names compared in hot loops are interned
- * (ksched/intern.h), free text (CEL expressions, messages) stays a string, quantities keep
+ * (ksched/base/intern.h), free text (CEL expressions, messages) stays a string, quantities keep
  * their exact value (struct ks_quantity). Opaque device configuration is kept as the JSON
  * text the object gave, so an allocation result can carry it back unchanged. Every array
  * and string lives in the object's arena.

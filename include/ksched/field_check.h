@@ -2,7 +2,7 @@
  * field_check.h - a manifest's fields against the Kubernetes API schema, as the API
  * server's field validation (kubectl --validate) checks them.
  *
- * A document's YAML tree is walked against its kind's schema (include/ksched/api_schema.h):
+ * A document's YAML tree is walked against its kind's schema (include/ksched/internal/api_schema.h):
  * a key that the schema does not define where it stands is an unknown field; a key written
  * twice in one map (kept by the YAML layer with KS_YAML_KEEP_DUPLICATES, the later value
  * winning) is a duplicate field. What the caller does with them is its --validate mode.

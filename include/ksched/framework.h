@@ -24,8 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ksched/base/error.h"
 #include "ksched/config_types.h"
-#include "ksched/error.h"
 #include "ksched/framework_types.h"
 #include "ksched/queue_types.h"
 
@@ -73,10 +73,10 @@ struct ks_activator {
 
 /*
  * The signature index's candidate trees, for the preemption evaluator
- * (engine/preemption_indexed.c): @tree gives the candidate tree (ksched/preempt_tree.h) of
+ * (engine/preemption_indexed.c): @tree gives the candidate tree (ksched/internal/preempt_tree.h) of
  * the index class a grouped diagnosis @d of this cycle came from, sized to d->nall, and
  * the positions changed since it was last read - *@nchanged of them in *@changed, or
- * KS_INDEX_REBUILD (ksched/index.h) for every position - which the caller sets before
+ * KS_INDEX_REBUILD (ksched/internal/index.h) for every position - which the caller sets before
  * reading the tree. NULL when @d did not come from the index or out of memory. Scheduling
  * thread, inside the cycle's RCU read section.
  */
@@ -105,16 +105,16 @@ struct ks_framework_deps {
     struct ks_binder_backend binder;
     struct ks_evictor evictor;
     struct ks_cache *cache;           /* for plugins that read cluster state beyond the snapshot */
-    struct ks_nominator *nominator;   /* pods nominated by preemption (ksched/nominator.h) */
+    struct ks_nominator *nominator;   /* pods nominated by preemption (ksched/internal/nominator.h) */
     const struct ks_objects *objects; /* PVs, PVCs, storage classes, namespaces, PDBs... (may be NULL) */
     /* volume binding through an API server (ksched/volume_api.h); NULL: in process */
     const struct ks_volume_api *volume_api;
-    /* DynamicResources' claim writes through an API server (ksched/dra_api.h); NULL: in process */
+    /* DynamicResources' claim writes through an API server (ksched/internal/dra_api.h); NULL: in process */
     const struct ks_dra_api *dra_api;
-    /* where the Run functions record (ksched/metrics_sched.h); NULL: nowhere */
+    /* where the Run functions record (ksched/internal/metrics_sched.h); NULL: nowhere */
     struct ks_sched_metrics *metrics;
     struct ks_event_sink events;  /* emit NULL: not delivered */
-    struct ks_pod_groups *groups; /* the pod groups (ksched/pod_groups.h); NULL: none known */
+    struct ks_pod_groups *groups; /* the pod groups (ksched/internal/pod_groups.h); NULL: none known */
     /*
      * Plugins keep no answer from one cycle for another (the scheduler's opts.no_index):
      * every cycle computes afresh, the reference the memos are tested against.

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/cache_types.h"
 #include "ksched/status_types.h"
 

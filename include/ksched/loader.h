@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
+#include "ksched/base/error.h"
 #include "ksched/dra_types.h"
-#include "ksched/error.h"
 #include "ksched/field_check.h"
 #include "ksched/workload_types.h"
 
@@ -131,7 +131,7 @@ int ks_objects_load_validate(const char *const *paths, int n, enum ks_validation
 
 /*
  * ks_object_check_fn - a check of each decoded object that needs more than the loader
- * knows (the CEL compilation of DRA device selectors, ksched/dra_check.h): 0, or a negative
+ * knows (the CEL compilation of DRA device selectors, ksched/internal/dra_check.h): 0, or a negative
  * errno with @err set (its field named after @prefix, "" or "items[N]." inside a List).
  * ks_objects_load_checked - ks_objects_load_validate() that runs @check, with @ctx, on
  * every object it decodes, after the object's own decoding and before it joins the set.

@@ -3,7 +3,7 @@
  *
  * Mirrors pkg/scheduler/apis/config/types_pluginargs.go. Each struct is what the plugin's
  * .args_parse returns (already defaulted and validated) and what the engine hands back
- * to the plugin through ks_profile_args(). Resource names are interned ids (ksched/intern.h)
+ * to the plugin through ks_profile_args(). Resource names are interned ids (ksched/base/intern.h)
  * so they compare with the ids of pod and node resource lists. Structs that hold arrays
  * own an arena with them; .args_destroy frees everything.
  *
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/config_types.h"
 
 /* The score range of a utilization shape point (config.MaxCustomPriorityScore). */

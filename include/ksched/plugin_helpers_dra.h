@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/dra.h"
 #include "ksched/dra_extended.h"
 #include "ksched/dra_types.h"

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/queue_types.h"
 
 /*

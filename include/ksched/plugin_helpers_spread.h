@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 #include "ksched/cache_types.h"
 
 struct ks_objects;

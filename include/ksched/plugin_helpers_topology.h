@@ -24,9 +24,9 @@
 #include <stdint.h>
 
 #include "ksched/api.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
 #include "ksched/cache_types.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_helpers_memo.h"
 
 struct ks_objects;

@@ -14,7 +14,7 @@
  * ksched serve changes the objects between cycles (loader.h, gen): a plugin refreshes its
  * index at PreFilter, on the scheduling thread, before the cycle's Filter workers read it. Keys are interned
  * strings: "namespace/name" for claims (the same key the cache interns for pvcs_in_use and pvc_refs), the
- * name for the cluster-scoped kinds, built by ks_intern_ns_name() (ksched/intern.h) and looked up with
+ * name for the cluster-scoped kinds, built by ks_intern_ns_name() (ksched/base/intern.h) and looked up with
  * ks_intern_find_ns_name(), which takes the intern lock (init and PreFilter only).
  *
  * Context: building interns and allocates (init, or PreFilter when the objects changed); every
@@ -27,8 +27,8 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
+#include "ksched/base/error.h"
 #include "ksched/cache_types.h"
-#include "ksched/error.h"
 #include "ksched/framework_types.h"
 #include "ksched/volume_api.h"
 

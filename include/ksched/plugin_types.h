@@ -54,7 +54,7 @@
 
 #include <stdbool.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/yaml_tree.h"
 
 #define KS_PLUGIN_ABI_VERSION 1u

@@ -11,7 +11,7 @@
  * each other (length-prefix variable-length data: ks_sign_str, ks_sign_bytes after a
  * ks_sign_u32 count).
  *
- * Interned ids (ksched/intern.h) are stable for the process's life, so a plugin may sign
+ * Interned ids (ksched/base/intern.h) are stable for the process's life, so a plugin may sign
  * an interned string by its id.
  *
  * Context: the scheduling thread, inside the cycle's RCU read section; no allocation (the

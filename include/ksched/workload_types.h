@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "ksched/api_types.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
 
 #define KS_WORKLOAD_MAX_TEMPLATES 8          /* WorkloadMaxPodGroupTemplates */
 #define KS_PRIORITY_MAX           1000000000 /* HighestUserDefinablePriority */

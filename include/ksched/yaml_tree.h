@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/arena.h"
-#include "ksched/error.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/error.h"
 
 enum ks_yaml_kind {
     KS_YAML_SCALAR,

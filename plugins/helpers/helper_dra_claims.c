@@ -20,9 +20,9 @@
 #include "ksched/plugin_helpers_dra.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/lock.h"
 #include "ksched/dra_extended.h"
-#include "ksched/intern.h"
-#include "ksched/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -10,8 +10,8 @@
  */
 #include "ksched/plugin_helpers_dra.h"
 
+#include "ksched/base/intern.h"
 #include "ksched/dra_extended.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_helpers.h"
 
 #include <errno.h>

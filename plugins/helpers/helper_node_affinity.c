@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 /* Append ", "-separated @msg to @buf. */
 static void append(char *buf, size_t len, uint32_t *nerr, const char *msg)

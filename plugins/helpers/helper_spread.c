@@ -23,11 +23,11 @@
  */
 #include "ksched/plugin_helpers_spread.h"
 
-#include "ksched/cache.h"
+#include "ksched/internal/cache.h"
 #include "ksched/plugin_helpers_memo.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/loader.h"
 
 #include <errno.h>

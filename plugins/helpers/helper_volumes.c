@@ -19,8 +19,8 @@
 #include "ksched/plugin_helpers_volumes.h"
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 #include "ksched/loader.h"
 
 #include <errno.h>

@@ -17,10 +17,10 @@
 #include "ksched/plugin_helpers_volumes.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/cache.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
 #include <criterion/new/assert.h>
 
 #include "ksched/api.h"
-#include "ksched/api_schema.h"
 #include "ksched/field_check.h"
+#include "ksched/internal/api_schema.h"
 #include "ksched/loader.h"
 #include "ksched/yaml_tree.h"
 

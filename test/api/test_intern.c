@@ -1,12 +1,12 @@
 /*
  * test_intern.c - the keys of namespaced objects (base/intern.c ks_intern_ns_name and
- * ks_intern_find_ns_name) and the sorted id sets (ksched/intern.h ks_ids_contain).
+ * ks_intern_find_ns_name) and the sorted id sets (ksched/base/intern.h ks_ids_contain).
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 Test(intern, ns_name_is_namespace_slash_name)
 {

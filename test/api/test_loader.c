@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
 #include "ksched/loader.h"
 
 #include "fakes/load_text.h"

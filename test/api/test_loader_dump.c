@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/loader.h"
 
 #include <errno.h>

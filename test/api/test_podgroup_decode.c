@@ -7,9 +7,9 @@
 #include <criterion/new/assert.h>
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/features.h"
 #include "ksched/loader.h"
 #include "ksched/workload_types.h"
 

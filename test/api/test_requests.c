@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fakes/objects.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #define MI          (1024LL * 1024)
 #define GI          (1024LL * MI)

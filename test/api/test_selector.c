@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fakes/objects.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 static struct ks_arena arena;
 

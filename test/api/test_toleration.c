@@ -9,7 +9,7 @@
 #include <criterion/new/assert.h>
 
 #include "fakes/objects.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 static void setup(void)
 {

@@ -7,8 +7,8 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "ksched/api_schema.h"
-#include "ksched/type_check.h"
+#include "ksched/internal/api_schema.h"
+#include "ksched/internal/type_check.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

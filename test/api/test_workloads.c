@@ -8,7 +8,7 @@
 #include <criterion/new/assert.h>
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/loader.h"
 
 #include "fakes/load_text.h"

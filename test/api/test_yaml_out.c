@@ -2,7 +2,7 @@
  * test_yaml_out.c - the block YAML writer: layout of nested maps and lists, empty
  * collections, quoting, misuse, and output that libyaml reads back as written.
  */
-#include "ksched/yaml_out.h"
+#include "ksched/internal/yaml_out.h"
 #include "ksched/yaml_tree.h"
 
 #include <criterion/criterion.h>

@@ -445,7 +445,7 @@ def scenario_decisions(c):
 
 
 def check_engine_metrics(s, bound, nodes, cached_pods):
-    """The engine's families (ksched/metrics_sched.h) on a running `ksched serve` that bound @bound
+    """The engine's families (ksched/internal/metrics_sched.h) on a running `ksched serve` that bound @bound
     pods with one attempt each: there, with values that agree with each other."""
     text = s.get("/metrics")[1]
     for fam, kind in [("scheduler_framework_extension_point_duration_seconds", "histogram"),

@@ -13,7 +13,7 @@
 #include "bench_test_load.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/quantity.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include "bench_test_load.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "fakes/objects.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)

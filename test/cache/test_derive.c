@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 
 #include "cache_helpers.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 static struct ks_cache *c;
 static struct ks_pod *small, *ported, *gpu, *extra;

@@ -8,10 +8,10 @@
 
 #include "../fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/placement.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/placement.h"
 
 #include <stdio.h>
 #include <string.h>

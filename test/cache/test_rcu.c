@@ -1,9 +1,9 @@
 /*
- * test_rcu.c - the reclaimer of include/ksched/rcu.h: callbacks wait for the read sections
+ * test_rcu.c - the reclaimer of include/ksched/base/rcu.h: callbacks wait for the read sections
  * that could see their object, run in the order of the calls, and ks_rcu_barrier() waits
  * for all of them.
  */
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

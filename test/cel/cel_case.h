@@ -1,7 +1,7 @@
 /*
  * cel_case.h - the CEL test-data runner shared by the data-driven CEL tests (conformance,
  * Kubernetes library tables): reads test/cel/data/<file>, compiles and evaluates each case
- * through the public ksched/cel.h API and reports the cases whose outcome differs.
+ * through the public ksched/internal/cel.h API and reports the cases whose outcome differs.
  *
  * Format: blocks separated by blank lines; '#' lines are comments. Each line is a keyword and
  * its arguments, strings JSON-quoted:

@@ -1,7 +1,7 @@
 /*
  * test_cel_data.c - the CEL test-data runner (see cel_case.h) and the data-driven tests: the
  * cel-spec conformance cases (data/conformance.txt) and Kubernetes' library test tables
- * (data/k8s_*.txt), each through the public ksched/cel.h API.
+ * (data/k8s_*.txt), each through the public ksched/internal/cel.h API.
  */
 #include "cel/cel_case.h"
 
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/cel.h"
+#include "ksched/internal/cel.h"
 
 #ifndef KS_TEST_DATA_DIR
 #define KS_TEST_DATA_DIR "test/data"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/cel.h"
+#include "ksched/internal/cel.h"
 
 /* ---- a device as host objects
  * ------------------------------------------------------------------------------- */

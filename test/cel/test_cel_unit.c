@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/cel.h"
+#include "ksched/internal/cel.h"
 
 static struct ks_cel_env *env_x(void)
 {

@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "config/config_helpers.h"
-#include "ksched/features.h"
+#include "ksched/internal/features.h"
 #include "ksched/plugin_args.h"
 
 static void reset(void)

@@ -45,9 +45,9 @@
 
 #include "fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra.h"
-#include "ksched/intern.h"
 #include "ksched/quantity.h"
 
 enum { DSL_MAX = 80, DSL_DEV = 80, DSL_ATTR = 32, DSL_TOK = 64 };

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra.h"
-#include "ksched/intern.h"
 #include "ksched/quantity.h"
 
 #include "../../dra/dra_internal.h"

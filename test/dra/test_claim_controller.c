@@ -8,8 +8,8 @@
 #include <criterion/new/assert.h>
 
 #include "ksched/api.h"
-#include "ksched/dra_controller.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/dra_controller.h"
 #include "ksched/loader.h"
 
 #include <stdio.h>

@@ -9,8 +9,8 @@
 #include <criterion/new/assert.h>
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra_extended.h"
-#include "ksched/intern.h"
 #include "ksched/loader.h"
 
 #include <stdio.h>

@@ -9,12 +9,12 @@
 
 #include "fakes/fake_plugins.h"
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
-#include "ksched/scheduler.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -11,10 +11,10 @@
 
 #include "../../engine/framework_plan.h"
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/loader.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/registry.h"

@@ -11,8 +11,8 @@
 
 #include "fakes/fake_plugins.h"
 #include "fakes/objects.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 
 #define A 0
 #define B 1

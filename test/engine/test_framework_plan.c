@@ -10,8 +10,8 @@
 #include "../../engine/framework_plan.h"
 #include "fakes/fake_plugins.h"
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 
 #define A 0
 #define B 1

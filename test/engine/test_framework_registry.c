@@ -18,9 +18,9 @@
 #include "../../engine/framework_plan.h"
 #include "fakes/fake_plugins.h"
 #include "fakes/objects.h"
-#include "ksched/config.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/config.h"
 #include "ksched/registry.h"
 
 #define PLUGIN(file) KS_PLUGIN_DIR "/" file

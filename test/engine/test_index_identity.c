@@ -26,13 +26,13 @@
 #include "../../engine/scheduler_internal.h"
 #include "index_workload.h"
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_lock_order.c - the lock checker of include/ksched/lock.h: locks taken in rank order
+ * test_lock_order.c - the lock checker of include/ksched/base/lock.h: locks taken in rank order
  * pass and are recorded, a thread that takes a rank lower than or equal to one it holds
  * aborts naming both locks, and releasing, waiting on or asserting a mutex the thread does
  * not hold aborts. This file turns the checker on itself, so it runs in every build type,
@@ -10,7 +10,7 @@
 #endif
 #include <criterion/criterion.h>
 
-#include "ksched/lock.h"
+#include "ksched/base/lock.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -248,7 +248,7 @@ Test(lock_order, the_abort_names_both_locks)
               msg);
     cr_assert_str_eq(msg,
                      "ksched: lock order violated: taking KS_LOCK_SERVE_VOLUMES (serve/serve_volumes.c lock) "
-                     "while holding KS_LOCK_QUEUE (queue/queue.c slow) (include/ksched/lock.h)\n");
+                     "while holding KS_LOCK_QUEUE (queue/queue.c slow) (include/ksched/base/lock.h)\n");
 
     status = run_child(right_order, msg, sizeof(msg));
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x, stderr: %s", status, msg);

@@ -15,12 +15,12 @@
 #include "fakes/fake_plugins.h"
 #include "fakes/load_text.h"
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -8,14 +8,14 @@
 #include <criterion/criterion.h>
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/features.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/features.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
 #include "pod_group_run.h"
 
 #include <errno.h>

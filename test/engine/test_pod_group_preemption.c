@@ -9,8 +9,8 @@
  */
 #include "pod_group_run.h"
 
-#include "ksched/features.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/features.h"
 
 static const char cluster[] = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
                               "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n"

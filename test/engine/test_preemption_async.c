@@ -12,8 +12,8 @@
 
 #include "fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/preemption.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/preemption.h"
 
 struct fake {
     void (*done[4])(void *, bool);

@@ -1,6 +1,6 @@
 /*
  * test_sched_check.c - the invariant checkers the churn soak runs (ks_cache_check,
- * ksched/sched_check.h): that they pass on consistent state and name the invariant, the
+ * ksched/internal/sched_check.h): that they pass on consistent state and name the invariant, the
  * pod or node, and both values when it is broken; and regression tests for the bugs the
  * soak found (stale updates of bound pods, nominations of pods deleted while in flight).
  */
@@ -10,11 +10,11 @@
 #include "../../engine/scheduler_internal.h"
 #include "cache/cache_helpers.h"
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/nominator.h"
-#include "ksched/queue.h"
-#include "ksched/sched_check.h"
-#include "ksched/scheduler.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/sched_check.h"
+#include "ksched/internal/scheduler.h"
 
 #include <string.h>
 

@@ -7,10 +7,10 @@
 
 #include "../../engine/scheduler_internal.h"
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/preemption.h"
 #include "ksched/loader.h"
-#include "ksched/preemption.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/registry.h"
 
 static const char *const point_names[] = {

@@ -26,8 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/config.h"
 #include "ksched/framework.h"
+#include "ksched/internal/config.h"
 #include "ksched/plugin_types.h"
 
 #define KS_FAKE_N 6

@@ -11,7 +11,7 @@
  */
 #include "fakes/objects.h"
 
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * and no half-built object (*out NULL); -ENOMEM is the only other failure allowed.
  * A broken contract aborts, which libFuzzer reports as a crash with the input saved.
  *
- * Interned strings live for the process (include/ksched/intern.h), so fuzzing would grow
+ * Interned strings live for the process (include/ksched/base/intern.h), so fuzzing would grow
  * the table without bound: ks_fuzz_recycle() forgets them between inputs once there are
  * many, when no object is alive any more.
  */
@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/error.h"
-#include "ksched/intern.h"
+#include "ksched/base/error.h"
+#include "ksched/base/intern.h"
 
 #define KS_FUZZ_FILE "fuzz.yaml"
 

@@ -11,7 +11,7 @@
  */
 #include "fuzz_common.h"
 
-#include "ksched/config.h"
+#include "ksched/internal/config.h"
 
 KS_FUZZ_INITIALIZE_API()
 

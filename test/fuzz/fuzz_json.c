@@ -9,7 +9,7 @@
  */
 #include "fuzz_common.h"
 
-#include "ksched/json_tree.h"
+#include "ksched/internal/json_tree.h"
 #include "ksched/loader.h"
 
 #define KS_FUZZ_JSON "fuzz.json"

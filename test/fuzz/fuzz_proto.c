@@ -1,6 +1,6 @@
 /*
  * fuzz_proto.c - libFuzzer target: Kubernetes' protobuf encoding as ksched reads it
- * (include/ksched/kube_proto.h, kube/proto_*.c): a LIST or GET body (the "k8s\0" envelope
+ * (include/ksched/internal/kube_proto.h, kube/proto_*.c): a LIST or GET body (the "k8s\0" envelope
  * around runtime.Unknown, protobuf-c unpacking, the generic message-to-tree walk) and a
  * watch stream (length-prefixed frames in arbitrary chunks, each a WatchEvent whose object
  * is enveloped again), each object then decoded by the watched kind's decoder as the
@@ -18,7 +18,7 @@
 #include "fuzz_common.h"
 
 #include "../../kube/kube_internal.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/kube_proto.h"
 #include "ksched/loader.h"
 #include "ksched/yaml_tree.h"
 

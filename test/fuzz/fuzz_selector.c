@@ -15,7 +15,7 @@
 #include <ctype.h>
 #include <limits.h>
 
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
 #include "ksched/yaml_tree.h"
 
 KS_FUZZ_INITIALIZE_API()

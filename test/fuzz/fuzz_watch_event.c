@@ -15,7 +15,7 @@
 #include "fuzz_common.h"
 
 #include "../../kube/kube_internal.h"
-#include "ksched/json_tree.h"
+#include "ksched/internal/json_tree.h"
 #include "ksched/loader.h"
 #include "ksched/yaml_tree.h"
 

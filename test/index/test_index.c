@@ -4,7 +4,7 @@
  * must revisit after the versions it did not see (each once), rebuilds after a new order,
  * a missed version or too many changes, and the bounds on trees and classes.
  */
-#include "ksched/index.h"
+#include "ksched/internal/index.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * position at a time as engine/find_nodes.c walks them; trees built position by position
  * and in bulk.
  */
-#include "ksched/index_tree.h"
+#include "ksched/internal/index_tree.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

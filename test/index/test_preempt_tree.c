@@ -6,7 +6,7 @@
  * the first best by pickOneNodeForPreemption's order - compared with the tree's
  * nth_potential, window and first_unknown; trees built position by position and in bulk.
  */
-#include "ksched/preempt_tree.h"
+#include "ksched/internal/preempt_tree.h"
 
 #include <criterion/criterion.h>
 #include <stdbool.h>

@@ -10,9 +10,9 @@
  * conformance corpus, so a field a plugin reads but kube/proto/ lacks cannot go unseen.
  * Standard error gets "roundtripped N of M documents". Exit 2 when FILE does not parse.
  */
-#include "ksched/error.h"
-#include "ksched/json_write.h"
-#include "ksched/kube_proto.h"
+#include "ksched/base/error.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/kube_proto.h"
 #include "ksched/yaml_tree.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "../../kube/kube_internal.h"
 #include "http_script.h"
 
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

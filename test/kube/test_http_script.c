@@ -6,7 +6,7 @@
 
 #include "http_script.c"
 
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 Test(http_script, steps_are_used_up_in_order_and_unmatched_requests_get_404)
 {

@@ -12,8 +12,8 @@
 #include "line_recorder.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/kube.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/kube.h"
 
 #include <errno.h>
 #include <pthread.h>

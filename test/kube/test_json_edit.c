@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "ksched/json_edit.h"
+#include "ksched/internal/json_edit.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
 #include <criterion/criterion.h>
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/json_tree.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -8,8 +8,8 @@
 
 #include "../../kube/kube_internal.h"
 
-#include "ksched/json_tree.h"
-#include "ksched/kube_proto.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/kube_proto.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

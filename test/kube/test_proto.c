@@ -1,5 +1,5 @@
 /*
- * test_proto.c - the protobuf wire format (include/ksched/kube_proto.h): every kind ksched
+ * test_proto.c - the protobuf wire format (include/ksched/internal/kube_proto.h): every kind ksched
  * reads or writes goes JSON -> protobuf -> the tree its JSON gives, unchanged; JSON's
  * omitempty and Go's pointers decide what a zero value shows; the special shapes (Time,
  * MicroTime, Quantity, IntOrString, maps, inline structs); envelopes and watch frames,
@@ -11,10 +11,10 @@
 #include "../../kube/proto_internal.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
-#include "ksched/json_write.h"
-#include "ksched/kube_proto.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/json_write.h"
+#include "ksched/internal/kube_proto.h"
 #include "ksched/loader.h"
 
 #include <errno.h>

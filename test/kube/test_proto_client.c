@@ -12,10 +12,10 @@
 #include "line_recorder.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
-#include "ksched/kube.h"
-#include "ksched/kube_proto.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/kube.h"
+#include "ksched/internal/kube_proto.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
 #include "ksched/cache_types.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_types.h"
 

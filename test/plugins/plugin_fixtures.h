@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "fakes/objects.h"
+#include "ksched/base/intern.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
 #include "ksched/plugin_types.h"
 
 #define FX_MAX 64 /* pods per node, scalar names per node */

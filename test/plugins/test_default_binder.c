@@ -9,7 +9,7 @@
 #include <criterion/new/assert.h>
 #include <errno.h>
 
-#include "ksched/config.h"
+#include "ksched/internal/config.h"
 #include "ksched/registry.h"
 #include "plugin_fixtures.h"
 

@@ -23,15 +23,15 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/preemption.h"
 #include "ksched/loader.h"
-#include "ksched/nominator.h"
 #include "ksched/plugin_args.h"
-#include "ksched/preemption.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
 #include "ksched/yaml_tree.h"
 

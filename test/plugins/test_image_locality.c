@@ -10,8 +10,8 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/registry.h"
 #include "plugin_fixtures.h"
 

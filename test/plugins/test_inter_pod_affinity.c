@@ -27,8 +27,8 @@
 #include "../../plugins/inter_pod_affinity.c"
 #undef ks_plugin_inter_pod_affinity
 
+#include "ksched/base/rcu.h"
 #include "ksched/loader.h"
-#include "ksched/rcu.h"
 #include "ksched/yaml_tree.h"
 #include "plugin_fixtures.h"
 

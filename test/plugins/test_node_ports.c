@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "ksched/cache.h"
+#include "ksched/internal/cache.h"
 #include "ksched/registry.h"
 #include "plugin_fixtures.h"
 

@@ -16,12 +16,12 @@
 #include <criterion/new/assert.h>
 #include <math.h>
 
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/loader.h"
 #include "ksched/plugin_args.h"
 #include "ksched/plugin_helpers_spread.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
 #include "ksched/yaml_tree.h"
 #include "plugin_fixtures.h"

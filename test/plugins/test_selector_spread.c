@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "ksched/config.h"
+#include "ksched/internal/config.h"
 #include "ksched/loader.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"

@@ -22,12 +22,12 @@
 
 #include "fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/loader.h"
-#include "ksched/rcu.h"
 
 static inline void vfx_setup(void)
 {

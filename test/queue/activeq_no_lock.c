@@ -13,8 +13,8 @@
  *
  * Release builds only: the sanitizers define the same entry points.
  */
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/queue.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -9,10 +9,10 @@
 
 #include "fakes/objects.h"
 #include "ksched/api.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/queue.h"
 #include "ksched/registry.h"
 
 #include <stdio.h>

@@ -5,8 +5,8 @@
 
 #include "fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/nominator.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/nominator.h"
 
 #include <stdio.h>
 #include <string.h>

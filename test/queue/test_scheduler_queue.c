@@ -6,10 +6,10 @@
  */
 #include "queue_helpers.h"
 
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/nominator.h"
-#include "ksched/scheduler.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/nominator.h"
+#include "ksched/internal/scheduler.h"
 
 #include "../../engine/scheduler_internal.h"
 

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/json_tree.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/json_tree.h"
 #include "ksched/yaml_tree.h"
 
 /* pod_from - the pod of the single document @yaml (the test fails on bad input); free with ks_pod_put. */

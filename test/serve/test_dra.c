@@ -14,11 +14,11 @@
 #include "serve_fixtures.h"
 
 #include "ksched/api.h"
-#include "ksched/dra_api.h"
-#include "ksched/intern.h"
-#include "ksched/json_edit.h"
-#include "ksched/json_tree.h"
-#include "ksched/queue.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/dra_api.h"
+#include "ksched/internal/json_edit.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/queue.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -17,11 +17,11 @@
 #include "fakes/fake_plugins.h"
 
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/queue.h"
 #include "ksched/registry.h"
 #include "ksched/yaml_tree.h"
 

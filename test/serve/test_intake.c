@@ -10,11 +10,11 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/config.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/queue.h"
 #include "ksched/yaml_tree.h"
 
 #include <stdlib.h>

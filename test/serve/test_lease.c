@@ -5,8 +5,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "ksched/json_tree.h"
-#include "ksched/lease.h"
+#include "ksched/internal/json_tree.h"
+#include "ksched/internal/lease.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

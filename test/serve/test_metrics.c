@@ -1,21 +1,21 @@
 /*
- * test_metrics.c - the metrics registry (include/ksched/metrics.h): Prometheus text format
+ * test_metrics.c - the metrics registry (include/ksched/base/metrics.h): Prometheus text format
  * 0.0.4 as client_golang writes it; `ksched serve`'s scheduler metrics (serve/serve_metrics.c);
- * the engine's families (ksched/metrics_sched.h) recorded by a scheduler over a small cluster.
+ * the engine's families (ksched/internal/metrics_sched.h) recorded by a scheduler over a small cluster.
  */
 #include <criterion/criterion.h>
 
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/metrics.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/metrics_sched.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/metrics.h"
-#include "ksched/metrics_sched.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 
 #include "serve.h"
 
-#include "ksched/scheduler.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/workload_types.h"
 
 #include <stdlib.h>

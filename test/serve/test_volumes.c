@@ -11,7 +11,7 @@
 #include "serve.h"
 
 #include "ksched/api.h"
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 #include "ksched/volume_api.h"
 
 #include <errno.h>

@@ -9,9 +9,9 @@
 #include "serve_fixtures.h"
 
 #include "ksched/api.h"
-#include "ksched/decode.h"
-#include "ksched/intern.h"
-#include "ksched/json_tree.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/json_tree.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -11,8 +11,8 @@
  * futex is woken by pushes and by close. About 1M operations in a normal build, scaled
  * down under TSan (ten times slower) to stay within the test budget.
  */
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/queue.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -15,9 +15,9 @@
  * at the quiescent end the queue is empty and its invariant checker (ks_queue_check) passes.
  */
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/queue.h"
 #include "ksched/registry.h"
 
 #include <pthread.h>

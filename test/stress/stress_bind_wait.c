@@ -8,13 +8,13 @@
  * TSan report, a wrong count, or a hang (bounded).
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/rcu.h"
 #include "ksched/registry.h"
-#include "ksched/scheduler.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

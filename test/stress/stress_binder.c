@@ -16,12 +16,12 @@
  * the bound is generous: nothing here measures time.
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/loader.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/scheduler.h"
 
 #include <pthread.h>
 #include <sched.h>

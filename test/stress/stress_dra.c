@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksched/arena.h"
+#include "ksched/base/arena.h"
+#include "ksched/base/intern.h"
 #include "ksched/dra.h"
-#include "ksched/intern.h"
 
 enum { NODES = 120, DEVICES = 8, THREADS = 4, ROUNDS = 3, SETS = 6 };
 

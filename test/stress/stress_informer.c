@@ -12,7 +12,7 @@
 #include "../kube/http_script.c"
 
 #include "ksched/api.h"
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 #include <stdatomic.h>
 

@@ -5,7 +5,7 @@
  * back with ks_intern_str(); every thread must get the same id for the same string and
  * every id must read back as its string.
  */
-#include "ksched/intern.h"
+#include "ksched/base/intern.h"
 
 #include <pthread.h>
 #include <stdio.h>

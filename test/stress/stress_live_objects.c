@@ -12,11 +12,11 @@
 #include "../fakes/live_objects.h"
 
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
 #include "ksched/registry.h"
 
 #include <pthread.h>

@@ -7,8 +7,8 @@
  * (AddressSanitizer's leak check, ks_pod_put's count).
  */
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/pod_groups.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/pod_groups.h"
 
 #include <pthread.h>
 #include <stdio.h>

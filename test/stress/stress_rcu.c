@@ -4,9 +4,9 @@
  * A writer publishes a new version of a record every iteration and retires the old one
  * through ks_rcu_call(); readers check, inside their read sections, that every word of
  * the record they see carries the same generation (a torn or freed record would not).
- * TSan must see no race: that checks the annotations of include/ksched/rcu.h.
+ * TSan must see no race: that checks the annotations of include/ksched/base/rcu.h.
  */
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

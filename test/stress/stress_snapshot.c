@@ -15,9 +15,9 @@
  * Bounded to about 1.5 s of writing (less work under sanitizers, same duration).
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/intern.h"
-#include "ksched/rcu.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
 
 #include <errno.h>
 #include <pthread.h>

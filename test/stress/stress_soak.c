@@ -12,7 +12,7 @@
 #include "soak.h"
 
 #include "ksched/api.h"
-#include "ksched/rcu.h"
+#include "ksched/base/rcu.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -14,20 +14,20 @@
  * while this thread watches for an assumed pod and updates it at once. After each update
  * the pod must still be in the queue (it is never bound, never deleted); at the end, with
  * the scheduling thread stopped and the bindings drained, the soak's checks
- * (ksched/sched_check.h) must find every pod queued once. The run lasts
+ * (ksched/internal/sched_check.h) must find every pod queued once. The run lasts
  * KSCHED_STRESS_SECONDS (default 10 under TSan, 5 otherwise). Exit status 1 on a lost pod,
  * a violation, or a run that never updated an assumed pod.
  */
 #include "ksched/api.h"
-#include "ksched/cache.h"
-#include "ksched/config.h"
-#include "ksched/decode.h"
+#include "ksched/base/intern.h"
+#include "ksched/base/rcu.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/queue.h"
-#include "ksched/rcu.h"
-#include "ksched/sched_check.h"
-#include "ksched/scheduler.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/config.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/queue.h"
+#include "ksched/internal/sched_check.h"
+#include "ksched/internal/scheduler.h"
 #include "ksched/yaml_tree.h"
 
 #include <errno.h>

@@ -8,8 +8,8 @@
 
 #include "../fakes/objects.h"
 #include "ksched/api.h"
-#include "ksched/intern.h"
-#include "ksched/pod_groups.h"
+#include "ksched/base/intern.h"
+#include "ksched/internal/pod_groups.h"
 
 #include <stdio.h>
 

@@ -18,9 +18,9 @@
 
 #include <stddef.h>
 
+#include "ksched/base/error.h"
 #include "ksched/config_types.h"
-#include "ksched/error.h"
-#include "ksched/yaml_out.h"
+#include "ksched/internal/yaml_out.h"
 
 /*
  * ks_config_load_file - read, default and validate the configuration in @path ("-":

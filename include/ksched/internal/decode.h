@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "ksched/api_types.h"
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/quantity.h"
 #include "ksched/yaml_tree.h"
 

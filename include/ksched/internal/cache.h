@@ -14,9 +14,9 @@
  * published snapshot can reach them. A call that fails takes nothing over.
  *
  * Context: mutations may come from any thread; they are serialised by the cache's mutex
- * (KS_LOCK_CACHE, a leaf of the lock order in ksched/lock.h: no other lock is taken under it).
+ * (KS_LOCK_CACHE, a leaf of the lock order in ksched/base/lock.h: no other lock is taken under it).
  * ks_cache_refresh() is called by the scheduling thread. Snapshot readers take the RCU
- * read lock (ksched/rcu.h), load ks_cache_snapshot(), and use it and everything reachable
+ * read lock (ksched/base/rcu.h), load ks_cache_snapshot(), and use it and everything reachable
  * from it (nodes, pods) until they unlock; readers never block writers.
  */
 #ifndef KSCHED_CACHE_H

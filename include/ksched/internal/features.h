@@ -41,7 +41,7 @@
 
 #include <stdbool.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 
 /* X(enum, name, default (1.22's; v1.37's for the workload gates), ksched implements both values) */
 #define KS_FEATURE_MAP(X)                                                                                    \

@@ -7,7 +7,7 @@
 #ifndef KSCHED_DRA_CHECK_H
 #define KSCHED_DRA_CHECK_H
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/loader.h"
 
 /*

@@ -16,12 +16,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ksched/cache.h"
+#include "ksched/base/error.h"
+#include "ksched/base/intern.h"
 #include "ksched/config_types.h"
-#include "ksched/error.h"
 #include "ksched/framework.h"
-#include "ksched/intern.h"
-#include "ksched/metrics_sched.h"
+#include "ksched/internal/cache.h"
+#include "ksched/internal/metrics_sched.h"
 #include "ksched/queue_types.h"
 
 #define KS_SCHED_EVENT_MAP(X)                                                                                \
@@ -184,12 +184,12 @@ struct ks_scheduler_opts {
      */
     const struct ks_volume_api *volume_api;
     /*
-     * How DynamicResources publishes its allocations (ksched/dra_api.h): through an API
+     * How DynamicResources publishes its allocations (ksched/internal/dra_api.h): through an API
      * server (ksched serve), or, NULL, in process.
      */
     const struct ks_dra_api *dra_api;
     /*
-     * Where the engine records its metrics (ksched/metrics_sched.h); NULL: nowhere. The set
+     * Where the engine records its metrics (ksched/internal/metrics_sched.h); NULL: nowhere. The set
      * serves this scheduler from ks_scheduler_create() to ks_scheduler_destroy() and must
      * outlive it.
      */

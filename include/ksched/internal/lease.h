@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/kube.h"
+#include "ksched/internal/kube.h"
 
 /* One HTTP exchange (ks_kube_request's contract). */
 struct ks_lease_transport {

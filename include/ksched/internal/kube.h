@@ -11,8 +11,8 @@
  *     410 Gone; each object change is delivered exactly once, in order per kind.
  *
  * API objects arrive as JSON or, under a protobuf content type, as protobuf
- * (ksched/kube_proto.h); either is parsed into the same tree the manifest loader reads
- * (ksched/json_tree.h) and decoded by the loader's decoders (ksched/decode.h), so a Pod
+ * (ksched/internal/kube_proto.h); either is parsed into the same tree the manifest loader reads
+ * (ksched/internal/json_tree.h) and decoded by the loader's decoders (ksched/internal/decode.h), so a Pod
  * from the server and a Pod from a YAML file are the same struct.
  */
 #ifndef KSCHED_KUBE_H
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/loader.h"
 
 /* ---- kubeconfig ------------------------------------------------------------------------ */
@@ -74,7 +74,7 @@ struct ks_kube_client_opts {
     int64_t timeout_ms; /* per request, not for watches; 0: 30 s */
     /*
      * clientConnection.contentType: "application/vnd.kubernetes.protobuf" speaks protobuf
-     * (LIST/WATCH answers, Bindings, Events, Leases: ksched/kube_proto.h), as kube-scheduler
+     * (LIST/WATCH answers, Bindings, Events, Leases: ksched/internal/kube_proto.h), as kube-scheduler
      * does; NULL, "" or "application/json": JSON only. Anything else is -EINVAL.
      */
     const char *content_type;

@@ -33,8 +33,8 @@
 #include <stdint.h>
 
 #include "ksched/cache_types.h"
-#include "ksched/index_tree.h"
-#include "ksched/preempt_tree.h"
+#include "ksched/internal/index_tree.h"
+#include "ksched/internal/preempt_tree.h"
 #include "ksched/status_types.h"
 
 /* Bytes of position trees the index keeps at most (every class's tree together). */

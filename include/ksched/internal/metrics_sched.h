@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#include "ksched/metrics.h"
+#include "ksched/base/metrics.h"
 
 struct ks_sched_metrics;
 

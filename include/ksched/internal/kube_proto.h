@@ -9,7 +9,7 @@
  * are the .proto files of kube/proto/: only the fields ksched reads or writes (a decoder
  * skips the rest).
  *
- * Decoding yields the tree the object's JSON parses to (ksched/json_tree.h), so the
+ * Decoding yields the tree the object's JSON parses to (ksched/internal/json_tree.h), so the
  * manifest decoders build the same structs from either format. Nothing here keeps state:
  * every function may run on any thread.
  */
@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/yaml_tree.h"
 
 #define KS_PROTO_MEDIA_TYPE "application/vnd.kubernetes.protobuf"

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 
 struct ks_yaml_node;
 

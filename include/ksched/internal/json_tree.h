@@ -2,7 +2,7 @@
  * json_tree.h - JSON text as the tree the manifest decoders read (ksched/yaml_tree.h).
  *
  * API objects from a kube-apiserver are JSON. Parsing them into a ks_yaml_stream with one
- * document lets the same decoders (ksched/decode.h) build Pods, Nodes and the rest from
+ * document lets the same decoders (ksched/internal/decode.h) build Pods, Nodes and the rest from
  * either format. Strings are quoted scalars (plain = 0); numbers, true, false and null
  * are plain scalars with their literal text, as a YAML parser would give them. `line` is
  * the 1-based line of the value in the text.
@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/yaml_tree.h"
 
 /*

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "ksched/error.h"
+#include "ksched/base/error.h"
 #include "ksched/field_check.h"
 
 struct ks_objects;

@@ -21,12 +21,12 @@
  * Context and locks: pops never lock (one consumer: the scheduling thread). There is no
  * queue-wide lock: an operation on one pod by name (add, update, delete, giving it back,
  * reading its place) takes the lock of its name's stripe of the lookup table
- * (KS_LOCK_QUEUE_POD in the lock order of ksched/lock.h), and pushes to the lock-free
+ * (KS_LOCK_QUEUE_POD in the lock order of ksched/base/lock.h), and pushes to the lock-free
  * activeQ under it; what touches backoffQ or the unschedulable pods (events, flushes,
  * failures, gated pods) takes their lock (KS_LOCK_QUEUE) too. Nothing runs under these
  * but the PreEnqueue plugins and QueueingHints the queue calls, which must not block and
  * may intern strings. Every thread that calls into the queue must be registered with RCU
- * (ksched/rcu.h): the active queue's readers run in RCU read sections.
+ * (ksched/base/rcu.h): the active queue's readers run in RCU read sections.
  */
 #ifndef KSCHED_QUEUE_H
 #define KSCHED_QUEUE_H
@@ -235,7 +235,7 @@ struct ks_queue_opts {
     const struct ks_event_map *const *maps;
     const uint32_t *scheduler_names;
     /*
-     * The nominator (ksched/nominator.h), or NULL: a pod deleted while in flight loses its
+     * The nominator (ksched/internal/nominator.h), or NULL: a pod deleted while in flight loses its
      * nomination when it is given back, since its scheduling cycle may have nominated it
      * after the deletion removed the old one (upstream's nominator skips removed pods).
      */

@@ -39,7 +39,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "ksched/spin.h"
+#include "ksched/base/spin.h"
 
 /*
  * The ranks, outermost first: X(NAME, "the lock"). The enum is KS_LOCK_<NAME>; the

@@ -2,7 +2,7 @@
  * config_decode.h - decoding helpers shared by the configuration loader and the plugins'
  * .args_parse.
  *
- * They extend the object decoder of ksched/decode.h (path tracking, typed fields) with
+ * They extend the object decoder of ksched/internal/decode.h (path tracking, typed fields) with
  * what KubeSchedulerConfiguration needs on top: upstream decodes it strictly, so an
  * unknown field is an error; args may carry their own apiVersion and kind; durations are
  * Go duration strings; resource lists and utilization shapes are shared by several
@@ -25,9 +25,9 @@
 #include <stdlib.h>
 
 #include "ksched/config_types.h"
-#include "ksched/decode.h"
+#include "ksched/internal/decode.h"
+#include "ksched/internal/yaml_out.h"
 #include "ksched/plugin_args.h"
-#include "ksched/yaml_out.h"
 
 /* ks_cfg_strict - @map must be a map whose keys are all in @fields (NULL-terminated). */
 int ks_cfg_strict(struct ks_decoder *d, const struct ks_yaml_node *map, const char *const *fields);
