@@ -367,92 +367,181 @@ static bool pre_filter_keeps(const struct ks_pre_filter_result *pre, uint32_t na
 }
 
 /* ks__find_nodes() after a PreFilter that let the pod through: Filter, from the nominated node on. */
+/*
+ * A nominated node (set by an earlier preemption) is likely the only one that fits: try it
+ * alone first (evaluateNominatedNode). KS_SUCCESS with out->nfeasible 1 when it passes. If it
+ * is rejected, its status is the diagnosis's first entry and stays there whether or not the
+ * PreFilter result keeps the node for the pass after (upstream's NodeToStatus keeps it; the
+ * nodes left out only get the absent status); evaluated again there, it keeps that one entry,
+ * with the new status, and *@nominated says which node it is. An Error on it is not recorded.
+ */
+static int try_nominated(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                         const struct ks_pod *pod, const struct ks_snapshot *snap, struct ks_find_result *out,
+                         const struct ks_node_snap **nominated, struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    struct ks_diagnosis *d = &out->diag;
+    const struct ks_placement_view *pl = &s->placement;
+    uint32_t name = ks_nominator_count(s->nominator) ? ks_nominator_node(s->nominator, pod) : KS_ID_EMPTY;
+    if (name == KS_ID_EMPTY)
+        name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
+    *nominated = NULL;
+    if (name == KS_ID_EMPTY || (pl->n && !ks_sorted_ids_have(pl->names, pl->n, name)))
+        return KS_SUCCESS;
+    const struct ks_node_snap *node = ks_snapshot_find(snap, name);
+    if (!node)
+        return KS_SUCCESS;
+    struct ks_status nst = {0};
+    /* the pods nominated to that node alone count for it (RunFilterPluginsWithNominatedPods) */
+    int rc = ks__nominated_prepare(s, fw, cs, pod, snap, name, st);
+    if (rc != KS_SUCCESS)
+        return rc;
+    rc = ks__filter_node(fw, &sc->nom, cs, pod, node, &nst, NULL);
+    if (rc == KS_SUCCESS) {
+        sc->feasible[0] = node;
+        out->nfeasible = 1;
+    } else if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+        d->nodes[0] = node;
+        d->statuses[0] = nst;
+        d->nfailed = 1;
+        if (nst.plugin != KS_NO_PLUGIN)
+            d->unschedulable_plugins |= 1ull << nst.plugin;
+        *nominated = node;
+    }
+    return KS_SUCCESS;
+}
+
+/*
+ * The nodes to evaluate when the PodGroup cycle's placement or the PreFilter result @pre
+ * narrows them: *@order is sc->order holding *@n nodes, or stays NULL (and *@n untouched) for
+ * every node of the snapshot in its order. KS_SUCCESS, or KS_ERROR when out of memory. The placement's nodes
+ * are sorted by name, those of the PreFilter result among them; a PreFilter result alone gives its nodes
+ * sorted by name, and the nodes it leaves out the absent status (upstream's SetAbsentNodesStatus).
+ */
+static int narrowed_order(struct ks_scheduler *s, struct ks_framework *fw, const struct ks_snapshot *snap,
+                          const struct ks_pre_filter_result *pre, struct ks_diagnosis *d,
+                          const struct ks_node_snap *const **order, uint32_t *n, struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    const struct ks_placement_view *pl = &s->placement;
+    if (pl->n) {
+        *n = 0;
+        for (uint32_t i = 0; i < pl->n; i++) {
+            const struct ks_node_snap *node = ks_snapshot_find(snap, pl->names[i]);
+            if (node && (pre->all || pre_filter_keeps(pre, pl->names[i])))
+                sc->order[(*n)++] = node;
+        }
+        *order = sc->order;
+    }
+    if (pre->all)
+        return KS_SUCCESS;
+    uint32_t *names = malloc((pre->n ? pre->n : 1) * sizeof(*names));
+    if (!names)
+        return ks_status_set(st, KS_ERROR, "out of memory");
+    memcpy(names, pre->names, pre->n * sizeof(*names));
+    qsort(names, pre->n, sizeof(*names), cmp_names);
+    if (!pl->n) {
+        *n = 0;
+        for (uint32_t i = 0; i < pre->n; i++) {
+            const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
+            if (node && (i == 0 || names[i] != names[i - 1]))
+                sc->order[(*n)++] = node;
+        }
+    }
+    free(names);
+    d->absent.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    d->absent.nreasons = 1;
+    d->absent.reasons[0] = plugins_message(fw, pre->narrowed_by, "node(s) didn't satisfy plugin(s) ");
+    d->unschedulable_plugins |= pre->narrowed_by;
+    *order = sc->order;
+    return KS_SUCCESS;
+}
+
+/*
+ * Filter the @n nodes of @order (the snapshot's when NULL) from @start in parallel until
+ * @limit pass; the feasible ones into out, the rejected ones into the diagnosis (the
+ * nominated node's entry kept first). The nodes processed (upstream's processedNodes), or
+ * -1 with *@st the first Error and *@erred_at its position.
+ */
+static int64_t filter_parallel(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
+                               const struct ks_pod *pod, const struct ks_snapshot *snap,
+                               const struct ks_node_snap *const *order, uint32_t n, uint32_t start,
+                               uint32_t limit, const struct ks_node_snap *nominated,
+                               struct ks_find_result *out, uint32_t *erred_at, struct ks_status *st)
+{
+    struct ks_cycle_scratch *sc = &s->scratch;
+    struct ks_diagnosis *d = &out->diag;
+    struct ks_fw_plan plan;
+    ks__fw_plan_filter(fw, cs, &plan);
+    struct filter_job job = {
+        .workers = s->workers,
+        .fw = fw,
+        .cs = cs,
+        .pod = pod,
+        .snap = snap,
+        .order = order,
+        .n = n,
+        .start = start,
+        .limit = limit,
+        .nom = &sc->nom,
+        .plan = &plan,
+        .status = sc->status,
+        .ok = sc->ok,
+        .evaluated = sc->evaluated,
+        .tallies = fw->metrics ? sc->tallies : NULL,
+    };
+    for (uint32_t w = 0; job.tallies && w < sc->ntallies; w++)
+        ks__fw_tally_reset(&sc->tallies[w], fw->list[KS_FWL_FILTER].n, cs->record_plugin_metrics);
+    job.block = ks__block_size(s->workers, limit, FILTER_BLOCK_MIN, FILTER_BLOCK_MAX);
+    job.nblocks = (n + job.block - 1) / job.block;
+    job.block_state = sc->block_state;
+    memset(sc->block_state, 0, job.nblocks * sizeof(*sc->block_state));
+    atomic_init(&job.prefix, 0);
+    uint32_t end = ks_workers_run(s->workers, n, job.block, filter_block, &job);
+    if (job.tallies)
+        ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies);
+    for (uint32_t i = 0; i < end; i++) {
+        if (sc->ok[i]) {
+            sc->feasible[out->nfeasible++] = sc->evaluated[i];
+            if (out->nfeasible == limit)
+                break;
+            continue;
+        }
+        if (sc->status[i].code == KS_ERROR) {
+            *st = sc->status[i];
+            *erred_at = i;
+            return -1;
+        }
+        uint32_t k = sc->evaluated[i] == nominated ? 0 : d->nfailed++;
+        d->nodes[k] = sc->evaluated[i];
+        d->statuses[k] = sc->status[i];
+        if (sc->status[i].plugin != KS_NO_PLUGIN)
+            d->unschedulable_plugins |= 1ull << sc->status[i].plugin;
+    }
+    /* as upstream's processedNodes: the feasible nodes and those with a status */
+    return out->nfeasible + d->nfailed;
+}
+
 static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct ks_cycle_state *cs,
                         const struct ks_pod *pod, const struct ks_snapshot *snap,
-                        const struct ks_pre_filter_result *prev, struct ks_find_result *out,
+                        const struct ks_pre_filter_result *pre, struct ks_find_result *out,
                         struct ks_status *st)
 {
     struct ks_cycle_scratch *sc = &s->scratch;
-    struct ks_pre_filter_result pre = *prev;
     struct ks_diagnosis *d = &out->diag;
-    const struct ks_placement_view *pl = &s->placement;
-    uint32_t nall = pl->n ? pl->n : snap->nnodes;
+    uint32_t nall = s->placement.n ? s->placement.n : snap->nnodes;
+    const struct ks_node_snap *nominated;
     int rc;
 
-    /*
-     * A nominated node (set by an earlier preemption) is likely the only one that fits:
-     * try it alone first, and take it if it passes (evaluateNominatedNode). If it is
-     * rejected, its status is the diagnosis's first entry and stays there whether or not
-     * the PreFilter result keeps the node for the pass below (upstream's NodeToStatus
-     * keeps it; the nodes left out only get the absent status); evaluated again there, it
-     * keeps that one entry, with the new status. An Error on it is not recorded.
-     */
-    uint32_t nominated_name =
-        ks_nominator_count(s->nominator) ? ks_nominator_node(s->nominator, pod) : KS_ID_EMPTY;
-    if (nominated_name == KS_ID_EMPTY)
-        nominated_name = pod->nominated_node_name; /* status.nominatedNodeName from the API */
-    const struct ks_node_snap *nominated = NULL;
-    if (nominated_name != KS_ID_EMPTY && (!pl->n || ks_sorted_ids_have(pl->names, pl->n, nominated_name)) &&
-        (nominated = ks_snapshot_find(snap, nominated_name))) {
-        struct ks_status nst = {0};
-        /* the pods nominated to that node alone count for it (RunFilterPluginsWithNominatedPods) */
-        if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, nominated_name, st)) != KS_SUCCESS)
-            return rc;
-        rc = ks__filter_node(fw, &sc->nom, cs, pod, nominated, &nst, NULL);
-        if (rc == KS_SUCCESS) {
-            sc->feasible[0] = nominated;
-            out->nfeasible = 1;
-            return KS_SUCCESS;
-        }
-        if (rc == KS_UNSCHEDULABLE || rc == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
-            d->nodes[0] = nominated;
-            d->statuses[0] = nst;
-            d->nfailed = 1;
-            if (nst.plugin != KS_NO_PLUGIN)
-                d->unschedulable_plugins |= 1ull << nst.plugin;
-        } else {
-            nominated = NULL;
-        }
-    }
-
+    if ((rc = try_nominated(s, fw, cs, pod, snap, out, &nominated, st)) != KS_SUCCESS || out->nfeasible)
+        return rc;
     /* pods nominated to nodes by preemption count on those nodes */
     if ((rc = ks__nominated_prepare(s, fw, cs, pod, snap, KS_ID_NONE, st)) != KS_SUCCESS)
         return rc;
-
-    const struct ks_node_snap *const *order = NULL;
     uint32_t n = nall;
-    if (pl->n) {
-        /* the placement's nodes (sorted by name), those of the PreFilter result among them */
-        n = 0;
-        for (uint32_t i = 0; i < pl->n; i++) {
-            const struct ks_node_snap *node = ks_snapshot_find(snap, pl->names[i]);
-            if (node && (pre.all || pre_filter_keeps(&pre, pl->names[i])))
-                sc->order[n++] = node;
-        }
-        order = sc->order;
-    }
-    if (!pre.all) {
-        uint32_t *names = malloc((pre.n ? pre.n : 1) * sizeof(*names));
-        if (!names)
-            return ks_status_set(st, KS_ERROR, "out of memory");
-        memcpy(names, pre.names, pre.n * sizeof(*names));
-        qsort(names, pre.n, sizeof(*names), cmp_names);
-        if (!pl->n) {
-            n = 0;
-            for (uint32_t i = 0; i < pre.n; i++) {
-                const struct ks_node_snap *node = ks_snapshot_find(snap, names[i]);
-                if (node && (i == 0 || names[i] != names[i - 1]))
-                    sc->order[n++] = node;
-            }
-        }
-        free(names);
-        order = sc->order;
-        /* nodes the PreFilter result left out, as upstream SetAbsentNodesStatus */
-        d->absent.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-        d->absent.nreasons = 1;
-        d->absent.reasons[0] = plugins_message(fw, pre.narrowed_by, "node(s) didn't satisfy plugin(s) ");
-        d->unschedulable_plugins |= pre.narrowed_by;
-    }
+    const struct ks_node_snap *const *order = NULL;
+    if ((rc = narrowed_order(s, fw, snap, pre, d, &order, &n, st)) != KS_SUCCESS)
+        return rc;
     if (n == 0) {
         s->next_start = (s->next_start + d->nfailed) % nall;
         return KS_SUCCESS;
@@ -462,7 +551,7 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
     if (!ks_framework_has_score(fw))
         limit = 1; /* nothing to compare: the first feasible node wins, as upstream */
     uint32_t start = s->next_start % n;
-    uint32_t processed;
+    int64_t processed;
 
     if (!ks_framework_has_filter(fw)) {
         for (uint32_t i = 0; i < limit; i++) {
@@ -472,56 +561,14 @@ static int filter_phase(struct ks_scheduler *s, struct ks_framework *fw, struct 
         out->nfeasible = limit;
         processed = limit;
     } else {
-        struct ks_fw_plan plan;
-        ks__fw_plan_filter(fw, cs, &plan);
-        struct filter_job job = {
-            .workers = s->workers,
-            .fw = fw,
-            .cs = cs,
-            .pod = pod,
-            .snap = snap,
-            .order = order,
-            .n = n,
-            .start = start,
-            .limit = limit,
-            .nom = &sc->nom,
-            .plan = &plan,
-            .status = sc->status,
-            .ok = sc->ok,
-            .evaluated = sc->evaluated,
-            .tallies = fw->metrics ? sc->tallies : NULL,
-        };
-        for (uint32_t w = 0; job.tallies && w < sc->ntallies; w++)
-            ks__fw_tally_reset(&sc->tallies[w], fw->list[KS_FWL_FILTER].n, cs->record_plugin_metrics);
-        job.block = ks__block_size(s->workers, limit, FILTER_BLOCK_MIN, FILTER_BLOCK_MAX);
-        job.nblocks = (n + job.block - 1) / job.block;
-        job.block_state = sc->block_state;
-        memset(sc->block_state, 0, job.nblocks * sizeof(*sc->block_state));
-        atomic_init(&job.prefix, 0);
-        uint32_t end = ks_workers_run(s->workers, n, job.block, filter_block, &job);
-        if (job.tallies)
-            ks__fw_tally_merge(fw, KS_FWL_FILTER, sc->tallies, sc->ntallies);
-        for (uint32_t i = 0; i < end; i++) {
-            if (sc->ok[i]) {
-                sc->feasible[out->nfeasible++] = sc->evaluated[i];
-                if (out->nfeasible == limit)
-                    break;
-                continue;
-            }
-            if (sc->status[i].code == KS_ERROR) {
-                *st = sc->status[i];
-                s->next_start = (s->next_start + i + 1) % nall;
-                return KS_ERROR;
-            }
-            uint32_t k = sc->evaluated[i] == nominated ? 0 : d->nfailed++;
-            d->nodes[k] = sc->evaluated[i];
-            d->statuses[k] = sc->status[i];
-            if (sc->status[i].plugin != KS_NO_PLUGIN)
-                d->unschedulable_plugins |= 1ull << sc->status[i].plugin;
+        uint32_t erred_at;
+        processed =
+            filter_parallel(s, fw, cs, pod, snap, order, n, start, limit, nominated, out, &erred_at, st);
+        if (processed < 0) {
+            s->next_start = (s->next_start + erred_at + 1) % nall;
+            return KS_ERROR;
         }
-        /* as upstream's processedNodes: the feasible nodes and those with a status */
-        processed = out->nfeasible + d->nfailed;
     }
-    s->next_start = (s->next_start + processed) % nall;
+    s->next_start = (uint32_t)((s->next_start + (uint64_t)processed) % nall);
     return KS_SUCCESS;
 }
