@@ -25,8 +25,8 @@
  *     with SchedulerAsyncPreemption the scheduler learns when a preemption's calls are done.
  * Deviations: a note longer than the 1024 bytes the API accepts is cut there; a pod whose
  * nomination we set and which then binds to another node gets status.nominatedNodeName
- * cleared (later releases do the same); a binding whose outcome is unknown (the connection
- * reset or timed out after the request could have reached the server, or a 5xx) is not
+ * cleared (later releases do the same); a binding whose outcome is unknown (a transport
+ * error: the request could have reached the server; or a 5xx) is not
  * taken as failed until a GET of the pod shows it unbound: kube-scheduler forgets it at
  * once, and when the server had applied it, the room it freed goes to a second pod and the
  * node ends up over its capacity.
@@ -589,15 +589,15 @@ static void status_message(const struct ks_kube_response *resp, char *buf, size_
 }
 
 /*
- * A binding the server may or may not have applied: no answer after the request could have
- * reached it (reset, timed out), or a 5xx (etcd's "request timed out" commits later). Refused
- * connections and TLS failures never reached it.
+ * A binding the server may or may not have applied: any transport error, or a 5xx (etcd's
+ * "request timed out" commits later). Even a refused connection: libcurl sends a request on
+ * a pooled connection and, when that connection dies without an answer, connects afresh and
+ * sends it again, so the error a new connection meets (refused while the server restarts,
+ * a TLS or name failure) can hide a first attempt the server received and applied.
  */
 static bool outcome_unknown(int rc, long status)
 {
-    if (rc < 0)
-        return rc != -ECONNREFUSED && rc != -EHOSTUNREACH && rc != -EPROTO && rc != -ENOMEM;
-    return status >= 500;
+    return rc < 0 || status >= 500;
 }
 
 /*
