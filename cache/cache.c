@@ -238,7 +238,7 @@ void ks_cache_destroy(struct ks_cache *c)
         for (struct pod_entry *e = c->pods.buckets[i], *next; e; e = next) {
             next = e->hnext;
             ks_pod_put(e->pod);
-            free(e);
+            ks__pod_entry_free(e);
         }
     }
     for (uint32_t i = 0; c->ibuckets && i <= c->imask; i++) {
@@ -250,6 +250,8 @@ void ks_cache_destroy(struct ks_cache *c)
     ks__snapshot_destroy(c);
     ks__tree_destroy(&c->tree);
     ks__pod_table_destroy(&c->pods);
+    ks__sel_registry_destroy(&c->sels);
+    ks__label_index_destroy(&c->labels);
     free(c->nbuckets);
     free(c->ibuckets);
     free(c->pvcs);
@@ -410,7 +412,8 @@ static int attach_reserve(struct ks_cache *c, struct pod_entry *e, uint32_t node
         target = *fresh;
     }
     if (ks__ni_reserve_pod(target, e) || reserve_dirty(c, 2) || ks__gc_reserve(c, 1) ||
-        KS_RESERVE(c->pvcs, c->cap_pvcs, (uint64_t)c->npvcs + e->npvcs))
+        KS_RESERVE(c->pvcs, c->cap_pvcs, (uint64_t)c->npvcs + e->npvcs) ||
+        ks__label_index_reserve(&c->labels, e))
         return -ENOMEM;
     *ni = target;
     return 0;
@@ -502,6 +505,7 @@ static void pod_attach(struct ks_cache *c, struct pod_entry *e, struct node_info
     for (uint32_t i = 0; i < e->npvcs; i++)
         c->pvcs_dirty |= ks__pvc_count_add(c->pvcs, &c->npvcs, e->pvcs[i]);
     ks__pod_table_insert(&c->pods, e);
+    ks__label_index_add(&c->labels, e);
     if (e->assumed)
         assumed_link(c, e);
 }
@@ -522,6 +526,7 @@ static void pod_detach(struct ks_cache *c, struct pod_entry *e, const struct nod
     for (uint32_t i = 0; i < e->npvcs; i++)
         c->pvcs_dirty |= ks__pvc_count_remove(c->pvcs, &c->npvcs, e->pvcs[i]);
     ks__pod_table_remove(&c->pods, e);
+    ks__label_index_remove(&c->labels, e);
     if (e->assumed)
         assumed_unlink(c, e);
     if (ni->npods == 0 && !ni->node && ni != keep)
@@ -572,6 +577,8 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
         break;
     }
     if (rc == 0)
+        rc = ks__sel_match_pod(&c->sels, e);
+    if (rc == 0)
         rc = attach_reserve(c, e, node, &fresh, &ni);
     if (rc) {
         cur = NULL;
@@ -588,8 +595,8 @@ static int pod_put(struct ks_cache *c, struct ks_pod *pod, uint32_t node, enum p
     e = NULL;
 unlock:
     cache_unlock(c);
-    free(cur);
-    free(e);
+    ks__pod_entry_free(cur);
+    ks__pod_entry_free(e);
     ks__ni_free(fresh);
     return rc;
 }
@@ -649,7 +656,7 @@ int ks_cache_remove_pod(struct ks_cache *c, const struct ks_pod *pod)
         pod_release(c, cur);
     }
     cache_unlock(c);
-    free(cur);
+    ks__pod_entry_free(cur);
     return rc;
 }
 
@@ -672,7 +679,7 @@ int ks_cache_forget_pod(struct ks_cache *c, const struct ks_pod *pod)
         pod_release(c, cur);
     }
     cache_unlock(c);
-    free(cur);
+    ks__pod_entry_free(cur);
     return rc;
 }
 
@@ -758,6 +765,114 @@ uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool
     return node;
 }
 
+/* ---- tracked selectors (selector_counts.c) --------------------------------------------------------- */
+
+/*
+ * Track @t (not yet inserted): list it in the entries of the pods it matches and count
+ * those pods on their nodes. Everything is reserved first, so it either all happens or
+ * nothing does. 0 or -ENOMEM.
+ */
+static int track(struct ks_cache *c, struct tracked_sel *t)
+{
+    struct pod_entry **m = NULL;
+    uint32_t n = 0, cap = 0;
+    if (!c->labels.on && ks__label_index_build(&c->labels, &c->pods) < 0)
+        return -ENOMEM;
+    if (t->key != KS_ID_NONE && t->value != KS_ID_NONE) {
+        /* filed under a label: only the pods that carry it can match */
+        const struct label_list *l = ks__label_index_find(&c->labels, t->ns, t->key, t->value);
+        for (uint32_t i = 0; l && i < l->n; i++) {
+            if (!ks__sel_matches(t, l->pods[i]->pod))
+                continue;
+            if (KS_RESERVE(m, cap, (uint64_t)n + 1))
+                goto nomem;
+            m[n++] = l->pods[i];
+        }
+    } else {
+        for (uint32_t i = 0; i <= c->pods.mask; i++) {
+            for (struct pod_entry *e = c->pods.buckets[i]; e; e = e->hnext) {
+                if (!ks__sel_matches(t, e->pod))
+                    continue;
+                if (KS_RESERVE(m, cap, (uint64_t)n + 1))
+                    goto nomem;
+                m[n++] = e;
+            }
+        }
+    }
+    if (ks__sel_reserve(&c->sels) || reserve_dirty(c, n))
+        goto nomem;
+    for (uint32_t i = 0; i < n; i++) {
+        struct node_info *ni = m[i]->ni;
+        if (ks__pod_entry_sel_reserve(m[i], 1) ||
+            KS_RESERVE(ni->selc, ni->cap_selc, (uint64_t)ni->nselc + ni->hidden_sel + 1))
+            goto nomem;
+    }
+    ks__sel_insert(&c->sels, t);
+    bool touched = false;
+    for (uint32_t i = 0; i < n; i++) {
+        struct pod_entry *e = m[i];
+        e->sel[e->nsel++] = t->id;
+        if (e->hidden) {
+            e->ni->hidden_sel++; /* counted when it is unhidden */
+            continue;
+        }
+        ks__ni_sel_count(e->ni, t->id, 1);
+        touch(c, e->ni);
+        touched = true;
+    }
+    /* the next version rebuilds every touched record; untouched ones hold no pod it matches */
+    t->ready = touched ? c->generation + 1 : 0;
+    free(m);
+    return 0;
+nomem:
+    free(m);
+    return -ENOMEM;
+}
+
+int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_label_selector *sel,
+                            uint32_t *id, uint64_t *ready)
+{
+    if (!sel || sel->nreqs == 0)
+        return -EINVAL;
+    uint64_t hash = ks__sel_hash(ns, sel);
+    int rc = 0;
+    cache_lock(c);
+    struct tracked_sel *t = ks__sel_find(&c->sels, ns, sel, hash);
+    if (!t) {
+        t = ks__sel_new(ns, sel, hash);
+        if (!t || track(c, t) < 0) {
+            free(t);
+            t = NULL;
+            rc = -ENOMEM;
+        }
+    }
+    if (t) {
+        *id = t->id;
+        *ready = t->ready;
+    }
+    cache_unlock(c);
+    return rc;
+}
+
+void ks_cache_selector_stats(struct ks_cache *c, uint32_t *nselectors, size_t *bytes)
+{
+    cache_lock(c);
+    size_t b = c->sels.bytes + ks__label_index_bytes(&c->labels);
+    for (uint32_t i = 0; c->nbuckets && i <= c->nmask; i++) {
+        for (const struct node_info *ni = c->nbuckets[i]; ni; ni = ni->hnext)
+            b += (size_t)ni->cap_selc * sizeof(*ni->selc);
+    }
+    for (uint32_t i = 0; i <= c->pods.mask; i++) {
+        for (const struct pod_entry *e = c->pods.buckets[i]; e; e = e->hnext)
+            b += sizeof(e->sel_inline) +
+                 (e->sel != e->sel_inline ? (size_t)e->cap_sel * sizeof(*e->sel) : 0) +
+                 (size_t)e->pod->meta.labels.n * sizeof(*e->label_pos);
+    }
+    *nselectors = c->sels.n;
+    *bytes = b;
+    cache_unlock(c);
+}
+
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods)
 {
     ks_cache_sizes(c, nodes, pods, NULL);
@@ -782,6 +897,7 @@ int ks_cache_refresh(struct ks_cache *c)
     struct snap_version *retired;
     cache_lock(c);
     int rc = ks__snapshot_refresh(c, &retired);
+    ks__label_index_sweep(&c->labels);
     cache_unlock(c);
     ks__snapshot_retire(retired); /* outside the lock: ks_rcu_call takes its own */
     return rc;

@@ -3,8 +3,9 @@
  *
  * Recomputes, under the cache lock, what cache.c and node_info.c maintain incrementally
  * and compares: each node's requested and non-zero requested resources, scalar requests,
- * pod count, affinity and anti-affinity lists, host-port set and PVC counts against the
- * sums over the pods indexed on it (upstream's NodeInfo.AddPod / RemovePod bookkeeping);
+ * pod count, affinity and anti-affinity lists, host-port set, PVC counts and tracked
+ * selectors' counts against the sums over the pods indexed on it (upstream's
+ * NodeInfo.AddPod / RemovePod bookkeeping), each pod's list of the selectors it matches;
  * the pod table against the per-node pod arrays and the assumed list; optionally the fit
  * of every node (requests within allocatable) and the published snapshot against the
  * cache (upstream's cache_comparer / snapshot tests: same nodes in order, each record
@@ -224,6 +225,68 @@ static void check_aggregates(struct ck *k, const struct node_info *ni, const str
         fail(k, "cache node %s: %u PVCs recorded, its pods use %u", nm(ni->name), ni->npvcs, distinct);
 }
 
+/* @ni's count for selector @id (0 when it has none). */
+static uint32_t ni_sel_count(const struct node_info *ni, uint32_t id)
+{
+    for (uint32_t i = 0; i < ni->nselc; i++) {
+        if (ni->selc[i].id == id)
+            return ni->selc[i].count;
+    }
+    return 0;
+}
+
+/* Each tracked selector's count on @ni equals the visible pods it matches; the counts are sorted, none 0. */
+static void check_sel_counts(struct ks_cache *c, struct ck *k, const struct node_info *ni)
+{
+    for (uint32_t i = 0; i < ni->nselc; i++) {
+        if (ni->selc[i].count == 0 || ni->selc[i].id >= c->sels.n ||
+            (i && ni->selc[i - 1].id >= ni->selc[i].id))
+            fail(k, "cache node %s: selector counts out of order, of an unknown selector, or 0",
+                 nm(ni->name));
+    }
+    for (uint32_t id = 0; id < c->sels.n; id++) {
+        uint32_t want = 0;
+        for (uint32_t i = 0; i < ni->npods; i++)
+            want += !ni->pods[i]->hidden && ks__sel_matches(c->sels.by_id[id], ni->pods[i]->pod);
+        uint32_t got = ni_sel_count(ni, id);
+        if (got != want)
+            fail(k, "cache node %s: tracked selector %u counts %u pods, %u of its visible pods match it",
+                 nm(ni->name), id, got, want);
+    }
+}
+
+/* @e lists exactly the tracked selectors its pod matches. */
+static void check_sel_list(struct ks_cache *c, struct ck *k, const struct pod_entry *e)
+{
+    uint32_t matched = 0;
+    for (uint32_t id = 0; id < c->sels.n; id++) {
+        bool listed = false;
+        for (uint32_t i = 0; i < e->nsel && !listed; i++)
+            listed = e->sel[i] == id;
+        bool match = ks__sel_matches(c->sels.by_id[id], e->pod);
+        matched += match;
+        if (listed != match)
+            fail(k, "cache pod %s: tracked selector %u %s, but the pod's list says otherwise",
+                 pod_name(e->pod), id, match ? "matches it" : "does not match it");
+    }
+    if (matched != e->nsel)
+        fail(k, "cache pod %s: lists %u tracked selectors, %u match it", pod_name(e->pod), e->nsel, matched);
+}
+
+/* With the label index on, @e is in the list of each of its labels, at the place it remembers. */
+static void check_label_index(struct ks_cache *c, struct ck *k, const struct pod_entry *e, uint64_t *listed)
+{
+    const struct ks_labels *labels = &e->pod->meta.labels;
+    for (uint32_t i = 0; c->labels.on && i < labels->n; i++) {
+        const struct label_list *l = ks__label_index_find(&c->labels, e->pod->meta.namespace_id,
+                                                          labels->items[i].key, labels->items[i].value);
+        if (!l || e->label_pos[i] >= l->n || l->pods[e->label_pos[i]] != e)
+            fail(k, "cache pod %s: not in the label index's list of %s=%s at its place", pod_name(e->pod),
+                 nm(labels->items[i].key), nm(labels->items[i].value));
+        (*listed)++;
+    }
+}
+
 static int64_t scalar_of(const struct ks_resources *r, uint32_t name)
 {
     for (uint32_t i = 0; i < r->nscalar; i++) {
@@ -331,6 +394,9 @@ static void check_record(struct ck *k, const struct ks_snapshot *snap, const str
         if (r->pvc_refs[i] != ni->pvcs[i].id)
             fail(k, "snapshot: node %s record PVC %u differs from the cache", n, i);
     }
+    if (!(r->flags & KS_SNAP_SEL_COUNTS) || r->nsel_counts != ni->nselc ||
+        (ni->nselc && memcmp(r->sel_counts, ni->selc, ni->nselc * sizeof(*ni->selc)) != 0))
+        fail(k, "snapshot: node %s record selector counts differ from the cache", n);
 }
 
 /* Whole-snapshot facts once nothing is dirty: node count, order, affinity lists. */
@@ -388,6 +454,7 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
                 goto out;
             }
             check_aggregates(&k, ni, &sum, &s);
+            check_sel_counts(c, &k, ni);
             pods_on_nodes += ni->npods;
             if (!ni->node) {
                 if (ni->npods == 0)
@@ -408,7 +475,7 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
     if (pods_on_nodes != c->pods.n)
         fail(&k, "cache: %llu pods on nodes, the pod table holds %u", (unsigned long long)pods_on_nodes,
              c->pods.n);
-    uint64_t entries = 0, slotted[KS_CACHE_PRIORITIES] = {0}, unslotted = 0;
+    uint64_t entries = 0, slotted[KS_CACHE_PRIORITIES] = {0}, unslotted = 0, labelled = 0;
     int32_t lowest = INT32_MAX;
     for (uint32_t b = 0; b <= c->pods.mask; b++) {
         for (struct pod_entry *e = c->pods.buckets[b]; e; e = e->hnext) {
@@ -423,6 +490,8 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
             if (e->pod->priority < lowest)
                 lowest = e->pod->priority;
             assumed += e->assumed;
+            check_sel_list(c, &k, e);
+            check_label_index(c, &k, e, &labelled);
             if (!e->ni || e->slot >= e->ni->npods || e->ni->pods[e->slot] != e)
                 fail(&k, "cache pod index: pod %s (node %s) is not on its node's pod list", pod_name(e->pod),
                      nm(e->node));
@@ -430,6 +499,14 @@ uint32_t ks_cache_check(struct ks_cache *c, unsigned flags, uint32_t *nassumed, 
     }
     if (entries != c->pods.n)
         fail(&k, "cache pod table: %llu entries chained, count %u", (unsigned long long)entries, c->pods.n);
+    uint64_t indexed = 0;
+    for (uint32_t b = 0; c->labels.buckets && b <= c->labels.mask; b++) {
+        for (const struct label_list *l = c->labels.buckets[b]; l; l = l->hnext)
+            indexed += l->n;
+    }
+    if (indexed != labelled)
+        fail(&k, "cache label index: %llu entries listed, the pods have %llu labels",
+             (unsigned long long)indexed, (unsigned long long)labelled);
     for (uint32_t i = 0; i < c->nprio; i++) {
         if (slotted[i] != c->prio[i].n || (i && c->prio[i - 1].priority >= c->prio[i].priority))
             fail(&k, "cache priorities: %u pods of priority %d counted %u, or the slots are out of order",

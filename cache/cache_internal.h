@@ -58,7 +58,15 @@ struct pod_entry {
     uint32_t npvcs;
     struct ks_host_port *ports; /* containers' host ports, hostIP defaulted; same allocation */
     uint32_t *pvcs;             /* interned "namespace/claim" per PVC or ephemeral volume */
+    uint32_t *label_pos;        /* per pod label: the entry's place in that label's list (pod_labels.c) */
+    /* the tracked selectors the pod matches (selector_counts.c): sel_inline, or an allocation */
+    uint32_t nsel, cap_sel;
+    uint32_t *sel;
+    uint32_t sel_inline[2];
 };
+
+/* ks__pod_entry_free - free @e and its selector list (the pod reference is not the entry's to drop). */
+void ks__pod_entry_free(struct pod_entry *e);
 
 /* pod_table.c: (namespace, name) -> entry; chained, grows at load factor 1. */
 struct pod_table {
@@ -150,7 +158,10 @@ struct node_info {
      * also leaves room for them and ks__ni_unhide_pod() never allocates.
      */
     uint32_t nhidden, nhidden_aff, nhidden_anti;
-    uint32_t hidden_ports, hidden_pvcs, hidden_scalar;
+    uint32_t hidden_ports, hidden_pvcs, hidden_scalar, hidden_sel;
+    /* per tracked selector matching some of the pods (hidden ones left out): the count; sorted by id */
+    uint32_t nselc, cap_selc;
+    struct ks_sel_count *selc;
 };
 
 /* node_info.c */
@@ -238,6 +249,98 @@ struct snap_version {
     struct ks_snap_chunk *chunks[]; /* pub.chunks points here */
 };
 
+/* ---- tracked selectors (selector_counts.c) -------------------------------------------------- */
+
+/* One tracked selector (selector_counts.c); its requirements and values follow it in one allocation. */
+struct tracked_sel {
+    struct tracked_sel *hnext; /* chain by content */
+    struct tracked_sel *knext; /* chain by the requirement it is filed under, or the scan list */
+    uint64_t hash;             /* ks__sel_hash */
+    uint32_t id, ns;
+    uint32_t key,
+        value;      /* filed under: (key, value) of an In, (key, KS_ID_NONE) of an Exists; key NONE: scan */
+    uint64_t ready; /* ks_cache_selector_track's *ready */
+    size_t bytes;   /* this allocation */
+    struct ks_label_selector sel;
+};
+
+/*
+ * The selectors whose matching pods the cache counts per node: by id, by content (for
+ * ks_cache_selector_track), and by one requirement each (for matching a pod): an In with
+ * one value files it under (namespace, key, value), else an Exists under (namespace, key,
+ * KS_ID_NONE); a selector with neither is on the scan list, tried for every pod.
+ */
+struct sel_registry {
+    uint32_t n, cap;
+    struct tracked_sel **by_id;
+    uint32_t hmask;
+    struct tracked_sel **hbuckets; /* by content; hmask + 1 chains */
+    uint32_t kmask;
+    struct tracked_sel **kbuckets; /* by (namespace, key, value); kmask + 1 chains */
+    struct tracked_sel *scan;
+    size_t bytes; /* the selectors' own allocations */
+};
+
+uint64_t ks__sel_hash(uint32_t ns, const struct ks_label_selector *sel);
+/* ks__sel_find - the tracked copy of (@ns, @sel) with ks__sel_hash @hash, or NULL. */
+struct tracked_sel *ks__sel_find(const struct sel_registry *r, uint32_t ns,
+                                 const struct ks_label_selector *sel, uint64_t hash);
+/* ks__sel_new - a copy of (@ns, @sel), not yet tracked; NULL on ENOMEM. Free it with free(). */
+struct tracked_sel *ks__sel_new(uint32_t ns, const struct ks_label_selector *sel, uint64_t hash);
+/* ks__sel_reserve - room to insert one more selector; 0 or -ENOMEM. */
+int ks__sel_reserve(struct sel_registry *r);
+/* ks__sel_insert - track @t (room reserved), giving it the next id. */
+void ks__sel_insert(struct sel_registry *r, struct tracked_sel *t);
+/* ks__sel_matches - @pod is of @t's namespace, not terminating, and @t matches its labels. */
+bool ks__sel_matches(const struct tracked_sel *t, const struct ks_pod *pod);
+/* ks__pod_entry_sel_reserve - room for @more ids in @e's list; 0 or -ENOMEM. */
+int ks__pod_entry_sel_reserve(struct pod_entry *e, uint32_t more);
+
+/*
+ * ks__sel_match_pod - fill @e's list with the tracked selectors its pod matches (a
+ * terminating pod matches none). 0, or -ENOMEM with the list empty. Cache lock held.
+ */
+int ks__sel_match_pod(const struct sel_registry *r, struct pod_entry *e);
+void ks__sel_registry_destroy(struct sel_registry *r);
+
+/* node_info.c: the counts of @e's selectors, @sign times, into @ni (room reserved). */
+void ks__ni_sel_apply(struct node_info *ni, const struct pod_entry *e, int sign);
+/* node_info.c: one more (@sign 1) or less pod that selector @id matches on @ni (room reserved). */
+void ks__ni_sel_count(struct node_info *ni, uint32_t id, int sign);
+
+/* ---- pods by label (pod_labels.c) ----------------------------------------------------------- */
+
+struct label_list {
+    struct label_list *hnext;
+    uint64_t hash;
+    uint32_t ns, key, value;
+    uint32_t n, cap;
+    struct pod_entry **pods;
+};
+
+struct label_index {
+    bool on;         /* kept from the first tracked selector on */
+    uint32_t n;      /* lists */
+    uint32_t nempty; /* lists without pods */
+    uint32_t mask;
+    struct label_list **buckets;
+};
+
+/* ks__label_index_find - the pods of (@ns, @key, @value), or NULL. */
+struct label_list *ks__label_index_find(const struct label_index *x, uint32_t ns, uint32_t key,
+                                        uint32_t value);
+/* ks__label_index_reserve - room to add @e (no-op while off); 0 or -ENOMEM. */
+int ks__label_index_reserve(struct label_index *x, const struct pod_entry *e);
+/* ks__label_index_add / _remove - list and unlist @e (room reserved; no-op while off). */
+void ks__label_index_add(struct label_index *x, struct pod_entry *e);
+void ks__label_index_remove(struct label_index *x, struct pod_entry *e);
+/* ks__label_index_build - turn the index on with every entry of @pods; 0, or -ENOMEM with it off. */
+int ks__label_index_build(struct label_index *x, const struct pod_table *pods);
+/* ks__label_index_sweep - free the empty lists when they are many. Not while an attach is reserved. */
+void ks__label_index_sweep(struct label_index *x);
+size_t ks__label_index_bytes(const struct label_index *x);
+void ks__label_index_destroy(struct label_index *x);
+
 /* ---- the cache ------------------------------------------------------------------------------- */
 
 enum { KS_CACHE_PRIORITIES = 32 }; /* distinct pod priorities ks_cache.prio tracks */
@@ -299,6 +402,9 @@ struct ks_cache {
     uint32_t *order_scratch;
     uint32_t nflips, cap_flips;
     uint32_t *flips;
+
+    struct sel_registry sels;
+    struct label_index labels;
 };
 
 /*

@@ -153,7 +153,10 @@ const struct ks_node_snap *ks_node_snap_derive(const struct ks_node_snap *base,
     if (!r || !pods || !scalar)
         return NULL;
     *r = *base;
-    r->generation = 0; /* derived: not a version of the cache's node */
+    r->generation = 0;                         /* derived: not a version of the cache's node */
+    r->flags &= (uint16_t)~KS_SNAP_SEL_COUNTS; /* its pods are not the cache's: readers count them */
+    r->nsel_counts = 0;
+    r->sel_counts = NULL;
     memcpy(scalar, base->req_scalar, base->nreq_scalar * sizeof(*scalar));
     r->req_scalar = scalar;
 

@@ -131,7 +131,8 @@ int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e)
         KS_RESERVE(ni->ports, ni->cap_ports, (uint64_t)ni->nports + ni->hidden_ports + e->nports) ||
         KS_RESERVE(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + ni->hidden_pvcs + e->npvcs) ||
         KS_RESERVE(ni->scalar, ni->cap_scalar,
-                   (uint64_t)ni->nscalar + ni->hidden_scalar + e->pod->requests.nscalar))
+                   (uint64_t)ni->nscalar + ni->hidden_scalar + e->pod->requests.nscalar) ||
+        KS_RESERVE(ni->selc, ni->cap_selc, (uint64_t)ni->nselc + ni->hidden_sel + e->nsel))
         return -ENOMEM;
     return 0;
 }
@@ -246,6 +247,37 @@ static void scalar_update(struct node_info *ni, const struct ks_resource_item *i
     }
 }
 
+void ks__ni_sel_count(struct node_info *ni, uint32_t id, int sign)
+{
+    uint32_t lo = 0, hi = ni->nselc;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ni->selc[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ni->nselc && ni->selc[lo].id == id) {
+        if (sign > 0) {
+            ni->selc[lo].count++;
+        } else if (--ni->selc[lo].count == 0) {
+            memmove(&ni->selc[lo], &ni->selc[lo + 1], (size_t)(ni->nselc - lo - 1) * sizeof(*ni->selc));
+            ni->nselc--;
+        }
+        return;
+    }
+    /* only additions reach a selector without a count: a pod is taken away from where it was added */
+    memmove(&ni->selc[lo + 1], &ni->selc[lo], (size_t)(ni->nselc - lo) * sizeof(*ni->selc));
+    ni->selc[lo] = (struct ks_sel_count){id, 1};
+    ni->nselc++;
+}
+
+void ks__ni_sel_apply(struct node_info *ni, const struct pod_entry *e, int sign)
+{
+    for (uint32_t i = 0; i < e->nsel; i++)
+        ks__ni_sel_count(ni, e->sel[i], sign);
+}
+
 static void update(struct node_info *ni, const struct pod_entry *e, int64_t sign)
 {
     const struct ks_pod *pod = e->pod;
@@ -267,6 +299,7 @@ static void update(struct node_info *ni, const struct pod_entry *e, int64_t sign
         else
             ks__pvc_count_remove(ni->pvcs, &ni->npvcs, e->pvcs[i]);
     }
+    ks__ni_sel_apply(ni, e, (int)sign);
 }
 
 void ks__ni_add_pod(struct node_info *ni, struct pod_entry *e)
@@ -302,6 +335,7 @@ static void hidden_count(struct node_info *ni, const struct pod_entry *e, int si
     ni->hidden_ports += (uint32_t)sign * e->nports;
     ni->hidden_pvcs += (uint32_t)sign * e->npvcs;
     ni->hidden_scalar += (uint32_t)sign * e->pod->requests.nscalar;
+    ni->hidden_sel += (uint32_t)sign * e->nsel;
 }
 
 /*
@@ -348,6 +382,7 @@ void ks__ni_free(struct node_info *ni)
     free(ni->anti);
     free(ni->ports);
     free(ni->pvcs);
+    free(ni->selc);
     ks__node_prep_free(ni->prep);
     free(ni);
 }
@@ -413,6 +448,8 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
     off += (size_t)ni->npvcs * sizeof(uint32_t);
     size_t o_taints = off;
     off += (size_t)prep->ntaints * sizeof(uint32_t);
+    size_t o_sel = off;
+    off += (size_t)ni->nselc * sizeof(struct ks_sel_count);
     size_t size = (off + KS_RECORD_ALIGN - 1) & ~(size_t)(KS_RECORD_ALIGN - 1);
 
     /* one cache line holds the hot fields Filter and Score read for every node */
@@ -430,7 +467,7 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
         .alloc_pods = (int32_t)node->alloc.allowed_pods,
         .npods = npods,
         .name = ni->name,
-        .flags = KS_SNAP_HAS_NODE | (node->unschedulable ? KS_SNAP_UNSCHEDULABLE : 0),
+        .flags = KS_SNAP_HAS_NODE | KS_SNAP_SEL_COUNTS | (node->unschedulable ? KS_SNAP_UNSCHEDULABLE : 0),
         .alloc_ephemeral = node->alloc.ephemeral_storage,
         .req_ephemeral = ni->req_ephemeral,
         .node = node,
@@ -474,5 +511,10 @@ struct ks_node_snap *ks__ni_build_record(const struct node_info *ni)
     uint32_t *taints = (uint32_t *)(mem + o_taints);
     copy(taints, prep->taint_reasons, (size_t)prep->ntaints * sizeof(uint32_t));
     r->taint_reasons = taints;
+
+    struct ks_sel_count *selc = (struct ks_sel_count *)(mem + o_sel);
+    copy(selc, ni->selc, (size_t)ni->nselc * sizeof(*selc));
+    r->nsel_counts = ni->nselc;
+    r->sel_counts = selc;
     return r;
 }

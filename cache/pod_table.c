@@ -117,7 +117,7 @@ struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, ui
         npvcs += (k == KS_VOLUME_PVC || k == KS_VOLUME_EPHEMERAL) && pod->volumes[i].source;
     }
     size_t size = sizeof(struct pod_entry) + (size_t)nports * sizeof(struct ks_host_port) +
-                  (size_t)npvcs * sizeof(uint32_t);
+                  ((size_t)npvcs + pod->meta.labels.n) * sizeof(uint32_t);
     struct pod_entry *e = calloc(1, size);
     if (!e)
         return NULL;
@@ -127,6 +127,7 @@ struct pod_entry *ks__pod_entry_make(const struct ks_pod *pod, uint32_t node, ui
     e->slot = e->aff_slot = e->anti_slot = KS__NO_INDEX;
     e->ports = (struct ks_host_port *)(e + 1);
     e->pvcs = (uint32_t *)(e->ports + nports);
+    e->label_pos = e->pvcs + npvcs;
     e->nports = ks_pod_host_ports(pod, any_ip, e->ports);
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const struct ks_volume *v = &pod->volumes[i];

@@ -234,6 +234,7 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 /* Counted queries kept per profile: one per distinct pod template and action is typical. */
 #define PTS_COUNTER_ENTRIES 8
+#define PTS_TRACKED         8 /* selectors remembered with the cache's ids */
 
 struct pts {
     uint16_t slot;
@@ -247,6 +248,14 @@ struct pts {
     uint32_t hostname;
     uint32_t reason_skew;  /* ErrReasonConstraintsNotMatch */
     uint32_t reason_label; /* ErrReasonNodeLabelNotMatch */
+    /* the selectors the cache counts that the last cycles used, so that a cycle need not ask it */
+    struct pts_tracked {
+        struct ks_arena arena; /* sel's copy */
+        const struct ks_label_selector *sel;
+        uint32_t ns, id;
+        uint64_t ready;
+    } tracked[PTS_TRACKED];
+    uint32_t next_tracked;
 };
 
 static void destroy(void *self)
@@ -255,6 +264,8 @@ static void destroy(void *self)
     if (!p)
         return;
     ks_spread_counter_destroy(p->counter);
+    for (uint32_t i = 0; i < PTS_TRACKED; i++)
+        ks_arena_destroy(&p->tracked[i].arena);
     free(p);
 }
 
@@ -301,9 +312,47 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
 
 /* ---- constraints ----------------------------------------------------------------------------- */
 
+/* The snapshot PreFilter and PreScore count over; NULL without a cache (no nodes). */
+static const struct ks_snapshot *snapshot_of(const struct pts *p)
+{
+    return p->cache ? ks_cache_snapshot(p->cache) : NULL;
+}
+
+/*
+ * The cache's id of (@ns, @sel) when the records of @snap count its pods, else KS_ID_NONE
+ * (the pods are counted one by one). Asks the cache to track a selector the last cycles
+ * did not use. Scheduling thread.
+ */
+static uint32_t counted_id(struct pts *p, const struct ks_snapshot *snap, uint32_t ns,
+                           const struct ks_label_selector *sel)
+{
+    if (!p->cache || !snap || !sel || sel->nreqs == 0)
+        return KS_ID_NONE;
+    struct pts_tracked *t = NULL;
+    for (uint32_t i = 0; i < PTS_TRACKED && !t; i++) {
+        struct pts_tracked *x = &p->tracked[i];
+        if (x->sel && x->ns == ns && ks_spread_selector_equal(x->sel, sel))
+            t = x;
+    }
+    if (!t) {
+        uint32_t id;
+        uint64_t ready;
+        if (ks_cache_selector_track(p->cache, ns, sel, &id, &ready) < 0)
+            return KS_ID_NONE; /* out of memory: count the pods */
+        t = &p->tracked[p->next_tracked++ % PTS_TRACKED];
+        ks_arena_reset(&t->arena);
+        if (!(t->sel = ks_spread_selector_copy(&t->arena, sel)))
+            return KS_ID_NONE;
+        t->ns = ns;
+        t->id = id;
+        t->ready = ready;
+    }
+    return snap->generation >= t->ready ? t->id : KS_ID_NONE;
+}
+
 /* One v1.TopologySpreadConstraint as filterTopologySpreadConstraints turns it into ours. */
 static void constraint_of(const struct ks_spread_constraint *c, const struct ks_label_selector *sel,
-                          const struct ks_pod *pod, struct ks_pts_constraint *out)
+                          const struct ks_pod *pod, uint32_t sel_id, struct ks_pts_constraint *out)
 {
     *out = (struct ks_pts_constraint){
         .max_skew = c->max_skew,
@@ -313,6 +362,7 @@ static void constraint_of(const struct ks_spread_constraint *c, const struct ks_
         .honor_affinity = c->node_affinity_policy != KS_POLICY_IGNORE,
         .honor_taints = c->node_taints_policy == KS_POLICY_HONOR,
         .self_match = ks_label_selector_matches(sel, &pod->meta.labels),
+        .sel_id = sel_id,
     };
 }
 
@@ -320,7 +370,7 @@ static void constraint_of(const struct ks_spread_constraint *c, const struct ks_
  * getConstraints for @action: the pod's own constraints, or the default ones with the
  * pod's default selector. *n is 0 when there are none. Returns 0 or -ENOMEM.
  */
-static int constraints_of(const struct pts *p, const struct ks_pod *pod, enum ks_unsatisfiable_action action,
+static int constraints_of(struct pts *p, const struct ks_pod *pod, enum ks_unsatisfiable_action action,
                           struct ks_arena *arena, struct ks_pts_constraint **out, uint32_t *n)
 {
     const struct ks_spread_constraint *list = pod->nspread ? pod->spread : p->defaults;
@@ -350,17 +400,11 @@ static int constraints_of(const struct pts *p, const struct ks_pod *pod, enum ks
             continue;
         if (!dflt && ks_spread_match_label_keys(c, &pod->meta.labels, arena, &sel) < 0)
             return -ENOMEM;
-        constraint_of(c, sel, pod, &cons[k++]);
+        constraint_of(c, sel, pod, counted_id(p, snapshot_of(p), pod->meta.namespace_id, sel), &cons[k++]);
     }
     *out = cons;
     *n = k;
     return 0;
-}
-
-/* The snapshot PreFilter and PreScore count over; NULL without a cache (no nodes). */
-static const struct ks_snapshot *snapshot_of(const struct pts *p)
-{
-    return p->cache ? ks_cache_snapshot(p->cache) : NULL;
 }
 
 /* Count @cons over every node into @counts (tables in @arena). */
@@ -379,6 +423,7 @@ static int count_domains(struct pts *p, const struct ks_cycle_state *cs, const s
             .honor_affinity = cons[i].honor_affinity,
             .honor_taints = cons[i].honor_taints,
             .skip = skip_hostname && cons[i].topology_key == p->hostname,
+            .sel_id = cons[i].sel_id,
         };
     if (!snap) {
         for (uint32_t i = 0; i < n; i++) {
@@ -679,7 +724,7 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
             continue;
         int64_t cnt;
         if (k->topology_key == s->hostname) {
-            cnt = ks_spread_count_pods(node, k->selector, s->ns);
+            cnt = ks_spread_node_count(node, k->selector, s->ns, k->sel_id);
         } else {
             const struct ks_spread_domain *d = ks_spread_domains_find(&s->counts[i], value);
             cnt = d ? d->count : 0;

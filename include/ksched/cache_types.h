@@ -28,6 +28,15 @@ struct ks_image_state {
 };
 
 /*
+ * The pods on a node that a tracked label selector matches (ks_cache_selector_track,
+ * internal/cache.h): the selector's id and the count, never 0.
+ */
+struct ks_sel_count {
+    uint32_t id;
+    uint32_t count;
+};
+
+/*
  * One node as Filter and Score see it. The first 64 bytes are all that the default
  * filters and scores read of a node for a pod without ports, volumes, scalar resources,
  * a nodeName or images to compare (on a big cluster each cycle's records come from
@@ -77,6 +86,9 @@ struct ks_node_snap {
     const struct ks_image_state *images;
     const uint32_t *pvc_refs;      /* interned "namespace/claim" of PVCs used by the node's pods, sorted */
     const uint32_t *taint_reasons; /* per node->taints[i]: interned "node(s) had untolerated taint {k: v}" */
+    /* with KS_SNAP_SEL_COUNTS: per tracked selector matching some of pods, their count; sorted by id */
+    uint32_t nsel_counts;
+    const struct ks_sel_count *sel_counts;
 };
 
 /* the fields every evaluated node reads share one cache line */
@@ -86,6 +98,7 @@ _Static_assert(offsetof(struct ks_node_snap, nimages) + sizeof(uint32_t) <= 64, 
 
 #define KS_SNAP_UNSCHEDULABLE 0x1u /* node.spec.unschedulable */
 #define KS_SNAP_HAS_NODE      0x2u /* the node object exists (false for pods left on a deleted node) */
+#define KS_SNAP_SEL_COUNTS    0x4u /* sel_counts is the cache's count of pods (unset: derived, or by a test) */
 
 /*
  * ks_node_snap.taints: a summary of node->taints, so that taint checks on untainted nodes
@@ -164,6 +177,27 @@ struct ks_snapshot {
 static inline const struct ks_node_snap *ks_snapshot_node(const struct ks_snapshot *s, uint32_t i)
 {
     return s->chunks[i >> KS_SNAP_CHUNK_SHIFT]->nodes[i & (KS_SNAP_CHUNK - 1)];
+}
+
+/*
+ * ks_node_snap_sel_count - the pods on @r that tracked selector @id matches (namespace,
+ * terminating pods and all, as the cache counts them): false when @r carries no counts
+ * (a record the cache did not build); 0 for a selector none of its pods matches. Any thread.
+ */
+static inline bool ks_node_snap_sel_count(const struct ks_node_snap *r, uint32_t id, uint32_t *count)
+{
+    if (!(r->flags & KS_SNAP_SEL_COUNTS))
+        return false;
+    uint32_t lo = 0, hi = r->nsel_counts;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->sel_counts[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *count = lo < r->nsel_counts && r->sel_counts[lo].id == id ? r->sel_counts[lo].count : 0;
+    return true;
 }
 
 #endif

@@ -62,6 +62,20 @@ bool ks_spread_selector_equal(const struct ks_label_selector *a, const struct ks
 uint32_t ks_spread_count_pods(const struct ks_node_snap *node, const struct ks_label_selector *sel,
                               uint32_t ns);
 
+/*
+ * ks_spread_node_count - ks_spread_count_pods(), read from @node's counts when @sel_id
+ * names the cache's tracked copy of (@ns, @sel) and the record carries the cache's counts
+ * (ks_node_snap_sel_count); KS_ID_NONE, or a record without counts, counts the pods.
+ * The caller passes an id only for a snapshot whose records all count it
+ * (ks_cache_selector_track's ready generation).
+ */
+uint32_t ks_spread_node_count(const struct ks_node_snap *node, const struct ks_label_selector *sel,
+                              uint32_t ns, uint32_t sel_id);
+
+/* ks_spread_selector_copy - a deep copy of @s in @a (NULL stays NULL); NULL on ENOMEM. */
+const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a,
+                                                        const struct ks_label_selector *s);
+
 /* ---- node inclusion ------------------------------------------------------------------------- */
 
 /* ks_spread_affinity_matches - nodeaffinity.GetRequiredNodeAffinity(@pod).Match(@node). */
@@ -123,6 +137,7 @@ struct ks_spread_term {
     bool honor_affinity; /* nodeAffinityPolicy Honor: only nodes the pod's required affinity selects */
     bool honor_taints;   /* nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates */
     bool skip;           /* not counted here (hostname terms of PreScore, counted per node in Score) */
+    uint32_t sel_id;     /* ks_spread_node_count's: the records' counts of selector, or KS_ID_NONE */
 };
 
 /*
@@ -151,8 +166,9 @@ struct ks_spread_counter;
  * remembers, per node position of the snapshot, what the node contributed, and through a
  * struct ks_node_memo (plugin_helpers_memo.h) which record and chunk it counted; a later
  * count of an equal query (same namespace, selectors, keys, policies, and the pod's
- * affinity / tolerations where a policy reads them) skips the unchanged chunks and only
- * recounts the nodes whose record changed since. Returns 0 or -ENOMEM.
+ * affinity / tolerations where a policy reads them; the terms' sel_id is not part of it)
+ * skips the unchanged chunks and only recounts the nodes whose record changed since, each
+ * with ks_spread_node_count(). Returns 0 or -ENOMEM.
  */
 int ks_spread_counter_create(uint32_t max_entries, struct ks_spread_counter **out);
 
@@ -195,6 +211,7 @@ struct ks_pts_constraint {
     bool honor_affinity;
     bool honor_taints;
     bool self_match; /* the incoming pod's labels match the selector (Filter's selfMatchNum) */
+    uint32_t sel_id; /* the cache's counts of (namespace, selector) for this cycle, or KS_ID_NONE */
 };
 
 /* preFilterState: DoNotSchedule constraints, matching pods per domain, critical paths. */

@@ -284,6 +284,15 @@ uint32_t ks_spread_count_pods(const struct ks_node_snap *node, const struct ks_l
     return count;
 }
 
+uint32_t ks_spread_node_count(const struct ks_node_snap *node, const struct ks_label_selector *sel,
+                              uint32_t ns, uint32_t sel_id)
+{
+    uint32_t count;
+    if (sel_id != KS_ID_NONE && ks_node_snap_sel_count(node, sel_id, &count))
+        return count;
+    return ks_spread_count_pods(node, sel, ns);
+}
+
 /* ---- node inclusion ------------------------------------------------------------------------- */
 
 bool ks_spread_affinity_matches(const struct ks_pod *pod, const struct ks_node *node)
@@ -608,7 +617,7 @@ static bool entry_matches(const struct entry *e, const struct ks_spread_query *q
     return !e->any_taints || tolerations_equal(e->tmpl, q->pod);
 }
 
-static const struct ks_label_selector *selector_copy(struct ks_arena *a, const struct ks_label_selector *s)
+const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, const struct ks_label_selector *s)
 {
     if (!s)
         return NULL;
@@ -647,7 +656,8 @@ static struct entry *entry_new(const struct ks_spread_query *q)
         e->terms[t] = q->terms[t];
         e->any_affinity |= q->terms[t].honor_affinity && !q->terms[t].skip;
         e->any_taints |= q->terms[t].honor_taints && !q->terms[t].skip;
-        if (q->terms[t].selector && !(e->terms[t].selector = selector_copy(&e->arena, q->terms[t].selector)))
+        if (q->terms[t].selector &&
+            !(e->terms[t].selector = ks_spread_selector_copy(&e->arena, q->terms[t].selector)))
             goto err;
     }
     e->tmpl = ks_pod_get(q->pod);
@@ -777,7 +787,7 @@ static int position_count(struct entry *e, uint32_t i, const struct ks_node_snap
         }
         uint32_t value = KS_ID_EMPTY; /* node.Labels[key] reads "" for a missing key */
         ks_labels_get(labels, term->topology_key, &value);
-        uint32_t count = ks_spread_count_pods(r, term->selector, e->ns);
+        uint32_t count = ks_spread_node_count(r, term->selector, e->ns, term->sel_id);
         if (heap_table_apply(&e->tables[t], value, count, 1) < 0)
             return -ENOMEM;
         e->dom[(size_t)i * e->nterms + t] = value;
@@ -871,6 +881,8 @@ int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapsho
         c->entries[at] = e;
     }
     e->last_use = ++c->clock;
+    for (uint32_t t = 0; t < q->nterms; t++)
+        e->terms[t].sel_id = q->terms[t].sel_id; /* this snapshot's: how the changed nodes are counted */
     if (entry_sync(e, snap) < 0)
         return -ENOMEM;
     if (q->nlisting)

@@ -409,7 +409,7 @@ Test(cache, update_node_is_reflected)
     cr_expect(eq(i64, after->alloc_memory, 16 * GI));
     cr_expect(eq(i64, after->alloc_ephemeral, 100 * GI));
     cr_expect(eq(i32, after->alloc_pods, 50));
-    cr_expect(eq(u32, after->flags, KS_SNAP_HAS_NODE | KS_SNAP_UNSCHEDULABLE));
+    cr_expect(eq(u32, after->flags, KS_SNAP_HAS_NODE | KS_SNAP_SEL_COUNTS | KS_SNAP_UNSCHEDULABLE));
     cr_expect(eq(ptr, (void *)after->node, n));
     cr_expect(eq(i64, after->req_milli_cpu, 1000), "pods kept across the update");
     cr_expect(gt(u64, after->generation, before->generation));

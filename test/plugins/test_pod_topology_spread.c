@@ -2168,6 +2168,9 @@ Test(podtopologyspread, counts_follow_changes_in_one_chunk_of_many)
     cr_assert(ge(int, ks_cache_refresh(e.cache), 0));
     struct ks_pod *pod = incoming(&(struct tincoming){"foo=", .c = {{1, "zone", DNS, FOO}}});
     expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=1,z3=0", "initial");
+    /* that PreFilter had the cache track the selector: m-10's record now carries its count */
+    cr_assert(eq(int, ks_cache_refresh(e.cache), 1));
+    expect_prefilter_counts(&e, pod, "z0=0,z1=0,z2=1,z3=0", "read from the records");
 
     /* assume a matching pod on m-601 (zone z1, chunk 2) */
     struct ks_pod *assumed = mk_pod("default", "assumed", "foo=");

@@ -97,6 +97,28 @@ uint32_t ks_cache_pod_node(struct ks_cache *c, const struct ks_pod *pod);
  */
 uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool *assumed);
 
+/*
+ * ks_cache_selector_track - count, per node, the pods of namespace @ns that @sel matches
+ * (a spread constraint's selector: PodTopologySpread's countPodsMatchSelector, terminating
+ * pods left out) from now on, for the life of the cache. *@id names (@ns, @sel) in the
+ * records' sel_counts (ks_node_snap_sel_count, cache_types.h); a selector with the same
+ * requirements in the same order, in the same namespace, gets the same id. A record of a
+ * snapshot whose generation is at least *@ready counts it (0: every snapshot's records
+ * already do, since no pod matched it when it was first tracked); an earlier snapshot's
+ * records may lack it. @sel must have requirements. The first call for a selector walks
+ * the cache's pods (under the lock); later ones find it in a hash table. 0, or -ENOMEM with
+ * nothing tracked. Context: any thread; takes the cache lock.
+ */
+int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_label_selector *sel,
+                            uint32_t *id, uint64_t *ready);
+
+/*
+ * ks_cache_selector_stats - the selectors tracked, and the bytes their counting takes:
+ * the selectors' copies and tables, the counts kept per node (in the cache; the published
+ * records hold as many again), and the pods' lists of the selectors they match.
+ */
+void ks_cache_selector_stats(struct ks_cache *c, uint32_t *nselectors, size_t *bytes);
+
 /* ks_cache_counts - nodes and pods (assumed included) held. */
 void ks_cache_counts(struct ks_cache *c, uint32_t *nodes, uint32_t *pods);
 
@@ -118,7 +140,8 @@ int ks_cache_refresh(struct ks_cache *c);
 /*
  * ks_cache_check - the cache's invariants (cache/cache_check.c): each node's aggregates
  * (requested and non-zero requested resources, scalars, pod count, affinity lists, host
- * ports, PVC counts) equal the sums over its pods; every pod entry is indexed on the node
+ * ports, PVC counts, tracked selectors' counts) equal the sums over its pods, and each pod
+ * lists exactly the tracked selectors it matches; every pod entry is indexed on the node
  * it names; the assumed list holds exactly the assumed entries; node-less infos hold pods.
  * With KS_CACHE_CHECK_FIT, no node's requests exceed its allocatable (cpu, memory,
  * ephemeral storage, pods, scalars). With KS_CACHE_CHECK_SNAPSHOT, the published snapshot
