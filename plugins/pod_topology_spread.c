@@ -234,7 +234,6 @@ static void args_print(const void *args, struct ks_yaml_out *o)
 
 /* Counted queries kept per profile: one per distinct pod template and action is typical. */
 #define PTS_COUNTER_ENTRIES 8
-#define PTS_TRACKED         8 /* selectors remembered with the cache's ids */
 
 struct pts {
     uint16_t slot;
@@ -246,16 +245,9 @@ struct pts {
     const struct ks_objects *objects;
     struct ks_spread_counter *counter;
     uint32_t hostname;
-    uint32_t reason_skew;  /* ErrReasonConstraintsNotMatch */
-    uint32_t reason_label; /* ErrReasonNodeLabelNotMatch */
-    /* the selectors the cache counts that the last cycles used, so that a cycle need not ask it */
-    struct pts_tracked {
-        struct ks_arena arena; /* sel's copy */
-        const struct ks_label_selector *sel;
-        uint32_t ns, id;
-        uint64_t ready;
-    } tracked[PTS_TRACKED];
-    uint32_t next_tracked;
+    uint32_t reason_skew;             /* ErrReasonConstraintsNotMatch */
+    uint32_t reason_label;            /* ErrReasonNodeLabelNotMatch */
+    struct ks_spread_tracker tracked; /* the selectors the cache counts, as the last cycles used them */
 };
 
 static void destroy(void *self)
@@ -264,8 +256,7 @@ static void destroy(void *self)
     if (!p)
         return;
     ks_spread_counter_destroy(p->counter);
-    for (uint32_t i = 0; i < PTS_TRACKED; i++)
-        ks_arena_destroy(&p->tracked[i].arena);
+    ks_spread_tracker_destroy(&p->tracked);
     free(p);
 }
 
@@ -318,38 +309,6 @@ static const struct ks_snapshot *snapshot_of(const struct pts *p)
     return p->cache ? ks_cache_snapshot(p->cache) : NULL;
 }
 
-/*
- * The cache's id of (@ns, @sel) when the records of @snap count its pods, else KS_ID_NONE
- * (the pods are counted one by one). Asks the cache to track a selector the last cycles
- * did not use. Scheduling thread.
- */
-static uint32_t counted_id(struct pts *p, const struct ks_snapshot *snap, uint32_t ns,
-                           const struct ks_label_selector *sel)
-{
-    if (!p->cache || !snap || !sel || sel->nreqs == 0)
-        return KS_ID_NONE;
-    struct pts_tracked *t = NULL;
-    for (uint32_t i = 0; i < PTS_TRACKED && !t; i++) {
-        struct pts_tracked *x = &p->tracked[i];
-        if (x->sel && x->ns == ns && ks_spread_selector_equal(x->sel, sel))
-            t = x;
-    }
-    if (!t) {
-        uint32_t id;
-        uint64_t ready;
-        if (ks_cache_selector_track(p->cache, ns, sel, &id, &ready) < 0)
-            return KS_ID_NONE; /* out of memory: count the pods */
-        t = &p->tracked[p->next_tracked++ % PTS_TRACKED];
-        ks_arena_reset(&t->arena);
-        if (!(t->sel = ks_spread_selector_copy(&t->arena, sel)))
-            return KS_ID_NONE;
-        t->ns = ns;
-        t->id = id;
-        t->ready = ready;
-    }
-    return snap->generation >= t->ready ? t->id : KS_ID_NONE;
-}
-
 /* One v1.TopologySpreadConstraint as filterTopologySpreadConstraints turns it into ours. */
 static void constraint_of(const struct ks_spread_constraint *c, const struct ks_label_selector *sel,
                           const struct ks_pod *pod, uint32_t sel_id, struct ks_pts_constraint *out)
@@ -400,7 +359,10 @@ static int constraints_of(struct pts *p, const struct ks_pod *pod, enum ks_unsat
             continue;
         if (!dflt && ks_spread_match_label_keys(c, &pod->meta.labels, arena, &sel) < 0)
             return -ENOMEM;
-        constraint_of(c, sel, pod, counted_id(p, snapshot_of(p), pod->meta.namespace_id, sel), &cons[k++]);
+        constraint_of(
+            c, sel, pod,
+            ks_spread_counted_id(&p->tracked, p->cache, snapshot_of(p), pod->meta.namespace_id, sel),
+            &cons[k++]);
     }
     *out = cons;
     *n = k;

@@ -26,6 +26,7 @@
 
 #include "ksched/api.h"
 #include "ksched/framework.h"
+#include "ksched/internal/cache.h"
 #include "ksched/plugin_batch.h"
 #include "ksched/plugin_helpers_spread.h"
 #include "ksched/registry.h"
@@ -34,6 +35,8 @@
 struct selector_spread {
     uint16_t slot;
     const struct ks_objects *objects;
+    struct ks_cache *cache;
+    struct ks_spread_tracker tracked; /* the selectors the cache counts, as the last cycles used them */
 };
 
 /* A zone (region, zone ids) and its summed count. */
@@ -45,6 +48,7 @@ struct zone_count {
 /* preScoreState, plus NormalizeScore's scratch for the @n scored nodes. */
 struct ss_state {
     const struct ks_label_selector *selector;
+    uint32_t sel_id; /* the records' counts of it (ks_spread_node_count), or KS_ID_NONE */
     uint32_t n;
     struct zone_count *zones; /* [n] zones in order of first appearance */
     uint32_t *zone_of;        /* [n] index in zones of each node, UINT32_MAX: no zone */
@@ -62,15 +66,21 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
         return -ENOMEM;
     }
     p->slot = in->slot;
-    if (in->framework)
+    if (in->framework) {
         p->objects = ks_framework_deps(in->framework)->objects;
+        p->cache = ks_framework_deps(in->framework)->cache;
+    }
     *self = p;
     return 0;
 }
 
 static void destroy(void *self)
 {
-    free(self);
+    struct selector_spread *p = self;
+    if (!p)
+        return;
+    ks_spread_tracker_destroy(&p->tracked);
+    free(p);
 }
 
 /* skipSelectorSpread: the pod's own spread constraints take over. */
@@ -83,7 +93,7 @@ static bool skip(const struct ks_pod *pod)
 static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod *pod,
                      const struct ks_node_snap *const *nodes, uint32_t n, struct ks_status *st)
 {
-    const struct selector_spread *p = self;
+    struct selector_spread *p = self;
     (void)nodes;
     if (skip(pod))
         return KS_SUCCESS;
@@ -98,6 +108,8 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->n = n;
     s->mask = cap - 1;
+    s->sel_id = ks_spread_counted_id(&p->tracked, p->cache, p->cache ? ks_cache_snapshot(p->cache) : NULL,
+                                     pod->meta.namespace_id, s->selector);
     cs->slot[p->slot] = s;
     return KS_SUCCESS;
 }
@@ -120,7 +132,7 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
         return KS_SUCCESS;
     if (__builtin_expect(!s, 0))
         return no_state(st);
-    *out = ks_spread_count_pods(node, s->selector, pod->meta.namespace_id);
+    *out = ks_spread_node_count(node, s->selector, pod->meta.namespace_id, s->sel_id);
     return KS_SUCCESS;
 }
 

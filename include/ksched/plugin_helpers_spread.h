@@ -72,6 +72,37 @@ uint32_t ks_spread_count_pods(const struct ks_node_snap *node, const struct ks_l
 uint32_t ks_spread_node_count(const struct ks_node_snap *node, const struct ks_label_selector *sel,
                               uint32_t ns, uint32_t sel_id);
 
+/*
+ * The selectors a plugin had the cache count (ks_cache_selector_track, internal/cache.h)
+ * in its last cycles, with their ids, so that a cycle need not ask the cache. One per
+ * plugin instance; the scheduling thread alone uses it.
+ */
+#define KS_SPREAD_TRACKED 8
+struct ks_spread_tracker {
+    struct ks_spread_tracked {
+        struct ks_arena arena; /* sel's copy */
+        const struct ks_label_selector *sel;
+        uint32_t ns, id;
+        uint64_t ready;
+    } slot[KS_SPREAD_TRACKED];
+    uint32_t next;
+};
+
+struct ks_cache;
+
+/*
+ * ks_spread_counted_id - the id that ks_spread_node_count() reads (@ns, @sel) by in the
+ * records of @snap (a snapshot of @cache), or KS_ID_NONE when they do not all count it yet
+ * (the cycle that first uses a selector) or on ENOMEM: the pods are then counted one by one.
+ * Has the cache track a selector @t does not know. Scheduling thread.
+ */
+uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cache,
+                              const struct ks_snapshot *snap, uint32_t ns,
+                              const struct ks_label_selector *sel);
+
+/* ks_spread_tracker_destroy - free what @t holds (not @t itself). */
+void ks_spread_tracker_destroy(struct ks_spread_tracker *t);
+
 /* ks_spread_selector_copy - a deep copy of @s in @a (NULL stays NULL); NULL on ENOMEM. */
 const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a,
                                                         const struct ks_label_selector *s);

@@ -21,13 +21,12 @@
  * domain is live while it has at least one eligible node; an entry holds one reference to
  * the pod whose affinity and tolerations it was counted with.
  */
-#include "ksched/plugin_helpers_spread.h"
-
-#include "ksched/internal/cache.h"
 #include "ksched/plugin_helpers_memo.h"
+#include "ksched/plugin_helpers_spread.h"
 
 #include "ksched/api.h"
 #include "ksched/base/intern.h"
+#include "ksched/internal/cache.h"
 #include "ksched/loader.h"
 
 #include <errno.h>
@@ -291,6 +290,39 @@ uint32_t ks_spread_node_count(const struct ks_node_snap *node, const struct ks_l
     if (sel_id != KS_ID_NONE && ks_node_snap_sel_count(node, sel_id, &count))
         return count;
     return ks_spread_count_pods(node, sel, ns);
+}
+
+uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cache,
+                              const struct ks_snapshot *snap, uint32_t ns,
+                              const struct ks_label_selector *sel)
+{
+    if (!cache || !snap || !sel || sel->nreqs == 0)
+        return KS_ID_NONE;
+    struct ks_spread_tracked *x = NULL;
+    for (uint32_t i = 0; i < KS_SPREAD_TRACKED && !x; i++) {
+        if (t->slot[i].sel && t->slot[i].ns == ns && ks_spread_selector_equal(t->slot[i].sel, sel))
+            x = &t->slot[i];
+    }
+    if (!x) {
+        uint32_t id;
+        uint64_t ready;
+        if (ks_cache_selector_track(cache, ns, sel, &id, &ready) < 0)
+            return KS_ID_NONE;
+        x = &t->slot[t->next++ % KS_SPREAD_TRACKED];
+        ks_arena_reset(&x->arena);
+        if (!(x->sel = ks_spread_selector_copy(&x->arena, sel)))
+            return KS_ID_NONE;
+        x->ns = ns;
+        x->id = id;
+        x->ready = ready;
+    }
+    return snap->generation >= x->ready ? x->id : KS_ID_NONE;
+}
+
+void ks_spread_tracker_destroy(struct ks_spread_tracker *t)
+{
+    for (uint32_t i = 0; i < KS_SPREAD_TRACKED; i++)
+        ks_arena_destroy(&t->slot[i].arena);
 }
 
 /* ---- node inclusion ------------------------------------------------------------------------- */

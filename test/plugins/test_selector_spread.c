@@ -11,6 +11,8 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include "ksched/base/rcu.h"
+#include "ksched/internal/cache.h"
 #include "ksched/internal/config.h"
 #include "ksched/loader.h"
 #include "ksched/plugin_helpers_spread.h"
@@ -20,7 +22,17 @@
 /* The case tables leave trailing fields of their rows out (zero: unset). */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-TestSuite(selectorspread);
+static void setup(void)
+{
+    ks_rcu_register_thread();
+}
+
+static void teardown(void)
+{
+    ks_rcu_unregister_thread();
+}
+
+TestSuite(selectorspread, .init = setup, .fini = teardown);
 
 static const struct ks_plugin *const ss = &ks_plugin_selector_spread;
 
@@ -188,6 +200,65 @@ static void run_case(const struct ss_case *c, const char *const *names, const ch
     free_objects(&objs);
 }
 
+/*
+ * The same case through a real cache, twice: the first cycle has the cache track the
+ * pod's selector and counts pods one by one; after a refresh the second reads the records'
+ * counts (ks_spread_node_count). Both must score as upstream does.
+ */
+static void run_case_cached(const struct ss_case *c, const char *const *names, const char *const *labels,
+                            uint32_t n)
+{
+    struct ks_objects objs = {0};
+    struct ks_config *cfg = NULL;
+    struct ks_framework *fw = NULL;
+    struct ks_cache *cache = NULL;
+    struct ks_error err = {0};
+    for (int i = 0; i < MAXO && c->objs[i].kind; i++)
+        add_object(&objs, &c->objs[i]);
+    cr_assert(eq(int, ks_config_load_default(&cfg), 0));
+    cr_assert(eq(int, ks_cache_create(&cache), 0));
+    struct ks_framework_deps deps = {.objects = &objs, .cache = cache};
+    cr_assert(eq(int, ks_framework_create(&cfg->profiles[0], &deps, &fw, &err), 0), "%s", err.msg);
+    struct ks_plugin_init in = {.slot = 0, .framework = fw};
+    void *self = NULL;
+    cr_assert(eq(int, ss->init(&in, &self, &err), 0));
+    for (uint32_t i = 0; i < n; i++)
+        cr_assert(eq(int, ks_cache_add_node(cache, ks_fake_node(names[i], labels ? labels[i] : "")), 0));
+    for (uint32_t j = 0; j < MAXP && c->pods[j].node; j++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%u", j);
+        cr_assert(eq(int, ks_cache_add_pod(cache, mk_pod(&c->pods[j], name), ks_intern(c->pods[j].node)), 0));
+    }
+    struct ks_pod *pod = mk_pod(&c->pod, "pod");
+    for (int cycle = 0; cycle < 2; cycle++) {
+        cr_assert(ge(int, ks_cache_refresh(cache), 0));
+        ks_rcu_read_lock();
+        const struct ks_snapshot *snap = ks_cache_snapshot(cache);
+        const struct ks_node_snap *snaps[MAXN];
+        for (uint32_t i = 0; i < n; i++)
+            snaps[i] = ks_snapshot_find(snap, ks_intern(names[i]));
+        struct ks_cycle_state cs;
+        struct ks_status st = {0};
+        int64_t scores[MAXN];
+        fx_cs_init(&cs);
+        cr_assert(eq(int, ss->pre_score(self, &cs, pod, snaps, n, &st), KS_SUCCESS));
+        for (uint32_t i = 0; i < n; i++)
+            cr_assert(eq(int, ss->score(self, &cs, pod, snaps[i], &scores[i], &st), KS_SUCCESS), "%s",
+                      c->name);
+        cr_assert(eq(int, ss->normalize_score(self, &cs, pod, snaps, scores, n, &st), KS_SUCCESS));
+        for (uint32_t i = 0; i < n; i++)
+            cr_expect(eq(i64, scores[i], c->want[i]), "%s: %s (cycle %d)", c->name, names[i], cycle);
+        fx_cs_free(&cs);
+        ks_rcu_read_unlock();
+    }
+    ks_pod_destroy(pod);
+    ss->destroy(self);
+    ks_framework_destroy(fw);
+    ks_cache_destroy(cache);
+    ks_config_destroy(cfg);
+    free_objects(&objs);
+}
+
 static const struct ss_case spread_cases[] = {
     {"nothing scheduled", {NULL, "", "none"}, {{0}}, {{0}}, {100, 100}},
     {"no services", {NULL, L1, "none"}, {{"node1", "", "none"}}, {{0}}, {100, 100}},
@@ -331,8 +402,10 @@ static const struct ss_case spread_cases[] = {
 Test(selectorspread, upstream_selector_spread_score)
 {
     static const char *const names[] = {"node1", "node2"};
-    for (size_t i = 0; i < sizeof(spread_cases) / sizeof(spread_cases[0]); i++)
+    for (size_t i = 0; i < sizeof(spread_cases) / sizeof(spread_cases[0]); i++) {
         run_case(&spread_cases[i], names, NULL, 2);
+        run_case_cached(&spread_cases[i], names, NULL, 2);
+    }
 }
 
 #define M1Z1 "node1.zone1"
@@ -392,8 +465,10 @@ Test(selectorspread, upstream_zone_selector_spread_priority)
         "topology.kubernetes.io/zone=zone2", "topology.kubernetes.io/zone=zone3",
         "topology.kubernetes.io/zone=zone3", "topology.kubernetes.io/zone=zone3",
     };
-    for (size_t i = 0; i < sizeof(zone_cases) / sizeof(zone_cases[0]); i++)
+    for (size_t i = 0; i < sizeof(zone_cases) / sizeof(zone_cases[0]); i++) {
         run_case(&zone_cases[i], names, labels, 6);
+        run_case_cached(&zone_cases[i], names, labels, 6);
+    }
 }
 
 /* GetZoneKey reads the beta failure-domain labels first, and a region alone is a zone key. */
