@@ -249,14 +249,7 @@ static void scalar_update(struct node_info *ni, const struct ks_resource_item *i
 
 void ks__ni_sel_count(struct node_info *ni, uint32_t id, int sign)
 {
-    uint32_t lo = 0, hi = ni->nselc;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ni->selc[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo = ks_sel_count_find(ni->selc, ni->nselc, id);
     if (lo < ni->nselc && ni->selc[lo].id == id) {
         if (sign > 0) {
             ni->selc[lo].count++;

@@ -179,6 +179,21 @@ static inline const struct ks_node_snap *ks_snapshot_node(const struct ks_snapsh
     return s->chunks[i >> KS_SNAP_CHUNK_SHIFT]->nodes[i & (KS_SNAP_CHUNK - 1)];
 }
 
+/* ks_sel_count_find - the index of the first of the @n counts of @v (sorted by id) whose id is not below @id.
+ */
+static inline uint32_t ks_sel_count_find(const struct ks_sel_count *v, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * ks_node_snap_sel_count - the pods on @r that tracked selector @id matches (namespace,
  * terminating pods and all, as the cache counts them): false when @r carries no counts
@@ -188,15 +203,8 @@ static inline bool ks_node_snap_sel_count(const struct ks_node_snap *r, uint32_t
 {
     if (!(r->flags & KS_SNAP_SEL_COUNTS))
         return false;
-    uint32_t lo = 0, hi = r->nsel_counts;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (r->sel_counts[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *count = lo < r->nsel_counts && r->sel_counts[lo].id == id ? r->sel_counts[lo].count : 0;
+    uint32_t i = ks_sel_count_find(r->sel_counts, r->nsel_counts, id);
+    *count = i < r->nsel_counts && r->sel_counts[i].id == id ? r->sel_counts[i].count : 0;
     return true;
 }
 
