@@ -124,17 +124,17 @@ struct ks_scheduler {
     uint64_t sample_rng;   /* xorshift state for the cycles that time their plugins (not the tie-breaks') */
     bool metrics_attached; /* opts.metrics reads this scheduler at each scrape until it is destroyed */
     struct ks_cycle_scratch scratch;
-    struct ks_index *index;                /* the signature index (ksched/internal/index.h); NULL with opts.no_index */
-    uint8_t *sign_buf;                     /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
-    uint64_t nominations_seen;             /* the nominator's change cursor the index followed */
-    struct ks_arena index_arena;           /* a nominated position's derived record (index_path.c) */
-    struct ks_cycle_state index_cs;        /* its cycle state with the nominated pods' AddPod */
-    _Atomic uint64_t indexed_cycles;       /* cycles whose host the index chose (relaxed: a counter) */
-    _Atomic uint64_t indexed_unfit_cycles; /* cycles the index found no node fits (relaxed: a counter) */
-    _Atomic uint64_t indexed_preemptions;  /* preemptions the candidate trees answered (relaxed) */
-    struct ks_index_class *unfit_class;    /* the class of this cycle's unfit answer, NULL for none */
-    bool bind_deferred;                    /* a binding waits for ks__bind_flush() (binder.c) */
-    struct ks_bind_job *free_jobs;         /* recycled jobs, guarded by bind_lock */
+    struct ks_index *index;      /* the signature index (ksched/internal/index.h); NULL with opts.no_index */
+    uint8_t *sign_buf;           /* KS_SIGN_BUF bytes: the cycle's signature (index_path.c) */
+    uint64_t nominations_seen;   /* the nominator's change cursor the index followed */
+    struct ks_arena index_arena; /* a nominated position's derived record (index_path.c) */
+    struct ks_cycle_state index_cs;         /* its cycle state with the nominated pods' AddPod */
+    _Atomic uint64_t indexed_cycles;        /* cycles whose host the index chose (relaxed: a counter) */
+    _Atomic uint64_t indexed_unfit_cycles;  /* cycles the index found no node fits (relaxed: a counter) */
+    _Atomic uint64_t indexed_preemptions;   /* preemptions the candidate trees answered (relaxed) */
+    struct ks_index_class *unfit_class;     /* the class of this cycle's unfit answer, NULL for none */
+    bool bind_deferred;                     /* a binding waits for ks__bind_flush() (binder.c) */
+    struct ks_bind_job *free_jobs;          /* recycled jobs, guarded by bind_lock */
     struct ks_group_scratch *group_scratch; /* the PodGroup cycle's arrays (schedule_podgroup.c) */
     struct ks_placement_view placement;     /* the nodes a PodGroup cycle's member may take (sched) */
     struct ks_placement_view

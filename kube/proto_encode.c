@@ -146,7 +146,8 @@ static int encode_special(struct enc *e, const ProtobufCMessageDescriptor *d, co
             return nomem(e);
         /* a number as the JSON text the API server parsed it from (0x10: "16") */
         char text[64];
-        const char *q = ks_dec_number_text(n, text, sizeof(text)) == 0 ? ks_arena_strdup(e->arena, text) : n->str;
+        const char *q =
+            ks_dec_number_text(n, text, sizeof(text)) == 0 ? ks_arena_strdup(e->arena, text) : n->str;
         if (!q)
             return nomem(e);
         ((Ks__Meta__Quantity *)*out)->string = (char *)q;

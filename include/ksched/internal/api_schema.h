@@ -91,6 +91,7 @@ enum ks_api_kind_class ks_api_kind_classify(const char *api_version, const char 
 int64_t ks_api_schema_root(const char *kind);
 
 /* ks_schema_field_find - the field @name (@len bytes) of struct node @s, or NULL. */
-const struct ks_schema_field *ks_schema_field_find(const struct ks_schema_node *s, const char *name, size_t len);
+const struct ks_schema_field *ks_schema_field_find(const struct ks_schema_node *s, const char *name,
+                                                   size_t len);
 
 #endif

@@ -24,10 +24,9 @@ static inline void ks_json_write_cstr(FILE *out, const char *s)
 struct ks_yaml_node;
 
 /*
- * ks_yaml_write_json - the tree @n (as ksched/internal/json_tree.h or ksched/internal/kube_proto.h give it) as
- * compact JSON on @out: plain scalars that are JSON literals (numbers, true, false, null) as
- * written, other plain nulls as null, every other scalar as a string. 0, or -EIO when
- * writing failed.
+ * ks_yaml_write_json - the tree @n (as ksched/internal/json_tree.h or ksched/internal/kube_proto.h give it)
+ * as compact JSON on @out: plain scalars that are JSON literals (numbers, true, false, null) as written,
+ * other plain nulls as null, every other scalar as a string. 0, or -EIO when writing failed.
  */
 int ks_yaml_write_json(FILE *out, const struct ks_yaml_node *n);
 
