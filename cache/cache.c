@@ -844,6 +844,8 @@ int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_lab
             free(t);
             t = NULL;
             rc = -ENOMEM;
+        } else {
+            rc = t->ready == 0; /* new, and no record holds a pod it matches */
         }
     }
     if (t) {

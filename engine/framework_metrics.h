@@ -133,22 +133,31 @@ static inline int64_t ks__fw_point_start(const struct ks_framework *fw)
 }
 
 /*
- * ks__fw_point_end - extension point @l ran from @t0 until now and returned @code
- * (framework_extension_point_duration_seconds). Returns @code, so a Run function can
- * return ks__fw_point_end(fw, l, run_x(...), t0).
+ * ks__fw_point_span - extension point @l ran from @t0 until @t1 (ks__fw_point_start's
+ * clock) and returned @code (framework_extension_point_duration_seconds). Returns @code.
  */
-static inline int ks__fw_point_end(const struct ks_framework *fw, enum ks_fw_list l, int code, int64_t t0)
+static inline int ks__fw_point_span(const struct ks_framework *fw, enum ks_fw_list l, int code, int64_t t0,
+                                    int64_t t1)
 {
     const struct ks_fw_metrics *m = fw->metrics;
     if (!m)
         return code;
-    double secs = ks__metrics_secs(ks__mono_ns() - t0);
+    double secs = ks__metrics_secs(t1 - t0);
     struct ks_metric *s = m->point[l][ks__code_index(code)];
     if (ks__fw_list_sched_only(l))
         ks_metric_observe_sw(s, secs);
     else
         ks_metric_observe(s, secs);
     return code;
+}
+
+/*
+ * ks__fw_point_end - extension point @l ran from @t0 until now and returned @code.
+ * Returns @code, so a Run function can return ks__fw_point_end(fw, l, run_x(...), t0).
+ */
+static inline int ks__fw_point_end(const struct ks_framework *fw, enum ks_fw_list l, int code, int64_t t0)
+{
+    return fw->metrics ? ks__fw_point_span(fw, l, code, t0, ks__mono_ns()) : code;
 }
 
 /* The start of one plugin call: 0 unless @cs's cycle times its plugins. */

@@ -21,6 +21,12 @@
  * the class was last used (all of them when the node order changed), and the window and
  * the draw are O(log nodes).
  *
+ * A spread-scored class (ksched/sign.h: PodTopologySpread's ScheduleAnyway constraints,
+ * whose counts differ between pods of one class) leaves that plugin's Score out of the
+ * tree's totals and out of the evaluation; the cycle adds it over the window and draws the
+ * host through index_spread.c, which splits the class's positions by the constraints'
+ * key the first time (index_parts.h). Nodes that score would treat apart are poisoned.
+ *
  * When no position of the tree is feasible (and none is poisoned), the cycle is answered
  * too: every node would be evaluated and rejected, so the diagnosis is the tree's statuses,
  * kept per position as a few distinct groups with their counts (index.h); the FitError's
@@ -55,6 +61,7 @@
  */
 #include "framework_metrics.h"
 #include "framework_plan.h"
+#include "index_spread.h"
 #include "scheduler_internal.h"
 #include "select_host.h"
 
@@ -118,6 +125,8 @@ struct eval_job {
     const struct ks_pod *pod;
     const struct ks_snapshot *snap;
     struct ks_index_class *c;
+    const struct ks_pts_score_state
+        *spread;                 /* a spread-scored class's PreScore state (index_spread.h), or NULL */
     struct ks_status *rebuilt;   /* a rebuild's statuses per position, grouped after the workers' join */
     struct ks_fw_tally *tallies; /* per worker, for the Filter calls; NULL without metrics */
     atomic_uint scored;          /* nodes each Score call of the plan evaluated */
@@ -162,6 +171,7 @@ static void eval_nodes(struct eval_job *j, const struct ks_node_snap *const *nod
         bool bad = rc != KS_SUCCESS || out_of_range || totals[k] < 0 || totals[k] > INT32_MAX;
         for (uint32_t c = 0; c < j->score->n && !bad; c++)
             bad = j->score->normalized[c] && cols[(size_t)c * m + k] != 0;
+        bad = bad || (j->spread && ks__index_spread_poisons(j->spread, passed[k]));
         e->poison = bad;
         e->total = bad ? 0 : (int32_t)totals[k];
     }
@@ -247,6 +257,8 @@ static void eval_range(struct eval_job *j, const uint32_t *positions, uint32_t b
                 j->rebuilt[pos[i]] = grouped ? e[i].st : (struct ks_status){.code = KS_SUCCESS};
             } else {
                 ks_index_tree_set(&j->c->tree, pos[i], e[i].feasible, e[i].total, e[i].poison);
+                if (ks_index_parts_follows(&j->c->parts, pos[i], nodes[i]))
+                    ks_index_parts_set(&j->c->parts, pos[i], e[i].feasible, e[i].total, e[i].poison);
                 ks_index_status(j->c, pos[i], grouped ? &e[i].st : NULL);
             }
         }
@@ -316,20 +328,58 @@ static bool sync_class(struct ks_scheduler *s, struct ks_index_class *c, struct 
     return true;
 }
 
-/* The cycle's class, or NULL when the index does not serve it (yet). */
+/* The cycle's class, or NULL when the index does not serve it (yet); its signature in @sig. */
 static struct ks_index_class *class_of(struct ks_scheduler *s, const struct ks_framework *fw,
-                                       const struct ks_cycle_state *cs, const struct ks_pod *pod)
+                                       const struct ks_cycle_state *cs, const struct ks_pod *pod,
+                                       struct ks_sign *sig)
 {
-    struct ks_sign sig = {.buf = s->sign_buf, .cap = KS_SIGN_BUF};
-    if (ks_fw_sign(fw, cs, pod, &sig) != KS_SUCCESS)
+    *sig = (struct ks_sign){.buf = s->sign_buf, .cap = KS_SIGN_BUF};
+    if (ks_fw_sign(fw, cs, pod, sig) != KS_SUCCESS)
         return NULL;
-    ks_sign_u64(&sig, cs->skip_filter);
+    ks_sign_u64(sig, cs->skip_filter);
     /* which nominated pods a node's Filter weighs: those of at least the pod's priority */
-    ks_sign_u64(&sig, (uint32_t)pod->priority);
-    if (sig.overflow)
+    ks_sign_u64(sig, (uint32_t)pod->priority);
+    if (sig->overflow)
         return NULL;
-    struct ks_index_class *c = ks_index_lookup(s->index, fw, sig.buf, sig.len);
+    struct ks_index_class *c = ks_index_lookup(s->index, fw, sig->buf, sig->len);
     return c && ks_index_worth_tree(c) ? c : NULL;
+}
+
+/*
+ * A spread-scored cycle's PreScore state (index_spread.h) and the plugin's score weight;
+ * NULL when the pod is not spread-scored or the plugin's Score is skipped. After PreScore.
+ */
+static const struct ks_pts_score_state *spread_state(const struct ks_framework *fw,
+                                                     const struct ks_cycle_state *cs,
+                                                     const struct ks_sign *sig, int64_t *weight)
+{
+    if (!sig->spread || (cs->skip_score & (1ull << sig->spread_slot)))
+        return NULL;
+    const struct ks_pts_cycle *pc = cs->slot[sig->spread_slot];
+    const struct ks_fw_calls *norm = &fw->list[KS_FWL_NORMALIZE];
+    for (uint32_t i = 0; pc && i < norm->n; i++) {
+        if (norm->v[i].slot == sig->spread_slot) {
+            *weight = norm->v[i].weight;
+            return pc->score;
+        }
+    }
+    return NULL;
+}
+
+/* @p without the call of plugin @slot (a spread-scored plugin's Score, added per cycle). */
+static void plan_drop(struct ks_fw_plan *p, uint16_t slot)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (p->v[i].slot == slot)
+            continue;
+        p->col[k] = p->col[i];
+        p->v[k] = p->v[i];
+        p->weight[k] = p->weight[i];
+        p->normalized[k] = p->normalized[i];
+        k++;
+    }
+    p->n = k;
 }
 
 /*
@@ -383,9 +433,11 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
     if (s->opts.on_attempt || s->opts.explain || pod->nominated_node_name != KS_ID_EMPTY ||
         (ks_nominator_count(s->nominator) && ks_nominator_node(s->nominator, pod) != KS_ID_EMPTY))
         return KS_INDEX_NO_ANSWER;
-    struct ks_index_class *c = class_of(s, fw, cs, pod);
+    struct ks_sign sig;
+    struct ks_index_class *c = class_of(s, fw, cs, pod, &sig);
     if (!c)
         return KS_INDEX_NO_ANSWER;
+    int64_t spread_weight = 0;
     uint32_t n = snap->nnodes;
     int64_t t0 = ks__fw_point_start(fw);
     struct ks_fw_plan filter, score;
@@ -412,6 +464,10 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
         t0 = ks__fw_point_start(fw);
         ks__fw_plan_filter(fw, cs, &filter);
         ks__fw_plan_score(fw, cs, &score);
+        if (sig.spread) {
+            plan_drop(&score, sig.spread_slot);
+            job.spread = spread_state(fw, cs, &sig, &spread_weight);
+        }
         if (!sync_counted(s, fw, c, &job, &score))
             return KS_INDEX_NO_ANSWER;
     }
@@ -429,18 +485,30 @@ enum ks_index_answer ks__index_cycle(struct ks_scheduler *s, struct ks_framework
         atomic_fetch_add_explicit(&s->indexed_unfit_cycles, 1, memory_order_relaxed);
         return KS_INDEX_UNFIT;
     }
-    ks_index_outcome(c, w.nfeasible && !w.npoison);
-    if (!w.nfeasible || w.npoison)
+    if (!w.nfeasible || w.npoison) {
+        ks_index_outcome(c, false);
         return KS_INDEX_NO_ANSWER;
+    }
     if (!pre_scored) {
         if (ks_framework_nscore(fw) && ks_fw_run_pre_score(fw, cs, pod, NULL, 0, &st) != KS_SUCCESS)
             return KS_INDEX_NO_ANSWER;
         t0 = ks__fw_point_start(fw);
     }
-    ks__fw_point_end(fw, KS_FWL_FILTER, KS_SUCCESS, t0);
-    int64_t t1 = ks__fw_point_start(fw);
-    uint32_t pos = ks_index_tree_tie(&c->tree, &w, w.ties > 1 ? ks__draw(&s->rng, w.ties) : 0);
-    ks__fw_point_end(fw, KS_FWL_SCORE, KS_SUCCESS, t1);
+    const struct ks_pts_score_state *spread = spread_state(fw, cs, &sig, &spread_weight);
+    int64_t t_pick = ks__fw_point_start(fw);
+    uint32_t pos;
+    if (spread) {
+        if (!ks__index_spread_host(s->index, c, snap, spread, spread_weight, sig.spread_key, &w, &s->rng,
+                                   &pos)) {
+            ks_index_outcome(c, false);
+            return KS_INDEX_NO_ANSWER;
+        }
+    } else {
+        pos = ks_index_tree_tie(&c->tree, &w, w.ties > 1 ? ks__draw(&s->rng, w.ties) : 0);
+    }
+    ks_index_outcome(c, true);
+    ks__fw_point_span(fw, KS_FWL_FILTER, KS_SUCCESS, t0, t_pick);
+    ks__fw_point_end(fw, KS_FWL_SCORE, KS_SUCCESS, t_pick);
     s->next_start = (s->next_start + w.processed) % n;
     *host = ks_snapshot_node(snap, pos);
     atomic_fetch_add_explicit(&s->indexed_cycles, 1, memory_order_relaxed);

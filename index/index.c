@@ -66,7 +66,7 @@ static size_t tree_bytes(const struct ks_index_tree *t)
 /* What @c's trees take together. */
 static size_t class_bytes(const struct ks_index_class *c)
 {
-    return tree_bytes(&c->tree) + ks_preempt_tree_bytes(&c->preempt);
+    return tree_bytes(&c->tree) + ks_preempt_tree_bytes(&c->preempt) + ks_index_parts_bytes(&c->parts);
 }
 
 /* No position in a group, no group in use. */
@@ -131,6 +131,7 @@ static void tree_free(struct ks_index *ix, struct ks_index_class *c)
     ix->tree_bytes -= class_bytes(c);
     ks_index_tree_destroy(&c->tree);
     ks_preempt_tree_destroy(&c->preempt);
+    ks_index_parts_destroy(&c->parts);
     free(c->groups.of);
     c->groups.of = NULL;
     c->epoch = 0;
@@ -148,6 +149,7 @@ void ks_index_destroy(struct ks_index *ix)
     for (uint32_t i = 0; i < KS_INDEX_CLASSES; i++) {
         ks_index_tree_destroy(&ix->ring[i].tree);
         ks_preempt_tree_destroy(&ix->ring[i].preempt);
+        ks_index_parts_destroy(&ix->ring[i].parts);
         free(ix->ring[i].groups.of);
     }
     free(ix->ring);
@@ -359,6 +361,7 @@ int64_t ks_index_pending(struct ks_index *ix, struct ks_index_class *c, uint32_t
         else if (tree_new(ix, c, n) < 0)
             return -ENOMEM;
         groups_clear(&c->groups, n);
+        c->parts.built = false;
         return KS_INDEX_REBUILD;
     }
     int64_t k = logged_since(ix, c->seq, n);
@@ -388,6 +391,17 @@ int64_t ks_index_preempt_pending(struct ks_index *ix, struct ks_index_class *c, 
     c->preempt_epoch = ix->epoch;
     c->preempt_seq = ix->log_head;
     return k;
+}
+
+int ks_index_split(struct ks_index *ix, struct ks_index_class *c, uint32_t key,
+                   const struct ks_snapshot *snap)
+{
+    size_t before = ks_index_parts_bytes(&c->parts);
+    if (!c->parts.tree.t)
+        make_room(ix, 2 * tree_bytes(&c->tree), c);
+    int rc = ks_index_parts_build(&c->parts, key, snap, &c->tree);
+    ix->tree_bytes = ix->tree_bytes - before + ks_index_parts_bytes(&c->parts);
+    return rc;
 }
 
 bool ks_index_current(const struct ks_index *ix, const struct ks_index_class *c, uint32_t n)

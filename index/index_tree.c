@@ -113,6 +113,8 @@ uint32_t ks_index_tree_feasible(const struct ks_index_tree *t)
 /* Positions [l, r) combined. */
 static struct ks_index_tree_node range(const struct ks_index_tree *t, uint32_t l, uint32_t r)
 {
+    if (!t->t)
+        return empty;
     struct ks_index_tree_node acc = empty;
     for (l += t->leaves, r += t->leaves; l < r; l >>= 1, r >>= 1) {
         if (l & 1)
@@ -208,4 +210,16 @@ uint32_t ks_index_tree_tie(const struct ks_index_tree *t, const struct ks_index_
         return nth_tie(t, 1, 0, t->leaves, w->start, first_end, w->best, &r);
     r -= first;
     return nth_tie(t, 1, 0, t->leaves, 0, end - n, w->best, &r);
+}
+
+struct ks_index_tree_node ks_index_tree_range(const struct ks_index_tree *t, uint32_t l, uint32_t r)
+{
+    return range(t, l, r);
+}
+
+uint32_t ks_index_tree_nth(const struct ks_index_tree *t, uint32_t l, uint32_t r, int32_t best, uint32_t k)
+{
+    if (l >= r || !t->t)
+        return UINT32_MAX;
+    return nth_tie(t, 1, 0, t->leaves, l, r, best, &k);
 }

@@ -47,8 +47,9 @@
  * scored nodes not ignored), and rounds half away from zero; nodes missing a key score 0
  * and are ignored by NormalizeScore, which maps s to 100 * (max + min - s) / max.
  *
- * Signature: a pod with constraints (its own, or defaults that apply to it) is unsignable;
- * any other pod signs nothing, as neither Filter nor Score runs for it.
+ * Signature: a pod without constraints signs nothing; one with ScheduleAnyway constraints
+ * only, over the hostname and at most one other key, is spread-scored (ksched/sign.h:
+ * the index adds its Score per cycle, engine/index_spread.c); any other is unsignable.
  *
  * Context: PreFilter, PreScore, AddPod/RemovePod and NormalizeScore on the scheduling
  * thread inside the RCU read section; Filter and Score on workers, allocation-free,
@@ -248,6 +249,7 @@ struct pts {
     uint32_t reason_skew;             /* ErrReasonConstraintsNotMatch */
     uint32_t reason_label;            /* ErrReasonNodeLabelNotMatch */
     struct ks_spread_tracker tracked; /* the selectors the cache counts, as the last cycles used them */
+    struct ks_spread_owners *owners;  /* the workloads and Services the default selector reads, indexed */
 };
 
 static void destroy(void *self)
@@ -257,6 +259,7 @@ static void destroy(void *self)
         return;
     ks_spread_counter_destroy(p->counter);
     ks_spread_tracker_destroy(&p->tracked);
+    ks_spread_owners_destroy(p->owners);
     free(p);
 }
 
@@ -266,7 +269,10 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     struct pts *p = calloc(1, sizeof(*p));
 
     (void)err;
-    if (!p || ks_api_init() < 0 || ks_spread_counter_create(PTS_COUNTER_ENTRIES, &p->counter) < 0) {
+    if (!p || ks_api_init() < 0 || ks_spread_counter_create(PTS_COUNTER_ENTRIES, &p->counter) < 0 ||
+        ks_spread_owners_create(&p->owners) < 0) {
+        if (p)
+            ks_spread_counter_destroy(p->counter);
         free(p);
         return -ENOMEM;
     }
@@ -346,7 +352,8 @@ static int constraints_of(struct pts *p, const struct ks_pod *pod, enum ks_unsat
     const struct ks_label_selector *dflt = NULL;
     if (!pod->nspread) {
         /* buildDefaultConstraints: nothing selects the pod, no default constraints */
-        if (ks_spread_default_selector(p->objects, pod, arena, &dflt) < 0)
+        if (ks_spread_default_selector(p->objects, ks_spread_owners_sync(p->owners, p->objects), pod, arena,
+                                       &dflt) < 0)
             return -ENOMEM;
         if (dflt->nreqs == 0)
             return 0;
@@ -359,10 +366,11 @@ static int constraints_of(struct pts *p, const struct ks_pod *pod, enum ks_unsat
             continue;
         if (!dflt && ks_spread_match_label_keys(c, &pod->meta.labels, arena, &sel) < 0)
             return -ENOMEM;
-        constraint_of(
-            c, sel, pod,
-            ks_spread_counted_id(&p->tracked, p->cache, snapshot_of(p), pod->meta.namespace_id, sel),
-            &cons[k++]);
+        bool empty;
+        uint32_t id =
+            ks_spread_counted_id(&p->tracked, p->cache, snapshot_of(p), pod->meta.namespace_id, sel, &empty);
+        constraint_of(c, sel, pod, id, &cons[k]);
+        cons[k++].sel_empty = empty || !sel;
     }
     *out = cons;
     *n = k;
@@ -372,7 +380,8 @@ static int constraints_of(struct pts *p, const struct ks_pod *pod, enum ks_unsat
 /* Count @cons over every node into @counts (tables in @arena). */
 static int count_domains(struct pts *p, const struct ks_cycle_state *cs, const struct ks_pod *pod,
                          const struct ks_pts_constraint *cons, uint32_t n, bool require_all,
-                         bool skip_hostname, struct ks_arena *arena, struct ks_spread_domains *counts)
+                         bool per_node_hostname, struct ks_arena *arena, struct ks_spread_domains *counts,
+                         struct ks_spread_hosts *hosts)
 {
     const struct ks_snapshot *snap = snapshot_of(p);
     struct ks_spread_term *terms = ks_arena_calloc(arena, n, sizeof(*terms));
@@ -384,7 +393,8 @@ static int count_domains(struct pts *p, const struct ks_cycle_state *cs, const s
             .selector = cons[i].selector,
             .honor_affinity = cons[i].honor_affinity,
             .honor_taints = cons[i].honor_taints,
-            .skip = skip_hostname && cons[i].topology_key == p->hostname,
+            .per_node = per_node_hostname && cons[i].topology_key == p->hostname,
+            .empty = cons[i].sel_empty,
             .sel_id = cons[i].sel_id,
         };
     if (!snap) {
@@ -400,7 +410,8 @@ static int count_domains(struct pts *p, const struct ks_cycle_state *cs, const s
                                 .nterms = n,
                                 .terms = terms,
                                 .nlisting = cs->nlisting,
-                                .listing = cs->listing};
+                                .listing = cs->listing,
+                                .hosts = hosts};
     return ks_spread_counter_count(p->counter, snap, &q, arena, counts);
 }
 
@@ -428,6 +439,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     uint32_t n;
 
     (void)res;
+    ks_spread_owners_sync(p->owners, p->objects); /* for sign too, which may not allocate */
     if (constraints_of(p, pod, KS_DO_NOT_SCHEDULE, &cs->arena, &cons, &n) < 0)
         return nomem(st);
     if (n == 0)
@@ -437,7 +449,7 @@ static int pre_filter(void *self, struct ks_cycle_state *cs, const struct ks_pod
     struct ks_spread_domains *counts = ks_arena_calloc(&cs->arena, n, sizeof(*counts));
     struct ks_spread_paths *paths = ks_arena_calloc(&cs->arena, n, sizeof(*paths));
     if (!c || !s || !counts || !paths ||
-        count_domains(p, cs, pod, cons, n, true, false, &cs->arena, counts) < 0)
+        count_domains(p, cs, pod, cons, n, true, false, &cs->arena, counts, NULL) < 0)
         return nomem(st);
     for (uint32_t i = 0; i < n; i++) {
         ks_spread_paths_init(&paths[i]);
@@ -649,9 +661,9 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
         if (cons[i].topology_key != p->hostname &&
             topology_size(s, cons[i].topology_key, nodes, nnodes, &cs->arena, &size) < 0)
             return nomem(st);
-        weight[i] = ks_spread_log((double)size + 2); /* topologyNormalizingWeight */
+        weight[i] = ks_pts_weight(size);
     }
-    if (count_domains(p, cs, pod, cons, n, require_all, true, &cs->arena, counts) < 0)
+    if (count_domains(p, cs, pod, cons, n, require_all, true, &cs->arena, counts, &s->hosts) < 0)
         return nomem(st);
     c->score = s;
     return KS_SUCCESS;
@@ -691,8 +703,7 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
             const struct ks_spread_domain *d = ks_spread_domains_find(&s->counts[i], value);
             cnt = d ? d->count : 0;
         }
-        /* scoreForCount */
-        sum += (double)cnt * s->weight[i] + (double)(k->max_skew - 1);
+        sum += ks_pts_score_for_count(cnt, k->max_skew, s->weight[i]);
     }
     *out = (int64_t)round(sum);
     return KS_SUCCESS;
@@ -701,9 +712,13 @@ static inline KS_ALWAYS_INLINE int score_node(void *self, const struct ks_cycle_
 KS_SCORE_OPS(score, score_nodes, score_node)
 
 /*
- * sign - a pod with constraints of its own, or that the default constraints apply to (a
- * workload selects it), is unsignable: the counts come from other pods. Any other pod has
- * no constraints: PreFilter and PreScore skip whatever it carries, so nothing is read.
+ * sign - a pod without constraints (its own, or defaults that apply to it: a workload
+ * selects it) signs nothing, as neither Filter nor Score runs for it. A pod whose
+ * constraints are all ScheduleAnyway, keyed by the hostname and at most one other label,
+ * is spread-scored (ksched/sign.h): Filter skips it, and the index adds the Score per
+ * cycle from the counts; it signs what the index's per-node part reads (the keys, whether
+ * a hostname constraint exists, whether nodes lacking a key are ignored). Any other pod
+ * with constraints is unsignable: its Filter reads other pods' counts.
  * Scheduling thread; allocation-free.
  */
 static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod *pod, struct ks_sign *sig)
@@ -711,9 +726,27 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
     const struct pts *p = self;
 
     (void)cs;
-    (void)sig;
-    if (pod->nspread || (p->ndefaults && ks_spread_default_selects(p->objects, pod)))
-        return KS_SKIP;
+    if (!pod->nspread &&
+        !(p->ndefaults &&
+          ks_spread_default_selects(p->objects, ks_spread_owners_current(p->owners, p->objects), pod)))
+        return KS_SUCCESS;
+    const struct ks_spread_constraint *list = pod->nspread ? pod->spread : p->defaults;
+    uint32_t n = pod->nspread ? pod->nspread : p->ndefaults, domain = KS_ID_NONE;
+    bool hostname = false;
+    for (uint32_t i = 0; i < n; i++) {
+        if (list[i].when_unsatisfiable != KS_SCHEDULE_ANYWAY)
+            return KS_SKIP;
+        if (list[i].topology_key == p->hostname)
+            hostname = true;
+        else if (domain != KS_ID_NONE && domain != list[i].topology_key)
+            return KS_SKIP;
+        else
+            domain = list[i].topology_key;
+    }
+    ks_sign_u32(sig, domain);
+    ks_sign_u32(sig, hostname);
+    ks_sign_u32(sig, pod->nspread > 0 || !p->system_defaulted); /* pre_score's require_all */
+    ks_sign_spread_scored(sig, domain);
     return KS_SUCCESS;
 }
 

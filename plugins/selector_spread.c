@@ -37,6 +37,7 @@ struct selector_spread {
     const struct ks_objects *objects;
     struct ks_cache *cache;
     struct ks_spread_tracker tracked; /* the selectors the cache counts, as the last cycles used them */
+    struct ks_spread_owners *owners;  /* the workloads and Services the default selector reads, indexed */
 };
 
 /* A zone (region, zone ids) and its summed count. */
@@ -61,7 +62,7 @@ static int init(const struct ks_plugin_init *in, void **self, struct ks_error *e
     struct selector_spread *p = calloc(1, sizeof(*p));
 
     (void)err;
-    if (!p || ks_api_init() < 0) {
+    if (!p || ks_api_init() < 0 || ks_spread_owners_create(&p->owners) < 0) {
         free(p);
         return -ENOMEM;
     }
@@ -80,6 +81,7 @@ static void destroy(void *self)
     if (!p)
         return;
     ks_spread_tracker_destroy(&p->tracked);
+    ks_spread_owners_destroy(p->owners);
     free(p);
 }
 
@@ -104,12 +106,13 @@ static int pre_score(void *self, struct ks_cycle_state *cs, const struct ks_pod 
     if (!s || !(s->zones = ks_arena_calloc(&cs->arena, n ? n : 1, sizeof(*s->zones))) ||
         !(s->zone_of = ks_arena_calloc(&cs->arena, n ? n : 1, sizeof(*s->zone_of))) ||
         !(s->slots = ks_arena_calloc(&cs->arena, cap, sizeof(*s->slots))) ||
-        ks_spread_default_selector(p->objects, pod, &cs->arena, &s->selector) < 0)
+        ks_spread_default_selector(p->objects, ks_spread_owners_sync(p->owners, p->objects), pod, &cs->arena,
+                                   &s->selector) < 0)
         return ks_status_set(st, KS_ERROR, "out of memory");
     s->n = n;
     s->mask = cap - 1;
     s->sel_id = ks_spread_counted_id(&p->tracked, p->cache, p->cache ? ks_cache_snapshot(p->cache) : NULL,
-                                     pod->meta.namespace_id, s->selector);
+                                     pod->meta.namespace_id, s->selector, NULL);
     cs->slot[p->slot] = s;
     return KS_SUCCESS;
 }
@@ -153,7 +156,7 @@ static int sign(void *self, const struct ks_cycle_state *cs, const struct ks_pod
         ks_sign_u32(sig, 1);
         return KS_SUCCESS;
     }
-    if (ks_spread_default_selects(p->objects, pod))
+    if (ks_spread_default_selects(p->objects, ks_spread_owners_current(p->owners, p->objects), pod))
         return KS_SKIP;
     ks_sign_u32(sig, 0);
     return KS_SUCCESS;

@@ -27,21 +27,51 @@ struct ks_objects;
 /* ---- selectors ------------------------------------------------------------------------------ */
 
 /*
+ * The workloads and Services DefaultSelector reads, indexed by name and by selector pair
+ * so that a pod's lookups cost O(its labels), not O(the cluster's workloads). One per
+ * plugin instance; the scheduling thread alone uses it.
+ */
+struct ks_spread_owners;
+
+/* ks_spread_owners_create - an empty index. 0 or -ENOMEM. */
+int ks_spread_owners_create(struct ks_spread_owners **out);
+
+/* ks_spread_owners_destroy - free @o. Accepts NULL. */
+void ks_spread_owners_destroy(struct ks_spread_owners *o);
+
+/*
+ * ks_spread_owners_sync - @o made to index @objs as they are now (rebuilt when the
+ * ReplicationControllers, ReplicaSets, StatefulSets or Services changed: ksched/loader.h's
+ * gen), for the default selector functions below. NULL when @o or @objs is NULL, or out
+ * of memory: those functions then scan. Scheduling thread.
+ */
+const struct ks_spread_owners *ks_spread_owners_sync(struct ks_spread_owners *o,
+                                                     const struct ks_objects *objs);
+
+/* ks_spread_owners_current - @o when it indexes @objs as they are now, else NULL. Allocation-free. */
+const struct ks_spread_owners *ks_spread_owners_current(const struct ks_spread_owners *o,
+                                                        const struct ks_objects *objs);
+
+/*
  * ks_spread_default_selector - helper.DefaultSelector: the selectors of the Services of
  * @pod's namespace that select it (nil selectors skipped), merged with the selector of its
  * controlling ReplicationController, then the requirements of its controlling ReplicaSet
  * or StatefulSet (apps/v1) added. Never NULL: an empty selector (no requirements) means
- * "no workload selects the pod". @objs may be NULL (no workloads). The result lives in
- * @arena and may point into @objs. Returns 0 or -ENOMEM. Scheduling thread.
+ * "no workload selects the pod". The merged pairs come sorted by key (labels.Set's
+ * selector). @objs may be NULL (no workloads); @ix, when not NULL, is
+ * ks_spread_owners_sync()'s index of @objs. The result lives in @arena and may point into
+ * @objs. Returns 0 or -ENOMEM. Scheduling thread.
  */
-int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_pod *pod,
-                               struct ks_arena *arena, const struct ks_label_selector **out);
+int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                               const struct ks_pod *pod, struct ks_arena *arena,
+                               const struct ks_label_selector **out);
 
 /*
  * ks_spread_default_selects - whether ks_spread_default_selector() gives @pod a selector
  * with requirements (some workload selects it), without building it: allocation-free.
  */
-bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_pod *pod);
+bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                               const struct ks_pod *pod);
 
 /*
  * ks_spread_match_label_keys - the selector of @c for a pod labelled @labels: with
@@ -84,6 +114,8 @@ struct ks_spread_tracker {
         const struct ks_label_selector *sel;
         uint32_t ns, id;
         uint64_t ready;
+        uint64_t
+            empty_at; /* the snapshot no record of which holds a pod it matches (tracked then), 0: none */
     } slot[KS_SPREAD_TRACKED];
     uint32_t next;
 };
@@ -94,11 +126,14 @@ struct ks_cache;
  * ks_spread_counted_id - the id that ks_spread_node_count() reads (@ns, @sel) by in the
  * records of @snap (a snapshot of @cache), or KS_ID_NONE when they do not all count it yet
  * (the cycle that first uses a selector) or on ENOMEM: the pods are then counted one by one.
- * Has the cache track a selector @t does not know. Scheduling thread.
+ * Has the cache track a selector @t does not know. *@empty (may be NULL) says whether no
+ * record of @snap holds a pod the selector matches, as known when the cache started
+ * tracking it during @snap (a new workload's selector): its counts are then 0 without
+ * reading a record. Scheduling thread.
  */
 uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cache,
                               const struct ks_snapshot *snap, uint32_t ns,
-                              const struct ks_label_selector *sel);
+                              const struct ks_label_selector *sel, bool *empty);
 
 /* ks_spread_tracker_destroy - free what @t holds (not @t itself). */
 void ks_spread_tracker_destroy(struct ks_spread_tracker *t);
@@ -161,14 +196,22 @@ int ks_spread_domains_clone(struct ks_spread_domains *dst, const struct ks_sprea
 
 /* ---- counts of matching pods per domain, kept across cycles -------------------------------------- */
 
+/* Nodes with matching pods: positions in the snapshot (in no particular order) and counts. */
+struct ks_spread_hosts {
+    uint32_t n;
+    uint32_t *pos;
+    uint32_t *count;
+};
+
 /* One spread constraint as counted over the cluster's nodes. */
 struct ks_spread_term {
     uint32_t topology_key;
     const struct ks_label_selector *selector;
     bool honor_affinity; /* nodeAffinityPolicy Honor: only nodes the pod's required affinity selects */
     bool honor_taints;   /* nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates */
-    bool skip;           /* not counted here (hostname terms of PreScore, counted per node in Score) */
-    uint32_t sel_id;     /* ks_spread_node_count's: the records' counts of selector, or KS_ID_NONE */
+    bool per_node;       /* counted per node, not per domain (hostname terms of PreScore): see hosts */
+    bool empty;      /* no record of the snapshot holds a pod the selector matches (ks_spread_counted_id) */
+    uint32_t sel_id; /* ks_spread_node_count's: the records' counts of selector, or KS_ID_NONE */
 };
 
 /*
@@ -188,6 +231,11 @@ struct ks_spread_query {
     const struct ks_spread_term *terms;
     uint32_t nlisting;       /* 0: count every node; else only these (the cycle's listing) */
     const uint32_t *listing; /* interned node names */
+    /*
+     * The first per_node term's count of every node with a matching pod (no inclusion
+     * policy or key check applies to it), as positions of the snapshot; NULL: not wanted.
+     */
+    struct ks_spread_hosts *hosts;
 };
 
 struct ks_spread_counter;
@@ -243,6 +291,7 @@ struct ks_pts_constraint {
     bool honor_taints;
     bool self_match; /* the incoming pod's labels match the selector (Filter's selfMatchNum) */
     uint32_t sel_id; /* the cache's counts of (namespace, selector) for this cycle, or KS_ID_NONE */
+    bool sel_empty;  /* the selector matches no pod of the cycle's snapshot (ks_spread_counted_id) */
 };
 
 /* preFilterState: DoNotSchedule constraints, matching pods per domain, critical paths. */
@@ -262,7 +311,20 @@ struct ks_pts_score_state {
     struct ks_pts_constraint *cons;
     struct ks_spread_domains *counts; /* [n]; empty for hostname constraints */
     double *weight;                   /* [n] topologyNormalizingWeight */
+    struct ks_spread_hosts hosts;     /* the nodes with pods the hostname constraint counts (none: n 0) */
 };
+
+/* topologyNormalizingWeight for a key with @size values among the scored nodes. */
+static inline double ks_pts_weight(uint32_t size)
+{
+    return ks_spread_log((double)size + 2);
+}
+
+/* scoreForCount: one constraint's part of a node's raw Score, @cnt pods in its domain. */
+static inline double ks_pts_score_for_count(int64_t cnt, int32_t max_skew, double weight)
+{
+    return (double)cnt * weight + (double)(max_skew - 1);
+}
 
 /* The plugin's cycle-state slot. */
 struct ks_pts_cycle {

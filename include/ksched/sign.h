@@ -29,7 +29,28 @@ struct ks_sign {
     uint8_t *buf;
     uint32_t len, cap;
     bool overflow; /* something did not fit: the pod is treated as unsignable */
+    /* ks_sign_spread_scored: the plugin whose Score the index adds per cycle, and its domains' label */
+    bool spread;
+    uint16_t spread_slot; /* set by the framework */
+    uint32_t spread_key;
 };
+
+/*
+ * ks_sign_spread_scored - the signing plugin's Score is PodTopologySpread's ScheduleAnyway
+ * scoring and reads other pods: the index leaves it out of the class's totals and adds
+ * it per cycle (engine/index_spread.c). The plugin promises, besides what the sign op
+ * promises of its Filter (it is skipped for the pod): its constraints' keys are the
+ * hostname label and at most one other, @key (KS_ID_NONE: none); its cycle-state slot holds
+ * a struct ks_pts_cycle (plugin_helpers_spread.h) whose score state, after PreScore, gives
+ * the constraints, the domain counts and the nodes with counted pods; and the bytes it
+ * signed say which constraints and keys it has and whether nodes lacking a key are
+ * ignored. One plugin of a profile at most.
+ */
+static inline void ks_sign_spread_scored(struct ks_sign *s, uint32_t key)
+{
+    s->spread = true;
+    s->spread_key = key;
+}
 
 /* ks_sign_bytes - append @n bytes from @p. */
 static inline void ks_sign_bytes(struct ks_sign *s, const void *p, size_t n)

@@ -21,6 +21,8 @@
  * domain is live while it has at least one eligible node; an entry holds one reference to
  * the pod whose affinity and tolerations it was counted with.
  */
+#include "helper_spread_owners.h"
+
 #include "ksched/plugin_helpers_memo.h"
 #include "ksched/plugin_helpers_spread.h"
 
@@ -99,12 +101,19 @@ static const void *find_object(const struct ks_objects *objs, enum ks_kind kind,
     return NULL;
 }
 
+/* The object of @kind named @name in namespace @ns, through @ix when given, NULL when not loaded. */
+static const void *owner_object(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                                enum ks_kind kind, uint32_t ns, const char *name)
+{
+    return ix ? ks__spread_owners_find(ix, kind, ns, name) : find_object(objs, kind, ns, name);
+}
+
 /*
  * The pod's controlling workload that DefaultSelector reads: its ReplicationController
  * into *rc, or the selector of its ReplicaSet or StatefulSet into *extra (NULL when none).
  */
-static void controller_workload(const struct ks_objects *objs, const struct ks_pod *pod,
-                                const struct ks_replication_controller **rc,
+static void controller_workload(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                                const struct ks_pod *pod, const struct ks_replication_controller **rc,
                                 const struct ks_label_selector **extra)
 {
     const struct ks_owner_ref *owner = controller_of(pod);
@@ -115,13 +124,13 @@ static void controller_workload(const struct ks_objects *objs, const struct ks_p
     if (!owner || !owner->kind || !owner->name)
         return;
     if (group_version_is(owner->api_version, "", "v1") && strcmp(owner->kind, "ReplicationController") == 0) {
-        *rc = find_object(objs, KS_KIND_REPLICATION_CONTROLLER, ns, owner->name);
+        *rc = owner_object(objs, ix, KS_KIND_REPLICATION_CONTROLLER, ns, owner->name);
     } else if (group_version_is(owner->api_version, "apps", "v1") && strcmp(owner->kind, "ReplicaSet") == 0) {
-        const struct ks_replica_set *rs = find_object(objs, KS_KIND_REPLICA_SET, ns, owner->name);
+        const struct ks_replica_set *rs = owner_object(objs, ix, KS_KIND_REPLICA_SET, ns, owner->name);
         *extra = rs ? rs->selector : NULL;
     } else if (group_version_is(owner->api_version, "apps", "v1") &&
                strcmp(owner->kind, "StatefulSet") == 0) {
-        const struct ks_stateful_set *ss = find_object(objs, KS_KIND_STATEFUL_SET, ns, owner->name);
+        const struct ks_stateful_set *ss = owner_object(objs, ix, KS_KIND_STATEFUL_SET, ns, owner->name);
         *extra = ss ? ss->selector : NULL;
     }
 }
@@ -133,27 +142,65 @@ static bool service_selects(const struct ks_service *svc, const struct ks_pod *p
            set_matches(&svc->selector, &pod->meta.labels);
 }
 
-bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_pod *pod)
+/*
+ * Call @fn for each Service that selects @pod with a pair in its selector, until @fn
+ * returns false (then false).
+ */
+static bool services_selecting(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                               const struct ks_pod *pod, bool (*fn)(void *ctx, const struct ks_service *svc),
+                               void *ctx)
+{
+    if (ix)
+        return ks__spread_owners_services(ix, pod, fn, ctx);
+    const struct ks_objvec *svcs = &objs->of[KS_KIND_SERVICE];
+    for (uint32_t i = 0; i < svcs->n; i++) {
+        const struct ks_service *svc = svcs->items[i];
+        if (svc->selector.n && !fn(ctx, svc))
+            return false;
+    }
+    return true;
+}
+
+/* services_selecting's callback of ks_spread_default_selects: stops at the first that selects. */
+static bool stop_at_selecting(void *ctx, const struct ks_service *svc)
+{
+    return !service_selects(svc, ctx);
+}
+
+bool ks_spread_default_selects(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                               const struct ks_pod *pod)
 {
     const struct ks_replication_controller *rc;
     const struct ks_label_selector *extra;
 
     if (!objs)
         return false;
-    controller_workload(objs, pod, &rc, &extra);
+    controller_workload(objs, ix, pod, &rc, &extra);
     if ((rc && rc->selector.n) || (extra && extra->nreqs))
         return true;
-    const struct ks_objvec *svcs = &objs->of[KS_KIND_SERVICE];
-    for (uint32_t i = 0; i < svcs->n; i++) {
-        const struct ks_service *svc = svcs->items[i];
-        if (svc->selector.n && service_selects(svc, pod))
-            return true;
-    }
-    return false;
+    return !services_selecting(objs, ix, pod, stop_at_selecting, (void *)pod);
 }
 
-int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_pod *pod,
-                               struct ks_arena *arena, const struct ks_label_selector **out)
+/* The pairs DefaultSelector merges (a labels.Set), in a table sized for them. */
+struct merged {
+    const struct ks_pod *pod;
+    struct ks_label *set;
+    uint32_t n;
+};
+
+static bool merge_service(void *ctx, const struct ks_service *svc)
+{
+    struct merged *m = ctx;
+    if (service_selects(svc, m->pod)) {
+        for (uint32_t k = 0; k < svc->selector.n; k++)
+            set_put(m->set, &m->n, svc->selector.items[k].key, svc->selector.items[k].value);
+    }
+    return true;
+}
+
+int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_spread_owners *ix,
+                               const struct ks_pod *pod, struct ks_arena *arena,
+                               const struct ks_label_selector **out)
 {
     static const struct ks_label_selector empty = {0, NULL};
 
@@ -162,28 +209,26 @@ int ks_spread_default_selector(const struct ks_objects *objs, const struct ks_po
         return 0;
     const struct ks_replication_controller *rc;
     const struct ks_label_selector *extra;
-    controller_workload(objs, pod, &rc, &extra);
+    controller_workload(objs, ix, pod, &rc, &extra);
 
     /* GetPodServices: a Service that selects the pod has only keys the pod carries */
     uint32_t cap = pod->meta.labels.n + (rc ? rc->selector.n : 0);
-    uint32_t nset = 0;
-    struct ks_label *set = NULL;
-    const struct ks_objvec *svcs = &objs->of[KS_KIND_SERVICE];
-    for (uint32_t i = 0; i < svcs->n; i++) {
-        const struct ks_service *svc = svcs->items[i];
-        if (!service_selects(svc, pod))
-            continue;
-        if (!set && !(set = ks_arena_calloc(arena, cap ? cap : 1, sizeof(*set))))
-            return -ENOMEM;
-        for (uint32_t k = 0; k < svc->selector.n; k++)
-            set_put(set, &nset, svc->selector.items[k].key, svc->selector.items[k].value);
+    struct merged m = {.pod = pod, .set = ks_arena_calloc(arena, cap ? cap : 1, sizeof(*m.set))};
+    if (!m.set)
+        return -ENOMEM;
+    services_selecting(objs, ix, pod, merge_service, &m);
+    for (uint32_t k = 0; rc && k < rc->selector.n; k++)
+        set_put(m.set, &m.n, rc->selector.items[k].key, rc->selector.items[k].value);
+    /* AsSelector: the pairs' requirements sorted by key */
+    for (uint32_t i = 1; i < m.n; i++) {
+        struct ks_label x = m.set[i];
+        uint32_t j = i;
+        for (; j > 0 && m.set[j - 1].key > x.key; j--)
+            m.set[j] = m.set[j - 1];
+        m.set[j] = x;
     }
-    if (rc) {
-        if (!set && !(set = ks_arena_calloc(arena, cap ? cap : 1, sizeof(*set))))
-            return -ENOMEM;
-        for (uint32_t k = 0; k < rc->selector.n; k++)
-            set_put(set, &nset, rc->selector.items[k].key, rc->selector.items[k].value);
-    }
+    uint32_t nset = m.n;
+    struct ks_label *set = m.set;
 
     uint32_t nreqs = nset + (extra ? extra->nreqs : 0);
     if (nreqs == 0)
@@ -294,8 +339,10 @@ uint32_t ks_spread_node_count(const struct ks_node_snap *node, const struct ks_l
 
 uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cache,
                               const struct ks_snapshot *snap, uint32_t ns,
-                              const struct ks_label_selector *sel)
+                              const struct ks_label_selector *sel, bool *empty)
 {
+    if (empty)
+        *empty = false;
     if (!cache || !snap || !sel || sel->nreqs == 0)
         return KS_ID_NONE;
     struct ks_spread_tracked *x = NULL;
@@ -306,7 +353,8 @@ uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cach
     if (!x) {
         uint32_t id;
         uint64_t ready;
-        if (ks_cache_selector_track(cache, ns, sel, &id, &ready) < 0)
+        int rc = ks_cache_selector_track(cache, ns, sel, &id, &ready);
+        if (rc < 0)
             return KS_ID_NONE;
         x = &t->slot[t->next++ % KS_SPREAD_TRACKED];
         ks_arena_reset(&x->arena);
@@ -315,7 +363,10 @@ uint32_t ks_spread_counted_id(struct ks_spread_tracker *t, struct ks_cache *cach
         x->ns = ns;
         x->id = id;
         x->ready = ready;
+        x->empty_at = rc == 1 ? snap->generation : 0;
     }
+    if (empty)
+        *empty = x->empty_at && x->empty_at == snap->generation;
     return snap->generation >= x->ready ? x->id : KS_ID_NONE;
 }
 
@@ -545,6 +596,11 @@ struct entry {
     uint32_t *dom;             /* [cap * nterms] domain value, KS_ID_NONE when not counted */
     uint32_t *cnt;             /* [cap * nterms] matching pods */
     struct heap_table *tables; /* [nterms] */
+    /* the first per_node term: the positions whose count is not 0, and where each is listed */
+    int32_t host_term; /* -1: none */
+    uint32_t nhosts;
+    uint32_t *hosts;   /* [cap] */
+    uint32_t *host_at; /* [cap] index in hosts, or UINT32_MAX */
     uint64_t last_use;
 };
 
@@ -578,6 +634,8 @@ static void entry_destroy(struct entry *e)
     ks_node_memo_destroy(&e->memo);
     free(e->dom);
     free(e->cnt);
+    free(e->hosts);
+    free(e->host_at);
     ks_pod_put(e->tmpl);
     ks_arena_destroy(&e->arena);
     free(e);
@@ -632,21 +690,36 @@ static bool tolerations_equal(const struct ks_pod *a, const struct ks_pod *b)
     return true;
 }
 
-static bool entry_matches(const struct entry *e, const struct ks_spread_query *q)
+/*
+ * Whether @e counts the nodes as @q would, selectors and namespace aside: the same keys,
+ * policies, and the pod's affinity and tolerations where a policy reads them, so the same
+ * domains and eligible nodes.
+ */
+static bool layout_matches(const struct entry *e, const struct ks_spread_query *q)
 {
-    if (e->ns != q->ns || e->require_all != q->require_all || e->nterms != q->nterms)
+    if (e->require_all != q->require_all || e->nterms != q->nterms)
         return false;
     for (uint32_t t = 0; t < q->nterms; t++) {
         const struct ks_spread_term *x = &e->terms[t], *y = &q->terms[t];
         if (x->topology_key != y->topology_key || x->honor_affinity != y->honor_affinity ||
-            x->honor_taints != y->honor_taints || x->skip != y->skip ||
-            !ks_spread_selector_equal(x->selector, y->selector))
+            x->honor_taints != y->honor_taints || x->per_node != y->per_node)
             return false;
     }
     if (e->any_affinity && (!labels_equal(&e->tmpl->node_selector, &q->pod->node_selector) ||
                             !node_selector_equal(required_of(e->tmpl), required_of(q->pod))))
         return false;
     return !e->any_taints || tolerations_equal(e->tmpl, q->pod);
+}
+
+static bool entry_matches(const struct entry *e, const struct ks_spread_query *q)
+{
+    if (e->ns != q->ns || !layout_matches(e, q))
+        return false;
+    for (uint32_t t = 0; t < q->nterms; t++) {
+        if (!ks_spread_selector_equal(e->terms[t].selector, q->terms[t].selector))
+            return false;
+    }
+    return true;
 }
 
 const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, const struct ks_label_selector *s)
@@ -672,12 +745,41 @@ const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, cons
     return c;
 }
 
+/*
+ * @e (new, counting nothing yet) takes over @old's per-position arrays when they have the
+ * same shape (terms), reset to "nothing counted": an entry replacing another touches
+ * memory already in use instead of fresh pages.
+ */
+static void entry_adopt(struct entry *e, struct entry *old)
+{
+    if (old->nterms != e->nterms || e->cap)
+        return;
+    size_t per = e->nterms ? e->nterms : 1;
+    e->cap = old->cap;
+    e->dom = old->dom;
+    e->cnt = old->cnt;
+    e->hosts = old->hosts;
+    e->host_at = old->host_at;
+    e->memo = old->memo;
+    old->cap = 0;
+    old->dom = old->cnt = old->hosts = old->host_at = NULL;
+    old->memo = (struct ks_node_memo){0};
+    for (size_t i = 0; i < (size_t)e->cap * per; i++) {
+        e->dom[i] = KS_ID_NONE;
+        e->cnt[i] = 0;
+    }
+    for (uint32_t i = 0; i < e->cap; i++)
+        e->host_at[i] = UINT32_MAX;
+    ks_node_memo_reset(&e->memo);
+}
+
 static struct entry *entry_new(const struct ks_spread_query *q)
 {
     struct entry *e = calloc(1, sizeof(*e));
     if (!e)
         return NULL;
     e->ns = q->ns;
+    e->host_term = -1;
     e->require_all = q->require_all;
     e->nterms = q->nterms;
     e->terms = ks_arena_calloc(&e->arena, q->nterms ? q->nterms : 1, sizeof(*e->terms));
@@ -686,8 +788,10 @@ static struct entry *entry_new(const struct ks_spread_query *q)
         goto err;
     for (uint32_t t = 0; t < q->nterms; t++) {
         e->terms[t] = q->terms[t];
-        e->any_affinity |= q->terms[t].honor_affinity && !q->terms[t].skip;
-        e->any_taints |= q->terms[t].honor_taints && !q->terms[t].skip;
+        e->any_affinity |= q->terms[t].honor_affinity && !q->terms[t].per_node;
+        e->any_taints |= q->terms[t].honor_taints && !q->terms[t].per_node;
+        if (q->terms[t].per_node && e->host_term < 0)
+            e->host_term = (int32_t)t;
         if (q->terms[t].selector &&
             !(e->terms[t].selector = ks_spread_selector_copy(&e->arena, q->terms[t].selector)))
             goto err;
@@ -763,13 +867,20 @@ static int entry_reserve(struct entry *e, uint32_t nnodes)
     uint32_t *cnt = realloc(e->cnt, (size_t)cap * per * sizeof(*cnt));
     if (cnt)
         e->cnt = cnt;
-    if (!dom || !cnt)
+    uint32_t *hosts = realloc(e->hosts, (size_t)cap * sizeof(*hosts));
+    if (hosts)
+        e->hosts = hosts;
+    uint32_t *host_at = realloc(e->host_at, (size_t)cap * sizeof(*host_at));
+    if (host_at)
+        e->host_at = host_at;
+    if (!dom || !cnt || !hosts || !host_at)
         return -ENOMEM;
     for (uint32_t i = e->cap; i < cap; i++) {
         for (size_t t = 0; t < per; t++) {
             e->dom[i * per + t] = KS_ID_NONE;
             e->cnt[i * per + t] = 0;
         }
+        e->host_at[i] = UINT32_MAX;
     }
     e->cap = cap;
     return 0;
@@ -778,6 +889,14 @@ static int entry_reserve(struct entry *e, uint32_t nnodes)
 /* Take away what position @i contributed. */
 static void position_clear(struct entry *e, uint32_t i)
 {
+    uint32_t at = e->host_at[i];
+    if (at != UINT32_MAX) {
+        uint32_t moved = e->hosts[--e->nhosts];
+        e->hosts[at] = moved;
+        e->host_at[moved] = at;
+        e->host_at[i] = UINT32_MAX;
+        e->cnt[(size_t)i * e->nterms + (uint32_t)e->host_term] = 0;
+    }
     for (uint32_t t = 0; t < e->nterms; t++) {
         uint32_t *dom = &e->dom[(size_t)i * e->nterms + t];
         if (*dom != KS_ID_NONE) {
@@ -794,6 +913,15 @@ static int position_count(struct entry *e, uint32_t i, const struct ks_node_snap
     if (!node || !(r->flags & KS_SNAP_HAS_NODE))
         goto done;
     const struct ks_labels *labels = &node->meta.labels;
+    if (e->host_term >= 0) {
+        const struct ks_spread_term *term = &e->terms[e->host_term];
+        uint32_t count = ks_spread_node_count(r, term->selector, e->ns, term->sel_id);
+        e->cnt[(size_t)i * e->nterms + (uint32_t)e->host_term] = count;
+        if (count) {
+            e->host_at[i] = e->nhosts;
+            e->hosts[e->nhosts++] = i; /* room: one entry per position */
+        }
+    }
     if (e->require_all) {
         for (uint32_t t = 0; t < e->nterms; t++) {
             if (!ks_labels_get(labels, e->terms[t].topology_key, NULL))
@@ -803,7 +931,7 @@ static int position_count(struct entry *e, uint32_t i, const struct ks_node_snap
     int affinity = -1, taints = -1; /* computed once per node, when a term asks */
     for (uint32_t t = 0; t < e->nterms; t++) {
         const struct ks_spread_term *term = &e->terms[t];
-        if (term->skip)
+        if (term->per_node)
             continue;
         if (term->honor_affinity) {
             if (affinity < 0)
@@ -884,6 +1012,80 @@ static int listing_export(const struct entry *e, const struct ks_snapshot *snap,
     return 0;
 }
 
+/* The per_node term's positions with matching pods and their counts, copied into @arena. */
+static int hosts_export(const struct entry *e, struct ks_arena *arena, struct ks_spread_hosts *out)
+{
+    *out = (struct ks_spread_hosts){0};
+    if (e->host_term < 0 || !e->nhosts)
+        return 0;
+    out->pos = ks_arena_calloc(arena, e->nhosts, sizeof(*out->pos));
+    out->count = ks_arena_calloc(arena, e->nhosts, sizeof(*out->count));
+    if (!out->pos || !out->count)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < e->nhosts; k++) {
+        out->pos[k] = e->hosts[k];
+        out->count[k] = e->cnt[(size_t)e->hosts[k] * e->nterms + (uint32_t)e->host_term];
+    }
+    out->n = e->nhosts;
+    return 0;
+}
+
+/*
+ * @e (new) takes @sib's domains, eligible nodes and memo (@sib synced to the snapshot and
+ * counting the nodes alike, layout_matches), with no pod counted: the entry of a query
+ * whose selectors match no pod of the snapshot, without reading a record. Nothing
+ * changes on failure (-ENOMEM).
+ */
+static int entry_derive(struct entry *e, const struct entry *sib)
+{
+    size_t per = e->nterms ? e->nterms : 1;
+    struct heap_table *tables = calloc(per, sizeof(*tables));
+    uint32_t made = 0;
+    if (!tables || entry_reserve(e, sib->cap) < 0)
+        goto nomem;
+    for (; made < e->nterms; made++) {
+        const struct heap_table *from = &sib->tables[made];
+        tables[made] = *from;
+        if (!from->slots)
+            continue;
+        if (!(tables[made].slots = malloc(((size_t)from->mask + 1) * sizeof(*from->slots))))
+            goto nomem;
+        for (uint32_t i = 0; i <= from->mask; i++) {
+            tables[made].slots[i] = from->slots[i];
+            tables[made].slots[i].count = 0;
+        }
+    }
+    if (ks_node_memo_copy(&e->memo, &sib->memo) < 0)
+        goto nomem;
+    memcpy(e->dom, sib->dom, (size_t)sib->cap * per * sizeof(*e->dom));
+    for (uint32_t t = 0; t < e->nterms; t++) {
+        free(e->tables[t].slots);
+        e->tables[t] = tables[t];
+    }
+    free(tables);
+    return 0;
+nomem:
+    while (tables && made--)
+        free(tables[made].slots);
+    free(tables);
+    return -ENOMEM;
+}
+
+/* An entry @q can be derived from (entry_derive): its selectors match nothing in @snap. */
+static struct entry *sibling_of(struct ks_spread_counter *c, const struct ks_spread_query *q,
+                                const struct ks_snapshot *snap)
+{
+    for (uint32_t t = 0; t < q->nterms; t++) {
+        if (!q->terms[t].empty)
+            return NULL;
+    }
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (layout_matches(c->entries[i], q) && entry_sync(c->entries[i], snap) == 0)
+            return c->entries[i];
+    }
+    return NULL;
+}
+
 int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapshot *snap,
                             const struct ks_spread_query *q, struct ks_arena *arena,
                             struct ks_spread_domains *out)
@@ -899,6 +1101,7 @@ int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapsho
     if (!e) {
         if (!(e = entry_new(q)))
             return -ENOMEM;
+        struct entry *victim = NULL, *sib = sibling_of(c, q, snap);
         if (c->n < c->max) {
             at = c->n++;
         } else {
@@ -908,14 +1111,21 @@ int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapsho
                 if (c->entries[i]->last_use < c->entries[at]->last_use)
                     at = i;
             }
-            entry_destroy(c->entries[at]);
+            victim = c->entries[at];
         }
+        if (victim && victim != sib)
+            entry_adopt(e, victim);
+        if (sib)
+            (void)entry_derive(e, sib); /* best effort: a fresh entry counts every node instead */
+        entry_destroy(victim);
         c->entries[at] = e;
     }
     e->last_use = ++c->clock;
     for (uint32_t t = 0; t < q->nterms; t++)
         e->terms[t].sel_id = q->terms[t].sel_id; /* this snapshot's: how the changed nodes are counted */
     if (entry_sync(e, snap) < 0)
+        return -ENOMEM;
+    if (q->hosts && hosts_export(e, arena, q->hosts) < 0)
         return -ENOMEM;
     if (q->nlisting)
         return listing_export(e, snap, q, arena, out);

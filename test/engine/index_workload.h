@@ -3,21 +3,25 @@
  * signature index (index/): the same seed always gives the same workload, byte for byte.
  *
  * A workload is the manifests of the initial nodes, the objects the scheduler reads
- * (a ReplicaSet, so that default topology spreading selects some pods), and a list of
- * operations: add a batch of pending pods, run N scheduling cycles, add / update /
- * delete a node, delete a pod, move the clock. Each operation that creates objects
- * carries their YAML, so every run decodes objects of its own.
+ * (ReplicaSets, a StatefulSet, a ReplicationController and a Service, so that default
+ * topology spreading selects some pods), and a list of operations: add a batch of
+ * pending pods, run N scheduling cycles, add / update / delete a node, delete a pod,
+ * move the clock. Each operation that creates objects carries their YAML, so every run
+ * decodes objects of its own.
  *
  * The pods come in classes: templates shared by many pods (what the index serves) in
  * fixed roles, so that every seed covers cpu / memory / ephemeral storage / extended
  * resources, taints of every effect with and without tolerations, nodeSelectors,
  * required and preferred node affinity (In, NotIn, Gt, Exists), images present on some
- * nodes, host ports, default spreading through a ReplicaSet, a high priority that
- * preempts, and pods the index cannot serve (required pod anti-affinity, topology
- * spread constraints); plus one-off pods drawn feature by feature. Nodes come in three
- * shapes and carry zones, pools, disks, generations, images, GPUs and taints; the
- * operations add and delete nodes, change labels, taints, images and allocatable,
- * cordon and uncordon, and delete bound and pending pods.
+ * nodes, host ports, a high priority that preempts, pods the index cannot serve
+ * (required pod anti-affinity, DoNotSchedule topology spread constraints), and the
+ * spread-scored pods it serves with the spread score added per cycle: default spreading
+ * through the workload (of several) that owns each pod or a Service, and ScheduleAnyway
+ * constraints of their own over the hostname and the zone, or the zone alone; plus
+ * one-off pods drawn feature by feature. Nodes come in three shapes and carry zones
+ * (four, and some nodes none), pools, disks, generations, images, GPUs and taints; the
+ * operations add and delete nodes, change labels (a zone moves, goes and comes back),
+ * taints, images and allocatable, cordon and uncordon, and delete bound and pending pods.
  *
  * Header only (static inline): any test, stress driver or benchmark includes it.
  * Nothing here touches the scheduler; the caller applies the operations.
@@ -141,25 +145,46 @@ struct iw_workload {
 
 /* Template roles: every seed has one template of each (with seeded parameters). */
 enum iw_role {
-    IW_T_PLAIN,      /* cpu and memory only */
-    IW_T_SELECTOR,   /* nodeSelector pool, ephemeral storage */
-    IW_T_GPU,        /* extended resource, tolerates the GPU and spot taints, nodeSelector */
-    IW_T_ZONES,      /* required affinity zone In (2 of 3), pool In, disk Exists */
-    IW_T_PREFERRED,  /* preferred node affinity (NormalizeScore differs by node) */
-    IW_T_HOSTPORT,   /* a host port */
-    IW_T_TOLERANT,   /* tolerates PreferNoSchedule and NoExecute taints (Exists) */
-    IW_T_BIG,        /* big requests, generation Gt, pool NotIn */
-    IW_T_ALL_TAINTS, /* tolerates everything (operator Exists, no key) */
-    IW_T_OWNED,      /* owned by the ReplicaSet: default spreading selects it */
-    IW_T_ANTI,       /* required pod anti-affinity on the hostname (unsignable) */
-    IW_T_SPREAD,     /* a topology spread constraint on the zone (unsignable) */
-    IW_T_PREEMPTOR,  /* priority 1000, big: preempts when the cluster is full */
-    IW_T_ATTRACTED,  /* plain, but IW_T_ANTI pods prefer its zones: its scores depend on where they run */
+    IW_T_PLAIN,       /* cpu and memory only */
+    IW_T_SELECTOR,    /* nodeSelector pool, ephemeral storage */
+    IW_T_GPU,         /* extended resource, tolerates the GPU and spot taints, nodeSelector */
+    IW_T_ZONES,       /* required affinity zone In (2 of 3), pool In, disk Exists */
+    IW_T_PREFERRED,   /* preferred node affinity (NormalizeScore differs by node) */
+    IW_T_HOSTPORT,    /* a host port */
+    IW_T_TOLERANT,    /* tolerates PreferNoSchedule and NoExecute taints (Exists) */
+    IW_T_BIG,         /* big requests, generation Gt, pool NotIn */
+    IW_T_ALL_TAINTS,  /* tolerates everything (operator Exists, no key) */
+    IW_T_OWNED,       /* owned by one of iw_owners (per pod): default spreading selects it */
+    IW_T_ANTI,        /* required pod anti-affinity on the hostname (unsignable) */
+    IW_T_SPREAD,      /* a DoNotSchedule topology spread constraint on the zone (unsignable) */
+    IW_T_PREEMPTOR,   /* priority 1000, big: preempts when the cluster is full */
+    IW_T_ATTRACTED,   /* plain, but IW_T_ANTI pods prefer its zones: its scores depend on where they run */
+    IW_T_ANYWAY,      /* ScheduleAnyway on the hostname and the zone (skews, selector per pod), zone Exists */
+    IW_T_ANYWAY_ZONE, /* ScheduleAnyway on the zone alone, zone In three of the four */
     IW_TEMPLATES
 };
 
 /* Percent of the pods from each template; one-off pods are the other 20%. */
-static const uint8_t iw_template_weight[IW_TEMPLATES] = {18, 9, 2, 8, 5, 3, 9, 5, 5, 7, 3, 3, 1, 2};
+static const uint8_t iw_template_weight[IW_TEMPLATES] = {14, 7, 2, 7, 4, 3, 8, 5, 4, 9, 3, 3, 1, 2, 5, 3};
+
+/*
+ * The workloads of base_yaml that own IW_T_OWNED pods (one drawn per pod by weight, so
+ * pods of one class differ in their counts): each selects its own app label. The pods of
+ * the one with tier also carry tier: front, which the Service "front" selects along with
+ * the IW_T_TOLERANT pods, so their default selectors count each other's pods.
+ */
+struct iw_owner {
+    const char *api_version, *kind, *name; /* the pods' app label is the name too */
+    uint8_t weight;                        /* percent of the IW_T_OWNED pods */
+    bool tier;
+};
+
+static const struct iw_owner iw_owners[] = {
+    {"apps/v1", "ReplicaSet", "web", 35, false}, {"apps/v1", "ReplicaSet", "shop", 25, true},
+    {"apps/v1", "ReplicaSet", "api", 15, false}, {"apps/v1", "ReplicaSet", "auth", 5, false},
+    {"apps/v1", "StatefulSet", "db", 12, false}, {"v1", "ReplicationController", "legacy", 8, false},
+};
+#define IW_OWNERS (sizeof(iw_owners) / sizeof(iw_owners[0]))
 
 #define IW_IMAGES 6
 #define IW_URGENT 12 /* pods of priority 2000 at the end of the stream */
@@ -180,10 +205,15 @@ enum {
     IW_TAINT_FLAKY = 1u << 4, /* flaky:PreferNoSchedule (no value) */
 };
 
+#define IW_ZONES      4              /* zone-0 .. zone-3 (zone-3 is the small one) */
+#define IW_ZONE_NONE  IW_ZONES       /* no zone label: the counts read the value "" */
+#define IW_ZONE_EMPTY (IW_ZONES + 1) /* the zone label's value is "": the same domain */
+
 struct iw_node {
     bool live, cordoned, gpu;
     uint8_t shape; /* 0: 2 cpu 4Gi, 1: 4 cpu 8Gi, 2: 8 cpu 16Gi */
-    uint8_t zone, pool, disk, generation;
+    uint8_t zone;  /* 0 .. IW_ZONES - 1, IW_ZONE_NONE or IW_ZONE_EMPTY */
+    uint8_t pool, disk, generation;
     uint8_t taints; /* IW_TAINT_* */
     uint8_t images; /* bit i: iw_image_names[i] */
     bool few_pods;  /* pods: 12 instead of 110 */
@@ -199,9 +229,14 @@ static inline void iw_node_yaml(struct iw_buf *b, uint32_t id, const struct iw_n
     static const char *const eph[3] = {"20Gi", "50Gi", "100Gi"};
     iw_printf(b,
               "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n  labels:\n"
-              "    kubernetes.io/hostname: node-%u\n    topology.kubernetes.io/zone: zone-%u\n"
-              "    pool: %s\n    disk: %s\n    generation: \"%u\"\n",
-              id, id, n->zone, iw_pools[n->pool], iw_disks[n->disk], n->generation);
+              "    kubernetes.io/hostname: node-%u\n",
+              id, id);
+    if (n->zone == IW_ZONE_EMPTY)
+        iw_printf(b, "    topology.kubernetes.io/zone: \"\"\n");
+    else if (n->zone != IW_ZONE_NONE)
+        iw_printf(b, "    topology.kubernetes.io/zone: zone-%u\n", n->zone);
+    iw_printf(b, "    pool: %s\n    disk: %s\n    generation: \"%u\"\n", iw_pools[n->pool], iw_disks[n->disk],
+              n->generation);
     if (n->gpu)
         iw_printf(b, "    accelerator: gpu\n");
     iw_printf(b, "spec:\n");
@@ -238,7 +273,11 @@ static inline void iw_node_random(uint64_t *rng, struct iw_node *n)
     uint32_t shape = iw_below(rng, 10);
     *n = (struct iw_node){.live = true};
     n->shape = shape < 2 ? 0 : shape < 6 ? 1 : 2;
-    n->zone = (uint8_t)iw_below(rng, 3);
+    uint32_t zone = iw_below(rng, 100);
+    n->zone = (uint8_t)(zone < 2    ? IW_ZONE_NONE
+                        : zone < 3  ? IW_ZONE_EMPTY
+                        : zone < 12 ? 3
+                                    : iw_below(rng, 3));
     n->pool = (uint8_t)(iw_chance(rng, 55) ? 0 : iw_chance(rng, 65) ? 1 : 2);
     n->disk = (uint8_t)iw_below(rng, 2);
     n->generation = (uint8_t)(1 + iw_below(rng, 5));
@@ -264,10 +303,18 @@ static inline void iw_node_random(uint64_t *rng, struct iw_node *n)
 
 /* ---- pods ---- */
 
+/* ScheduleAnyway topology spread constraints of a pod's own */
+enum iw_anyway {
+    IW_ANYWAY_NONE,
+    IW_ANYWAY_HOST_ZONE, /* on kubernetes.io/hostname and topology.kubernetes.io/zone */
+    IW_ANYWAY_ZONE,      /* on topology.kubernetes.io/zone alone */
+};
+
 struct iw_pod_spec {
     const char *ns;
-    char app[24]; /* label app */
-    bool owned;   /* ownerReference to ReplicaSet web */
+    char app[24];                 /* label app */
+    bool tier;                    /* label tier: front (the Service selects it) */
+    const struct iw_owner *owner; /* its controller, NULL: none */
     int32_t priority;
     const char *cpu, *mem, *eph; /* eph NULL: none */
     uint32_t gpus;
@@ -281,16 +328,21 @@ struct iw_pod_spec {
     int32_t preferred_weight;
     bool anti, spread;
     char affine_to[24]; /* a preferred pod affinity term (zone) to pods of this app, "": none */
+    enum iw_anyway anyway;
+    int32_t skew_host, skew_zone; /* the ScheduleAnyway constraints' maxSkew */
+    char spread_app[24];          /* the app label they count */
 };
 
 static inline void iw_pod_yaml(struct iw_buf *b, const char *name, const struct iw_pod_spec *p)
 {
-    iw_printf(b,
-              "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {app: %s}\n",
-              name, p->ns, p->app);
-    if (p->owned)
-        iw_printf(b, "  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: "
-                     "web-uid, controller: true}\n");
+    iw_printf(
+        b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {app: %s%s}\n",
+        name, p->ns, p->app, p->tier ? ", tier: front" : "");
+    if (p->owner)
+        iw_printf(
+            b,
+            "  ownerReferences:\n  - {apiVersion: %s, kind: %s, name: %s, uid: %s-uid, controller: true}\n",
+            p->owner->api_version, p->owner->kind, p->owner->name, p->owner->name);
     iw_printf(b, "spec:\n");
     if (p->priority)
         iw_printf(b, "  priority: %d\n", p->priority);
@@ -340,12 +392,23 @@ static inline void iw_pod_yaml(struct iw_buf *b, const char *name, const struct 
                       "          topologyKey: topology.kubernetes.io/zone\n",
                       p->affine_to);
     }
+    if (p->spread || p->anyway)
+        iw_printf(b, "  topologySpreadConstraints:\n");
     if (p->spread)
-        iw_printf(
-            b,
-            "  topologySpreadConstraints:\n  - maxSkew: 2\n    topologyKey: topology.kubernetes.io/zone\n"
-            "    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {app: %s}}\n",
-            p->app);
+        iw_printf(b,
+                  "  - maxSkew: 2\n    topologyKey: topology.kubernetes.io/zone\n"
+                  "    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {app: %s}}\n",
+                  p->app);
+    if (p->anyway == IW_ANYWAY_HOST_ZONE)
+        iw_printf(b,
+                  "  - maxSkew: %d\n    topologyKey: kubernetes.io/hostname\n"
+                  "    whenUnsatisfiable: ScheduleAnyway\n    labelSelector: {matchLabels: {app: %s}}\n",
+                  p->skew_host, p->spread_app);
+    if (p->anyway)
+        iw_printf(b,
+                  "  - maxSkew: %d\n    topologyKey: topology.kubernetes.io/zone\n"
+                  "    whenUnsatisfiable: ScheduleAnyway\n    labelSelector: {matchLabels: {app: %s}}\n",
+                  p->skew_zone, p->spread_app);
     iw_printf(b, "  containers:\n  - name: c\n");
     if (p->image >= 0)
         iw_printf(b, "    image: %s\n", iw_image_names[p->image]);
@@ -369,6 +432,8 @@ static const char *const iw_mems[] = {"64Mi", "128Mi", "256Mi", "512Mi", "768Mi"
 static inline void iw_template(uint64_t *rng, enum iw_role role, struct iw_pod_spec *t)
 {
     static const char *const zone_pairs[3] = {"[zone-0, zone-1]", "[zone-1, zone-2]", "[zone-0, zone-2]"};
+    static const char *const zone_triples[3] = {"[zone-0, zone-1, zone-3]", "[zone-1, zone-2, zone-3]",
+                                                "[zone-0, zone-1, zone-2]"};
     *t = (struct iw_pod_spec){.ns = "default", .image = -1};
     IW_SET(t->app, "t%d", (int)role);
     t->cpu = iw_cpus[iw_below(rng, IW_NELEM(iw_cpus))];
@@ -405,8 +470,10 @@ static inline void iw_template(uint64_t *rng, enum iw_role role, struct iw_pod_s
         IW_SET(t->selector, "pool: b");
         break;
     case IW_T_TOLERANT:
+        /* the Service selects it: default spreading (its taints spare the index's totals) */
         t->tolerate = IW_TAINT_SPOT | IW_TAINT_MAINT | IW_TAINT_FLAKY;
         t->eph = "2Gi";
+        t->tier = true;
         break;
     case IW_T_BIG:
         t->cpu = iw_chance(rng, 50) ? "1500m" : "2";
@@ -420,7 +487,10 @@ static inline void iw_template(uint64_t *rng, enum iw_role role, struct iw_pod_s
         t->tolerate_all = true;
         break;
     case IW_T_OWNED:
-        t->owned = true;
+        /* the owner (and so the app label) is drawn per pod; PreferNoSchedule taints would
+         * keep the class off the index (TaintToleration's normalized score) */
+        t->owner = &iw_owners[0];
+        t->tolerate = IW_TAINT_SPOT | IW_TAINT_FLAKY;
         IW_SET(t->app, "web");
         break;
     case IW_T_ANTI:
@@ -439,6 +509,24 @@ static inline void iw_template(uint64_t *rng, enum iw_role role, struct iw_pod_s
         t->mem = "4Gi";
         break;
     case IW_T_ATTRACTED:
+        break;
+    case IW_T_ANYWAY:
+        /* zone Exists: feasible nodes lacking the label would have the index decline the
+         * window (constraints of its own: nodes must carry every key) */
+        t->anyway = IW_ANYWAY_HOST_ZONE;
+        t->skew_host = 1;
+        t->skew_zone = 1;
+        IW_SET(t->spread_app, "%s", t->app);
+        t->tolerate = IW_TAINT_SPOT | IW_TAINT_FLAKY;
+        IW_SET(t->required, "[{key: topology.kubernetes.io/zone, operator: Exists}]");
+        break;
+    case IW_T_ANYWAY_ZONE:
+        t->anyway = IW_ANYWAY_ZONE;
+        t->skew_zone = 1;
+        IW_SET(t->spread_app, "%s", t->app);
+        t->tolerate = IW_TAINT_SPOT | IW_TAINT_FLAKY;
+        IW_SET(t->required, "[{key: topology.kubernetes.io/zone, operator: In, values: %s}]",
+               zone_triples[iw_below(rng, 3)]);
         break;
     case IW_TEMPLATES:
         break;
@@ -486,6 +574,38 @@ static inline void iw_one_off(uint64_t *rng, uint32_t id, uint32_t nnode_ids, st
         p->host_port = 9000 + (int32_t)iw_below(rng, 3);
     if (iw_chance(rng, 3))
         p->priority = 500;
+    if (iw_chance(rng, 6)) {
+        /* counting the spread templates' pods; nodes lacking the zone stay feasible */
+        p->anyway = iw_chance(rng, 50) ? IW_ANYWAY_HOST_ZONE : IW_ANYWAY_ZONE;
+        p->skew_host = 1 + (int32_t)iw_below(rng, 2);
+        p->skew_zone = 1 + (int32_t)iw_below(rng, 3);
+        IW_SET(p->spread_app, "t%d", (int)(iw_chance(rng, 50) ? IW_T_ANYWAY : IW_T_ANYWAY_ZONE));
+    }
+}
+
+/*
+ * The pod of template @r drawn from it: an IW_T_OWNED pod's owner (and app label), an
+ * IW_T_ANYWAY pod's skews and the app its constraints count. The signature holds neither,
+ * so such pods share their template's class and differ in the counts alone.
+ */
+static inline void iw_template_pod(uint64_t *rng, enum iw_role r, struct iw_pod_spec *p)
+{
+    if (r == IW_T_OWNED) {
+        uint32_t pick = iw_below(rng, 100), acc = 0, k;
+        for (k = 0; k + 1 < IW_OWNERS; k++) {
+            acc += iw_owners[k].weight;
+            if (pick < acc)
+                break;
+        }
+        p->owner = &iw_owners[k];
+        p->tier = iw_owners[k].tier;
+        IW_SET(p->app, "%s", iw_owners[k].name);
+    } else if (r == IW_T_ANYWAY) {
+        p->skew_host = iw_chance(rng, 75) ? 1 : 2;
+        p->skew_zone = iw_chance(rng, 75) ? 1 : 3;
+        if (iw_chance(rng, 20)) /* another template's pods: Service-selected and tier-labelled */
+            IW_SET(p->spread_app, "t%d", (int)IW_T_TOLERANT);
+    }
 }
 
 /* ---- the stream ---- */
@@ -528,13 +648,31 @@ enum iw_change {
     IW_C_CORDON,
     IW_C_UNCORDON,
     IW_C_IMAGES,
-    IW_C_ALLOCATABLE
+    IW_C_ALLOCATABLE,
+    IW_C_ZONE_OFF,  /* a node's zone label goes (or the node changes zones) */
+    IW_C_ZONE_BACK, /* a node without one gets a zone label (back) */
 };
 static const uint8_t iw_change_turns[] = {
-    IW_C_NODE_ADD,   IW_C_POD_DELETE,  IW_C_LABELS, IW_C_TAINTS,   IW_C_CORDON,
-    IW_C_POD_DELETE, IW_C_NODE_DELETE, IW_C_IMAGES, IW_C_UNCORDON, IW_C_ALLOCATABLE,
-    IW_C_TAINTS,     IW_C_POD_DELETE,  IW_C_LABELS,
+    IW_C_NODE_ADD,    IW_C_POD_DELETE, IW_C_LABELS,      IW_C_TAINTS,     IW_C_CORDON,
+    IW_C_ZONE_OFF,    IW_C_POD_DELETE, IW_C_NODE_DELETE, IW_C_IMAGES,     IW_C_UNCORDON,
+    IW_C_ALLOCATABLE, IW_C_TAINTS,     IW_C_ZONE_BACK,   IW_C_POD_DELETE, IW_C_LABELS,
 };
+
+/* A random live node without a zone (no label, or ""), or UINT32_MAX when none. */
+static inline uint32_t iw_zoneless_node(uint64_t *rng, const struct iw_node *nodes, uint32_t n)
+{
+    uint32_t count = 0, at;
+    for (uint32_t i = 0; i < n; i++)
+        count += nodes[i].live && nodes[i].zone >= IW_ZONE_NONE;
+    if (!count)
+        return UINT32_MAX;
+    at = iw_below(rng, count);
+    for (uint32_t i = 0; i < n; i++) {
+        if (nodes[i].live && nodes[i].zone >= IW_ZONE_NONE && at-- == 0)
+            return i;
+    }
+    return UINT32_MAX;
+}
 
 /* Change @turn of the stream: a node comes, goes or changes, or a pod is deleted. */
 static inline void iw_cluster_change(uint64_t *rng, uint32_t turn, struct iw_workload *w,
@@ -565,10 +703,9 @@ static inline void iw_cluster_change(uint64_t *rng, uint32_t turn, struct iw_wor
         iw_push(w, IW_POD_DELETE)->pod = pod;
         return;
     }
-    uint32_t id = iw_live_node(rng, nodes, *nnodes,
-                               change == IW_C_CORDON     ? 0
-                               : change == IW_C_UNCORDON ? 1
-                                                         : -1);
+    uint32_t id = change == IW_C_ZONE_BACK ? iw_zoneless_node(rng, nodes, *nnodes) : UINT32_MAX;
+    if (id == UINT32_MAX)
+        id = iw_live_node(rng, nodes, *nnodes, change == IW_C_CORDON ? 0 : change == IW_C_UNCORDON ? 1 : -1);
     if (id == UINT32_MAX)
         return;
     struct iw_node *n = &nodes[id];
@@ -596,6 +733,20 @@ static inline void iw_cluster_change(uint64_t *rng, uint32_t turn, struct iw_wor
         default: /* the node moves in the snapshot's zone-interleaved order */
             n->zone = (uint8_t)((n->zone + 1 + iw_below(rng, 2)) % 3);
             break;
+        }
+        break;
+    case IW_C_ZONE_OFF:
+    case IW_C_ZONE_BACK:
+        /* the node moves in the zone-interleaved order, its pods to another domain's counts */
+        if (n->zone >= IW_ZONE_NONE) {
+            what = "labels +zone";
+            n->zone = (uint8_t)iw_below(rng, IW_ZONES);
+        } else if (change == IW_C_ZONE_OFF && iw_chance(rng, 70)) {
+            what = "labels -zone"; /* the label goes, or its value does */
+            n->zone = iw_chance(rng, 25) ? IW_ZONE_EMPTY : IW_ZONE_NONE;
+        } else {
+            what = "labels zone";
+            n->zone = (uint8_t)((n->zone + 1 + iw_below(rng, IW_ZONES - 1)) % IW_ZONES);
         }
         break;
     case IW_C_TAINTS: {
@@ -650,15 +801,34 @@ static inline void iw_generate(const struct iw_params *p, struct iw_workload *w)
     if (!nodes || !deleted || !w->pod_class || !w->pod_names || !w->pod_ns)
         abort();
 
-    iw_printf(&b,
-              "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: default, uid: "
-              "web-uid}\nspec:\n  selector: {matchLabels: {app: web}}\n");
+    for (uint32_t k = 0; k < IW_OWNERS; k++) {
+        const struct iw_owner *o = &iw_owners[k];
+        iw_printf(&b,
+                  "---\napiVersion: %s\nkind: %s\nmetadata: {name: %s, namespace: default, uid: %s-uid}\n",
+                  o->api_version, o->kind, o->name, o->name);
+        if (strcmp(o->kind, "ReplicationController") == 0)
+            iw_printf(&b, "spec:\n  selector: {app: %s}\n", o->name);
+        else
+            iw_printf(&b, "spec:\n  selector: {matchLabels: {app: %s}}\n", o->name);
+    }
+    iw_printf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: front, namespace: default}\n"
+                  "spec:\n  selector: {tier: front}\n  ports:\n  - {port: 80}\n");
     w->base_yaml = iw_take(&b);
 
-    for (uint32_t i = 0; i < p->nodes; i++) {
+    for (uint32_t i = 0; i < p->nodes; i++)
         iw_node_random(&rng, &nodes[i]);
-        iw_node_yaml(&b, i, &nodes[i]);
+    /* some node lacks the zone label and some has it empty, however few the nodes */
+    bool none = false, empty = false;
+    for (uint32_t i = 0; i < p->nodes; i++) {
+        none |= nodes[i].zone == IW_ZONE_NONE;
+        empty |= nodes[i].zone == IW_ZONE_EMPTY;
     }
+    if (!none && p->nodes > 2)
+        nodes[p->nodes / 3].zone = IW_ZONE_NONE;
+    if (!empty && p->nodes > 2)
+        nodes[p->nodes / 2].zone = IW_ZONE_EMPTY;
+    for (uint32_t i = 0; i < p->nodes; i++)
+        iw_node_yaml(&b, i, &nodes[i]);
     uint32_t nnodes = p->nodes;
     w->nodes_yaml = iw_take(&b);
 
@@ -669,6 +839,7 @@ static inline void iw_generate(const struct iw_params *p, struct iw_workload *w)
     /* the last IW_URGENT pods come at once when the cluster is full: they preempt */
     uint32_t turn = 0, added = 0, per_template[IW_TEMPLATES] = {0},
              main_pods = p->pods > IW_URGENT ? p->pods - IW_URGENT : 0;
+    bool ticked = false;
     while (added < main_pods) {
         uint32_t batch = 40 + iw_below(&rng, 160);
         if (batch > main_pods - added)
@@ -687,6 +858,7 @@ static inline void iw_generate(const struct iw_params *p, struct iw_workload *w)
             if (r < IW_TEMPLATES) {
                 spec = templates[r];
                 snprintf(w->pod_names[id], sizeof(w->pod_names[id]), "%s-%u", spec.app, per_template[r]++);
+                iw_template_pod(&rng, (enum iw_role)r, &spec);
             } else {
                 iw_one_off(&rng, id, nnodes, &spec);
                 snprintf(w->pod_names[id], sizeof(w->pod_names[id]), "%s", spec.app);
@@ -702,8 +874,11 @@ static inline void iw_generate(const struct iw_params *p, struct iw_workload *w)
         uint32_t changes = 1 + iw_below(&rng, 6);
         for (uint32_t c = 0; c < changes; c++)
             iw_cluster_change(&rng, turn++, w, nodes, &nnodes, cap_nodes, deleted, added);
-        if (iw_chance(&rng, 40))
+        /* at least one tick before the second half of the stream */
+        if (iw_chance(&rng, 40) || (!ticked && added * 2 >= main_pods)) {
             iw_push(w, IW_TICK)->count = iw_chance(&rng, 70) ? 1500 : 11000;
+            ticked = true;
+        }
     }
     if (added < p->pods) {
         struct iw_op *op = iw_push(w, IW_ADD_PODS);

@@ -10,7 +10,10 @@
  * in order (kind, pod, node, message, preemptor), then each pod's node in the cache and
  * where it waits in the queue.
  * The two streams must be byte-identical; on a mismatch the first differing line is
- * printed with the seed and the operation it followed.
+ * printed with the seed and the operation it followed. The workloads hold spread-scored
+ * classes (default spreading through several workloads and a Service, ScheduleAnyway
+ * constraints of their own) over nodes with, without and with an empty zone label, so the
+ * spread score the index adds per cycle is compared too.
  *
  * Determinism: decisions are serial, but bindings complete on binder threads, whose
  * Scheduled events and AssignedPod/Add cluster events (which record move requests and
@@ -464,7 +467,7 @@ Test(index_identity, seed_4_60_nodes)
 
 static bool any_yaml_has(const struct iw_workload *w, const char *needle)
 {
-    if (strstr(w->nodes_yaml, needle))
+    if (strstr(w->base_yaml, needle) || strstr(w->nodes_yaml, needle))
         return true;
     for (uint32_t i = 0; i < w->nops; i++) {
         if (w->ops[i].yaml && strstr(w->ops[i].yaml, needle))
@@ -499,8 +502,24 @@ Test(index_identity, workloads_cover_the_feature_list)
         "image: ",
         "ownerReferences:",
         "priority: ",
+        /* spread-scored pods: default spreading through several workloads and a Service */
+        "kind: ReplicaSet, name: web,",
+        "kind: ReplicaSet, name: shop,",
+        "kind: ReplicaSet, name: api,",
+        "kind: StatefulSet, name: db,",
+        "kind: ReplicationController, name: legacy,",
+        "kind: Service",
+        "labels: {app: t6, tier: front}",
+        "labels: {app: shop, tier: front}",
+        /* and constraints of their own */
+        "topologyKey: kubernetes.io/hostname\n    whenUnsatisfiable: ScheduleAnyway",
+        "topologyKey: topology.kubernetes.io/zone\n    whenUnsatisfiable: ScheduleAnyway",
+        "whenUnsatisfiable: DoNotSchedule",
+        "zone: zone-3",
+        "topology.kubernetes.io/zone: \"\"",
     };
-    static const char *const updates[] = {"labels", "taints", "cordon", "uncordon", "images", "allocatable"};
+    static const char *const updates[] = {"labels", "taints",      "cordon",       "uncordon",
+                                          "images", "allocatable", "labels -zone", "labels +zone"};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         struct iw_workload w;
         iw_generate(&cases[c], &w);
@@ -527,6 +546,14 @@ Test(index_identity, workloads_cover_the_feature_list)
         cr_expect_gt(per_class[IW_TEMPLATES], w.npods / 10, "seed %llu", (unsigned long long)seed);
         for (int r = 0; r < IW_TEMPLATES; r++)
             cr_expect_gt(per_class[r], 0, "seed %llu: no pod of template %d", (unsigned long long)seed, r);
+        /* some nodes lack the zone label from the start (their pods count under the value "") */
+        uint32_t zoneless = 0;
+        for (const char *p = w.nodes_yaml; (p = strstr(p, "kind: Node\n")) != NULL; p++) {
+            const char *end = strstr(p + 1, "kind: Node\n");
+            const char *zone = strstr(p, "topology.kubernetes.io/zone:");
+            zoneless += !zone || (end && zone > end);
+        }
+        cr_expect_gt(zoneless, 0, "seed %llu: every node has a zone", (unsigned long long)seed);
         iw_free(&w);
     }
 }

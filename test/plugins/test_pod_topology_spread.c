@@ -1727,6 +1727,34 @@ static void expect_same_tables(const struct ks_spread_domains *a, const struct k
     }
 }
 
+/*
+ * PreScore's nodes with pods its hostname constraint counts (the index's per-node part):
+ * every position whose pods the constraint's selector matches, with that count, once.
+ */
+static void expect_hosts(const struct ks_snapshot *snap, const struct ks_pts_score_state *s, int step)
+{
+    const struct ks_pts_constraint *host = NULL;
+    for (uint32_t i = 0; i < s->n; i++)
+        host = s->cons[i].topology_key == ks_wk.hostname_label ? &s->cons[i] : host;
+    uint32_t listed = 0;
+    for (uint32_t p = 0; host && p < snap->nnodes; p++) {
+        uint32_t want = ks_spread_count_pods(ks_snapshot_node(snap, p), host->selector, s->ns), got = 0,
+                 seen = 0;
+        for (uint32_t k = 0; k < s->hosts.n; k++) {
+            if (s->hosts.pos[k] == p) {
+                got = s->hosts.count[k];
+                seen++;
+            }
+        }
+        cr_expect(eq(u32, got, want), "step %d: position %u counts %u pods, listed with %u", step, p, want,
+                  got);
+        cr_expect(le(u32, seen, 1), "step %d: position %u listed %u times", step, p, seen);
+        listed += want != 0;
+    }
+    cr_expect(eq(u32, s->hosts.n, listed), "step %d: %u nodes listed, %u hold counted pods", step, s->hosts.n,
+              listed);
+}
+
 /* PreFilter and PreScore of @pod through both instances agree. */
 static void compare_twins(struct twin *t, const struct ks_pod *pod, int step)
 {
@@ -1760,6 +1788,8 @@ static void compare_twins(struct twin *t, const struct ks_pod *pod, int step)
         const struct ks_pts_score_state *y = ((struct ks_pts_cycle *)b.slot[0])->score;
         for (uint32_t i = 0; i < y->n; i++)
             expect_same_tables(&x->counts[i], &y->counts[i], "PreScore", step);
+        expect_hosts(snap, x, step);
+        expect_hosts(snap, y, step);
     }
     ks_rcu_read_unlock();
     fx_cs_free(&a);
@@ -1778,11 +1808,11 @@ Test(podtopologyspread, counts_follow_cluster_changes)
     static const char *const zones[] = {"zone1", "zone2", "zone3"};
     static const char *const plabels[] = {"foo=", "bar=", "foo=,bar=", "app=web", ""};
     struct tnode nodes[MAXN + 1] = {{0}};
-    char names[MAXN][16], labels[MAXN][96];
+    char names[MAXN][16], labels[MAXN][128];
     for (int i = 0; i < MAXN; i++) {
         snprintf(names[i], sizeof(names[i]), "node-%d", i);
-        snprintf(labels[i], sizeof(labels[i]), "zone=%s,node=%s%s", zones[i % 3], names[i],
-                 i % 4 ? ",foo=" : "");
+        snprintf(labels[i], sizeof(labels[i]), "zone=%s,node=%s,kubernetes.io/hostname=%s%s", zones[i % 3],
+                 names[i], names[i], i % 4 ? ",foo=" : "");
         nodes[i] = (struct tnode){names[i], labels[i], i == 5 ? UNSCHEDULABLE_TAINT : NULL};
     }
     struct twin t;
@@ -1801,6 +1831,9 @@ Test(podtopologyspread, counts_follow_cluster_changes)
                                      .c = {{1, "zone", DNS, FOO, 0, UNSET, HONOR}, {1, "zone", SA, BAR}}}),
         incoming(&(struct tincoming){"app=web"}),
         incoming(&(struct tincoming){"foo=", .c = {{1, "node", SA, FOO, 0, IGNORE}}}),
+        /* spread-scored: PreScore lists the nodes holding pods its hostname constraint counts */
+        incoming(
+            &(struct tincoming){"foo=", .c = {{1, "kubernetes.io/hostname", SA, FOO}, {2, "zone", SA, FOO}}}),
     };
     const uint32_t npods = sizeof(pods) / sizeof(pods[0]);
     struct ks_pod *placed[64];
@@ -1825,8 +1858,9 @@ Test(podtopologyspread, counts_follow_cluster_changes)
         } else if (op == 8) {
             /* relabel a node: another zone, with or without the foo label */
             uint32_t k = rnd(MAXN);
-            char l[96];
-            snprintf(l, sizeof(l), "zone=%s,node=%s%s", zones[rnd(3)], names[k], rnd(2) ? ",foo=" : "");
+            char l[128];
+            snprintf(l, sizeof(l), "zone=%s,node=%s,kubernetes.io/hostname=%s%s", zones[rnd(3)], names[k],
+                     names[k], rnd(2) ? ",foo=" : "");
             struct ks_node *n = ks_fake_node(names[k], l);
             if (ks_cache_update_node(t.e.cache, n) < 0)
                 ks_node_destroy(n); /* the node is away */
@@ -1879,6 +1913,60 @@ Test(podtopologyspread, counter_replaces_least_recently_used)
         }
     }
     pts->destroy(t.fresh);
+    env_free(&t.e);
+}
+
+/*
+ * A new workload's selector matches no pod when first counted: the counter makes its
+ * entry from another entry counting the nodes alike (same keys, policies, node
+ * selector), with every count 0, and later cycles recount the nodes its pods land on.
+ * Each step compares with an instance that counts everything afresh.
+ */
+Test(podtopologyspread, counter_derives_entries_of_new_selectors)
+{
+    static const char *const zones[] = {"zone1", "zone2", "zone3"};
+    struct tnode nodes[MAXN + 1] = {{0}};
+    char names[MAXN][16], labels[MAXN][128];
+    for (int i = 0; i < MAXN; i++) {
+        snprintf(names[i], sizeof(names[i]), "node-%d", i);
+        snprintf(labels[i], sizeof(labels[i]), "zone=%s,kubernetes.io/hostname=%s%s", zones[i % 3], names[i],
+                 i % 2 ? ",foo=" : "");
+        nodes[i] = (struct tnode){names[i], labels[i], NULL};
+    }
+    struct twin t;
+    env_init(&t.e, nodes, NULL, NULL, NULL);
+    struct ks_error err = {0};
+    struct ks_plugin_init in = {.slot = 0, .framework = t.e.fw};
+    struct ks_pod *placed[64];
+    uint32_t nplaced = 0;
+
+    for (int w = 0; w < 16; w++) {
+        char app[16], sel[16];
+        snprintf(app, sizeof(app), "app=d%d", w);
+        snprintf(sel, sizeof(sel), "app=d%d", w);
+        /* every third workload's pods ask for foo nodes: a layout of their own (affinity honoured) */
+        struct ks_pod *pod = incoming(&(struct tincoming){
+            app, .node_selector = w % 3 == 2 ? "foo=" : NULL,
+            .c = {{1, "kubernetes.io/hostname", SA, sel}, {2, "zone", SA, sel}, {1, "zone", DNS, sel}}});
+        for (int round = 0; round < 3; round++) {
+            cr_assert(eq(int, pts->init(&in, &t.fresh, &err), 0));
+            compare_twins(&t, pod, w * 3 + round);
+            pts->destroy(t.fresh);
+            /* two pods of the workload land */
+            for (int k = 0; k < 2 && nplaced < 64; k++) {
+                char name[16];
+                snprintf(name, sizeof(name), "d%d-%d-%d", w, round, k);
+                struct ks_pod *p = mk_pod("default", name, app);
+                p->node_name = ks_intern(names[rnd(MAXN)]);
+                cr_assert(eq(int, ks_cache_add_pod(t.e.cache, ks_pod_get(p), p->node_name), 0));
+                placed[nplaced++] = p;
+            }
+            cr_assert(ge(int, ks_cache_refresh(t.e.cache), 0));
+        }
+        ks_pod_put(pod);
+    }
+    for (uint32_t i = 0; i < nplaced; i++)
+        ks_pod_put(placed[i]);
     env_free(&t.e);
 }
 
@@ -1982,16 +2070,61 @@ Test(podtopologyspread, default_selector)
         for (int k = 0; k < MAXO && cases[i].objs[k].kind; k++)
             add_object(&objs, &cases[i].objs[k]);
         struct ks_pod *pod = incoming(&cases[i].pod);
-        const struct ks_label_selector *sel = NULL;
-        char got[256];
-        cr_assert(eq(int, ks_spread_default_selector(&objs, pod, &arena, &sel), 0));
-        cr_assert(sel != NULL);
-        selector_string(sel, got, sizeof(got));
-        cr_expect(eq(str, got, (char *)cases[i].want), "%s", cases[i].name);
+        /* by scanning the objects, and through their index */
+        struct ks_spread_owners *owners;
+        cr_assert(eq(int, ks_spread_owners_create(&owners), 0));
+        const struct ks_spread_owners *ix[2] = {NULL, ks_spread_owners_sync(owners, &objs)};
+        cr_assert(ix[1] != NULL);
+        for (int k = 0; k < 2; k++) {
+            const struct ks_label_selector *sel = NULL;
+            char got[256];
+            cr_assert(eq(int, ks_spread_default_selector(&objs, ix[k], pod, &arena, &sel), 0));
+            cr_assert(sel != NULL);
+            selector_string(sel, got, sizeof(got));
+            cr_expect(eq(str, got, (char *)cases[i].want), "%s (%s)", cases[i].name, k ? "index" : "scan");
+            cr_expect(eq(int, ks_spread_default_selects(&objs, ix[k], pod), sel->nreqs > 0), "%s",
+                      cases[i].name);
+        }
+        ks_spread_owners_destroy(owners);
         ks_arena_destroy(&arena);
         ks_pod_put(pod);
         free_objects(&objs);
     }
+}
+
+/* The index of workloads follows changes to the objects (their generations), and finds the first of a name.
+ */
+Test(podtopologyspread, default_selector_index_follows_changes)
+{
+    struct ks_objects objs = {0};
+    struct ks_arena arena = {0};
+    struct ks_spread_owners *owners;
+    const struct ks_label_selector *sel;
+    char got[256];
+
+    cr_assert(eq(int, ks_spread_owners_create(&owners), 0));
+    add_object(&objs, &(struct tobj){"ReplicaSet", "a", "app=a"});
+    struct ks_pod *pod = incoming(&(struct tincoming){"app=b,tier=x", .owner = "ReplicaSet/b"});
+    const struct ks_spread_owners *ix = ks_spread_owners_sync(owners, &objs);
+    cr_assert(eq(int, ks_spread_default_selector(&objs, ix, pod, &arena, &sel), 0));
+    cr_expect(eq(u32, sel->nreqs, 0), "no ReplicaSet b yet");
+    /* b and a Service arrive: the index is stale until synced again */
+    add_object(&objs, &(struct tobj){"ReplicaSet", "b", "app=b"});
+    add_object(&objs, &(struct tobj){"ReplicaSet", "b", "app=other"}); /* a second of the name: not found */
+    add_object(&objs, &(struct tobj){"Service", "s", "tier=x"});
+    objs.gen[KS_KIND_REPLICA_SET]++;
+    objs.gen[KS_KIND_SERVICE]++;
+    cr_expect(ks_spread_owners_current(owners, &objs) == NULL);
+    ix = ks_spread_owners_sync(owners, &objs);
+    cr_assert(ix == ks_spread_owners_current(owners, &objs));
+    cr_assert(eq(int, ks_spread_default_selector(&objs, ix, pod, &arena, &sel), 0));
+    selector_string(sel, got, sizeof(got));
+    cr_expect(eq(str, got, "app=b,tier=x"));
+    cr_expect(ks_spread_default_selects(&objs, ix, pod));
+    ks_spread_owners_destroy(owners);
+    ks_arena_destroy(&arena);
+    ks_pod_put(pod);
+    free_objects(&objs);
 }
 
 /* Owner references name controllers by apiVersion and kind exactly as upstream's GroupVersionKind. */
@@ -2017,7 +2150,7 @@ Test(podtopologyspread, default_selector_owner_versions)
         pod->meta.owners = &o;
         pod->meta.nowners = 1;
         const struct ks_label_selector *sel = NULL;
-        cr_assert(eq(int, ks_spread_default_selector(&objs, pod, &arena, &sel), 0));
+        cr_assert(eq(int, ks_spread_default_selector(&objs, NULL, pod, &arena, &sel), 0));
         cr_expect(eq(u32, sel->nreqs, cases[i].selects ? 1u : 0u), "%s %s controller=%d",
                   cases[i].api_version, cases[i].kind, cases[i].controller);
         pod->meta.owners = NULL;

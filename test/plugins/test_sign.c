@@ -159,6 +159,16 @@ static const char pending[] =
                              "topologyKey: zone}}]}}, "))
     POD("spread", "", BASE("topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
                            "whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: x}}}], "))
+    POD("spread-hard", "", BASE("topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
+                                "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}], "))
+    POD("spread-keys", "", BASE("topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
+                                "whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: x}}}, "
+                                "{maxSkew: 1, topologyKey: rack, whenUnsatisfiable: ScheduleAnyway, "
+                                "labelSelector: {matchLabels: {app: x}}}], "))
+    POD("spread-host", "", BASE("topologySpreadConstraints: [{maxSkew: 2, topologyKey: kubernetes.io/hostname, "
+                                "whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: yy}}}, "
+                                "{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, "
+                                "labelSelector: {matchLabels: {app: yy}}}], "))
     POD("api", ", labels: {app: api}", BASE(""))
     POD_NS("api-other", "other", ", labels: {app: api}", BASE(""))
     POD("rs", ", ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs-1, uid: r1, "
@@ -182,6 +192,9 @@ struct sig {
     int pre;              /* PreFilter's code (ks_fw_sign), KS_SUCCESS for a plugin without one */
     int code;             /* the sign op's or ks_fw_sign()'s */
     uint64_t skip_filter; /* the PreFilter Skip mask */
+    bool spread; /* spread-scored (ks_sign_spread_scored): by the plugin of spread_slot, over spread_key */
+    uint16_t spread_slot;
+    uint32_t spread_key;
     uint32_t len;
     uint8_t bytes[SIG_CAP];
 };
@@ -240,6 +253,9 @@ static void fw_sign_cap(struct vfx *x, const struct ks_pod *pod, struct sig *out
     ks_rcu_read_unlock();
     out->len = s.len;
     out->skip_filter = cs.skip_filter;
+    out->spread = s.spread;
+    out->spread_slot = s.spread_slot;
+    out->spread_key = s.spread_key;
     ks_cycle_state_destroy(&cs);
 }
 
@@ -470,11 +486,11 @@ Test(sign, default_selects_agrees_with_default_selector)
     uint32_t selected = 0;
     for (uint32_t i = 0; i < ks_objects_count(x.objs, POD); i++) {
         const struct ks_label_selector *sel;
-        cr_assert(eq(int, ks_spread_default_selector(x.objs, pods[i], &arena, &sel), 0));
-        bool selects = ks_spread_default_selects(x.objs, pods[i]);
+        cr_assert(eq(int, ks_spread_default_selector(x.objs, NULL, pods[i], &arena, &sel), 0));
+        bool selects = ks_spread_default_selects(x.objs, NULL, pods[i]);
         cr_expect(eq(int, selects, sel->nreqs > 0), "%s", pods[i]->meta.name);
         selected += selects;
-        cr_expect(ks_spread_default_selects(NULL, pods[i]) == false);
+        cr_expect(ks_spread_default_selects(NULL, NULL, pods[i]) == false);
     }
     cr_expect(eq(u32, selected, 3), "api, rs and api-user");
     ks_arena_destroy(&arena);
@@ -546,17 +562,16 @@ Test(sign, default_profile_reads_every_field_a_plugin_reads)
 Test(sign, default_profile_declines_what_depends_on_more_than_pod_and_node)
 {
     static const char *const declined[] = {
-        "anti-term",           /* the pod's own pod anti-affinity */
-        "aff-pref",            /* the pod's own preferred pod affinity */
-        "web",                 /* an existing pod's required anti-affinity matches it */
-        "db",                  /* an existing pod's preferred affinity weighs for it */
-        "spread",              /* its own topology spread constraints */
-        "api",                 /* the default constraints apply: a Service selects it */
-        "rs",                  /* ... its ReplicaSet */
-        "pvc",                 /* a claim */
-        "ephemeral",           /* an ephemeral claim */
-        "gce",                 /* inline disks: VolumeRestrictions, NodeVolumeLimits */
-        "ebs",       "pinned", /* PreFilter narrows the nodes by name */
+        "anti-term",             /* the pod's own pod anti-affinity */
+        "aff-pref",              /* the pod's own preferred pod affinity */
+        "web",                   /* an existing pod's required anti-affinity matches it */
+        "db",                    /* an existing pod's preferred affinity weighs for it */
+        "spread-hard",           /* its own DoNotSchedule topology spread constraint */
+        "spread-keys",           /* ScheduleAnyway over two keys besides the hostname */
+        "pvc",                   /* a claim */
+        "ephemeral",             /* an ephemeral claim */
+        "gce",                   /* inline disks: VolumeRestrictions, NodeVolumeLimits */
+        "ebs",         "pinned", /* PreFilter narrows the nodes by name */
     };
     struct vfx x;
     struct sig *s = fx_must(calloc(1, sizeof(*s)));
@@ -570,6 +585,41 @@ Test(sign, default_profile_declines_what_depends_on_more_than_pod_and_node)
     fw_sign_cap(&x, pod_of(&x, "base"), s, 8);
     cr_expect(eq(int, s->code, KS_SKIP), "overflow");
     free(s);
+    vfx_close(&x);
+}
+
+/*
+ * ScheduleAnyway spreading over the hostname and one other key: the counts stay out of the
+ * signature (the index adds the score per cycle), so the pods of different workloads on
+ * one template share a class, apart from pods without constraints.
+ */
+Test(sign, schedule_anyway_spreading_is_spread_scored)
+{
+    struct vfx x;
+    struct sig *a = fx_must(calloc(1, sizeof(*a))), *b = fx_must(calloc(1, sizeof(*b)));
+    uint32_t zone = ks_intern("zone"), dflt_zone = ks_intern("topology.kubernetes.io/zone");
+
+    open_world(&x, NULL);
+    fw_sign(&x, "api", a); /* a Service selects it: the default constraints (hostname, zone) */
+    fw_sign(&x, "rs", b);  /* its ReplicaSet does */
+    cr_expect(eq(int, a->code, KS_SUCCESS));
+    cr_expect(a->spread && b->spread, "spread-scored");
+    cr_expect(eq(u32, a->spread_key, dflt_zone));
+    cr_expect(eq(str, (char *)ks_framework_plugin_name(x.fw, a->spread_slot), "PodTopologySpread"));
+    cr_expect(sig_eq(a, b), "workloads on one template share a class");
+    fw_sign(&x, "base", b);
+    cr_expect(eq(int, b->code, KS_SUCCESS));
+    cr_expect(b->spread == false, "no constraints");
+    cr_expect(sig_differ(a, b));
+    fw_sign(&x, "spread", b); /* its own constraint, keyed by zone */
+    cr_expect(eq(int, b->code, KS_SUCCESS));
+    cr_expect(b->spread && b->spread_key == zone, "its own key");
+    cr_expect(sig_differ(a, b));
+    fw_sign(&x, "spread-host", a); /* hostname and zone: the same key, another shape */
+    cr_expect(a->spread && a->spread_key == zone, "the hostname and one key");
+    cr_expect(sig_differ(a, b));
+    free(a);
+    free(b);
     vfx_close(&x);
 }
 
@@ -809,6 +859,9 @@ static bool evaluate(struct vfx *x, const struct ks_pod *pod, const struct ks_no
     out->sig.code = ks_fw_sign(x->fw, &cs, pod, &s);
     out->sig.len = s.len;
     out->sig.skip_filter = cs.skip_filter;
+    out->sig.spread = s.spread;
+    out->sig.spread_slot = s.spread_slot;
+    out->sig.spread_key = s.spread_key;
     if (out->sig.code == KS_SUCCESS) {
         ok = true;
         cr_assert(res.all, "%s: signable, yet PreFilter narrowed the nodes", pod->meta.name);
@@ -859,10 +912,14 @@ static void expect_same(const struct vfx *x, const struct outcome *o, const stru
     cr_expect(status_eq(&o->filter[i], &ref->filter[i]), "%s vs %s on %s (%s): Filter %s (%s) vs %s (%s)",
               o->pod, ref->pod, ks_intern_str(names[i]), what, ks_code_name(o->filter[i].code),
               fx_reason(&o->filter[i], 0), ks_code_name(ref->filter[i].code), fx_reason(&ref->filter[i], 0));
-    for (uint32_t k = 0; o->pre_score == KS_SUCCESS && k < nscore; k++)
+    for (uint32_t k = 0; o->pre_score == KS_SUCCESS && k < nscore; k++) {
+        /* a spread-scored plugin's score is added per cycle from the counts, not shared */
+        if (o->sig.spread && ks_framework_score_slot(x->fw, k) == o->sig.spread_slot)
+            continue;
         cr_expect(eq(i64, o->scores[(size_t)i * nscore + k], ref->scores[(size_t)i * nscore + k]),
                   "%s vs %s on %s (%s): %s", o->pod, ref->pod, ks_intern_str(names[i]), what,
                   ks_framework_plugin_name(x->fw, ks_framework_score_slot(x->fw, k)));
+    }
 }
 
 /*

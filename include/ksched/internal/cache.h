@@ -106,8 +106,10 @@ uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool
  * snapshot whose generation is at least *@ready counts it (0: every snapshot's records
  * already do, since no pod matched it when it was first tracked); an earlier snapshot's
  * records may lack it. @sel must have requirements. The first call for a selector walks
- * the cache's pods (under the lock); later ones find it in a hash table. 0, or -ENOMEM with
- * nothing tracked. Context: any thread; takes the cache lock.
+ * the cache's pods (under the lock); later ones find it in a hash table. Returns 1 when
+ * this call started tracking the selector and no pod of any published record matches it
+ * (every count is 0 in every snapshot so far), else 0; -ENOMEM with nothing tracked.
+ * Context: any thread; takes the cache lock.
  */
 int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_label_selector *sel,
                             uint32_t *id, uint64_t *ready);

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "ksched/cache_types.h"
+#include "ksched/internal/index_parts.h"
 #include "ksched/internal/index_tree.h"
 #include "ksched/internal/preempt_tree.h"
 #include "ksched/status_types.h"
@@ -70,6 +71,9 @@ struct ks_index_class {
     struct ks_index_groups groups; /* of NULL with the tree */
     /* DefaultPreemption's verdicts for the class (preempt_tree.h): t NULL until a pod of it preempts */
     struct ks_preempt_tree preempt;
+    /* the positions split by a spread constraint's key (index_parts.h): built on the first cycle that needs
+     * it */
+    struct ks_index_parts parts;
     uint64_t preempt_epoch, preempt_seq; /* what the candidate tree reflects, as epoch and seq */
     uint64_t epoch;                      /* the index's epoch the tree was built in */
     uint64_t seq;                        /* the change log's sequence the tree reflects */
@@ -162,6 +166,15 @@ void ks_index_status(struct ks_index_class *c, uint32_t pos, const struct ks_sta
  * position of @c.
  */
 uint64_t ks_index_unschedulable_plugins(const struct ks_index_class *c);
+
+/*
+ * ks_index_split - split @c's positions by label @key over @snap (index_parts.h) from
+ * @c's tree as it stands (current, over @snap's positions), counted in the trees' budget;
+ * the split is given up with the tree, and a rebuild of the tree marks it not built.
+ * 0, -E2BIG (too many values: @c is not split) or -ENOMEM.
+ */
+int ks_index_split(struct ks_index *ix, struct ks_index_class *c, uint32_t key,
+                   const struct ks_snapshot *snap);
 
 /* ks_index_current - whether @c's tree reflects the last observed version over @n positions. */
 bool ks_index_current(const struct ks_index *ix, const struct ks_index_class *c, uint32_t n);

@@ -87,4 +87,13 @@ void ks_index_tree_window(const struct ks_index_tree *t, uint32_t start, uint32_
 /* ks_index_tree_tie - the position of tie @r (< w->ties) of window @w, counted in window order. */
 uint32_t ks_index_tree_tie(const struct ks_index_tree *t, const struct ks_index_window *w, uint32_t r);
 
+/* ks_index_tree_range - positions [@l, @r) (l <= r <= n) combined: their best, ties, counts. */
+struct ks_index_tree_node ks_index_tree_range(const struct ks_index_tree *t, uint32_t l, uint32_t r);
+
+/*
+ * ks_index_tree_nth - the position of the @k-th (from 0) position of [@l, @r) with total
+ * @best, which no position of the range exceeds; UINT32_MAX when fewer than k + 1 have it.
+ */
+uint32_t ks_index_tree_nth(const struct ks_index_tree *t, uint32_t l, uint32_t r, int32_t best, uint32_t k);
+
 #endif
