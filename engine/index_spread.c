@@ -211,13 +211,14 @@ static uint32_t main_tie(const struct window_view *v, const struct ks_index_tree
             r++;
         return ks_index_tree_tie(main, w, r);
     }
+    struct ks_index_parts_count q;
+    ks_index_parts_count_init(&q, v->p, w, others);
     uint32_t lo = 1, hi = w->processed;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2, skipped = 0;
         while (skipped < n && skip[skipped]->off < mid)
             skipped++;
-        uint32_t ties =
-            main_ties_before(main, w, mid) - ks_index_parts_targets_before(v->p, w, others, mid) - skipped;
+        uint32_t ties = main_ties_before(main, w, mid) - ks_index_parts_count_before(&q, mid) - skipped;
         if (ties > r)
             hi = mid;
         else
@@ -268,9 +269,11 @@ static uint32_t pick(struct window_view *v, const struct ks_index_tree *main, co
     if (tops_are_main_ties(v, target, w, best, others, &nothers) && (nothers == 0 || nothers + 1 < ntops))
         return main_tie(v, main, w, others, nothers, best, r);
     /* tie r in window order: a hosted node, or the domains' tie r less the hosted ones before it */
+    struct ks_index_parts_count q;
+    ks_index_parts_count_init(&q, p, w, target);
     uint32_t before = 0;
     for (uint32_t j = 0; j < nh; j++) {
-        uint32_t at = ks_index_parts_targets_before(p, w, target, tied[j]->off) + j;
+        uint32_t at = ks_index_parts_count_before(&q, tied[j]->off) + j;
         if (at == r)
             return tied[j]->pos;
         before += at < r;

@@ -116,10 +116,9 @@ void ks_index_parts_set(struct ks_index_parts *p, uint32_t pos, bool feasible, i
         ks_index_tree_set(&p->tree, p->leaf[pos], feasible, score, poison);
 }
 
-/* The first leaf of partition @k whose position is at least @at. */
-static uint32_t leaf_from(const struct ks_index_parts *p, uint32_t k, uint32_t at)
+/* The first leaf of [@lo, @hi) (leaves of one partition) whose position is at least @at, else @hi. */
+static uint32_t leaf_at(const struct ks_index_parts *p, uint32_t lo, uint32_t hi, uint32_t at)
 {
-    uint32_t lo = p->off[k], hi = p->off[k + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (p->pos[mid] < at)
@@ -128,6 +127,12 @@ static uint32_t leaf_from(const struct ks_index_parts *p, uint32_t k, uint32_t a
             hi = mid;
     }
     return lo;
+}
+
+/* The first leaf of partition @k whose position is at least @at. */
+static uint32_t leaf_from(const struct ks_index_parts *p, uint32_t k, uint32_t at)
+{
+    return leaf_at(p, p->off[k], p->off[k + 1], at);
 }
 
 /* Partition @k's positions in [l, r) (l <= r <= n) combined. */
@@ -174,17 +179,54 @@ void ks_index_parts_hide(struct ks_index_parts *p, uint32_t pos, bool hide, cons
         ks_index_parts_set(p, pos, x.nfeasible != 0, x.best, x.npoison != 0);
 }
 
-uint32_t ks_index_parts_targets_before(const struct ks_index_parts *p, const struct ks_index_window *w,
-                                       const int32_t *target, uint32_t len)
+/* Ties of @a at @target. */
+static uint32_t ties_at(struct ks_index_tree_node a, int32_t target)
 {
-    uint32_t sum = 0;
+    return a.best == target ? a.ties : 0;
+}
+
+void ks_index_parts_count_init(struct ks_index_parts_count *q, const struct ks_index_parts *p,
+                               const struct ks_index_window *w, const int32_t *target)
+{
+    bool wraps = w->start + w->processed > p->n;
+    q->p = p;
+    q->w = w;
+    q->n = 0;
     for (uint32_t k = 0; k < p->nparts; k++) {
         if (target[k] == KS_INDEX_NO_SCORE)
             continue;
-        struct ks_index_tree_node a = part_prefix(p, k, w, len);
-        sum += a.best == target[k] ? a.ties : 0;
+        struct ks_index_parts_cursor *c = &q->c[q->n++];
+        c->k = k;
+        c->target = target[k];
+        c->first = leaf_from(p, k, w->start);
+        /* after a wrap the window holds every leaf from first on */
+        c->rest = wraps ? ties_at(ks_index_tree_range(&p->tree, c->first, p->off[k + 1]), target[k]) : 0;
+    }
+}
+
+uint32_t ks_index_parts_count_before(const struct ks_index_parts_count *q, uint32_t len)
+{
+    const struct ks_index_parts *p = q->p;
+    uint32_t end = q->w->start + len, sum = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const struct ks_index_parts_cursor *c = &q->c[i];
+        if (end <= p->n) {
+            uint32_t x = leaf_at(p, c->first, p->off[c->k + 1], end);
+            sum += ties_at(ks_index_tree_range(&p->tree, c->first, x), c->target);
+        } else {
+            uint32_t x = leaf_at(p, p->off[c->k], c->first, end - p->n);
+            sum += c->rest + ties_at(ks_index_tree_range(&p->tree, p->off[c->k], x), c->target);
+        }
     }
     return sum;
+}
+
+uint32_t ks_index_parts_targets_before(const struct ks_index_parts *p, const struct ks_index_window *w,
+                                       const int32_t *target, uint32_t len)
+{
+    struct ks_index_parts_count q;
+    ks_index_parts_count_init(&q, p, w, target);
+    return ks_index_parts_count_before(&q, len);
 }
 
 uint32_t ks_index_parts_tie(const struct ks_index_parts *p, const struct ks_index_window *w,
@@ -209,10 +251,12 @@ uint32_t ks_index_parts_tie(const struct ks_index_parts *p, const struct ks_inde
         return p->pos[leaf];
     }
     /* the shortest prefix of the window holding r + 1 targets ends with the one sought */
+    struct ks_index_parts_count q;
+    ks_index_parts_count_init(&q, p, w, target);
     uint32_t lo = 1, hi = w->processed;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (ks_index_parts_targets_before(p, w, target, mid) > r)
+        if (ks_index_parts_count_before(&q, mid) > r)
             hi = mid;
         else
             lo = mid + 1;

@@ -745,12 +745,31 @@ const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, cons
     return c;
 }
 
+/* @e counts nothing: no domain per position, no pod, no memo, empty tables. */
+static void entry_clear(struct entry *e)
+{
+    size_t per = e->nterms ? e->nterms : 1;
+    for (size_t i = 0; i < (size_t)e->cap * per; i++) {
+        e->dom[i] = KS_ID_NONE;
+        e->cnt[i] = 0;
+    }
+    for (uint32_t k = 0; k < e->nhosts; k++)
+        e->host_at[e->hosts[k]] = UINT32_MAX;
+    e->nhosts = 0;
+    for (uint32_t t = 0; t < e->nterms; t++) {
+        free(e->tables[t].slots);
+        e->tables[t] = (struct heap_table){0};
+    }
+    ks_node_memo_reset(&e->memo);
+}
+
 /*
  * @e (new, counting nothing yet) takes over @old's per-position arrays when they have the
- * same shape (terms), reset to "nothing counted": an entry replacing another touches
- * memory already in use instead of fresh pages.
+ * same shape (terms), reset to "nothing counted" - but for the domains and the memo when
+ * @derived (entry_derive overwrites them next): an entry replacing another touches memory
+ * already in use instead of fresh pages.
  */
-static void entry_adopt(struct entry *e, struct entry *old)
+static void entry_adopt(struct entry *e, struct entry *old, bool derived)
 {
     if (old->nterms != e->nterms || e->cap)
         return;
@@ -761,16 +780,14 @@ static void entry_adopt(struct entry *e, struct entry *old)
     e->hosts = old->hosts;
     e->host_at = old->host_at;
     e->memo = old->memo;
-    old->cap = 0;
+    for (uint32_t k = 0; k < old->nhosts; k++)
+        e->host_at[old->hosts[k]] = UINT32_MAX;
+    old->cap = old->nhosts = 0;
     old->dom = old->cnt = old->hosts = old->host_at = NULL;
     old->memo = (struct ks_node_memo){0};
-    for (size_t i = 0; i < (size_t)e->cap * per; i++) {
-        e->dom[i] = KS_ID_NONE;
-        e->cnt[i] = 0;
-    }
-    for (uint32_t i = 0; i < e->cap; i++)
-        e->host_at[i] = UINT32_MAX;
-    ks_node_memo_reset(&e->memo);
+    memset(e->cnt, 0, (size_t)e->cap * per * sizeof(*e->cnt));
+    if (!derived)
+        entry_clear(e);
 }
 
 static struct entry *entry_new(const struct ks_spread_query *q)
@@ -1114,9 +1131,9 @@ int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapsho
             victim = c->entries[at];
         }
         if (victim && victim != sib)
-            entry_adopt(e, victim);
-        if (sib)
-            (void)entry_derive(e, sib); /* best effort: a fresh entry counts every node instead */
+            entry_adopt(e, victim, sib != NULL);
+        if (sib && entry_derive(e, sib) < 0)
+            entry_clear(e); /* out of memory: the entry counts every node instead */
         entry_destroy(victim);
         c->entries[at] = e;
     }

@@ -93,6 +93,28 @@ uint32_t ks_index_parts_targets_before(const struct ks_index_parts *p, const str
                                        const int32_t *target, uint32_t len);
 
 /*
+ * The same count, for many lengths of one window and one set of targets: prepared once
+ * (ks_index_parts_count_init: each targeted partition's first leaf in the window, and its
+ * targets up to the end of the snapshot when the window wraps), then one leaf search and
+ * one range query per targeted partition and length. Valid while @p and @w are.
+ */
+struct ks_index_parts_cursor {
+    uint32_t k;     /* the partition */
+    int32_t target; /* its target total */
+    uint32_t first; /* its first leaf at or after the window's start */
+    uint32_t rest;  /* after a wrap: its targets from first to its last leaf */
+};
+struct ks_index_parts_count {
+    const struct ks_index_parts *p;
+    const struct ks_index_window *w;
+    uint32_t n;
+    struct ks_index_parts_cursor c[KS_INDEX_PARTS_MAX];
+};
+void ks_index_parts_count_init(struct ks_index_parts_count *q, const struct ks_index_parts *p,
+                               const struct ks_index_window *w, const int32_t *target);
+uint32_t ks_index_parts_count_before(const struct ks_index_parts_count *q, uint32_t len);
+
+/*
  * ks_index_parts_tie - the position of the @r-th (from 0), in window order, of window @w's
  * positions whose total is @target[their partition] (KS_INDEX_NO_SCORE: none of the
  * partition counts). Each target must be its partition's best in the window (or
