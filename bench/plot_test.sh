@@ -3,6 +3,10 @@
 #   - bench/plot renders every committed bench/results/*.json to well-formed SVG that names
 #     each workload, the commit, and the ratio to the reference where the result has one;
 #   - bench/plot answers bad input with one line on stderr and exit 2;
+#   - bench/plot draws panel (d), pods/s against the existing pods, for a workload measured at
+#     two existing-pod counts on the same nodes;
+#   - bench/gen-workload-manifests.py writes manifests that `ksched schedule --validate strict`
+#     loads and schedules, pod-template-hashes made only of digits included;
 #   - bench/run-all (PreemptionBasic, one run, OUT=a temporary folder that already holds a
 #     <date>.json) writes <date>-2.json|svg and leaves <date>.json untouched.
 set -euo pipefail
@@ -45,6 +49,35 @@ if [ "$rc" -ne 2 ] || [ -s "$tmp/out" ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || !
   fail "bad input: exit $rc, stderr: $(cat "$tmp/err")"
 fi
 echo "ok   bench/plot bad input: $(cat "$tmp/err")"
+
+# panel (d): a workload measured at two existing-pod counts on the same nodes gets its line there
+python3 - "$tmp/d.json" <<'PY'
+import json, sys
+def result(size, existing, pps):
+    r = {"workload": "SchedulingDeployments", "size": size, "nodes": 5000, "pods": 5000,
+         "existing_pods": existing, "runs": 1, "pods_per_second": pps, "bound": 5000,
+         "latency_us": {"p50": 10, "p90": 20, "p99": 30}, "peak_rss_bytes": 1, "bytes_per_node": 1,
+         "cpu_cores": 1}
+    return dict(r, all_runs=[dict(r)])
+json.dump({"date": "2026-12-07T00:00:00Z", "commit": "abc1234", "runs_per_point": 1,
+           "results": [result("5000Nodes", 0, 9000), result("5000Nodes/150kPods", 150000, 450)]},
+          open(sys.argv[1], "w"))
+PY
+"$here/plot" "$tmp/d.json" "$tmp/d.svg" || fail "bench/plot with existing-pod sizes"
+grep -q "(d) pods/s against the pods already bound" "$tmp/d.svg" || fail "no panel (d) in $tmp/d.svg"
+grep -q "SchedulingDeployments, 5,000 nodes" "$tmp/d.svg" || fail "no line for SchedulingDeployments in (d)"
+echo "ok   bench/plot panel (d): pods/s against the existing pods"
+
+# bench/gen-workload-manifests.py: deployment-50's and deployment-91's pod-template-hashes are made
+# only of digits, and must stay strings (a number there is a bad label value)
+"$here/gen-workload-manifests.py" --nodes 3 --existing 50 --pending 50 --replicas 1 -o "$tmp/rs.yaml" ||
+  fail "bench/gen-workload-manifests.py"
+grep -q 'pod-template-hash: "[0-9]*"' "$tmp/rs.yaml" || fail "no hash made only of digits in $tmp/rs.yaml"
+"$ksched" schedule --validate strict --seed 1 "$tmp/rs.yaml" >"$tmp/rs.out" 2>"$tmp/rs.err" ||
+  { cat "$tmp/rs.err"; fail "ksched schedule of the generated manifests"; }
+[ "$(grep -c '"status":"Scheduled"' "$tmp/rs.out")" -eq 50 ] ||
+  { head -n 5 "$tmp/rs.out" "$tmp/rs.err"; fail "ksched schedule: not 50 pods Scheduled"; }
+echo "ok   bench/gen-workload-manifests.py: 50 pending pods of 100 ReplicaSets scheduled"
 
 # a result of today already there: run-all must write <date>-2 beside it, not over it
 day=$(date -u +%Y-%m-%d)

@@ -6,9 +6,10 @@
  * kube-scheduler's scheduler_perf performance-config.yaml: a workloadTemplate of opcodes,
  * named pod, node and object templates, and sized workloads that bind the template's
  * $params); bench_cluster.c builds the generated cluster and the objects the templates
- * describe; bench_dra.c the objects of Dynamic Resource Allocation (a test driver's
- * ResourceSlices, DeviceClasses, claims and their templates, claims allocated ahead) and
- * the record of the allocations --check verifies; bench_stats.c holds the latency histogram
+ * describe; bench_objects.c createAny's objects (any kind the loader decodes, Deployments'
+ * ReplicaSets) and the pods that belong to them; bench_dra.c the objects of Dynamic Resource
+ * Allocation (a test driver's ResourceSlices, claims allocated ahead) and the record of the
+ * allocations --check verifies; bench_stats.c holds the latency histogram
  * and the process's resource figures; bench_run.c runs the opcodes through the real
  * scheduler and reports.
  *
@@ -102,8 +103,17 @@ struct ks_bench_op {
     struct ks_bench_device_attr *attrs, *capacity;
     /* createAny: an object of objectTemplates (count/countParam: that many, numbered) */
     const struct ks_yaml_node *object_template;
-    enum ks_kind object_kind;
-    bool numbered; /* count or countParam given */
+    const char *template_name; /* its name in objectTemplates */
+    enum ks_kind object_kind;  /* of the objects made (a Deployment's: KS_KIND_REPLICA_SET) */
+    bool numbered;             /* count or countParam given */
+    bool deployment;           /* the template is an apps/v1 Deployment: the op makes its ReplicaSets */
+    uint32_t object_ns;        /* the objects' namespace (interned), KS_ID_EMPTY for cluster-scoped kinds */
+    /*
+     * createPods: owners, a template of objectTemplates: the pods belong to the objects that the
+     * last createAny op of that template before this one made (owner_op, its index; -1: none).
+     */
+    const char *owners;
+    int32_t owner_op;
     /*
      * createPods: podGroupSizes. The pods whose template has spec.schedulingGroup join
      * generated gangs in turn: the g-th has group_sizes[g % n] pods and a PodGroup of that
@@ -218,6 +228,85 @@ int ks_bench_node_from(const struct ks_yaml_node *tmpl, const char *file, const 
 /* ks_bench_template_prefix - metadata.generateName of @tmpl, or @dflt. */
 const char *ks_bench_template_prefix(const struct ks_yaml_node *tmpl, const char *dflt);
 
+/* ---- createAny and the pods objects own (bench_objects.c) ------------------------------------- */
+
+/* splitmix64: the next of the sequence at *@s (the harness's deterministic choices). */
+static inline uint64_t ks_bench_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * An object of a createAny op that pods belong to (a ReplicaSet, a Deployment's ReplicaSet, a
+ * StatefulSet or a ReplicationController): what its controller puts in each pod it makes.
+ */
+struct ks_bench_owner {
+    enum ks_kind kind;                 /* KS_KIND_REPLICA_SET, _STATEFUL_SET or _REPLICATION_CONTROLLER */
+    const char *name, *uid;            /* the object's own (the object set holds the object) */
+    uint32_t ns;                       /* interned */
+    int64_t replicas;                  /* spec.replicas, 1 when absent */
+    uint64_t first;                    /* the createPods op's pods that come before this object's first */
+    const struct ks_yaml_node *labels; /* the pods' labels: spec.template.metadata.labels as made */
+    const struct ks_yaml_node *refs;   /* the pods' metadata.ownerReferences: the object, controller */
+    const char *revision;              /* a StatefulSet's controller-revision-hash, else NULL */
+};
+
+/* The objects one createAny op made that pods may belong to, in order. */
+struct ks_bench_owners {
+    uint32_t n, cap;
+    struct ks_bench_owner *items;
+    uint64_t pods;         /* the sum of their replicas: the most pods they take */
+    struct ks_arena arena; /* their trees and strings */
+};
+
+/* ks_bench_owners_release - free what @o holds (not @o); a zeroed struct is empty. Accepts NULL. */
+void ks_bench_owners_release(struct ks_bench_owners *o);
+
+/*
+ * ks_bench_template_check - every {{...}} in a scalar of @tmpl is {{.Index}} or {{.Count}}
+ * (upstream's text/template fields; spaces inside the braces allowed). 0, or -EINVAL with
+ * @err at the scalar's line, @field named.
+ */
+int ks_bench_template_check(const struct ks_yaml_node *tmpl, const char *file, const char *field,
+                            struct ks_error *err);
+
+/*
+ * ks_bench_template_expand - @tmpl with {{.Index}} replaced by @index and {{.Count}} by @count
+ * in every scalar (keys included), in @a: the parts without an action are shared with @tmpl,
+ * which is unchanged. 0 or -ENOMEM.
+ */
+int ks_bench_template_expand(struct ks_arena *a, const struct ks_yaml_node *tmpl, int64_t index,
+                             int64_t count, const struct ks_yaml_node **out);
+
+/*
+ * ks_bench_create_any - createAny @op: objects @first .. @first + @count - 1 of its object
+ * template (the template's objects are numbered across the ops that make them), each the
+ * template with {{.Index}} and {{.Count}} replaced, named (numbered: <generateName><index>
+ * or <name>-<index>, unless metadata.name holds an action), in the op's namespace when it is
+ * namespaced, decoded by the loader's decoder, its device selectors checked as the API server
+ * does (ksched/internal/dra_check.h), and pushed to @objs. A Deployment's object is the
+ * ReplicaSet its controller makes; a ReplicaSet, StatefulSet or ReplicationController gets a
+ * uid, and its pods' labels are checked against its selector and recorded in @made (when not
+ * NULL; bench_objects.c says what). 0, -EINVAL with @err (file @file), or -ENOMEM; the
+ * objects made before a failure stay in @objs. One thread, before a scheduler reads @objs.
+ */
+int ks_bench_create_any(const struct ks_bench_op *op, const char *file, int64_t first, int64_t count,
+                        struct ks_objects *objs, struct ks_bench_owners *made, struct ks_error *err);
+
+/*
+ * ks_bench_owned_pod - pod @k (0-based) of createPods @op whose owners are @owners: the
+ * op's template for @k with the owner's labels over the template's, its controlling
+ * ownerReference, its namespace and the name its controller gives it (the owner of pod k:
+ * the objects take the pods in blocks of their replicas, in order). @scratch holds the
+ * pod's tree; reset it after the call. 0, -EINVAL with @err (@k beyond the replicas, or
+ * the decoder's), or -ENOMEM.
+ */
+int ks_bench_owned_pod(const struct ks_bench_op *op, const char *file, const struct ks_bench_owners *owners,
+                       uint64_t k, struct ks_arena *scratch, struct ks_pod **out, struct ks_error *err);
+
 /* ---- Dynamic Resource Allocation (bench_dra.c) ----------------------------------------------- */
 
 /*
@@ -252,15 +341,6 @@ int ks_bench_join_group(struct ks_pod *pod, uint32_t op, uint32_t g);
  */
 int ks_bench_pod_groups(struct ks_objects *objs, uint32_t op, uint32_t ns, uint32_t ngroups,
                         const struct ks_bench_op *spec, uint32_t last);
-
-/*
- * ks_bench_create_any - createAny @op: its object template decoded @count times (numbered:
- * named <generateName or name->0, -1, ...; else once, as named), in the op's namespace when
- * it is namespaced, its device selectors checked as the API server does (ksched/internal/dra_check.h),
- * pushed to @objs. 0, -EINVAL with @err (file @file), or -ENOMEM. One thread.
- */
-int ks_bench_create_any(const struct ks_bench_op *op, const char *file, int64_t count,
-                        struct ks_objects *objs, struct ks_error *err);
 
 /*
  * ks_bench_alloc_claims - allocResourceClaims: every unallocated ResourceClaim of @objs in

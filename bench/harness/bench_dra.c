@@ -1,11 +1,12 @@
 /*
  * bench_dra.c - the Dynamic Resource Allocation objects of a benchmark (bench.h): the
- * ResourceSlices of a test driver (createResourceDriver), objects from object templates
- * (createAny), claims allocated without a pod (allocResourceClaims), and the record of the
- * allocations the scheduler published, which --check verifies.
+ * ResourceSlices of a test driver (createResourceDriver), claims allocated without a pod
+ * (allocResourceClaims), and the record of the allocations the scheduler published, which
+ * --check verifies. (createAny, which makes DeviceClasses and claims here, is in
+ * bench_objects.c.)
  *
  * Mirrors test/integration/scheduler_perf/dra.go (createResourceDriverOp and its
- * resourceSlice(), allocResourceClaimsOp) and scheduler_perf's createAny. Every object is a
+ * resourceSlice(), allocResourceClaimsOp). Every object is a
  * decoder product: slices are written as YAML and decoded by the loader's decoder, as a
  * manifest's would be, so their names, attributes and quantities are checked as the API
  * server checks them. All of it runs before the scheduler reads the set, except the record,
@@ -24,7 +25,6 @@
 #include "ksched/base/lock.h"
 #include "ksched/dra.h"
 #include "ksched/dra_extended.h"
-#include "ksched/internal/dra_check.h"
 #include "ksched/plugin_helpers_dra.h"
 
 #include <errno.h>
@@ -35,14 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* ---- createResourceDriver --------------------------------------------------------------------- */
 
@@ -167,68 +159,6 @@ int ks_bench_driver_slices(const struct ks_bench_op *op, const char *file, int64
     return rc < 0 ? rc : (int)k;
 }
 
-/* ---- createAny -------------------------------------------------------------------------------- */
-
-/* The arena of @obj of @kind, one of the kinds createAny makes. */
-static struct ks_arena *arena_of(enum ks_kind kind, void *obj)
-{
-    switch (kind) {
-    case KS_KIND_DEVICE_CLASS:
-        return &((struct ks_device_class *)obj)->arena;
-    case KS_KIND_RESOURCE_SLICE:
-        return &((struct ks_resource_slice *)obj)->arena;
-    case KS_KIND_RESOURCE_CLAIM:
-        return &((struct ks_resource_claim *)obj)->arena;
-    case KS_KIND_RESOURCE_CLAIM_TEMPLATE:
-        return &((struct ks_resource_claim_template *)obj)->arena;
-    default:
-        return NULL;
-    }
-}
-
-int ks_bench_create_any(const struct ks_bench_op *op, const char *file, int64_t count,
-                        struct ks_objects *objs, struct ks_error *err)
-{
-    const char *prefix = ks_bench_template_prefix(op->object_template, NULL);
-    bool namespaced =
-        op->object_kind == KS_KIND_RESOURCE_CLAIM || op->object_kind == KS_KIND_RESOURCE_CLAIM_TEMPLATE;
-    uint32_t ns = KS_ID_NONE;
-    char name[320];
-
-    if (namespaced && op->namespace && (ns = ks_intern(op->namespace)) == KS_ID_NONE)
-        return -ENOMEM;
-    for (int64_t i = 0; i < count; i++) {
-        enum ks_kind kind = op->object_kind;
-        void *obj = NULL;
-        int rc = ks_object_decode(file, op->object_template, &kind, &obj, err);
-        if (rc == 0)
-            rc = ks_dra_check_object(NULL, file, "", kind, obj, err);
-        if (rc < 0) {
-            ks_object_destroy(kind, obj);
-            return rc;
-        }
-        struct ks_object_meta *meta = obj; /* every kind starts with its metadata */
-        if (op->numbered) {
-            if (prefix)
-                snprintf(name, sizeof(name), "%s%" PRId64, prefix, i);
-            else
-                snprintf(name, sizeof(name), "%s-%" PRId64, meta->name, i);
-            if (!(meta->name = ks_arena_strdup(arena_of(kind, obj), name)))
-                rc = -ENOMEM;
-            if (kind == KS_KIND_DEVICE_CLASS &&
-                (((struct ks_device_class *)obj)->name = ks_intern(meta->name)) == KS_ID_NONE)
-                rc = -ENOMEM;
-        }
-        if (ns != KS_ID_NONE)
-            meta->namespace_id = ns;
-        if (rc < 0 || (rc = ks_objects_push(objs, kind, obj)) < 0) {
-            ks_object_destroy(kind, obj);
-            return rc;
-        }
-    }
-    return 0;
-}
-
 /* ---- allocResourceClaims ---------------------------------------------------------------------- */
 
 int ks_bench_alloc_claims(struct ks_objects *objs, const char *namespace, struct ks_node *const *nodes,
@@ -255,7 +185,7 @@ int ks_bench_alloc_claims(struct ks_objects *objs, const char *namespace, struct
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
     for (uint32_t i = n; i > 1; i--) {
-        uint32_t j = (uint32_t)(splitmix(&rng) % i), t = order[i - 1];
+        uint32_t j = (uint32_t)(ks_bench_splitmix(&rng) % i), t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;
     }
@@ -274,7 +204,7 @@ int ks_bench_alloc_claims(struct ks_objects *objs, const char *namespace, struct
             continue;
         if (ks_dra_claims_prepare(cat, &one, 1, &prep) < 0)
             goto out;
-        uint32_t start = n ? (uint32_t)(splitmix(&rng) % n) : 0;
+        uint32_t start = n ? (uint32_t)(ks_bench_splitmix(&rng) % n) : 0;
         for (uint32_t j = 0; j < n && !done; j++) {
             err[0] = '\0';
             int r = ks_dra_allocate_prepared(allocated, nodes[order[(start + j) % n]], prep, scratch, &result,

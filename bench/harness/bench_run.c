@@ -33,12 +33,16 @@
  * Volumes: the claim and the volume of every pod of a createPods op with volume templates
  * (ks_bench_pod_volume) are in the object set before the scheduler starts.
  *
- * Dynamic Resource Allocation: a workload with createResourceDriver, createAny or
- * allocResourceClaims ops gets an object set (opts.objects) that holds its ResourceSlices,
- * DeviceClasses, ResourceClaimTemplates and ResourceClaims, all made before the scheduler
- * starts, whatever their place among the ops (the nodes' names are known ahead: node i of
- * the createNodes ops is <prefix><i>); nothing reads them before the pods that need them.
- * The claims of pods that name a ResourceClaimTemplate are made then too, as the
+ * Objects: a workload with createAny, createResourceDriver or allocResourceClaims ops gets
+ * an object set (opts.objects) that holds their objects (Services, ReplicaSets, StatefulSets,
+ * ReplicationControllers, ResourceSlices, DeviceClasses, ResourceClaimTemplates,
+ * ResourceClaims...), all made before the pods are decoded (createPods' owners name
+ * createAny's objects: its pods are made as their controller makes them, bench_objects.c),
+ * whatever their place among the ops (the nodes' names are known ahead: node i of the
+ * createNodes ops is <prefix><i>); nothing reads them before the pods that need them.
+ *
+ * Dynamic Resource Allocation: the claims of pods that name a ResourceClaimTemplate are
+ * made before the scheduler starts, as the
  * resourceclaim controller makes them (ks_dra_make_pod_claims), so they exist before their
  * pods reach the scheduler: DynamicResources' PreEnqueue looks a pod's claims up in its
  * claim tracker, which takes in the set's changes only at a PreFilter. A steadyState op
@@ -53,16 +57,15 @@
  * Context: the main thread is the scheduling thread and the only event source; the event
  * callback runs on binder threads (and the scheduling thread) and touches only atomics.
  */
+#include "bench_run.h"
 #include "bench.h"
 
 #include "ksched/api.h"
 #include "ksched/base/intern.h"
-#include "ksched/base/rcu.h"
 #include "ksched/internal/cache.h"
 #include "ksched/internal/config.h"
 #include "ksched/internal/dra_controller.h"
 #include "ksched/internal/features.h"
-#include "ksched/internal/json_write.h"
 #include "ksched/internal/queue.h"
 #include "ksched/internal/scheduler.h"
 
@@ -74,88 +77,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Outcome of one pod, as its last event said. */
-enum pod_state {
-    POD_PENDING,
-    POD_BOUND,
-    POD_UNSCHEDULABLE,
-    POD_PREEMPTED,
-    POD_ERROR,
-};
-
-struct bench_pod {
-    struct ks_pod *pod;
-    uint32_t op;             /* index of the op that created it */
-    _Atomic uint8_t state;   /* enum pod_state */
-    _Atomic uint32_t node;   /* the node it was bound to */
-    _Atomic uint32_t events; /* Unschedulable events: attempts that failed */
-    bool deleted;            /* a steadyState pod deleted after its batch (main thread) */
-};
-
-/*
- * The claims of a steadyState op's pods, made before the run: claims[first[k] .. first[k + 1])
- * are pod k's. Claims [removed, pushed) are in the object set (which owns them), at
- * of[KS_KIND_RESOURCE_CLAIM].items[base ...]; the others are the run's to free, after the
- * scheduler.
- */
-struct steady {
-    uint32_t opi;
-    uint32_t batch;
-    uint32_t nclaims, pushed, removed, base;
-    uint32_t *first;
-    struct ks_resource_claim **claims;
-    uint32_t batches;
-};
-
-struct bench_run {
-    struct ks_bench_args a;
-    const struct ks_bench_workload *w;
-    const struct ks_bench_size *size;
-    struct ks_cache *cache;
-    struct ks_scheduler *s;
-    /* the engine records its metrics as under `ksched serve`, so the figures include their cost */
-    struct ks_metrics *reg;
-    struct ks_sched_metrics *metrics;
-
-    struct bench_pod *pods;
-    uint32_t npods;
-    uint32_t *op_first, *op_count; /* per op: its pods in pods[] */
-    /* per op: the gangs its pods formed (podGroupSizes), their namespace, the last one's size */
-    uint32_t *op_groups, *op_group_ns, *op_group_last;
-    const struct bench_pod **index; /* open addressing by pod pointer, NULL when empty */
-    uint32_t index_mask;
-
-    uint32_t measured_op;
-    uint32_t nmeasured;
-    uint32_t nodes_total; /* nodes in the cache after every createNodes op */
-    uint32_t next_node;   /* generated node names: node-<i> */
-
-    /* written by the event callback (binder and scheduling threads), read by the main thread */
-    _Atomic uint32_t measured_bound;
-    _Atomic int64_t last_bound_ns;
-    _Atomic bool measuring;
-
-    /* results */
-    struct ks_hist hist;
-    int64_t t0, t_end, t_idle; /* window start, last measured bind, queue idle */
-    int64_t cpu_ns;
-    uint64_t cycles, untimed_cycles;
-    uint64_t indexed_cycles;  /* measured-phase cycles (timed or not) whose host the signature index chose */
-    uint64_t indexed_unfit;   /* measured-phase cycles the signature index found no node fits */
-    uint64_t indexed_preempt; /* measured-phase preemptions its candidate trees answered */
-    uint64_t cluster_bytes;
-    uint32_t churn_steps;
-    bool tty;
-
-    /* Dynamic Resource Allocation (NULL without its ops) */
-    struct ks_objects *objs;
-    struct ks_bench_dra_record *record; /* --check: the allocations the scheduler wrote */
-    struct steady steady;
-    uint32_t nplanned; /* the createNodes ops' nodes, by name, as they will be made */
-    char **planned;
-    uint32_t *planned_op;
-};
 
 /* ---- the pod table ------------------------------------------------------------------------------ */
 
@@ -401,11 +322,22 @@ static int decode_pods(struct bench_run *r)
     if (total > UINT32_MAX / 4 || !(r->pods = calloc(total ? total : 1, sizeof(*r->pods))))
         return -ENOMEM;
     int64_t t0 = ks__mono_ns();
-    for (uint32_t i = 0; i < w->nops; i++) {
+    struct ks_arena scratch = {0}; /* an owned pod's tree, until it is decoded */
+    int rc = 0;
+    for (uint32_t i = 0; i < w->nops && rc == 0; i++) {
         const struct ks_bench_op *op = &w->ops[i];
         uint32_t filled = 0; /* pods in the op's current gang */
         r->op_first[i] = r->npods;
-        for (uint32_t k = 0; k < r->op_count[i]; k++) {
+        if (op->owner_op >= 0 && r->op_count[i] > r->made[op->owner_op].pods) {
+            const struct ks_bench_op *any = &w->ops[op->owner_op];
+            rc = ks_error_set(&err, w->file, op->line, "owners",
+                              "%u pods, but the %u objects of the createAny op at line %d take %" PRIu64
+                              " (their replicas): give it more (%s%s)",
+                              r->op_count[i], r->made[op->owner_op].n, any->line, r->made[op->owner_op].pods,
+                              any->count_param ? "$" : "count", any->count_param ? any->count_param : "");
+            break;
+        }
+        for (uint32_t k = 0; k < r->op_count[i] && rc == 0; k++) {
             struct bench_pod *bp = &r->pods[r->npods];
             /* createPods with podTemplates: pod k is of template k % n, queued in k's order */
             const struct ks_yaml_node *tmpl = ks_bench_op_pod_template(op, k);
@@ -414,21 +346,28 @@ static int decode_pods(struct bench_run *r)
                 snprintf(name, sizeof(name), "%schurn-%u", prefix, k);
             else
                 snprintf(name, sizeof(name), "%s%u-%u", prefix, i, k);
-            int rc = ks_bench_pod(tmpl, w->file, name, op->namespace, &bp->pod, &err);
-            if (rc == -EINVAL)
-                return fail_input(&err);
+            if (op->owner_op >= 0) {
+                /* named, labelled and owned as its owner's controller makes it */
+                rc = ks_bench_owned_pod(op, w->file, &r->made[op->owner_op], k, &scratch, &bp->pod, &err);
+                ks_arena_reset(&scratch);
+            } else {
+                rc = ks_bench_pod(tmpl, w->file, name, op->namespace, &bp->pod, &err);
+            }
             if (rc == 0 && op->ngroup_sizes && bp->pod->scheduling_group)
                 rc = join_gang(r, i, bp->pod, &filled);
             if (rc < 0)
-                return rc;
+                break;
             bp->op = i;
             r->npods++;
             if ((r->npods & 4095) == 0)
                 progress(r, "decode", r->npods, total, t0);
         }
     }
+    ks_arena_destroy(&scratch);
     progress_done(r);
-    return index_build(r);
+    if (rc == -EINVAL)
+        return fail_input(&err);
+    return rc < 0 ? rc : index_build(r);
 }
 
 /*
@@ -732,17 +671,34 @@ static int run_steady(struct bench_run *r, uint32_t opi)
     return 0;
 }
 
-/* ---- Dynamic Resource Allocation's objects ---------------------------------------------------------- */
+/* ---- the object set: createAny's, Dynamic Resource Allocation's, volumes, PodGroups ------------------- */
 
+static bool is_dra_kind(enum ks_kind kind)
+{
+    return kind == KS_KIND_DEVICE_CLASS || kind == KS_KIND_RESOURCE_SLICE || kind == KS_KIND_RESOURCE_CLAIM ||
+           kind == KS_KIND_RESOURCE_CLAIM_TEMPLATE;
+}
+
+/* Whether @w has DRA ops: createResourceDriver, allocResourceClaims, a createAny of a DRA kind. */
 static bool has_dra_ops(const struct ks_bench_workload *w)
 {
     for (uint32_t i = 0; i < w->nops; i++) {
         enum ks_bench_opcode c = w->ops[i].code;
-        if (c == KS_BENCH_CREATE_RESOURCE_DRIVER || c == KS_BENCH_CREATE_ANY ||
-            c == KS_BENCH_ALLOC_RESOURCE_CLAIMS)
+        if (c == KS_BENCH_CREATE_RESOURCE_DRIVER || c == KS_BENCH_ALLOC_RESOURCE_CLAIMS ||
+            (c == KS_BENCH_CREATE_ANY && is_dra_kind(w->ops[i].object_kind)))
             return true;
     }
     return false;
+}
+
+/* Whether @w has ops that make objects before the pods: createAny and the DRA ones. */
+static bool has_object_ops(const struct ks_bench_workload *w)
+{
+    for (uint32_t i = 0; i < w->nops; i++) {
+        if (w->ops[i].code == KS_BENCH_CREATE_ANY)
+            return true;
+    }
+    return has_dra_ops(w);
 }
 
 /* The names createNodes' nodes will have (create_nodes() counts with the same r->next_node). */
@@ -825,10 +781,16 @@ static int make_objects(struct bench_run *r)
             break;
         }
         case KS_BENCH_CREATE_ANY: {
-            int64_t n = op_count(r, op);
+            /* the objects of one template are numbered across its ops */
+            int64_t n = op_count(r, op), first = 0;
             if (n < 0)
                 return undefined_param(r, op, op->count_param);
-            rc = ks_bench_create_any(op, r->w->file, n, r->objs, &err);
+            for (uint32_t j = 0; j < i; j++) {
+                if (r->w->ops[j].code == KS_BENCH_CREATE_ANY &&
+                    r->w->ops[j].object_template == op->object_template)
+                    first += op_count(r, &r->w->ops[j]);
+            }
+            rc = ks_bench_create_any(op, r->w->file, first, n, r->objs, &r->made[i], &err);
             break;
         }
         case KS_BENCH_ALLOC_RESOURCE_CLAIMS: {
@@ -944,7 +906,25 @@ static int make_pod_volumes(struct bench_run *r)
     return 0;
 }
 
-/* The object set of a workload with DRA ops, gangs or volumes, complete before the scheduler starts. */
+/*
+ * The objects of createResourceDriver, createAny and allocResourceClaims, made before the
+ * pods are decoded (createPods' owners name createAny's objects).
+ */
+static int prepare_op_objects(struct bench_run *r)
+{
+    int rc;
+
+    if (!has_object_ops(r->w))
+        return 0;
+    if (!(r->objs = calloc(1, sizeof(*r->objs))) || !(r->made = calloc(r->w->nops, sizeof(*r->made))))
+        return -ENOMEM;
+    if ((rc = plan_nodes(r)) < 0 || (rc = make_objects(r)) < 0)
+        return rc;
+    return 0;
+}
+
+/* The rest of the object set (gangs' PodGroups, volumes, pods' claims), complete before the scheduler starts.
+ */
 static int prepare_objects(struct bench_run *r)
 {
     bool groups = false, volumes = false;
@@ -954,9 +934,9 @@ static int prepare_objects(struct bench_run *r)
         groups |= r->op_groups[i] > 0;
         volumes |= r->w->ops[i].pv_template != NULL;
     }
-    if (!has_dra_ops(r->w) && !groups && !volumes)
+    if (!r->objs && !groups && !volumes)
         return 0;
-    if (!(r->objs = calloc(1, sizeof(*r->objs))))
+    if (!r->objs && !(r->objs = calloc(1, sizeof(*r->objs))))
         return -ENOMEM;
     if (volumes && (rc = make_pod_volumes(r)) < 0)
         return rc;
@@ -968,7 +948,7 @@ static int prepare_objects(struct bench_run *r)
     }
     if (!has_dra_ops(r->w))
         return 0;
-    if ((rc = plan_nodes(r)) < 0 || (rc = make_objects(r)) < 0 || (rc = make_pod_claims(r)) < 0)
+    if ((rc = make_pod_claims(r)) < 0)
         return rc;
     if (r->a.check && (rc = ks_bench_dra_record_create(r->objs, &r->record)) < 0)
         return rc;
@@ -987,287 +967,13 @@ static void destroy_objects(struct bench_run *r)
     free(st->claims);
     free(st->first);
     ks_bench_dra_record_destroy(r->record);
+    for (uint32_t i = 0; r->made && i < r->w->nops; i++)
+        ks_bench_owners_release(&r->made[i]);
+    free(r->made);
     for (uint32_t i = 0; i < r->nplanned; i++)
         free(r->planned[i]);
     free(r->planned);
     free(r->planned_op);
-}
-
-/* ---- checks (--check) -------------------------------------------------------------------------------- */
-
-/*
- * The gangs of op @i (podGroupSizes): each bound whole or not at all (no fewer than minCount
- * members bound unless none is), a constrained one within one value of its topology key, and
- * with expectBoundGangs exactly that many bound. Returns the problems. In @snap's read section.
- */
-static uint32_t check_gangs(struct bench_run *r, uint32_t i, const struct ks_snapshot *snap)
-{
-    const struct ks_bench_op *op = &r->w->ops[i];
-    uint32_t ngroups = r->op_groups[i], bad = 0, whole = 0;
-    uint32_t *bound = calloc(ngroups ? ngroups : 1, sizeof(*bound));
-    uint32_t *domain = malloc((ngroups ? ngroups : 1) * sizeof(*domain));
-    if (!bound || !domain) {
-        free(bound);
-        free(domain);
-        fprintf(stderr, "ksched bench: check: out of memory\n");
-        return 1;
-    }
-    for (uint32_t g = 0; g < ngroups; g++)
-        domain[g] = KS_ID_NONE;
-    for (uint32_t k = 0; k < r->op_count[i]; k++) {
-        const struct bench_pod *bp = &r->pods[r->op_first[i] + k];
-        unsigned o, g;
-        if (!bp->pod->scheduling_group || sscanf(bp->pod->scheduling_group, "gang-%u-%u", &o, &g) != 2 ||
-            g >= ngroups || atomic_load_explicit(&bp->state, memory_order_relaxed) != POD_BOUND)
-            continue;
-        bound[g]++;
-        uint32_t key = op->ngroup_keys ? op->group_keys[g % op->ngroup_keys] : KS_ID_NONE, value = KS_ID_NONE;
-        const struct ks_node_snap *n =
-            ks_snapshot_find(snap, atomic_load_explicit(&bp->node, memory_order_relaxed));
-        if (key == KS_ID_NONE || !n || !n->node)
-            continue;
-        ks_labels_get(&n->node->meta.labels, key, &value);
-        if (domain[g] != KS_ID_NONE && value != domain[g] && bad++ < 10)
-            fprintf(stderr, "ksched bench: check: %s:%d: gang %u spans %s and %s of %s\n", r->w->file,
-                    op->line, g, ks_intern_str(domain[g]),
-                    value == KS_ID_NONE ? "a node without it" : ks_intern_str(value), ks_intern_str(key));
-        domain[g] = value;
-    }
-    for (uint32_t g = 0; g < ngroups; g++) {
-        uint32_t min = g + 1 == ngroups ? r->op_group_last[i] : op->group_sizes[g % op->ngroup_sizes];
-        whole += bound[g] >= min;
-        if (bound[g] && bound[g] < min && bad++ < 10)
-            fprintf(stderr, "ksched bench: check: %s:%d: gang %u bound %u of minCount %u\n", r->w->file,
-                    op->line, g, bound[g], min);
-    }
-    if (op->expect_bound_gangs >= 0 && whole != (uint32_t)op->expect_bound_gangs) {
-        bad++;
-        fprintf(stderr, "ksched bench: check: %s:%d: %u of %u gangs bound, expected %" PRId64 "\n",
-                r->w->file, op->line, whole, ngroups, op->expect_bound_gangs);
-    }
-    free(bound);
-    free(domain);
-    return bad;
-}
-
-static const char *const state_names[] = {"pending", "bound", "unschedulable", "preempted", "failed"};
-
-/*
- * Every pod ended as its op expects, no node holds more than it can, and with DRA (the
- * record of what the scheduler wrote) no device was allocated to two claims at once and
- * every bound pod's claims are allocated on its node. Returns the number of problems.
- */
-static uint32_t check(struct bench_run *r)
-{
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < r->w->nops; i++) {
-        const struct ks_bench_op *op = &r->w->ops[i];
-        uint32_t count[5] = {0};
-        const struct bench_pod *example[5] = {0};
-        for (uint32_t k = 0; k < r->op_count[i]; k++) {
-            const struct bench_pod *bp = &r->pods[r->op_first[i] + k];
-            uint8_t st = atomic_load_explicit(&bp->state, memory_order_relaxed);
-            count[st]++;
-            if (!example[st])
-                example[st] = bp;
-        }
-        if (op->code == KS_BENCH_CHURN)
-            continue; /* churn pods come and go; their outcome is not the benchmark's subject */
-        bool ok = count[POD_ERROR] == 0 && count[POD_PENDING] == 0;
-        if (op->expect == KS_BENCH_EXPECT_BOUND)
-            ok = ok && count[POD_BOUND] == r->op_count[i];
-        else if (op->expect == KS_BENCH_EXPECT_UNSCHEDULABLE)
-            ok = ok && count[POD_UNSCHEDULABLE] == r->op_count[i];
-        if (ok)
-            continue;
-        bad++;
-        fprintf(stderr, "ksched bench: check: %s:%d: %u pods:", r->w->file, op->line, r->op_count[i]);
-        for (int st = 0; st < 5; st++) {
-            if (count[st])
-                fprintf(stderr, " %u %s (e.g. %s/%s)", count[st], state_names[st],
-                        ks_intern_str(example[st]->pod->meta.namespace_id), example[st]->pod->meta.name);
-        }
-        fprintf(stderr, "; expected all %s\n",
-                op->expect == KS_BENCH_EXPECT_BOUND           ? "bound"
-                : op->expect == KS_BENCH_EXPECT_UNSCHEDULABLE ? "unschedulable"
-                                                              : "bound, unschedulable or preempted");
-    }
-    /* no node may be overcommitted, whichever plugins ran */
-    ks_cache_refresh(r->cache);
-    ks_rcu_read_lock();
-    const struct ks_snapshot *snap = ks_cache_snapshot(r->cache);
-    for (uint32_t i = 0; i < r->w->nops; i++)
-        bad += r->op_groups[i] ? check_gangs(r, i, snap) : 0;
-    uint64_t placed = 0;
-    for (uint32_t i = 0; i < snap->nnodes; i++) {
-        const struct ks_node_snap *n = ks_snapshot_node(snap, i);
-        placed += n->npods;
-        if (n->req_milli_cpu > n->alloc_milli_cpu || n->req_memory > n->alloc_memory ||
-            (int64_t)n->npods > (int64_t)n->alloc_pods) {
-            if (bad++ < 10)
-                fprintf(stderr,
-                        "ksched bench: check: node %s overcommitted: cpu %" PRId64 "/%" PRId64
-                        "m, memory %" PRId64 "/%" PRId64 ", pods %u/%d\n",
-                        ks_intern_str(n->name), n->req_milli_cpu, n->alloc_milli_cpu, n->req_memory,
-                        n->alloc_memory, n->npods, n->alloc_pods);
-        }
-    }
-    /* every pod the events call bound is on its node, unless it or that node was deleted (steadyState, churn)
-     */
-    uint64_t bound = 0;
-    uint32_t claims_bad = 0;
-    char msg[1024];
-    for (uint32_t k = 0; k < r->npods; k++) {
-        const struct bench_pod *bp = &r->pods[k];
-        uint32_t node = atomic_load_explicit(&bp->node, memory_order_relaxed);
-        if (atomic_load_explicit(&bp->state, memory_order_relaxed) != POD_BOUND || bp->deleted ||
-            !ks_snapshot_find(snap, node))
-            continue;
-        bound++;
-        if (r->record && bp->pod->nclaims &&
-            ks_bench_dra_record_check_pod(r->record, r->objs, bp->pod, node, msg, sizeof(msg)) < 0 &&
-            claims_bad++ < 10)
-            fprintf(stderr, "ksched bench: check: %s\n", msg);
-    }
-    ks_rcu_read_unlock();
-    bad += claims_bad;
-    if (r->record) {
-        uint64_t twice = ks_bench_dra_record_conflicts(r->record, msg, sizeof(msg));
-        if (twice) {
-            bad++;
-            fprintf(stderr,
-                    "ksched bench: check: %" PRIu64 " devices allocated to two claims at once, first: %s\n",
-                    twice, msg);
-        }
-    }
-    if (placed != bound) {
-        bad++;
-        fprintf(stderr,
-                "ksched bench: check: %" PRIu64 " pods bound to existing nodes, %" PRIu64
-                " in the snapshot\n",
-                bound, placed);
-    }
-    return bad;
-}
-
-/* ---- output ----------------------------------------------------------------------------------------------
- */
-
-struct bench_result {
-    uint32_t bound, unschedulable, failed;
-    uint64_t rejections; /* Unschedulable events of the measured pods: failed attempts, retried or not */
-    double seconds, pods_per_second, attempts_per_second, cpu_cores;
-    uint64_t p50, p90, p99, max, peak_rss;
-};
-
-static void summarise(const struct bench_run *r, struct bench_result *o)
-{
-    uint32_t first = r->op_first[r->measured_op];
-    memset(o, 0, sizeof(*o));
-    for (uint32_t k = 0; k < r->op_count[r->measured_op]; k++) {
-        uint8_t st = atomic_load_explicit(&r->pods[first + k].state, memory_order_relaxed);
-        o->bound += st == POD_BOUND;
-        o->unschedulable += st == POD_UNSCHEDULABLE;
-        o->failed += st == POD_ERROR;
-        o->rejections += atomic_load_explicit(&r->pods[first + k].events, memory_order_relaxed);
-    }
-    uint32_t measured_bound = atomic_load_explicit(&r->measured_bound, memory_order_relaxed);
-    o->seconds = (double)(r->t_end - r->t0) / 1e9;
-    o->pods_per_second = o->seconds > 0 ? measured_bound / o->seconds : 0;
-    o->attempts_per_second = o->seconds > 0 ? (double)(r->cycles + r->untimed_cycles) / o->seconds : 0;
-    double window = (double)(r->t_idle - r->t0) / 1e9;
-    o->cpu_cores = window > 0 ? (double)r->cpu_ns / 1e9 / window : 0;
-    o->p50 = ks_hist_quantile(&r->hist, 0.50);
-    o->p90 = ks_hist_quantile(&r->hist, 0.90);
-    o->p99 = ks_hist_quantile(&r->hist, 0.99);
-    o->max = r->hist.max;
-    o->peak_rss = ks_bench_peak_rss();
-}
-
-static void human_duration(char *buf, size_t len, uint64_t ns)
-{
-    if (ns < 10000)
-        snprintf(buf, len, "%.2f µs", (double)ns / 1e3);
-    else if (ns < 10000000)
-        snprintf(buf, len, "%.0f µs", (double)ns / 1e3);
-    else
-        snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
-}
-
-static void print_human(const struct bench_run *r, const struct bench_result *o)
-{
-    char p50[32], p90[32], p99[32], max[32];
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    human_duration(p50, sizeof(p50), o->p50);
-    human_duration(p90, sizeof(p90), o->p90);
-    human_duration(p99, sizeof(p99), o->p99);
-    human_duration(max, sizeof(max), o->max);
-    printf("%s (size %s): %u nodes, %u measured pods\n", r->w->name, r->size->name, r->nodes_total,
-           r->op_count[r->measured_op]);
-    printf("  bound %u, unschedulable %u, failed %u in %.1f ms: %.0f pods/s", o->bound, o->unschedulable,
-           o->failed, o->seconds * 1e3, o->pods_per_second);
-    if (!o->bound)
-        printf(" (%.0f attempts/s)", o->attempts_per_second); /* a backlog that fits nowhere */
-    printf("\n");
-    printf("  scheduling cycle: p50 %s, p90 %s, p99 %s, max %s over %" PRIu64 " cycles", p50, p90, p99, max,
-           r->cycles);
-    if (r->untimed_cycles)
-        printf(" (+%" PRIu64 " untimed)", r->untimed_cycles);
-    printf(", %" PRIu64 " indexed%s", r->indexed_cycles, r->a.no_index ? " (--no-index)" : "");
-    if (r->indexed_unfit)
-        printf(", %" PRIu64 " found unfit by the index", r->indexed_unfit);
-    if (r->indexed_preempt)
-        printf(", %" PRIu64 " preemptions from its candidate trees", r->indexed_preempt);
-    if (o->rejections)
-        printf(", %" PRIu64 " attempts rejected", o->rejections);
-    printf("\n  memory: peak RSS %.1f MB, %.0f bytes per node\n", (double)o->peak_rss / 1e6,
-           r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
-    printf("  cpu: %.2f cores busy (%.0f%% of %ld)\n", o->cpu_cores,
-           cores > 0 ? 100 * o->cpu_cores / cores : 0.0, cores);
-    if (r->churn_steps)
-        printf("  churn: %u steps\n", r->churn_steps);
-    if (r->steady.batches)
-        printf("  steady state: %u batches of %u pods, each deleted with its claims once bound\n",
-               r->steady.batches, r->steady.batch);
-    if (r->objs && r->objs->of[KS_KIND_PVC].n)
-        printf("  volumes: %u PersistentVolumeClaims, each bound to a PersistentVolume of its own\n",
-               r->objs->of[KS_KIND_PVC].n);
-    if (r->objs && has_dra_ops(r->w))
-        printf("  dra: %u ResourceSlices, %u DeviceClasses, %u ResourceClaims in the end%s\n",
-               r->objs->of[KS_KIND_RESOURCE_SLICE].n, r->objs->of[KS_KIND_DEVICE_CLASS].n,
-               r->objs->of[KS_KIND_RESOURCE_CLAIM].n,
-               r->record ? " (allocations recorded through a ks_dra_api for --check)" : "");
-}
-
-static void print_json(const struct bench_run *r, const struct bench_result *o)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    fputs("{\"workload\":", stdout);
-    ks_json_write_cstr(stdout, r->w->name);
-    fputs(",\"size\":", stdout);
-    ks_json_write_cstr(stdout, r->size->name);
-    printf(",\"nodes\":%u,\"pods\":%u,\"existing_pods\":%" PRId64
-           ",\"bound\":%u,\"unschedulable\":%u,\"failed\":%u",
-           r->nodes_total, r->op_count[r->measured_op],
-           r->a.existing >= 0 ? r->a.existing : ks_bench_param(r->size, "initPods", 0), o->bound,
-           o->unschedulable, o->failed);
-    printf(",\"seconds\":%.6f,\"pods_per_second\":%.1f", o->seconds, o->pods_per_second);
-    printf(",\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f}", o->p50 / 1e3,
-           o->p90 / 1e3, o->p99 / 1e3, o->max / 1e3);
-    printf(",\"attempts_per_second\":%.1f", o->attempts_per_second);
-    printf(
-        ",\"cycles\":%" PRIu64 ",\"untimed_cycles\":%" PRIu64 ",\"indexed_cycles\":%" PRIu64
-        ",\"indexed_unfit_cycles\":%" PRIu64 ",\"indexed_preemptions\":%" PRIu64 ",\"rejections\":%" PRIu64,
-        r->cycles, r->untimed_cycles, r->indexed_cycles, r->indexed_unfit, r->indexed_preempt, o->rejections);
-    printf(",\"peak_rss_bytes\":%" PRIu64 ",\"bytes_per_node\":%.0f", o->peak_rss,
-           r->nodes_total ? (double)r->cluster_bytes / r->nodes_total : 0.0);
-    printf(",\"cpu_cores\":%.3f,\"cpu_utilisation\":%.3f,\"online_cores\":%ld", o->cpu_cores,
-           cores > 0 ? o->cpu_cores / cores : 0.0, cores);
-    if (r->a.seeded)
-        printf(",\"seed\":%" PRIu64, r->a.seed);
-    if (r->a.no_index)
-        printf(",\"no_index\":true");
-    printf("}\n");
 }
 
 /* ---- the run ----------------------------------------------------------------------------------------- */
@@ -1318,7 +1024,7 @@ static int run_ops(struct bench_run *r)
         case KS_BENCH_CREATE_RESOURCE_DRIVER:
         case KS_BENCH_CREATE_ANY:
         case KS_BENCH_ALLOC_RESOURCE_CLAIMS:
-            break; /* made before the scheduler started (prepare_objects) */
+            break; /* made before the pods were decoded (prepare_op_objects) */
         case KS_BENCH_CHURN:
             free(churn.nodes);
             churn = (struct churn){.op = op, .opi = i};
@@ -1418,6 +1124,7 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
         goto out;
     }
     r.w = w;
+    r.dra = has_dra_ops(w);
     if (r.a.list) {
         print_sizes(w);
         status = 0;
@@ -1442,8 +1149,8 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
     if ((rc = ks_metrics_create(&r.reg)) < 0 || (rc = ks_sched_metrics_create(r.reg, &r.metrics)) < 0)
         rc = -ENOMEM;
     opts.metrics = r.metrics;
-    if (rc == 0 && (rc = resolve_group_sizes(&r)) == 0 && (rc = decode_pods(&r)) == 0 &&
-        (rc = prepare_objects(&r)) == 0) {
+    if (rc == 0 && (rc = resolve_group_sizes(&r)) == 0 && (rc = prepare_op_objects(&r)) == 0 &&
+        (rc = decode_pods(&r)) == 0 && (rc = prepare_objects(&r)) == 0) {
         opts.objects = r.objs;
         opts.dra_api = r.record ? ks_bench_dra_record_api(r.record) : NULL;
     }
@@ -1463,13 +1170,13 @@ int ks_bench_run(const struct ks_bench_args *a, const char *argv0)
         goto out;
     }
     struct bench_result res;
-    summarise(&r, &res);
-    print_human(&r, &res);
+    ks__bench_summarise(&r, &res);
+    ks__bench_print_human(&r, &res);
     if (r.a.json)
-        print_json(&r, &res);
+        ks__bench_print_json(&r, &res);
     fflush(stdout);
     status = 0;
-    if (r.a.check && check(&r) > 0)
+    if (r.a.check && ks__bench_check(&r) > 0)
         status = 1;
 out:
     run_release(&r);

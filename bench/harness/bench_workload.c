@@ -26,13 +26,14 @@
  * nodeTemplates instead of generated nodes),
  * createPods (countParam/count, podTemplate, namespace, collectMetrics, expect: Bound |
  * Unschedulable | Settled for --check, skipWaitToCompletion, steadyState with
- * totalPods/totalPodsParam), churn (mode: recreate, number, intervalPods: the measured
- * cycles between two churn steps, podTemplate, nodeTemplate), and those of scheduler_perf's
- * Dynamic Resource Allocation workloads (test/integration/scheduler_perf/dra):
- * createResourceDriver (driverName, nodes: a pattern of node names, maxClaimsPerNode or
- * maxClaimsPerNodeParam: devices per node, deviceAttributes and deviceCapacity: ksched's,
- * the values devices take in turn instead of upstream's fixed ones), createAny (template: a
- * name in objectTemplates, namespace, count/countParam) and allocResourceClaims (namespace).
+ * totalPods/totalPodsParam, owners), churn (mode: recreate, number, intervalPods: the
+ * measured cycles between two churn steps, podTemplate, nodeTemplate), createAny
+ * (template: a name in objectTemplates, upstream's templatePath; namespace; count or
+ * countParam: that many objects, numbered), and those of scheduler_perf's Dynamic Resource
+ * Allocation workloads (test/integration/scheduler_perf/dra): createResourceDriver
+ * (driverName, nodes: a pattern of node names, maxClaimsPerNode or maxClaimsPerNodeParam:
+ * devices per node, deviceAttributes and deviceCapacity: ksched's, the values devices take
+ * in turn instead of upstream's fixed ones) and allocResourceClaims (namespace).
  * Keys are checked strictly: a typo is an error with file and line, never a silently
  * different benchmark; a key of the new opcodes on an opcode that does not take it is one
  * too.
@@ -53,6 +54,28 @@
  *     count: 10                            # batch deleted with its claims once bound; ksched
  *     steadyState: true                    # runs totalPods pods where upstream runs for a
  *     totalPodsParam: $measurePods         # duration
+ *     collectMetrics: true
+ *
+ * createAny makes any object the loader decodes but Nodes and Pods (Services, ReplicaSets,
+ * StatefulSets, ReplicationControllers, PodDisruptionBudgets, the DRA kinds...) and apps/v1
+ * Deployments, whose objects are the ReplicaSets their controller makes (a Deployment makes
+ * no pods by itself). A scalar of its template may hold {{.Index}} (the object's index: the
+ * objects of one template are numbered across the ops that make them) and {{.Count}} (the
+ * op's count), upstream's text/template fields, quoted when they begin it. With count or
+ * countParam object i is named <generateName><i> or <name>-<i> (unless metadata.name holds
+ * {{.Index}}), else it is the one object metadata.name names. createPods' `owners: NAME`
+ * (ksched's) makes its pods those of the objects the last createAny of template NAME before
+ * it made (ReplicaSets, Deployments' ReplicaSets, StatefulSets, ReplicationControllers),
+ * in blocks of each object's spec.replicas: each pod gets the object's pod-template labels,
+ * its controlling ownerReference and the name its controller gives (bench_objects.c):
+ *
+ *   - opcode: createAny                    # Deployment web-<i> (name "web-{{.Index}}",
+ *     template: deployment                 # replicas 30, labels app: "web-{{.Index}}"): its
+ *     countParam: $deployments             # ReplicaSet web-<i>-<pod-template-hash>
+ *     namespace: apps
+ *   - opcode: createPods                   # 30 pods of each ReplicaSet in turn, named
+ *     countParam: $measurePods             # web-<i>-<hash>-<5 characters>
+ *     owners: deployment
  *     collectMetrics: true
  *
  * Beyond upstream: createPods may name a list, `podTemplates: [a, b, c]`, instead of one
@@ -294,7 +317,27 @@ static const struct {
     {"expectBoundGangs", OP(KS_BENCH_CREATE_PODS)},
     {"persistentVolumeTemplate", OP(KS_BENCH_CREATE_PODS)},
     {"persistentVolumeClaimTemplate", OP(KS_BENCH_CREATE_PODS)},
+    {"owners", OP(KS_BENCH_CREATE_PODS)},
 };
+
+/*
+ * An unknown key @key of an op. Upstream's template keys name files (podTemplatePath,
+ * templatePath, ...); this harness's are the same names without "Path" and name entries of
+ * the workload file's podTemplates, nodeTemplates or objectTemplates: such a key says which.
+ */
+static int unknown_key(struct wl_parser *p, const struct ks_yaml_node *k, const char *key)
+{
+    size_t len = strlen(key), nkeys = sizeof(op_key_table) / sizeof(op_key_table[0]);
+    if (len > 4 && strcmp(key + len - 4, "Path") == 0) {
+        for (size_t j = 0; j < nkeys; j++) {
+            if (strlen(op_key_table[j].key) == len - 4 && strncmp(op_key_table[j].key, key, len - 4) == 0)
+                return ks_error_set(p->err, p->w->file, k->line, "workloadTemplate",
+                                    "unknown field \"%s\": templates are inline here, name one with \"%s\"",
+                                    key, op_key_table[j].key);
+        }
+    }
+    return fail(p, k, "workloadTemplate", "unknown field \"%s\"", key);
+}
 
 /* Every key of op @n is known (@code < 0), or taken by opcode @code (named @opcode). */
 static int op_keys(struct wl_parser *p, const struct ks_yaml_node *n, int code, const char *opcode)
@@ -308,7 +351,7 @@ static int op_keys(struct wl_parser *p, const struct ks_yaml_node *n, int code, 
         while (j < nkeys && (k->kind != KS_YAML_SCALAR || strcmp(op_key_table[j].key, key) != 0))
             j++;
         if (j == nkeys)
-            return fail(p, k, "workloadTemplate", "unknown field \"%s\"", key);
+            return unknown_key(p, k, key);
         if (code >= 0 && !(op_key_table[j].ops & OP((unsigned)code))) {
             char msg[128];
             snprintf(msg, sizeof(msg), "does not apply to opcode %s", opcode);
@@ -411,11 +454,20 @@ static int device_attrs(struct wl_parser *p, const struct ks_yaml_node *map, boo
     return 0;
 }
 
-/* createAny's template: an object of objectTemplates whose kind the op can make, decoded once to check it. */
+/* Whether objects of @kind own pods (createPods' owners). */
+static bool owns_pods(enum ks_kind kind)
+{
+    return kind == KS_KIND_REPLICA_SET || kind == KS_KIND_STATEFUL_SET ||
+           kind == KS_KIND_REPLICATION_CONTROLLER;
+}
+
+/*
+ * createAny's template: an object of objectTemplates that the op can make (any kind the
+ * loader decodes but a Node or a Pod, or an apps/v1 Deployment), its first object decoded
+ * now, so that a bad template is an error of the file before anything runs.
+ */
 static int object_template(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
 {
-    static const enum ks_kind made[] = {KS_KIND_DEVICE_CLASS, KS_KIND_RESOURCE_SLICE, KS_KIND_RESOURCE_CLAIM,
-                                        KS_KIND_RESOURCE_CLAIM_TEMPLATE};
     const struct ks_yaml_node *ref = ks_yaml_get(n, "template");
     const char *name = NULL;
     int rc;
@@ -427,34 +479,84 @@ static int object_template(struct wl_parser *p, const struct ks_yaml_node *n, st
     struct ks_yaml_node *t = (struct ks_yaml_node *)ks_yaml_get(p->object_templates, name);
     if (!t)
         return fail(p, ref, "template", "no object template named \"%s\"", name);
-    const struct ks_yaml_node *k = ks_yaml_get(t, "kind");
-    size_t i = 0;
-    while (k && k->kind == KS_YAML_SCALAR && i < sizeof(made) / sizeof(made[0]) &&
-           strcmp(ks_kind_name(made[i]), k->str) != 0)
-        i++;
-    if (!k || k->kind != KS_YAML_SCALAR || i == sizeof(made) / sizeof(made[0]))
-        return fail(p, t, "template",
-                    "template must be a DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate%s",
-                    "");
-    op->object_kind = made[i];
-    bool cluster = op->object_kind == KS_KIND_DEVICE_CLASS || op->object_kind == KS_KIND_RESOURCE_SLICE;
-    if (cluster && op->namespace)
-        return fail(p, ks_yaml_get(n, "namespace"), "namespace", "a %s has no namespace", k->str);
+    if (t->kind != KS_YAML_MAP)
+        return fail(p, t, "template", "must be a map, not %s", ks_yaml_kind_name(t));
+    const struct ks_yaml_node *k = ks_yaml_get(t, "kind"), *v = ks_yaml_get(t, "apiVersion");
+    op->template_name = name;
+    op->deployment = k && k->kind == KS_YAML_SCALAR && strcmp(k->str, "Deployment") == 0;
+    if (op->deployment && (!v || v->kind != KS_YAML_SCALAR || strcmp(v->str, "apps/v1") != 0))
+        return fail(p, v ? v : t, "apiVersion", "a Deployment is apps/v1, not \"%s\"",
+                    v && v->kind == KS_YAML_SCALAR ? v->str : "");
+    if (k && k->kind == KS_YAML_SCALAR && (strcmp(k->str, "Pod") == 0 || strcmp(k->str, "Node") == 0))
+        return fail(p, k, "template", "createAny makes no %s: createNodes and createPods do", k->str);
+    if ((rc = ks_bench_template_check(t, p->w->file, "template", p->err)))
+        return rc;
     if (!op->numbered && !ks_yaml_get(ks_yaml_get(t, "metadata"), "name"))
         return fail(p, ref, "template",
                     "the one object of createAny without count is named by metadata.name%s", "");
     if ((rc = ensure_name(p, t)))
         return rc;
-    /* decoded once now, so that a bad template is an error of the file before anything runs */
-    enum ks_kind kind = KS_KIND_NODE;
+    const struct ks_yaml_node *doc = NULL;
+    enum ks_kind kind = KS_KIND_REPLICA_SET; /* a Deployment's objects: its ReplicaSets */
     void *obj = NULL;
-    if ((rc = ks_object_decode(p->w->file, t, &kind, &obj, p->err)) == 0)
+    if ((rc = ks_bench_template_expand(&p->w->arena, t, 0, 1, &doc)))
+        return rc;
+    rc = op->deployment ? ks_object_decode_as(p->w->file, doc, kind, &obj, p->err)
+                        : ks_object_decode(p->w->file, doc, &kind, &obj, p->err);
+    if (rc == 0)
         rc = ks_dra_check_object(NULL, p->w->file, "", kind, obj, p->err);
+    uint32_t ns = obj ? ((const struct ks_object_meta *)obj)->namespace_id : KS_ID_EMPTY;
     if (obj)
         ks_object_destroy(kind, obj);
     if (rc < 0)
         return rc;
+    if (ns == KS_ID_EMPTY && op->namespace)
+        return fail(p, ks_yaml_get(n, "namespace"), "namespace", "a %s has no namespace", ks_kind_name(kind));
+    if (ns != KS_ID_EMPTY && op->namespace && (ns = ks_intern(op->namespace)) == KS_ID_NONE)
+        return -ENOMEM;
+    op->object_kind = kind;
+    op->object_ns = ns;
     op->object_template = t;
+    if (!owns_pods(kind))
+        return 0;
+    /* an owner's whole way once: its uid, a Deployment's ReplicaSet, its selector against its labels */
+    struct ks_objects *objs = calloc(1, sizeof(*objs));
+    struct ks_bench_owners made = {0};
+    rc = objs ? ks_bench_create_any(op, p->w->file, 0, 1, objs, &made, p->err) : -ENOMEM;
+    ks_bench_owners_release(&made);
+    ks_objects_destroy(objs);
+    return rc;
+}
+
+/*
+ * createPods' owners: the objects of the last createAny op of that template before this op,
+ * which must be of a kind that owns pods, in the namespace the op's pods are in.
+ */
+static int owners_key(struct wl_parser *p, const struct ks_yaml_node *n, struct ks_bench_op *op)
+{
+    const struct ks_yaml_node *at = ks_yaml_get(n, "owners");
+    int rc;
+
+    if ((rc = scalar(p, at, "owners", &op->owners)) || !op->owners)
+        return rc;
+    if (op->steady_state)
+        return fail(p, at, "owners", "a steadyState createPods has no owners%s", "");
+    int32_t j = (int32_t)(op - p->w->ops);
+    while (--j >= 0 &&
+           (p->w->ops[j].code != KS_BENCH_CREATE_ANY || strcmp(p->w->ops[j].template_name, op->owners) != 0))
+        ;
+    if (j < 0)
+        return fail(p, at, "owners", "no createAny op of template \"%s\" comes before this op", op->owners);
+    const struct ks_bench_op *any = &p->w->ops[j];
+    if (!owns_pods(any->object_kind))
+        return fail(p, at, "owners",
+                    "a %s owns no pods (a ReplicaSet, Deployment, StatefulSet or ReplicationController does)",
+                    ks_kind_name(any->object_kind));
+    if (op->namespace && ks_intern(op->namespace) != any->object_ns)
+        return fail(p, ks_yaml_get(n, "namespace"), "namespace",
+                    "the pods of owners are in their owners' namespace, \"%s\"",
+                    ks_intern_str(any->object_ns));
+    op->owner_op = j;
     return 0;
 }
 
@@ -649,7 +751,7 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
     int64_t number = 1, interval = 0;
     int rc;
 
-    *op = (struct ks_bench_op){.line = n->line, .label_key = KS_ID_NONE};
+    *op = (struct ks_bench_op){.line = n->line, .label_key = KS_ID_NONE, .owner_op = -1};
     if ((rc = op_keys(p, n, -1, NULL)) || (rc = scalar(p, ks_yaml_get(n, "opcode"), "opcode", &opcode)) ||
         (rc = scalar(p, ks_yaml_get(n, "countParam"), "countParam", &param)) ||
         (rc = integer(p, ks_yaml_get(n, "count"), "count", 0, &op->count)) ||
@@ -698,7 +800,7 @@ static int parse_op(struct wl_parser *p, const struct ks_yaml_node *n, const str
             op->count = 1;
     }
     if ((rc = pod_template_list(p, n, op)) || (rc = dra_keys(p, n, op)) || (rc = steady_keys(p, n, op)) ||
-        (rc = group_sizes(p, n, op)) || (rc = volume_keys(p, n, op)))
+        (rc = group_sizes(p, n, op)) || (rc = volume_keys(p, n, op)) || (rc = owners_key(p, n, op)))
         return rc;
     if (pods && !op->pod_template)
         op->pod_template = dflt_pod;

@@ -156,7 +156,7 @@ Test(bench_dra, dra_key_errors_name_line_and_field)
         {"- {opcode: createPods, count: 1, podTemplate: p, driverName: d}\n", "driverName",
          "does not apply to opcode createPods"},
         {"- {opcode: createAny, templatePath: class}\n", "workloadTemplate",
-         "unknown field \"templatePath\""},
+         "unknown field \"templatePath\": templates are inline here, name one with \"template\""},
         {"- {opcode: createAny}\n", "template", "Required value: a name in objectTemplates"},
         {"- {opcode: createAny, template: nope}\n", "template", "no object template named \"nope\""},
         {"- {opcode: createAny, template: class, namespace: x}\n", "namespace",
@@ -336,8 +336,8 @@ Test(bench_dra, claims_are_made_numbered_and_allocated_apart)
                  0, "%s", err.msg);
     const char *names[] = {"n0", "n1", "n2"};
     cr_assert_eq(ks_bench_driver_slices(&w->ops[0], w->file, 2, names, 3, objs, &err), 3, "%s", err.msg);
-    cr_assert_eq(ks_bench_create_any(&w->ops[1], w->file, 1, objs, &err), 0, "%s", err.msg);
-    cr_assert_eq(ks_bench_create_any(&w->ops[2], w->file, 5, objs, &err), 0, "%s", err.msg);
+    cr_assert_eq(ks_bench_create_any(&w->ops[1], w->file, 0, 1, objs, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(ks_bench_create_any(&w->ops[2], w->file, 0, 5, objs, NULL, &err), 0, "%s", err.msg);
     cr_assert_eq(objs->of[KS_KIND_RESOURCE_CLAIM].n, 5);
     for (uint32_t i = 0; i < 5; i++) {
         const struct ks_resource_claim *c = objs->of[KS_KIND_RESOURCE_CLAIM].items[i];
@@ -362,7 +362,7 @@ Test(bench_dra, claims_are_made_numbered_and_allocated_apart)
         cr_assert_eq(c->allocation->nresults, 1);
     }
     /* a sixth fits, a seventh does not */
-    cr_assert_eq(ks_bench_create_any(&w->ops[2], w->file, 2, objs, &err), 0);
+    cr_assert_eq(ks_bench_create_any(&w->ops[2], w->file, 5, 2, objs, NULL, &err), 0);
     cr_expect_eq(ks_bench_alloc_claims(objs, "init", nodes, 3, 1, msg, sizeof(msg)), -EINVAL);
     cr_expect_not_null(strstr(msg, "no node has room"), "%s", msg);
 
