@@ -241,13 +241,16 @@ struct ks_spread_query {
 struct ks_spread_counter;
 
 /*
- * ks_spread_counter_create - a cache of up to @max_entries counted queries. Each entry
- * remembers, per node position of the snapshot, what the node contributed, and through a
- * struct ks_node_memo (plugin_helpers_memo.h) which record and chunk it counted; a later
- * count of an equal query (same namespace, selectors, keys, policies, and the pod's
- * affinity / tolerations where a policy reads them; the terms' sel_id is not part of it)
- * skips the unchanged chunks and only recounts the nodes whose record changed since, each
- * with ks_spread_node_count(). Returns 0 or -ENOMEM.
+ * ks_spread_counter_create - a cache of up to @max_entries counted queries
+ * (helper_spread_counter.c). Queries that count the nodes alike (same keys, policies, the
+ * pod's affinity / tolerations where a policy reads them) share a layout: per node
+ * position the domain each term counts it under, kept through a struct ks_node_memo
+ * (plugin_helpers_memo.h) that hands it only the positions whose record changed, which it
+ * logs. Each query (a layout, the namespace and the selectors; the terms' sel_id is not
+ * part of it) keeps the positions holding pods it matches and the sums per domain, and
+ * catches up by recounting the logged positions with ks_spread_node_count(); a new query
+ * recounts every position, or none when its terms say no pod matches (empty).
+ * Returns 0 or -ENOMEM.
  */
 int ks_spread_counter_create(uint32_t max_entries, struct ks_spread_counter **out);
 
@@ -258,8 +261,9 @@ void ks_spread_counter_destroy(struct ks_spread_counter *c);
  * ks_spread_counter_count - count @q over @snap into @out[q->nterms] (tables in @arena
  * holding the values of counted nodes; skipped terms get empty tables with room to grow).
  * O(nodes / 256) chunk checks plus O(256 * changed chunks) record checks plus O(changed
- * nodes * pods) matching plus O(domains) copying; with a listing, O(listed nodes) for the
- * copy instead (the entry still counts and remembers every node).
+ * nodes) recounts plus O(domains) copying (a query met for the first time: O(nodes)
+ * recounts, none when its selectors match nothing); with a listing, O(listed nodes) for
+ * the copy instead (the entry still counts every node).
  * Returns 0 or -ENOMEM. Context: the scheduling thread (one caller per counter), inside
  * the RCU read section that loaded @snap; may allocate.
  */

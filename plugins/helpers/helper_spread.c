@@ -6,24 +6,11 @@
  * (countPodsMatchSelector, matchNodeInclusionPolicies, mergeLabelSetWithSelector),
  * podtopologyspread/filtering.go (criticalPaths) and pkg/util/node (GetZoneKey).
  *
- * The counter. Upstream's PreFilter and PreScore walk every node and every pod on it for
- * each pod they schedule. Here a counted query is remembered: per node position of the
- * snapshot, the domain and count it contributed to each term; per term, a table value ->
- * {eligible nodes, pods}. Which record each position was counted from is kept by the
- * shared node memo (plugin_helpers_memo.h, also behind InterPodAffinity's counts): a sync
- * skips every snapshot chunk whose generation did not move and recounts, within the
- * others, only the positions whose record generation moved (a changed node, or another
- * node after the node set changed). A query is answered by that sync, then copying the
- * live domains into the cycle's arena. A record with generation 0 (not built by the
- * cache) is always recounted.
- *
- * Invariants: an entry's tables equal the sums of its per-position contributions; a
- * domain is live while it has at least one eligible node; an entry holds one reference to
- * the pod whose affinity and tolerations it was counted with.
+ * The counter of matching pods per domain is in helper_spread_counter.c, the index of the
+ * workloads and Services the default selector reads in helper_spread_owners.c.
  */
-#include "helper_spread_owners.h"
+#include "helper_spread_internal.h"
 
-#include "ksched/plugin_helpers_memo.h"
 #include "ksched/plugin_helpers_spread.h"
 
 #include "ksched/api.h"
@@ -293,8 +280,8 @@ static bool requirement_equal(const struct ks_requirement *a, const struct ks_re
            (a->nvalues == 0 || memcmp(a->values, b->values, a->nvalues * sizeof(*a->values)) == 0);
 }
 
-static bool requirements_equal(const struct ks_requirement *a, uint32_t na, const struct ks_requirement *b,
-                               uint32_t nb)
+bool ks__spread_requirements_equal(const struct ks_requirement *a, uint32_t na,
+                                   const struct ks_requirement *b, uint32_t nb)
 {
     if (na != nb)
         return false;
@@ -309,7 +296,7 @@ bool ks_spread_selector_equal(const struct ks_label_selector *a, const struct ks
 {
     if (!a || !b)
         return a == b;
-    return requirements_equal(a->reqs, a->nreqs, b->reqs, b->nreqs);
+    return ks__spread_requirements_equal(a->reqs, a->nreqs, b->reqs, b->nreqs);
 }
 
 uint32_t ks_spread_count_pods(const struct ks_node_snap *node, const struct ks_label_selector *sel,
@@ -374,6 +361,29 @@ void ks_spread_tracker_destroy(struct ks_spread_tracker *t)
 {
     for (uint32_t i = 0; i < KS_SPREAD_TRACKED; i++)
         ks_arena_destroy(&t->slot[i].arena);
+}
+
+const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, const struct ks_label_selector *s)
+{
+    if (!s)
+        return NULL;
+    struct ks_label_selector *c = ks_arena_alloc(a, sizeof(*c));
+    struct ks_requirement *reqs = ks_arena_calloc(a, s->nreqs ? s->nreqs : 1, sizeof(*reqs));
+    if (!c || !reqs)
+        return NULL;
+    for (uint32_t i = 0; i < s->nreqs; i++) {
+        reqs[i] = s->reqs[i];
+        if (s->reqs[i].nvalues) {
+            uint32_t *v = ks_arena_calloc(a, s->reqs[i].nvalues, sizeof(*v));
+            if (!v)
+                return NULL;
+            memcpy(v, s->reqs[i].values, s->reqs[i].nvalues * sizeof(*v));
+            reqs[i].values = v;
+        }
+    }
+    c->nreqs = s->nreqs;
+    c->reqs = reqs;
+    return c;
 }
 
 /* ---- node inclusion ------------------------------------------------------------------------- */
@@ -463,7 +473,7 @@ static inline uint32_t slot_of(uint32_t value, uint32_t mask)
     return (uint32_t)(((uint64_t)value * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-static struct ks_spread_domain *table_probe(struct ks_spread_domain *slots, uint32_t mask, uint32_t value)
+struct ks_spread_domain *ks__spread_table_probe(struct ks_spread_domain *slots, uint32_t mask, uint32_t value)
 {
     for (uint32_t i = slot_of(value, mask);; i = (i + 1) & mask) {
         if (slots[i].value == value || slots[i].value == KS_ID_NONE)
@@ -475,12 +485,11 @@ const struct ks_spread_domain *ks_spread_domains_find(const struct ks_spread_dom
 {
     if (!d->slots)
         return NULL;
-    const struct ks_spread_domain *s = table_probe(d->slots, d->mask, value);
+    const struct ks_spread_domain *s = ks__spread_table_probe(d->slots, d->mask, value);
     return s->value == KS_ID_NONE ? NULL : s;
 }
 
-/* A table of at least @need values at load <= 1/2 in @arena. */
-static int domains_alloc(struct ks_spread_domains *d, struct ks_arena *arena, uint32_t need)
+int ks__spread_domains_alloc(struct ks_spread_domains *d, struct ks_arena *arena, uint32_t need)
 {
     uint32_t cap = 8;
     while (cap < 2 * (uint64_t)need + 2)
@@ -502,7 +511,7 @@ static void domains_fill(struct ks_spread_domains *d, const struct ks_spread_dom
     for (uint32_t i = 0; i < nslots; i++) {
         if (src[i].value == KS_ID_NONE)
             continue;
-        *table_probe(d->slots, d->mask, src[i].value) = src[i];
+        *ks__spread_table_probe(d->slots, d->mask, src[i].value) = src[i];
         d->n++;
     }
 }
@@ -512,13 +521,13 @@ int ks_spread_domains_add(struct ks_spread_domains *d, struct ks_arena *arena, u
 {
     if (!d->slots || 2 * ((uint64_t)d->n + 1) > (uint64_t)d->mask + 1) {
         struct ks_spread_domains grown;
-        if (domains_alloc(&grown, arena, d->n + 1) < 0)
+        if (ks__spread_domains_alloc(&grown, arena, d->n + 1) < 0)
             return -ENOMEM;
         if (d->slots)
             domains_fill(&grown, d->slots, d->mask + 1);
         *d = grown;
     }
-    struct ks_spread_domain *s = table_probe(d->slots, d->mask, value);
+    struct ks_spread_domain *s = ks__spread_table_probe(d->slots, d->mask, value);
     if (s->value == KS_ID_NONE) {
         *s = (struct ks_spread_domain){.value = value, .nodes = 1, .count = 0};
         d->n++;
@@ -532,7 +541,7 @@ int ks_spread_domains_add(struct ks_spread_domains *d, struct ks_arena *arena, u
 int ks_spread_domains_clone(struct ks_spread_domains *dst, const struct ks_spread_domains *src,
                             struct ks_arena *arena)
 {
-    if (domains_alloc(dst, arena, src->n) < 0)
+    if (ks__spread_domains_alloc(dst, arena, src->n) < 0)
         return -ENOMEM;
     if (src->slots)
         domains_fill(dst, src->slots, src->mask + 1);
@@ -569,586 +578,4 @@ void ks_spread_paths_update(struct ks_spread_paths *p, uint32_t value, int64_t n
         p->value[1] = value;
         p->num[1] = num;
     }
-}
-
-/* ---- the counter ------------------------------------------------------------------------------ */
-
-/* A term's persistent table: value -> {eligible nodes, matching pods}, on the heap. */
-struct heap_table {
-    uint32_t used; /* occupied slots (live or not: entries are never removed) */
-    uint32_t live; /* values with nodes > 0 */
-    uint32_t mask;
-    struct ks_spread_domain *slots;
-};
-
-struct entry {
-    struct ks_arena arena; /* the key's copies */
-    /* key */
-    uint32_t ns;
-    bool require_all;
-    bool any_affinity, any_taints;
-    uint32_t nterms;
-    struct ks_spread_term *terms; /* selectors copied into arena */
-    const struct ks_pod *tmpl;    /* referenced: the affinity and tolerations counted with */
-    /* counts */
-    struct ks_node_memo memo;  /* the record generations counted (plugin_helpers_memo.h) */
-    uint32_t cap;              /* positions allocated below */
-    uint32_t *dom;             /* [cap * nterms] domain value, KS_ID_NONE when not counted */
-    uint32_t *cnt;             /* [cap * nterms] matching pods */
-    struct heap_table *tables; /* [nterms] */
-    /* the first per_node term: the positions whose count is not 0, and where each is listed */
-    int32_t host_term; /* -1: none */
-    uint32_t nhosts;
-    uint32_t *hosts;   /* [cap] */
-    uint32_t *host_at; /* [cap] index in hosts, or UINT32_MAX */
-    uint64_t last_use;
-};
-
-struct ks_spread_counter {
-    uint32_t max, n;
-    uint64_t clock;
-    struct entry **entries;
-};
-
-int ks_spread_counter_create(uint32_t max_entries, struct ks_spread_counter **out)
-{
-    struct ks_spread_counter *c = calloc(1, sizeof(*c));
-    if (!c)
-        return -ENOMEM;
-    c->max = max_entries ? max_entries : 1;
-    if (!(c->entries = calloc(c->max, sizeof(*c->entries)))) {
-        free(c);
-        return -ENOMEM;
-    }
-    *out = c;
-    return 0;
-}
-
-static void entry_destroy(struct entry *e)
-{
-    if (!e)
-        return;
-    for (uint32_t t = 0; e->tables && t < e->nterms; t++)
-        free(e->tables[t].slots);
-    free(e->tables);
-    ks_node_memo_destroy(&e->memo);
-    free(e->dom);
-    free(e->cnt);
-    free(e->hosts);
-    free(e->host_at);
-    ks_pod_put(e->tmpl);
-    ks_arena_destroy(&e->arena);
-    free(e);
-}
-
-void ks_spread_counter_destroy(struct ks_spread_counter *c)
-{
-    if (!c)
-        return;
-    for (uint32_t i = 0; i < c->n; i++)
-        entry_destroy(c->entries[i]);
-    free(c->entries);
-    free(c);
-}
-
-static bool labels_equal(const struct ks_labels *a, const struct ks_labels *b)
-{
-    return a->n == b->n && (a->n == 0 || memcmp(a->items, b->items, a->n * sizeof(*a->items)) == 0);
-}
-
-static bool node_selector_equal(const struct ks_node_selector *a, const struct ks_node_selector *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (a->nterms != b->nterms)
-        return false;
-    for (uint32_t i = 0; i < a->nterms; i++) {
-        const struct ks_node_selector_term *x = &a->terms[i], *y = &b->terms[i];
-        if (!requirements_equal(x->exprs, x->nexprs, y->exprs, y->nexprs) ||
-            !requirements_equal(x->fields, x->nfields, y->fields, y->nfields))
-            return false;
-    }
-    return true;
-}
-
-/* The pod's required node affinity as GetRequiredNodeAffinity reads it. */
-static const struct ks_node_selector *required_of(const struct ks_pod *pod)
-{
-    return pod->affinity.node_affinity ? pod->affinity.node_affinity->required : NULL;
-}
-
-static bool tolerations_equal(const struct ks_pod *a, const struct ks_pod *b)
-{
-    if (a->ntolerations != b->ntolerations)
-        return false;
-    for (uint32_t i = 0; i < a->ntolerations; i++) {
-        const struct ks_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
-        if (x->key != y->key || x->op != y->op || x->value != y->value || x->effect != y->effect ||
-            x->toleration_seconds != y->toleration_seconds)
-            return false;
-    }
-    return true;
-}
-
-/*
- * Whether @e counts the nodes as @q would, selectors and namespace aside: the same keys,
- * policies, and the pod's affinity and tolerations where a policy reads them, so the same
- * domains and eligible nodes.
- */
-static bool layout_matches(const struct entry *e, const struct ks_spread_query *q)
-{
-    if (e->require_all != q->require_all || e->nterms != q->nterms)
-        return false;
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        const struct ks_spread_term *x = &e->terms[t], *y = &q->terms[t];
-        if (x->topology_key != y->topology_key || x->honor_affinity != y->honor_affinity ||
-            x->honor_taints != y->honor_taints || x->per_node != y->per_node)
-            return false;
-    }
-    if (e->any_affinity && (!labels_equal(&e->tmpl->node_selector, &q->pod->node_selector) ||
-                            !node_selector_equal(required_of(e->tmpl), required_of(q->pod))))
-        return false;
-    return !e->any_taints || tolerations_equal(e->tmpl, q->pod);
-}
-
-static bool entry_matches(const struct entry *e, const struct ks_spread_query *q)
-{
-    if (e->ns != q->ns || !layout_matches(e, q))
-        return false;
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        if (!ks_spread_selector_equal(e->terms[t].selector, q->terms[t].selector))
-            return false;
-    }
-    return true;
-}
-
-const struct ks_label_selector *ks_spread_selector_copy(struct ks_arena *a, const struct ks_label_selector *s)
-{
-    if (!s)
-        return NULL;
-    struct ks_label_selector *c = ks_arena_alloc(a, sizeof(*c));
-    struct ks_requirement *reqs = ks_arena_calloc(a, s->nreqs ? s->nreqs : 1, sizeof(*reqs));
-    if (!c || !reqs)
-        return NULL;
-    for (uint32_t i = 0; i < s->nreqs; i++) {
-        reqs[i] = s->reqs[i];
-        if (s->reqs[i].nvalues) {
-            uint32_t *v = ks_arena_calloc(a, s->reqs[i].nvalues, sizeof(*v));
-            if (!v)
-                return NULL;
-            memcpy(v, s->reqs[i].values, s->reqs[i].nvalues * sizeof(*v));
-            reqs[i].values = v;
-        }
-    }
-    c->nreqs = s->nreqs;
-    c->reqs = reqs;
-    return c;
-}
-
-/* @e counts nothing: no domain per position, no pod, no memo, empty tables. */
-static void entry_clear(struct entry *e)
-{
-    size_t per = e->nterms ? e->nterms : 1;
-    for (size_t i = 0; i < (size_t)e->cap * per; i++) {
-        e->dom[i] = KS_ID_NONE;
-        e->cnt[i] = 0;
-    }
-    for (uint32_t k = 0; k < e->nhosts; k++)
-        e->host_at[e->hosts[k]] = UINT32_MAX;
-    e->nhosts = 0;
-    for (uint32_t t = 0; t < e->nterms; t++) {
-        free(e->tables[t].slots);
-        e->tables[t] = (struct heap_table){0};
-    }
-    ks_node_memo_reset(&e->memo);
-}
-
-/*
- * @e (new, counting nothing yet) takes over @old's per-position arrays when they have the
- * same shape (terms), reset to "nothing counted" - but for the domains and the memo when
- * @derived (entry_derive overwrites them next): an entry replacing another touches memory
- * already in use instead of fresh pages.
- */
-static void entry_adopt(struct entry *e, struct entry *old, bool derived)
-{
-    if (old->nterms != e->nterms || e->cap)
-        return;
-    size_t per = e->nterms ? e->nterms : 1;
-    e->cap = old->cap;
-    e->dom = old->dom;
-    e->cnt = old->cnt;
-    e->hosts = old->hosts;
-    e->host_at = old->host_at;
-    e->memo = old->memo;
-    for (uint32_t k = 0; k < old->nhosts; k++)
-        e->host_at[old->hosts[k]] = UINT32_MAX;
-    old->cap = old->nhosts = 0;
-    old->dom = old->cnt = old->hosts = old->host_at = NULL;
-    old->memo = (struct ks_node_memo){0};
-    memset(e->cnt, 0, (size_t)e->cap * per * sizeof(*e->cnt));
-    if (!derived)
-        entry_clear(e);
-}
-
-static struct entry *entry_new(const struct ks_spread_query *q)
-{
-    struct entry *e = calloc(1, sizeof(*e));
-    if (!e)
-        return NULL;
-    e->ns = q->ns;
-    e->host_term = -1;
-    e->require_all = q->require_all;
-    e->nterms = q->nterms;
-    e->terms = ks_arena_calloc(&e->arena, q->nterms ? q->nterms : 1, sizeof(*e->terms));
-    e->tables = calloc(q->nterms ? q->nterms : 1, sizeof(*e->tables));
-    if (!e->terms || !e->tables)
-        goto err;
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        e->terms[t] = q->terms[t];
-        e->any_affinity |= q->terms[t].honor_affinity && !q->terms[t].per_node;
-        e->any_taints |= q->terms[t].honor_taints && !q->terms[t].per_node;
-        if (q->terms[t].per_node && e->host_term < 0)
-            e->host_term = (int32_t)t;
-        if (q->terms[t].selector &&
-            !(e->terms[t].selector = ks_spread_selector_copy(&e->arena, q->terms[t].selector)))
-            goto err;
-    }
-    e->tmpl = ks_pod_get(q->pod);
-    return e;
-err:
-    entry_destroy(e);
-    return NULL;
-}
-
-/* Rehash into a table sized for the live values (at most 1/4 full), dropping dead ones. */
-static int heap_table_grow(struct heap_table *t)
-{
-    uint32_t cap = 16;
-    while (cap < 4 * ((uint64_t)t->live + 1))
-        cap *= 2;
-    struct ks_spread_domain *slots = malloc((size_t)cap * sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < cap; i++)
-        slots[i].value = KS_ID_NONE;
-    /* values whose last node left are dropped while rehashing */
-    uint32_t used = 0;
-    for (uint32_t i = 0; t->slots && i <= t->mask; i++) {
-        if (t->slots[i].value != KS_ID_NONE && t->slots[i].nodes) {
-            *table_probe(slots, cap - 1, t->slots[i].value) = t->slots[i];
-            used++;
-        }
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->mask = cap - 1;
-    t->used = used;
-    return 0;
-}
-
-/* Add (sign 1) or take away (sign -1) one node's contribution to a value. */
-static int heap_table_apply(struct heap_table *t, uint32_t value, uint32_t count, int sign)
-{
-    if (sign > 0 && (!t->slots || 2 * ((uint64_t)t->used + 1) > (uint64_t)t->mask + 1) &&
-        heap_table_grow(t) < 0)
-        return -ENOMEM;
-    struct ks_spread_domain *s = table_probe(t->slots, t->mask, value);
-    if (s->value == KS_ID_NONE) {
-        /* only additions reach a new value: a contribution is removed from where it was added */
-        *s = (struct ks_spread_domain){.value = value};
-        t->used++;
-    }
-    if (sign > 0) {
-        t->live += s->nodes == 0;
-        s->nodes++;
-        s->count += count;
-    } else {
-        s->nodes--;
-        s->count -= count;
-        t->live -= s->nodes == 0;
-    }
-    return 0;
-}
-
-static int entry_reserve(struct entry *e, uint32_t nnodes)
-{
-    if (nnodes <= e->cap)
-        return 0;
-    uint32_t cap = e->cap ? e->cap : 64;
-    while (cap < nnodes)
-        cap *= 2;
-    size_t per = e->nterms ? e->nterms : 1;
-    uint32_t *dom = realloc(e->dom, (size_t)cap * per * sizeof(*dom));
-    if (dom)
-        e->dom = dom;
-    uint32_t *cnt = realloc(e->cnt, (size_t)cap * per * sizeof(*cnt));
-    if (cnt)
-        e->cnt = cnt;
-    uint32_t *hosts = realloc(e->hosts, (size_t)cap * sizeof(*hosts));
-    if (hosts)
-        e->hosts = hosts;
-    uint32_t *host_at = realloc(e->host_at, (size_t)cap * sizeof(*host_at));
-    if (host_at)
-        e->host_at = host_at;
-    if (!dom || !cnt || !hosts || !host_at)
-        return -ENOMEM;
-    for (uint32_t i = e->cap; i < cap; i++) {
-        for (size_t t = 0; t < per; t++) {
-            e->dom[i * per + t] = KS_ID_NONE;
-            e->cnt[i * per + t] = 0;
-        }
-        e->host_at[i] = UINT32_MAX;
-    }
-    e->cap = cap;
-    return 0;
-}
-
-/* Take away what position @i contributed. */
-static void position_clear(struct entry *e, uint32_t i)
-{
-    uint32_t at = e->host_at[i];
-    if (at != UINT32_MAX) {
-        uint32_t moved = e->hosts[--e->nhosts];
-        e->hosts[at] = moved;
-        e->host_at[moved] = at;
-        e->host_at[i] = UINT32_MAX;
-        e->cnt[(size_t)i * e->nterms + (uint32_t)e->host_term] = 0;
-    }
-    for (uint32_t t = 0; t < e->nterms; t++) {
-        uint32_t *dom = &e->dom[(size_t)i * e->nterms + t];
-        if (*dom != KS_ID_NONE) {
-            heap_table_apply(&e->tables[t], *dom, e->cnt[(size_t)i * e->nterms + t], -1);
-            *dom = KS_ID_NONE;
-        }
-    }
-}
-
-/* Count record @r at position @i (whose previous contribution was cleared). */
-static int position_count(struct entry *e, uint32_t i, const struct ks_node_snap *r)
-{
-    const struct ks_node *node = r->node;
-    if (!node || !(r->flags & KS_SNAP_HAS_NODE))
-        goto done;
-    const struct ks_labels *labels = &node->meta.labels;
-    if (e->host_term >= 0) {
-        const struct ks_spread_term *term = &e->terms[e->host_term];
-        uint32_t count = ks_spread_node_count(r, term->selector, e->ns, term->sel_id);
-        e->cnt[(size_t)i * e->nterms + (uint32_t)e->host_term] = count;
-        if (count) {
-            e->host_at[i] = e->nhosts;
-            e->hosts[e->nhosts++] = i; /* room: one entry per position */
-        }
-    }
-    if (e->require_all) {
-        for (uint32_t t = 0; t < e->nterms; t++) {
-            if (!ks_labels_get(labels, e->terms[t].topology_key, NULL))
-                goto done;
-        }
-    }
-    int affinity = -1, taints = -1; /* computed once per node, when a term asks */
-    for (uint32_t t = 0; t < e->nterms; t++) {
-        const struct ks_spread_term *term = &e->terms[t];
-        if (term->per_node)
-            continue;
-        if (term->honor_affinity) {
-            if (affinity < 0)
-                affinity = ks_spread_affinity_matches(e->tmpl, node);
-            if (!affinity)
-                continue;
-        }
-        if (term->honor_taints) {
-            if (taints < 0)
-                taints = ks_spread_taints_tolerated(e->tmpl, node);
-            if (!taints)
-                continue;
-        }
-        uint32_t value = KS_ID_EMPTY; /* node.Labels[key] reads "" for a missing key */
-        ks_labels_get(labels, term->topology_key, &value);
-        uint32_t count = ks_spread_node_count(r, term->selector, e->ns, term->sel_id);
-        if (heap_table_apply(&e->tables[t], value, count, 1) < 0)
-            return -ENOMEM;
-        e->dom[(size_t)i * e->nterms + t] = value;
-        e->cnt[(size_t)i * e->nterms + t] = count;
-    }
-done:
-    return 0;
-}
-
-/* ks_node_memo_update_fn: position @i now holds @r (NULL: past the end). */
-static int position_update(void *ctx, uint32_t i, const struct ks_node_snap *r)
-{
-    struct entry *e = ctx;
-    position_clear(e, i);
-    return r ? position_count(e, i, r) : 0;
-}
-
-/* Recount the positions whose record changed; on failure what was counted stays consistent. */
-static int entry_sync(struct entry *e, const struct ks_snapshot *snap)
-{
-    if (!ks_node_memo_synced(&e->memo, snap) && entry_reserve(e, snap->nnodes) < 0)
-        return -ENOMEM;
-    return ks_node_memo_sync(&e->memo, snap, position_update, e);
-}
-
-/* The live values of @t into a cycle table in @arena. */
-static int table_export(const struct heap_table *t, struct ks_arena *arena, struct ks_spread_domains *out)
-{
-    if (domains_alloc(out, arena, t->live + 4) < 0)
-        return -ENOMEM;
-    for (uint32_t i = 0; t->slots && i <= t->mask; i++) {
-        const struct ks_spread_domain *s = &t->slots[i];
-        if (s->value == KS_ID_NONE || s->nodes == 0)
-            continue;
-        *table_probe(out->slots, out->mask, s->value) = (struct ks_spread_domain){s->value, 1, s->count};
-        out->n++;
-    }
-    return 0;
-}
-
-/* The counts of the listed nodes alone, from what each position contributed. */
-static int listing_export(const struct entry *e, const struct ks_snapshot *snap,
-                          const struct ks_spread_query *q, struct ks_arena *arena,
-                          struct ks_spread_domains *out)
-{
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        if (domains_alloc(&out[t], arena, q->nlisting + 4) < 0)
-            return -ENOMEM;
-        for (uint32_t k = 0; k < q->nlisting; k++) {
-            uint32_t i = ks_snapshot_position(snap, q->listing[k]);
-            uint32_t value = i == UINT32_MAX ? KS_ID_NONE : e->dom[(size_t)i * e->nterms + t];
-            if (value == KS_ID_NONE)
-                continue;
-            struct ks_spread_domain *d = table_probe(out[t].slots, out[t].mask, value);
-            if (d->value == KS_ID_NONE) {
-                *d = (struct ks_spread_domain){value, 1, 0};
-                out[t].n++;
-            }
-            d->count += e->cnt[(size_t)i * e->nterms + t];
-        }
-    }
-    return 0;
-}
-
-/* The per_node term's positions with matching pods and their counts, copied into @arena. */
-static int hosts_export(const struct entry *e, struct ks_arena *arena, struct ks_spread_hosts *out)
-{
-    *out = (struct ks_spread_hosts){0};
-    if (e->host_term < 0 || !e->nhosts)
-        return 0;
-    out->pos = ks_arena_calloc(arena, e->nhosts, sizeof(*out->pos));
-    out->count = ks_arena_calloc(arena, e->nhosts, sizeof(*out->count));
-    if (!out->pos || !out->count)
-        return -ENOMEM;
-    for (uint32_t k = 0; k < e->nhosts; k++) {
-        out->pos[k] = e->hosts[k];
-        out->count[k] = e->cnt[(size_t)e->hosts[k] * e->nterms + (uint32_t)e->host_term];
-    }
-    out->n = e->nhosts;
-    return 0;
-}
-
-/*
- * @e (new) takes @sib's domains, eligible nodes and memo (@sib synced to the snapshot and
- * counting the nodes alike, layout_matches), with no pod counted: the entry of a query
- * whose selectors match no pod of the snapshot, without reading a record. Nothing
- * changes on failure (-ENOMEM).
- */
-static int entry_derive(struct entry *e, const struct entry *sib)
-{
-    size_t per = e->nterms ? e->nterms : 1;
-    struct heap_table *tables = calloc(per, sizeof(*tables));
-    uint32_t made = 0;
-    if (!tables || entry_reserve(e, sib->cap) < 0)
-        goto nomem;
-    for (; made < e->nterms; made++) {
-        const struct heap_table *from = &sib->tables[made];
-        tables[made] = *from;
-        if (!from->slots)
-            continue;
-        if (!(tables[made].slots = malloc(((size_t)from->mask + 1) * sizeof(*from->slots))))
-            goto nomem;
-        for (uint32_t i = 0; i <= from->mask; i++) {
-            tables[made].slots[i] = from->slots[i];
-            tables[made].slots[i].count = 0;
-        }
-    }
-    if (ks_node_memo_copy(&e->memo, &sib->memo) < 0)
-        goto nomem;
-    memcpy(e->dom, sib->dom, (size_t)sib->cap * per * sizeof(*e->dom));
-    for (uint32_t t = 0; t < e->nterms; t++) {
-        free(e->tables[t].slots);
-        e->tables[t] = tables[t];
-    }
-    free(tables);
-    return 0;
-nomem:
-    while (tables && made--)
-        free(tables[made].slots);
-    free(tables);
-    return -ENOMEM;
-}
-
-/* An entry @q can be derived from (entry_derive): its selectors match nothing in @snap. */
-static struct entry *sibling_of(struct ks_spread_counter *c, const struct ks_spread_query *q,
-                                const struct ks_snapshot *snap)
-{
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        if (!q->terms[t].empty)
-            return NULL;
-    }
-    for (uint32_t i = 0; i < c->n; i++) {
-        if (layout_matches(c->entries[i], q) && entry_sync(c->entries[i], snap) == 0)
-            return c->entries[i];
-    }
-    return NULL;
-}
-
-int ks_spread_counter_count(struct ks_spread_counter *c, const struct ks_snapshot *snap,
-                            const struct ks_spread_query *q, struct ks_arena *arena,
-                            struct ks_spread_domains *out)
-{
-    struct entry *e = NULL;
-    uint32_t at = 0;
-    for (; at < c->n; at++) {
-        if (entry_matches(c->entries[at], q)) {
-            e = c->entries[at];
-            break;
-        }
-    }
-    if (!e) {
-        if (!(e = entry_new(q)))
-            return -ENOMEM;
-        struct entry *victim = NULL, *sib = sibling_of(c, q, snap);
-        if (c->n < c->max) {
-            at = c->n++;
-        } else {
-            /* replace the least recently used entry */
-            at = 0;
-            for (uint32_t i = 1; i < c->n; i++) {
-                if (c->entries[i]->last_use < c->entries[at]->last_use)
-                    at = i;
-            }
-            victim = c->entries[at];
-        }
-        if (victim && victim != sib)
-            entry_adopt(e, victim, sib != NULL);
-        if (sib && entry_derive(e, sib) < 0)
-            entry_clear(e); /* out of memory: the entry counts every node instead */
-        entry_destroy(victim);
-        c->entries[at] = e;
-    }
-    e->last_use = ++c->clock;
-    for (uint32_t t = 0; t < q->nterms; t++)
-        e->terms[t].sel_id = q->terms[t].sel_id; /* this snapshot's: how the changed nodes are counted */
-    if (entry_sync(e, snap) < 0)
-        return -ENOMEM;
-    if (q->hosts && hosts_export(e, arena, q->hosts) < 0)
-        return -ENOMEM;
-    if (q->nlisting)
-        return listing_export(e, snap, q, arena, out);
-    for (uint32_t t = 0; t < q->nterms; t++) {
-        if (table_export(&e->tables[t], arena, &out[t]) < 0)
-            return -ENOMEM;
-    }
-    return 0;
 }

@@ -11,7 +11,7 @@
  * one name is the one found, as a scan finds it. The table is rebuilt whole when the
  * objects changed (a kind's generation moved, ksched/loader.h), on the scheduling thread.
  */
-#include "helper_spread_owners.h"
+#include "helper_spread_internal.h"
 
 #include "ksched/api.h"
 #include "ksched/base/intern.h"

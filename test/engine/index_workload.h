@@ -516,14 +516,14 @@ static inline void iw_template(uint64_t *rng, enum iw_role role, struct iw_pod_s
         t->anyway = IW_ANYWAY_HOST_ZONE;
         t->skew_host = 1;
         t->skew_zone = 1;
-        IW_SET(t->spread_app, "%s", t->app);
+        memcpy(t->spread_app, t->app, sizeof(t->spread_app)); /* the pods count their own template */
         t->tolerate = IW_TAINT_SPOT | IW_TAINT_FLAKY;
         IW_SET(t->required, "[{key: topology.kubernetes.io/zone, operator: Exists}]");
         break;
     case IW_T_ANYWAY_ZONE:
         t->anyway = IW_ANYWAY_ZONE;
         t->skew_zone = 1;
-        IW_SET(t->spread_app, "%s", t->app);
+        memcpy(t->spread_app, t->app, sizeof(t->spread_app)); /* the pods count their own template */
         t->tolerate = IW_TAINT_SPOT | IW_TAINT_FLAKY;
         IW_SET(t->required, "[{key: topology.kubernetes.io/zone, operator: In, values: %s}]",
                zone_triples[iw_below(rng, 3)]);

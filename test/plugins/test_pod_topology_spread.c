@@ -1917,12 +1917,13 @@ Test(podtopologyspread, counter_replaces_least_recently_used)
 }
 
 /*
- * A new workload's selector matches no pod when first counted: the counter makes its
- * entry from another entry counting the nodes alike (same keys, policies, node
- * selector), with every count 0, and later cycles recount the nodes its pods land on.
- * Each step compares with an instance that counts everything afresh.
+ * A new workload's selector matches no pod when first counted: the counter starts its
+ * entry with nothing counted, on the layout of the entries that count the nodes alike
+ * (same keys, policies, node selector), and later cycles recount the nodes its pods land
+ * on from the layout's log. Each step compares with an instance that counts everything
+ * afresh.
  */
-Test(podtopologyspread, counter_derives_entries_of_new_selectors)
+Test(podtopologyspread, counter_starts_new_selectors_empty)
 {
     static const char *const zones[] = {"zone1", "zone2", "zone3"};
     struct tnode nodes[MAXN + 1] = {{0}};
