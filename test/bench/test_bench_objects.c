@@ -22,12 +22,7 @@
 
 #define WORKLOADS KS_TEST_DATA_DIR "/../../bench/workloads/"
 
-static void init(void)
-{
-    cr_assert_eq(ks_api_init(), 0);
-}
-
-TestSuite(bench_objects, .init = init);
+TestSuite(bench_objects, .init = bench_test_init);
 
 /* Lines 1-58: templates and a createNodes; the ops follow (first op on line 59). */
 static const char head[] =
@@ -97,14 +92,9 @@ static const char head[] =
     "- {opcode: createNodes, count: 1}\n";
 #define FIRST_OP_LINE 59
 
-static const char tail[] = "- {opcode: createPods, count: 1, podTemplate: p, collectMetrics: true}\n"
-                           "workloads:\n- {name: one, params: {n: 2}}\n";
-
 static int load_ops(const char *ops, struct ks_bench_workload **out, struct ks_error *err)
 {
-    char text[8192];
-    snprintf(text, sizeof(text), "%s%s%s", head, ops, tail);
-    return load_text(text, out, err);
+    return load_parts(head, ops, BENCH_TEST_TAIL, out, err);
 }
 
 static uint32_t id(const char *s)
@@ -403,13 +393,8 @@ Test(bench_objects, errors_name_line_and_field)
         struct ks_bench_workload *w = NULL;
         struct ks_error err = {0};
         int rc = load_ops(cases[i].ops, &w, &err);
-        cr_expect_eq(rc, -EINVAL, "case %zu: %d", i, rc);
-        cr_expect_null(w);
-        cr_expect(eq(str, err.field, (char *)cases[i].field), "case %zu", i);
-        cr_expect_not_null(strstr(err.msg, cases[i].msg), "case %zu: %s", i, err.msg);
-        cr_expect_eq(err.line, cases[i].line, "case %zu: line %d", i, err.line);
         cr_expect_not_null(strstr(err.file, "ksched-workload-"), "case %zu: %s", i, err.file);
-        ks_bench_workload_destroy(w);
+        expect_load_error(i, rc, w, &err, cases[i].field, cases[i].msg, cases[i].line);
     }
 }
 

@@ -21,12 +21,7 @@
 
 #define JOBS_FILE KS_TEST_DATA_DIR "/../../bench/workloads/SchedulingJobs.yaml"
 
-static void init(void)
-{
-    cr_assert_eq(ks_api_init(), 0);
-}
-
-TestSuite(bench_workload, .init = init);
+TestSuite(bench_workload, .init = bench_test_init);
 
 #define POD(name) "  " name ": {apiVersion: v1, kind: Pod, metadata: {generateName: " name "-}}\n"
 
@@ -38,9 +33,7 @@ static const char sizes[] = "workloads:\n- {name: one, params: {n: 1}}\n";
 /* @ops (workloadTemplate entries after one createNodes) in a file with templates a, b, c. */
 static int load_ops(const char *ops, struct ks_bench_workload **out, struct ks_error *err)
 {
-    char text[2048];
-    snprintf(text, sizeof(text), "%s%s%s", head, ops, sizes);
-    return load_text(text, out, err);
+    return load_parts(head, ops, sizes, out, err);
 }
 
 static const char *template_prefix(const struct ks_bench_op *op, uint64_t k)
@@ -112,12 +105,7 @@ Test(bench_workload, pod_template_list_errors_name_line_and_field)
         struct ks_bench_workload *w = NULL;
         struct ks_error err = {0};
         int rc = load_ops(cases[i].ops, &w, &err);
-        cr_expect_eq(rc, -EINVAL, "case %zu: %d", i, rc);
-        cr_expect_null(w);
-        cr_expect(eq(str, err.field, (char *)cases[i].field), "case %zu", i);
-        cr_expect_not_null(strstr(err.msg, cases[i].msg), "case %zu: %s", i, err.msg);
-        cr_expect_eq(err.line, first_op_line + cases[i].line, "case %zu: line %d", i, err.line);
-        ks_bench_workload_destroy(w);
+        expect_load_error(i, rc, w, &err, cases[i].field, cases[i].msg, first_op_line + cases[i].line);
     }
 }
 
