@@ -820,8 +820,12 @@ static int track(struct ks_cache *c, struct tracked_sel *t)
         touch(c, e->ni);
         touched = true;
     }
-    /* the next version rebuilds every touched record; untouched ones hold no pod it matches */
-    t->ready = touched ? c->generation + 1 : 0;
+    /*
+     * The next version rebuilds every touched record; untouched ones hold no pod it
+     * matches. The published records do too when nothing changed since they were (a pod
+     * it matched may have left a node that is now dirty): then no snapshot lacks a count.
+     */
+    t->ready = touched || c->ndirty || c->order_dirty ? c->generation + 1 : 0;
     free(m);
     return 0;
 nomem:

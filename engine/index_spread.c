@@ -21,10 +21,16 @@
  * one range query each. The few nodes holding counted pods (PreScore's host list) are
  * hidden from the partition tree for the cycle and scored one by one, so the best total
  * is the larger of the domains' and theirs, and the ties are the domains' and theirs,
- * merged in window order. Nodes the
- * score would ignore or treat apart (no hostname label; lacking a key when nodes must
- * carry every key) are poisoned when the tree is filled. The draw is select_host.c's:
- * one number when more than one node ties, the tie taken in window order.
+ * merged in window order (counted from the class tree's ties when the domains that reach
+ * the best do so with its best total, which spares a count per domain). Nodes the score
+ * would ignore or treat apart (no hostname label; lacking a key when nodes must carry
+ * every key) are poisoned when the tree is filled. The draw is select_host.c's: one
+ * number when more than one node ties, the tie taken in window order.
+ *
+ * A window with more than HOSTS_MAX nodes holding counted pods (a workload of thousands
+ * of replicas) goes to the per-node path: scoring that many one by one, each hidden and
+ * shown again, costs more than evaluating the window (measured at 5,000 nodes with
+ * ReplicaSets of 5,000: 1.0 s for 20,000 pods at 256, 1.4 s at 2,048).
  */
 #include "index_spread.h"
 
@@ -54,8 +60,7 @@ bool ks__index_spread_poisons(const struct ks_pts_score_state *s, const struct k
     return false;
 }
 
-/* The raw score of a node of domain @value (KS_INDEX_PART_ABSENT: no label) with @hosted pods counted on it.
- */
+/* The raw score of a node of domain @value (KS_INDEX_PART_ABSENT: no label) with @hosted pods on it. */
 static int64_t raw_score(const struct ks_pts_score_state *st, const double *weight, uint32_t value,
                          int64_t hosted)
 {

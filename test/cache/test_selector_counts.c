@@ -131,6 +131,38 @@ Test(selector_counts, counts_the_namespace_s_live_visible_pods_that_match)
     ks_cache_destroy(c);
 }
 
+/*
+ * A pod that left since the last version: the published record still holds it, without a
+ * count of a selector tracked now, so that selector is not counted by every snapshot yet
+ * and is not "new and empty".
+ */
+Test(selector_counts, a_selector_tracked_after_a_change_is_ready_with_the_next_version)
+{
+    struct ks_cache *c = NULL;
+    cr_assert(eq(int, ks_cache_create(&c), 0));
+    cr_assert(eq(int, ks_cache_add_node(c, mk_node("n1", NULL, NULL)), 0));
+    struct ks_pod *p = labelled("d", "p", "app=late");
+    cr_assert(eq(int, ks_cache_add_pod(c, ks_pod_get(p), id("n1")), 0));
+    refresh_and_check(c);
+    cr_assert(eq(int, ks_cache_remove_pod(c, p), 0)); /* the published record still holds it */
+    ks_pod_put(p);
+    uint64_t published;
+    ks_rcu_read_lock();
+    published = ks_cache_snapshot(c)->generation;
+    ks_rcu_read_unlock();
+    uint32_t sel;
+    uint64_t ready = 0;
+    int rc = ks_cache_selector_track(c, id("d"), ks_fake_selector(&arena, "app=late"), &sel, &ready);
+    cr_expect(eq(int, rc, 0), "not new and empty: a published record holds a pod it matches");
+    cr_expect(gt(u64, ready, published), "the published version does not count it");
+    /* with nothing changed since the last version, a selector no pod matches is ready at once */
+    refresh_and_check(c);
+    rc = ks_cache_selector_track(c, id("d"), ks_fake_selector(&arena, "app=later"), &sel, &ready);
+    cr_expect(eq(int, rc, 1));
+    cr_expect(eq(u64, ready, 0));
+    ks_cache_destroy(c);
+}
+
 Test(selector_counts, a_record_the_cache_did_not_build_has_no_counts)
 {
     struct ks_cache *c = NULL;

@@ -103,12 +103,13 @@ uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool
  * pods left out) from now on, for the life of the cache. *@id names (@ns, @sel) in the
  * records' sel_counts (ks_node_snap_sel_count, cache_types.h); a selector with the same
  * requirements in the same order, in the same namespace, gets the same id. A record of a
- * snapshot whose generation is at least *@ready counts it (0: every snapshot's records
- * already do, since no pod matched it when it was first tracked); an earlier snapshot's
- * records may lack it. @sel must have requirements. The first call for a selector walks
- * the cache's pods (under the lock); later ones find it in a hash table. Returns 1 when
- * this call started tracking the selector and no pod of any published record matches it
- * (every count is 0 in every snapshot so far), else 0; -ENOMEM with nothing tracked.
+ * snapshot whose generation is at least *@ready counts it; an earlier snapshot's records
+ * may lack it. *@ready is 0 - every snapshot's records count it - when no pod the cache
+ * holds matched it when it was first tracked and nothing had changed since the last
+ * version was published (so no published record holds one either). @sel must have requirements. The first call for
+ * a selector walks the cache's pods (under the lock); later ones find it in a hash table.
+ * Returns 1 when this call started tracking the selector with *@ready 0 - no record of any
+ * snapshot holds a pod it matches - else 0; -ENOMEM with nothing tracked.
  * Context: any thread; takes the cache lock.
  */
 int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_label_selector *sel,
