@@ -105,11 +105,6 @@ struct ni_image {
     struct image_state *st;
 };
 
-struct ni_pvc {
-    uint32_t id;
-    uint32_t count;
-};
-
 /*
  * What the cache derives from a node object, computed outside the lock when the node is
  * added or updated: its zone key, the interned taint reasons, its images deduplicated.
@@ -151,7 +146,7 @@ struct node_info {
     uint32_t nports, cap_ports;
     struct ks_host_port *ports; /* a set (HostPortInfo), sorted by port, protocol, ip */
     uint32_t npvcs, cap_pvcs;
-    struct ni_pvc *pvcs; /* sorted by id */
+    struct ks_sel_count *pvcs; /* claims in use (interned id) and their pods, sorted by id */
     /*
      * Hidden entries stay in pods/aff/anti (their order kept) but out of every aggregate and
      * out of the record. What they would add back is counted here, so that every reservation
@@ -167,8 +162,8 @@ struct node_info {
 /* node_info.c */
 
 /* PVC use counts in a sorted array with room for one more: true when the key appeared / went away. */
-bool ks__pvc_count_add(struct ni_pvc *v, uint32_t *n, uint32_t id);
-bool ks__pvc_count_remove(struct ni_pvc *v, uint32_t *n, uint32_t id);
+bool ks__pvc_count_add(struct ks_sel_count *v, uint32_t *n, uint32_t id);
+bool ks__pvc_count_remove(struct ks_sel_count *v, uint32_t *n, uint32_t id);
 int ks__ni_reserve_pod(struct node_info *ni, const struct pod_entry *e);
 void ks__ni_add_pod(struct node_info *ni, struct pod_entry *e);
 void ks__ni_remove_pod(struct node_info *ni, struct pod_entry *e);
@@ -371,7 +366,7 @@ struct ks_cache {
 
     /* cache-wide PVC use counts (every pod, assumed included), sorted by id */
     uint32_t npvcs, cap_pvcs;
-    struct ni_pvc *pvcs;
+    struct ks_sel_count *pvcs;
     bool pvcs_dirty;
 
     /*

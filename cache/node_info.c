@@ -179,35 +179,22 @@ static void ports_remove(struct node_info *ni, const struct ks_host_port *p)
     ni->nports--;
 }
 
-static uint32_t pvc_lower_bound(const struct ni_pvc *v, uint32_t n, uint32_t id)
+bool ks__pvc_count_add(struct ks_sel_count *v, uint32_t *n, uint32_t id)
 {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-bool ks__pvc_count_add(struct ni_pvc *v, uint32_t *n, uint32_t id)
-{
-    uint32_t i = pvc_lower_bound(v, *n, id);
+    uint32_t i = ks_sel_count_find(v, *n, id);
     if (i < *n && v[i].id == id) {
         v[i].count++;
         return false;
     }
     memmove(&v[i + 1], &v[i], (size_t)(*n - i) * sizeof(*v));
-    v[i] = (struct ni_pvc){id, 1};
+    v[i] = (struct ks_sel_count){id, 1};
     (*n)++;
     return true;
 }
 
-bool ks__pvc_count_remove(struct ni_pvc *v, uint32_t *n, uint32_t id)
+bool ks__pvc_count_remove(struct ks_sel_count *v, uint32_t *n, uint32_t id)
 {
-    uint32_t i = pvc_lower_bound(v, *n, id);
+    uint32_t i = ks_sel_count_find(v, *n, id);
     if (i == *n || v[i].id != id)
         return false;
     if (--v[i].count > 0)

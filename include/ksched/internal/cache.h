@@ -106,11 +106,10 @@ uint32_t ks_cache_pod_binding(struct ks_cache *c, const struct ks_pod *pod, bool
  * snapshot whose generation is at least *@ready counts it; an earlier snapshot's records
  * may lack it. *@ready is 0 - every snapshot's records count it - when no pod the cache
  * holds matched it when it was first tracked and nothing had changed since the last
- * version was published (so no published record holds one either). @sel must have requirements. The first call for
- * a selector walks the cache's pods (under the lock); later ones find it in a hash table.
- * Returns 1 when this call started tracking the selector with *@ready 0 - no record of any
- * snapshot holds a pod it matches - else 0; -ENOMEM with nothing tracked.
- * Context: any thread; takes the cache lock.
+ * version was published (so no published record holds one either). @sel must have requirements. The first
+ * call for a selector walks the cache's pods (under the lock); later ones find it in a hash table. Returns 1
+ * when this call started tracking the selector with *@ready 0 - no record of any snapshot holds a pod it
+ * matches - else 0; -ENOMEM with nothing tracked. Context: any thread; takes the cache lock.
  */
 int ks_cache_selector_track(struct ks_cache *c, uint32_t ns, const struct ks_label_selector *sel,
                             uint32_t *id, uint64_t *ready);
