@@ -27,9 +27,9 @@
  * carries all the constraints' keys and passes a constraint's inclusion policies, the
  * pods of the pod's namespace its selector matches (terminating pods excluded), per value
  * of its key; then the critical paths. The counts come from a counter kept across cycles
- * (plugins/helpers/helper_spread.c) that recounts only the node records that changed, skipping
- * unchanged snapshot chunks (plugins/helpers/helper_node_memo.c), so a cycle costs O(nodes / 256)
- * chunk checks + O(domains), not O(pods). No DoNotSchedule constraint:
+ * (plugins/helpers/helper_spread_counter.c) that recounts only the node records that changed,
+ * skipping unchanged snapshot chunks (plugins/helpers/helper_node_memo.c), so a cycle costs
+ * O(nodes / 256) chunk checks + O(domains), not O(pods). No DoNotSchedule constraint:
  * Skip. AddPod / RemovePod adjust a count and the paths as updateWithPod (and state_clone
  * copies them for preemption's dry runs).
  *

@@ -1,6 +1,7 @@
 /*
  * test_pod_topology_spread.c - the PodTopologySpread plugin (plugins/pod_topology_spread.c)
- * and the counting helpers it shares (plugins/helpers/helper_spread.c).
+ * and the counting helpers it shares (plugins/helpers/helper_spread.c, helper_spread_counter.c,
+ * helper_spread_owners.c).
  *
  * Cases from upstream's podtopologyspread/filtering_test.go (TestPreFilterState,
  * TestPreFilterStateAddPod, TestPreFilterStateRemovePod, TestSingleConstraint,
