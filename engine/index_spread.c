@@ -41,6 +41,7 @@
 #include "ksched/framework_types.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 enum {
     HOSTS_MAX = 256, /* nodes with counted pods in one window, scored one by one */
@@ -93,11 +94,17 @@ struct window_view {
     const struct ks_index_parts *p;
     struct ks_index_tree_node agg[KS_INDEX_PARTS_MAX];
     uint32_t hosted_in[KS_INDEX_PARTS_MAX]; /* per partition: its feasible window nodes with counted pods */
-    struct hosted h[HOSTS_MAX];
+    struct hosted h[HOSTS_MAX];             /* in window order */
     uint32_t nh;
 };
 
-/* The feasible nodes of @w with counted pods; false when more than HOSTS_MAX. */
+static int by_offset(const void *a, const void *b)
+{
+    uint32_t x = ((const struct hosted *)a)->off, y = ((const struct hosted *)b)->off;
+    return (x > y) - (x < y);
+}
+
+/* The feasible nodes of @w with counted pods, in window order; false when more than HOSTS_MAX. */
 static bool collect_hosted(struct window_view *v, const struct ks_index_class *c,
                            const struct ks_pts_score_state *st, const struct ks_index_window *w)
 {
@@ -118,6 +125,7 @@ static bool collect_hosted(struct window_view *v, const struct ks_index_class *c
             .pos = pos, .part = part, .total = leaf.best, .off = off, .count = st->hosts.count[k]};
         v->hosted_in[part]++;
     }
+    qsort(v->h, v->nh, sizeof(v->h[0]), by_offset);
     return true;
 }
 
@@ -206,10 +214,7 @@ static uint32_t main_tie(const struct window_view *v, const struct ks_index_tree
     for (uint32_t i = 0; i < v->nh; i++) {
         if (v->h[i].total != w->best || v->h[i].total + v->h[i].bonus == best)
             continue;
-        uint32_t j = n++;
-        for (; j > 0 && skip[j - 1]->off > v->h[i].off; j--)
-            skip[j] = skip[j - 1];
-        skip[j] = &v->h[i];
+        skip[n++] = &v->h[i];
     }
     if (!nothers) {
         for (uint32_t j = 0; j < n && main_ties_before(main, w, skip[j]->off) <= r; j++)
@@ -258,12 +263,8 @@ static uint32_t pick(struct window_view *v, const struct ks_index_tree *main, co
     /* the hosted nodes with the best total, in window order */
     struct hosted *tied[HOSTS_MAX];
     for (uint32_t i = 0; i < v->nh; i++) {
-        if (v->h[i].total + v->h[i].bonus != best)
-            continue;
-        uint32_t j = nh++;
-        for (; j > 0 && tied[j - 1]->off > v->h[i].off; j--)
-            tied[j] = tied[j - 1];
-        tied[j] = &v->h[i];
+        if (v->h[i].total + v->h[i].bonus == best)
+            tied[nh++] = &v->h[i];
     }
     uint32_t r = ties + nh > 1 ? ks__draw(rng, ties + nh) : 0;
     /* the cheaper count: the class tree's ties less a few domains', or the domains' own */

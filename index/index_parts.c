@@ -221,14 +221,6 @@ uint32_t ks_index_parts_count_before(const struct ks_index_parts_count *q, uint3
     return sum;
 }
 
-uint32_t ks_index_parts_targets_before(const struct ks_index_parts *p, const struct ks_index_window *w,
-                                       const int32_t *target, uint32_t len)
-{
-    struct ks_index_parts_count q;
-    ks_index_parts_count_init(&q, p, w, target);
-    return ks_index_parts_count_before(&q, len);
-}
-
 uint32_t ks_index_parts_tie(const struct ks_index_parts *p, const struct ks_index_window *w,
                             const int32_t *target, uint32_t r)
 {

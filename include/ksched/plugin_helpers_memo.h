@@ -62,13 +62,6 @@ typedef int (*ks_node_memo_update_fn)(void *ctx, uint32_t pos, const struct ks_n
 int ks_node_memo_sync(struct ks_node_memo *m, const struct ks_snapshot *snap, ks_node_memo_update_fn update,
                       void *ctx);
 
-/*
- * ks_node_memo_copy - @dst (a memo of nothing, or of anything: it is replaced, its arrays
- * reused when large enough) remembers what @src does, for a count cache that copied
- * @src's per-position contributions. 0 or -ENOMEM (@dst unchanged).
- */
-int ks_node_memo_copy(struct ks_node_memo *dst, const struct ks_node_memo *src);
-
 /* ks_node_memo_synced - the last complete sync was to @snap (same published version). */
 static inline bool ks_node_memo_synced(const struct ks_node_memo *m, const struct ks_snapshot *snap)
 {

@@ -87,46 +87,6 @@ int ks_node_memo_sync(struct ks_node_memo *m, const struct ks_snapshot *snap, ks
     return 0;
 }
 
-int ks_node_memo_copy(struct ks_node_memo *dst, const struct ks_node_memo *src)
-{
-    uint64_t *gen = dst->gen, *chunk_gen = dst->chunk_gen;
-    uint32_t cap = dst->cap, chunk_cap = dst->chunk_cap;
-    /* @dst's arrays when they are large enough, else new ones */
-    if (cap < src->cap) {
-        gen = malloc((size_t)src->cap * sizeof(*gen));
-        cap = src->cap;
-    }
-    if (chunk_cap < src->chunk_cap) {
-        chunk_gen = malloc((size_t)src->chunk_cap * sizeof(*chunk_gen));
-        chunk_cap = src->chunk_cap;
-    }
-    if ((cap && !gen) || (chunk_cap && !chunk_gen)) {
-        if (gen != dst->gen)
-            free(gen);
-        if (chunk_gen != dst->chunk_gen)
-            free(chunk_gen);
-        return -ENOMEM;
-    }
-    if (gen != dst->gen)
-        free(dst->gen);
-    if (chunk_gen != dst->chunk_gen)
-        free(dst->chunk_gen);
-    if (src->cap)
-        memcpy(gen, src->gen, (size_t)src->cap * sizeof(*gen));
-    if (cap > src->cap)
-        memset(gen + src->cap, 0, (size_t)(cap - src->cap) * sizeof(*gen));
-    if (src->chunk_cap)
-        memcpy(chunk_gen, src->chunk_gen, (size_t)src->chunk_cap * sizeof(*chunk_gen));
-    if (chunk_cap > src->chunk_cap)
-        memset(chunk_gen + src->chunk_cap, 0, (size_t)(chunk_cap - src->chunk_cap) * sizeof(*chunk_gen));
-    *dst = *src;
-    dst->gen = gen;
-    dst->cap = cap;
-    dst->chunk_gen = chunk_gen;
-    dst->chunk_cap = chunk_cap;
-    return 0;
-}
-
 void ks_node_memo_reset(struct ks_node_memo *m)
 {
     if (m->cap)

@@ -303,6 +303,16 @@ static inline void iw_node_random(uint64_t *rng, struct iw_node *n)
 
 /* ---- pods ---- */
 
+/* One topology spread constraint of a pod's spec, counting the pods labelled app=@app. */
+static inline void iw_spread_constraint(struct iw_buf *b, int skew, const char *key, const char *when,
+                                        const char *app)
+{
+    iw_printf(b,
+              "  - maxSkew: %d\n    topologyKey: %s\n    whenUnsatisfiable: %s\n"
+              "    labelSelector: {matchLabels: {app: %s}}\n",
+              skew, key, when, app);
+}
+
 /* ScheduleAnyway topology spread constraints of a pod's own */
 enum iw_anyway {
     IW_ANYWAY_NONE,
@@ -395,20 +405,11 @@ static inline void iw_pod_yaml(struct iw_buf *b, const char *name, const struct 
     if (p->spread || p->anyway)
         iw_printf(b, "  topologySpreadConstraints:\n");
     if (p->spread)
-        iw_printf(b,
-                  "  - maxSkew: 2\n    topologyKey: topology.kubernetes.io/zone\n"
-                  "    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {app: %s}}\n",
-                  p->app);
+        iw_spread_constraint(b, 2, "topology.kubernetes.io/zone", "DoNotSchedule", p->app);
     if (p->anyway == IW_ANYWAY_HOST_ZONE)
-        iw_printf(b,
-                  "  - maxSkew: %d\n    topologyKey: kubernetes.io/hostname\n"
-                  "    whenUnsatisfiable: ScheduleAnyway\n    labelSelector: {matchLabels: {app: %s}}\n",
-                  p->skew_host, p->spread_app);
+        iw_spread_constraint(b, p->skew_host, "kubernetes.io/hostname", "ScheduleAnyway", p->spread_app);
     if (p->anyway)
-        iw_printf(b,
-                  "  - maxSkew: %d\n    topologyKey: topology.kubernetes.io/zone\n"
-                  "    whenUnsatisfiable: ScheduleAnyway\n    labelSelector: {matchLabels: {app: %s}}\n",
-                  p->skew_zone, p->spread_app);
+        iw_spread_constraint(b, p->skew_zone, "topology.kubernetes.io/zone", "ScheduleAnyway", p->spread_app);
     iw_printf(b, "  containers:\n  - name: c\n");
     if (p->image >= 0)
         iw_printf(b, "    image: %s\n", iw_image_names[p->image]);

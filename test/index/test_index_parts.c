@@ -142,7 +142,9 @@ static void check_window(const struct world *w, const struct ks_index_parts *par
         }
     }
     cr_assert_eq(m, total);
-    cr_assert_eq(ks_index_parts_targets_before(parts, win, target, len), before, "targets before %u", len);
+    struct ks_index_parts_count q;
+    ks_index_parts_count_init(&q, parts, win, target);
+    cr_assert_eq(ks_index_parts_count_before(&q, len), before, "targets before %u", len);
     for (uint32_t r = 0; r < m; r++)
         cr_assert_eq(ks_index_parts_tie(parts, win, target, r), order[r], "tie %u of %u", r, m);
 }

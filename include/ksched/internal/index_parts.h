@@ -86,14 +86,9 @@ void ks_index_parts_window(const struct ks_index_parts *p, const struct ks_index
                            struct ks_index_tree_node *out);
 
 /*
- * ks_index_parts_targets_before - how many of the first @len positions of window @w have
- * the total @target[their partition] (targets as for ks_index_parts_tie).
- */
-uint32_t ks_index_parts_targets_before(const struct ks_index_parts *p, const struct ks_index_window *w,
-                                       const int32_t *target, uint32_t len);
-
-/*
- * The same count, for many lengths of one window and one set of targets: prepared once
+ * How many of the first positions of window @w have the total @target[their partition]
+ * (targets as for ks_index_parts_tie), for many lengths of one window and one set of
+ * targets: prepared once
  * (ks_index_parts_count_init: each targeted partition's first leaf in the window, and its
  * targets up to the end of the snapshot when the window wraps), then one leaf search and
  * one range query per targeted partition and length. Valid while @p and @w are.
